@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs everything the project needs on a fresh Debian 12 machine that reaches only the
+# package registries (no GitHub release downloads). Idempotent and quiet when all is present.
+# Called by `make demo`, `make test` and `make bench`; safe to run by hand.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# The CLI must equal the wasm-bindgen crate in Cargo.lock (Cargo.toml pins it with `=`).
+WASM_BINDGEN_VERSION=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
+WASM_PACK_VERSION=0.15.1
+export DEBIAN_FRONTEND=noninteractive
+export PATH="$HOME/.cargo/bin:$PATH"
+
+step() { local s; s=$(date +%s); "$@"; echo "setup: $(( $(date +%s) - s ))s: $*" >&2; }
+have() { command -v "$1" >/dev/null 2>&1 && "$1" --version 2>/dev/null | grep -qF " $2"; }
+
+# 1. The wasm target for the installed stable toolchain.
+rustup target list --installed | grep -qx wasm32-unknown-unknown \
+  || step rustup target add wasm32-unknown-unknown
+rustup component list --installed 2>/dev/null | grep -q '^clippy' || step rustup component add clippy
+rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || step rustup component add rustfmt
+
+# 2. Debian's Chromium and its matching ChromeDriver for the browser rings.
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  step apt-get update -qq
+  step apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+# Debian bookworm's binaryen 108 produces modules that die at init(); wasm-pack would find its
+# wasm-opt on PATH. npm's binaryen (package.json) is the one we use.
+if dpkg -s binaryen >/dev/null 2>&1; then step apt-get remove -y -qq binaryen >/dev/null; fi
+
+# 3. wasm-pack and wasm-bindgen-cli, built from the crate registry.
+have wasm-pack "$WASM_PACK_VERSION" \
+  || step cargo install --quiet wasm-pack --version "$WASM_PACK_VERSION" --locked
+# No --locked: its lockfile wants a webpki-roots release the registry does not serve.
+have wasm-bindgen "$WASM_BINDGEN_VERSION" \
+  || step cargo install --quiet --force wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+
+# 4. JS tools (binaryen's wasm-opt, playwright-core, deno, miniflare, ...) at the locked versions.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  step npm ci --no-audit --no-fund --loglevel=error >/dev/null
+fi

@@ -1,0 +1,1 @@
+//! The JavaScript API: one file per JS class; converts, validates, delegates.

@@ -1,0 +1,114 @@
+//! Provider-neutral LLM types: what the engine sends and what a streamed reply yields.
+
+use serde::{Deserialize, Serialize};
+
+/// The role of one entry of the LLM input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+/// One entry of the LLM input, in the order the engine built it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub content: String,
+}
+
+impl ChatMessage {
+    pub fn new(role: Role, content: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: content.into(),
+        }
+    }
+}
+
+/// Per-call settings the engine passes with the message list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct CallSettings {
+    /// Provider name as the agent wrote it: `openai`, `anthropic`, `google`, `azure`, `xai`,
+    /// `openai-compatible`, `ollama` or `custom`.
+    pub provider: String,
+    pub model: String,
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<u32>,
+    /// Whether to request a streamed reply. A non-streamed reply is still delivered as events.
+    pub stream: bool,
+}
+
+/// Token usage as reported by the provider (fields the provider does not report stay `None`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+}
+
+/// One decoded event of a streamed reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LlmEvent {
+    /// A piece of the reply text.
+    Text(String),
+    /// A piece of reasoning/thinking text (never part of the reply).
+    Reasoning(String),
+    /// Usage numbers; may arrive more than once (later values win field by field).
+    Usage(Usage),
+    /// The provider said the reply is complete, with its finish/stop reason when given.
+    Done { finish_reason: Option<String> },
+}
+
+/// Why an LLM call failed. `code()` is the stable code of spec §8 (`system` `error` events).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LlmError {
+    /// The provider answered with an HTTP error status (or an error payload inside the stream,
+    /// then `status` is the HTTP status of the response that carried it).
+    #[error("{provider}: HTTP {status} {status_text}: {body_excerpt}")]
+    Http {
+        provider: String,
+        status: u16,
+        status_text: String,
+        /// The first 200 characters of the body (or the error payload).
+        body_excerpt: String,
+        /// `Retry-After` in milliseconds when the provider sent one.
+        retry_after_ms: Option<u64>,
+    },
+    /// The request never got a response (DNS, refused connection, CORS, cut connection).
+    #[error("{provider}: {message}")]
+    Network { provider: String, message: String },
+    /// The bytes received do not follow the provider's wire format.
+    #[error("{provider}: malformed response: {message}")]
+    Decode { provider: String, message: String },
+    #[error("{provider}: no complete reply within {seconds} s")]
+    Timeout { provider: String, seconds: u64 },
+    #[error("{provider}: no data for {seconds} s")]
+    Stalled { provider: String, seconds: u64 },
+    #[error("{provider}: cancelled")]
+    Aborted { provider: String },
+    /// `provider 'anthropic' is not configured: missing apiKey`
+    #[error("provider '{provider}' is not configured: missing {missing}")]
+    NotConfigured { provider: String, missing: String },
+    /// A custom (JavaScript) provider threw or rejected; the message is its error's message.
+    #[error("{message}")]
+    Custom { message: String },
+}
+
+impl LlmError {
+    /// The stable code carried by `system` `error` events.
+    pub fn code(&self) -> &'static str {
+        match self {
+            LlmError::Http { .. }
+            | LlmError::Network { .. }
+            | LlmError::Decode { .. }
+            | LlmError::Custom { .. } => "llm_error",
+            LlmError::Timeout { .. } => "llm_timeout",
+            LlmError::Stalled { .. } => "llm_stalled",
+            LlmError::Aborted { .. } => "llm_aborted",
+            LlmError::NotConfigured { .. } => "provider_not_configured",
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! The pure engine. Nothing in here may use wasm-bindgen, js-sys, web-sys, gloo,
+//! indexed_db_futures, a clock (`Instant::now`, `SystemTime::now`) or randomness: the adapters
+//! inject time and ids. `scripts/check-purity.sh` enforces this, and the whole module is tested
+//! natively with `cargo test`.
+
+pub mod ids;
+pub mod llm;
+pub mod mentions;
+pub mod reply;
+pub mod title;

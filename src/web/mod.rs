@@ -1,0 +1,1 @@
+//! wasm-only adapters: fetch transport, IndexedDB store, JS clock and ids.
