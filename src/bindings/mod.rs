@@ -1,1 +1,3 @@
-//! The JavaScript API: one file per JS class; converts, validates, delegates.
+//! The JavaScript API: one file per JS class; converts, validates, delegates to the core.
+
+pub mod version;

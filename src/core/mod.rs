@@ -1,6 +1,6 @@
-//! The pure engine. Nothing in here may use wasm-bindgen, js-sys, web-sys, gloo,
-//! indexed_db_futures, a clock (`Instant::now`, `SystemTime::now`) or randomness: the adapters
-//! inject time and ids. `scripts/check-purity.sh` enforces this, and the whole module is tested
+//! The pure engine. Nothing in here may touch JavaScript, the web platform (fetch, IndexedDB),
+//! a clock or randomness (the exact list is in `scripts/check-purity.sh`): the adapters inject
+//! time and ids. `scripts/check-purity.sh` enforces this, and the whole module is tested
 //! natively with `cargo test`.
 
 pub mod ids;

@@ -1,1 +1,6 @@
-//! wasm-only adapters: fetch transport, IndexedDB store, JS clock and ids.
+//! wasm-only adapters: everything that touches JavaScript lives here or in `bindings`.
+//! Every global (fetch, Date, crypto) is reached through `globalThis`, never `window()`, so the
+//! same module runs in a page, a Web Worker, Node 20+, Deno and Cloudflare workerd.
+
+pub mod clock;
+pub mod fetch;

@@ -1,0 +1,10 @@
+# The two commands of the README. Each one installs what it needs first (scripts/setup.sh).
+.PHONY: demo test bench
+
+## make demo: build the package for the web and serve www/ with a local mock LLM (prints the URL)
+demo:
+	@bash scripts/demo.sh
+
+## make test: every test ring (native, wasm in Node/Chromium page/worker, JS, e2e, lints)
+test:
+	@bash scripts/test.sh

@@ -1,0 +1,27 @@
+# Sourced by the project's scripts: the tool paths every step relies on.
+# npm's wasm-opt (binaryen) must come first on PATH: wasm-pack runs the first one it finds.
+export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+
+# A free loopback port: $1 if free, else one the kernel picks.
+free_port() {
+  python3 - "$1" <<'PY'
+import socket, sys
+want = int(sys.argv[1])
+s = socket.socket()
+try:
+    s.bind(("127.0.0.1", want))
+except OSError:
+    s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])
+s.close()
+PY
+}
+
+# Builds the npm package's targets into pkg/ (web for pages and workers, nodejs for Node).
+build_pkg() {
+  local t
+  for t in "$@"; do
+    wasm-pack --quiet build --release --target "$t" --out-dir "pkg/$t" --out-name agent_world_wasm >/dev/null \
+      || { echo "build: wasm-pack --target $t failed" >&2; return 1; }
+  done
+}

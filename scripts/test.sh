@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# `make test`: sets the machine up, then runs every test ring. Stops at the first failing ring.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+T0=$(date +%s)
+bash scripts/setup.sh
+source scripts/env.sh
+ring() { local s; s=$(date +%s); echo "== $1" >&2; shift; "$@"; echo "== ok in $(( $(date +%s) - s ))s" >&2; }
+
+ring "purity of src/core" bash scripts/check-purity.sh
+ring "rustfmt" cargo fmt --check
+ring "clippy (host)" cargo clippy --quiet --all-targets -- -D warnings
+ring "clippy (wasm32)" cargo clippy --quiet --all-targets --target wasm32-unknown-unknown -- -D warnings
+ring "native cargo test (core)" cargo test --quiet
+
+# The local mock LLM every network test talks to (127.0.0.1 only).
+MOCK_PORT=$(free_port 18788)
+export AWW_MOCK_URL="http://127.0.0.1:$MOCK_PORT"
+node tests/mock-llm/server.mjs --port "$MOCK_PORT" >target/mock-llm.log 2>&1 &
+MOCK_PID=$!
+trap 'kill $MOCK_PID 2>/dev/null || true' EXIT
+for _ in $(seq 50); do grep -q listening target/mock-llm.log 2>/dev/null && break; sleep 0.1; done
+
+ring "wasm-bindgen-test: Node, Chromium page, Chromium worker" \
+  cargo test --quiet --target wasm32-unknown-unknown
+ring "build pkg/ (web, nodejs)" build_pkg web nodejs
+echo "== JS tests (node:test): package, mock LLM, demo e2e in Chromium" >&2
+node --test --test-concurrency=1 tests/js/ tests/mock-llm/ tests/e2e/
+echo "== all rings passed in $(( $(date +%s) - T0 ))s" >&2

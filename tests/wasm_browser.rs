@@ -1,0 +1,71 @@
+//! Ring 3: the wasm build in a headless Chromium page: real fetch (with CORS) against the local
+//! mock LLM, and a real IndexedDB database.
+#![cfg(target_arch = "wasm32")]
+// A test that panics is a failing test; clippy does not see wasm_bindgen_test fns as tests.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use indexed_db_futures::database::Database;
+use indexed_db_futures::prelude::*;
+use indexed_db_futures::transaction::TransactionMode;
+use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+#[wasm_bindgen_test]
+async fn fetch_streams_a_reply_from_the_local_mock_in_a_page() {
+    let (chunks, text, status) =
+        common::stream_scripted_reply("héllo 世界, streamed into a page").await;
+    assert_eq!(status, 200);
+    assert_eq!(text, "héllo 世界, streamed into a page");
+    assert!(
+        chunks >= 2,
+        "the body should arrive in several chunks, got {chunks}"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn indexeddb_round_trips_a_record_across_connections() {
+    let name = format!("aww-test-{}", agent_world_wasm::web::clock::new_id());
+    let db = Database::open(&name)
+        .with_version(1u8)
+        .with_on_upgrade_needed(|_, db| {
+            db.create_object_store("kv").build()?;
+            Ok(())
+        })
+        .await
+        .expect("open a fresh database");
+    let tx = db
+        .transaction("kv")
+        .with_mode(TransactionMode::Readwrite)
+        .build()
+        .expect("tx");
+    tx.object_store("kv")
+        .expect("store")
+        .put("value")
+        .with_key("key")
+        .await
+        .expect("put");
+    tx.commit().await.expect("commit");
+    db.close();
+
+    // A second connection sees the committed record: it really is on disk, not in a variable.
+    let db = Database::open(&name).await.expect("reopen");
+    let tx = db.transaction("kv").build().expect("tx");
+    let got: Option<String> = tx
+        .object_store("kv")
+        .expect("store")
+        .get("key")
+        .primitive()
+        .expect("get")
+        .await
+        .expect("read");
+    assert_eq!(got.as_deref(), Some("value"));
+    drop(tx);
+    db.close();
+    Database::delete_by_name(&name)
+        .expect("delete")
+        .await
+        .expect("deleted");
+}

@@ -1,0 +1,36 @@
+//! Ring 2: the wasm build in Node (wasm-bindgen-test-runner's default environment).
+#![cfg(target_arch = "wasm32")]
+// A test that panics is a failing test; clippy does not see wasm_bindgen_test fns as tests.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use wasm_bindgen_test::wasm_bindgen_test;
+
+#[wasm_bindgen_test]
+fn version_is_the_crate_version() {
+    assert_eq!(
+        agent_world_wasm::bindings::version::version(),
+        env!("CARGO_PKG_VERSION")
+    );
+}
+
+#[wasm_bindgen_test]
+fn js_clock_and_ids_work_without_a_window() {
+    let now = agent_world_wasm::web::clock::now_ms();
+    assert!(now > 1_700_000_000_000, "Date.now() looks wrong: {now}");
+    let (a, b) = (
+        agent_world_wasm::web::clock::new_id(),
+        agent_world_wasm::web::clock::new_id(),
+    );
+    assert_eq!(a.len(), 36);
+    assert_ne!(a, b, "ids must be random");
+}
+
+#[wasm_bindgen_test]
+async fn fetch_streams_a_reply_from_the_local_mock_in_node() {
+    let (chunks, text, status) = common::stream_scripted_reply("streamed through Node fetch").await;
+    assert_eq!(status, 200);
+    assert_eq!(text, "streamed through Node fetch");
+    assert!(chunks >= 1);
+}

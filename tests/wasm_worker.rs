@@ -1,0 +1,19 @@
+//! Ring 3: the wasm build inside a dedicated Web Worker in headless Chromium: no `window`,
+//! so this proves fetch and the clock are reached through the global scope.
+#![cfg(target_arch = "wasm32")]
+// A test that panics is a failing test; clippy does not see wasm_bindgen_test fns as tests.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
+
+wasm_bindgen_test_configure!(run_in_dedicated_worker);
+
+#[wasm_bindgen_test]
+async fn fetch_streams_a_reply_from_the_local_mock_in_a_worker() {
+    let (_, text, status) = common::stream_scripted_reply("streamed inside a worker").await;
+    assert_eq!(status, 200);
+    assert_eq!(text, "streamed inside a worker");
+    assert!(agent_world_wasm::web::clock::now_ms() > 0);
+}
