@@ -24,6 +24,6 @@ for _ in $(seq 50); do grep -q listening target/mock-llm.log 2>/dev/null && brea
 ring "wasm-bindgen-test: Node, Chromium page, Chromium worker" \
   cargo test --quiet --target wasm32-unknown-unknown
 ring "build pkg/ (web, nodejs)" build_pkg web nodejs
-echo "== JS tests (node:test): package, mock LLM, demo e2e in Chromium" >&2
-node --test --test-concurrency=1 tests/js/ tests/mock-llm/ tests/e2e/
+echo "== JS tests (node:test): package, runtimes (Deno, workerd), mock LLM, demo e2e in Chromium" >&2
+node --test --test-concurrency=1 tests/js/ tests/runtimes/ tests/mock-llm/ tests/e2e/
 echo "== all rings passed in $(( $(date +%s) - T0 ))s" >&2

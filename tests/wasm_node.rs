@@ -34,3 +34,19 @@ async fn fetch_streams_a_reply_from_the_local_mock_in_node() {
     assert_eq!(text, "streamed through Node fetch");
     assert!(chunks >= 1);
 }
+
+#[wasm_bindgen_test]
+async fn sleep_waits_and_a_dropped_timeout_never_fires() {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    let fired = Rc::new(Cell::new(0));
+    let f = fired.clone();
+    let kept = agent_world_wasm::web::timer::Timeout::new(5, move || f.set(f.get() + 1));
+    let f = fired.clone();
+    drop(agent_world_wasm::web::timer::Timeout::new(5, move || f.set(f.get() + 10)));
+    let t0 = agent_world_wasm::web::clock::now_ms();
+    agent_world_wasm::web::timer::sleep(30).await;
+    assert!(agent_world_wasm::web::clock::now_ms() - t0 >= 25, "sleep returned early");
+    assert_eq!(fired.get(), 1, "the kept timeout fires once, the dropped one never");
+    drop(kept);
+}
