@@ -50,3 +50,20 @@ async fn sleep_waits_and_a_dropped_timeout_never_fires() {
     assert_eq!(fired.get(), 1, "the kept timeout fires once, the dropped one never");
     drop(kept);
 }
+
+#[wasm_bindgen_test]
+fn errors_are_real_js_errors_with_a_stable_code_and_cause() {
+    use agent_world_wasm::bindings::error::{agent_world_error, is_agent_world_error};
+    use wasm_bindgen::{JsCast, JsValue};
+    let cause = JsValue::from(js_sys::Error::new("disk full"));
+    let err = agent_world_error("storage_error", "could not save the chat", Some(cause.clone()));
+    let e: &js_sys::Error = err.dyn_ref().expect("an Error instance");
+    assert_eq!(String::from(e.name()), "AgentWorldError");
+    assert_eq!(String::from(e.message()), "could not save the chat");
+    let code = js_sys::Reflect::get(&err, &"code".into()).unwrap();
+    assert_eq!(code.as_string().as_deref(), Some("storage_error"));
+    assert_eq!(js_sys::Reflect::get(&err, &"cause".into()).unwrap(), cause);
+    assert!(is_agent_world_error(&err));
+    assert!(!is_agent_world_error(&js_sys::Error::new("plain").into()));
+    assert!(!is_agent_world_error(&JsValue::from_str("AgentWorldError")));
+}

@@ -1,3 +1,4 @@
 //! The JavaScript API: one file per JS class; converts, validates, delegates to the core.
 
+pub mod error;
 pub mod version;

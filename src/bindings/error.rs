@@ -1,0 +1,49 @@
+//! Errors as JavaScript sees them: every rejection is a real `Error` whose `name` is
+//! `"AgentWorldError"`, with a stable snake_case `code` (documented as a TypeScript union) and,
+//! where there is one, a `cause`. Never a thrown string, never a wasm trap.
+
+use wasm_bindgen::prelude::*;
+
+/// Builds the JS `Error` for `code` and `message`, with `cause` when given.
+pub fn agent_world_error(code: &str, message: &str, cause: Option<JsValue>) -> JsValue {
+    let error = js_sys::Error::new(message);
+    error.set_name("AgentWorldError");
+    // Reflect::set on a fresh Error object cannot fail (it is extensible and has no setters).
+    let _ = js_sys::Reflect::set(&error, &JsValue::from_str("code"), &JsValue::from_str(code));
+    if let Some(cause) = cause {
+        let _ = js_sys::Reflect::set(&error, &JsValue::from_str("cause"), &cause);
+    }
+    error.into()
+}
+
+/// True when `value` is an error thrown by agent-world-wasm (an `Error` named
+/// `AgentWorldError` with a string `code`). Narrows the type in TypeScript.
+///
+/// @example
+/// ```js
+/// try { await world.send(""); }
+/// catch (e) { if (isAgentWorldError(e) && e.code === "empty_message") showHint(); }
+/// ```
+#[wasm_bindgen(js_name = isAgentWorldError, skip_typescript)]
+pub fn is_agent_world_error(value: &JsValue) -> bool {
+    value.is_instance_of::<js_sys::Error>()
+        && js_sys::Reflect::get(value, &JsValue::from_str("name"))
+            .ok()
+            .and_then(|n| n.as_string())
+            .is_some_and(|n| n == "AgentWorldError")
+        && js_sys::Reflect::get(value, &JsValue::from_str("code"))
+            .ok()
+            .is_some_and(|c| c.is_string())
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_ERRORS: &'static str = r#"
+/** An error thrown or rejected by agent-world-wasm. `code` is stable; `message` is for people. */
+export interface AgentWorldError extends Error {
+  name: "AgentWorldError";
+  code: string;
+  cause?: unknown;
+}
+/** True when `value` is an error thrown by agent-world-wasm. */
+export function isAgentWorldError(value: unknown): value is AgentWorldError;
+"#;
