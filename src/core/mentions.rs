@@ -118,16 +118,31 @@ pub fn starts_with_mention(s: &str) -> bool {
     mention_body(t, 0).is_some()
 }
 
-/// `s` without its leading whitespace and the leading run of mentions of its first line (with
-/// the whitespace and commas after them). When `s` does not start with a mention it is
-/// returned unchanged.
+/// The byte length of the mention prefix of `s` (which must start right at the `@`): the
+/// leading run of mentions ([`leading_mention_run`]) with the separators after it, and, when
+/// the run ends at a `:` (`@alice: ...`), that colon and the whitespace after it. The spec only
+/// names whitespace and commas; the colon is included because an address such as
+/// `@alice: thanks` would otherwise leave a stray `:` at the start of a stripped reply or a
+/// title. 0 when `s` does not start with a mention.
+pub fn mention_prefix_len(s: &str) -> usize {
+    let (names, end) = leading_mention_run(s);
+    if names.is_empty() {
+        return 0;
+    }
+    match s.get(end..).and_then(|r| r.strip_prefix(':')) {
+        Some(r) => s.len() - r.trim_start_matches(is_run_separator).len(),
+        None => end,
+    }
+}
+
+/// `s` without its leading whitespace and the mention prefix of its first line
+/// ([`mention_prefix_len`]). When `s` does not start with a mention it is returned unchanged.
 pub fn strip_leading_mentions(s: &str) -> &str {
     let t = s.trim_start_matches(is_space);
-    let (names, end) = leading_mention_run(t);
-    if names.is_empty() {
-        return s;
+    match mention_prefix_len(t) {
+        0 => s,
+        n => t.get(n..).unwrap_or(""),
     }
-    t.get(end..).unwrap_or("")
 }
 
 fn push_unique(out: &mut Vec<String>, name: &str) {
@@ -307,6 +322,9 @@ mod tests {
         assert_eq!(leading_mention_run("x @a"), (vec![], 0));
         assert_eq!(strip_leading_mentions("  @a @b hi"), "hi");
         assert_eq!(strip_leading_mentions("hi @a"), "hi @a");
+        assert_eq!(strip_leading_mentions("@a: @b, go"), "@b, go");
+        assert_eq!(strip_leading_mentions("@a, @b: go"), "go");
+        assert_eq!(mention_prefix_len("@a:"), 3);
         assert!(starts_with_mention(" \u{FEFF}@a"));
         assert!(!starts_with_mention("a@b"));
     }
