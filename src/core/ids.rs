@@ -226,17 +226,18 @@ mod tests {
     #[test]
     fn world_id_rejects_empty_ids() {
         assert_eq!(world_id("My World"), Ok("my-world".to_string()));
-        let err = world_id("!!!").unwrap_err();
-        assert_eq!(err.code(), "invalid_name");
+        let err = world_id("!!!");
+        assert_eq!(err, Err(IdError::InvalidName("!!!".into())));
+        assert_eq!(err.map_err(|e| e.code()), Err("invalid_name"));
     }
 
     #[test]
     fn agent_id_rejects_reserved_names() {
         for name in ["human", "User", " YOU ", "System", "world"] {
-            let err = agent_id(name).unwrap_err();
-            assert_eq!(err.code(), "reserved_name", "{name}");
+            let code = agent_id(name).map_err(|e| e.code());
+            assert_eq!(code, Err("reserved_name"), "{name}");
         }
-        assert_eq!(agent_id("").unwrap_err().code(), "invalid_name");
+        assert_eq!(agent_id("").map_err(|e| e.code()), Err("invalid_name"));
         assert_eq!(agent_id("Human Helper"), Ok("human-helper".to_string()));
     }
 

@@ -55,7 +55,7 @@ fn fence_run(t: &str) -> Option<(char, usize)> {
 
 /// Byte ranges of inline code spans in one line: a run of N backticks up to the next run of
 /// exactly N backticks (CommonMark, limited to one line).
-fn inline_code_spans(line: &str, base: usize, out: &mut Vec<(usize, usize)>) {
+pub(super) fn inline_code_spans(line: &str, base: usize, out: &mut Vec<(usize, usize)>) {
     // Backtick runs as (start, len). A backtick is ASCII, so byte scanning is exact.
     let mut runs: Vec<(usize, usize)> = Vec::new();
     for (i, b) in line.bytes().enumerate() {
@@ -119,7 +119,7 @@ fn code_ranges(s: &str) -> Vec<(usize, usize)> {
 }
 
 /// `s` without a leading ASCII word `word`, compared case-insensitively.
-fn strip_ascii_ci<'a>(s: &'a str, word: &str) -> Option<&'a str> {
+pub(super) fn strip_ascii_ci<'a>(s: &'a str, word: &str) -> Option<&'a str> {
     let head = s.get(..word.len())?;
     if head.eq_ignore_ascii_case(word) {
         s.get(word.len()..)
