@@ -88,6 +88,7 @@ pub(super) fn inline_code_spans(line: &str, base: usize, out: &mut Vec<(usize, u
 
 /// Byte ranges of `s` that are code: fenced blocks (``` or ~~~, fence lines included, an
 /// unclosed fence runs to the end, as in CommonMark) and inline code spans outside them.
+/// The ranges come out sorted by start and non-overlapping.
 fn code_ranges(s: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut fence: Option<(char, usize, usize)> = None; // (char, run length, block start)
@@ -219,7 +220,10 @@ fn strip_leading_mention_block(s: &str) -> &str {
 pub fn extract_world_tag(reply: &str) -> (Option<WorldTag>, String) {
     let code = code_ranges(reply);
     for (p, _) in reply.match_indices('<') {
-        if code.iter().any(|&(a, b)| a <= p && p < b) {
+        // `code` is sorted and non-overlapping: the only candidate is the last range that
+        // starts at or before `p`.
+        let k = code.partition_point(|&(a, _)| a <= p);
+        if k > 0 && code.get(k - 1).is_some_and(|&(_, b)| p < b) {
             continue;
         }
         let Some((tag, end)) = tag_at(reply, p) else {
@@ -414,6 +418,16 @@ mod tests {
     }
 
     #[test]
+    fn world_tag_after_code_is_found() {
+        let s = "`a` and `b`\n```\n<world>stop</world>\n```\n`c` <world>pass</world>";
+        assert_eq!(tag(s).0, Some(WorldTag::Pass));
+        assert_eq!(
+            code_ranges("`a` x\n```\ny\n```\n`b`"),
+            vec![(0, 3), (6, 16), (16, 19)]
+        );
+    }
+
+    #[test]
     fn world_tag_to_with_empty_list_is_done() {
         assert_eq!(tag("bye <world>to:</world>").0, Some(WorldTag::Done));
         assert_eq!(tag("bye <world>to: , @ </world>").0, Some(WorldTag::Done));
@@ -560,6 +574,9 @@ mod tests {
             "[a-z @<>/:,`~\n\r\t\u{A0}\u{FEFF}]{0,60}",
             "(<world>|</world>|```|`|@alice|@bob|pass|to: a|\n| |,){0,12}",
         ]) {
+            let code = code_ranges(&s);
+            prop_assert!(code.windows(2).all(|w| w[0].1 <= w[1].0), "{code:?}");
+            prop_assert!(code.iter().all(|&(a, b)| a < b && b <= s.len()));
             let c = clean_reply(&s);
             prop_assert!(!c.ends_with(char::is_whitespace));
             let _ = extract_world_tag(&s);
