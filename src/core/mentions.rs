@@ -275,6 +275,30 @@ mod tests {
     }
 
     #[test]
+    fn routing_examples_mention_side() {
+        // Spec §4 examples, the part these functions decide.
+        assert_eq!(
+            line_start_mentions("@test-agent, please help"),
+            v(&["test-agent"])
+        );
+        assert_eq!(
+            line_start_mentions("Hello @test-agent, how are you?"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            all_mentions("Hello @test-agent, how are you?"),
+            v(&["test-agent"])
+        );
+        assert_eq!(all_mentions("Hello everyone!"), Vec::<String>::new());
+        assert_eq!(
+            line_start_mentions("I think @test-agent should handle this."),
+            Vec::<String>::new()
+        );
+        assert_eq!(line_start_mentions("@Test-Agent, hi"), v(&["test-agent"]));
+        assert_eq!(line_start_mentions("@other-agent hi"), v(&["other-agent"]));
+    }
+
+    #[test]
     fn line_start_text_before_at_means_none() {
         for s in ["Hi @x", "> @x", "- @x", "bob@x"] {
             assert_eq!(line_start_mentions(s), Vec::<String>::new(), "{s}");

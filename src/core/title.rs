@@ -243,7 +243,8 @@ const PREFIX_RULES: usize = 5;
 
 /// Heuristic steps 2 and 3: the leading mentions, then the prefixes, each at most once,
 /// repeating the list while one matches. Where the spec is silent, mentions right after a
-/// stripped prefix go too (`Hi @alice, how are you?` → `how are you?`).
+/// stripped prefix go too (`Hi @alice, how are you?` → `how are you?`), and the greeting's
+/// punctuation may be a run (`Hello!! how` → `how`).
 fn strip_prefixes(s: &str) -> &str {
     let mut t = strip_leading_mentions(s).trim_start_matches(is_space);
     let mut used = [false; PREFIX_RULES];
@@ -471,6 +472,7 @@ mod tests {
         assert_eq!(h("Hey team, ship it"), some("ship it"));
         assert_eq!(h("hello everyone. status?"), some("status?"));
         assert_eq!(h("Hi all! plan"), some("plan"));
+        assert_eq!(h("Hello!! how"), some("how"));
         assert_eq!(h("Hint: use a map"), some("Hint: use a map"));
         assert_eq!(h("Hi-five everyone"), some("Hi-five everyone"));
         assert_eq!(h("Hi @alice, how are you?"), some("how are you?"));
