@@ -2,4 +2,10 @@
 //! the message list and consumes streamed events) and the provider codecs (which turn them into
 //! wire formats and back).
 
+pub mod errors;
+pub mod http;
+pub mod ndjson;
+pub mod provider;
+pub mod retry;
+pub mod sse;
 pub mod types;
