@@ -24,12 +24,38 @@ use super::types::{LlmError, LlmEvent};
 use super::{anthropic, google, ollama, openai};
 
 /// A sans-IO decoder of one response body.
+///
+/// Two forms of the same thing. [`push`](Self::push)/[`close`](Self::close) return, for each
+/// slice, the events it completed together with the error that ended the stream in it, if any:
+/// nothing that arrived before an error is lost (the engine keeps it as partial content).
+/// [`feed`](Self::feed)/[`finish`](Self::finish) are the `Result` form: when a slice holds
+/// events and then an error, the events come back `Ok` and the error is returned by the next
+/// call (`feed(&[])` is enough to collect it).
 pub trait StreamDecoder {
+    /// Decodes the next slice of the body.
+    fn push(&mut self, bytes: &[u8]) -> (Vec<LlmEvent>, Option<LlmError>);
+    /// The body ended (the transport saw EOF): the last events, normally ending with `Done`,
+    /// or the error saying why the reply is incomplete.
+    fn close(&mut self) -> (Vec<LlmEvent>, Option<LlmError>);
     /// Feeds the next slice of the body; returns the events it completed.
     fn feed(&mut self, bytes: &[u8]) -> Result<Vec<LlmEvent>, LlmError>;
-    /// The body ended (the transport saw EOF): returns the last events, normally ending with
-    /// `Done`, or the error saying why the reply is incomplete.
+    /// The body ended: returns the last events (normally ending with `Done`) or the error.
     fn finish(&mut self) -> Result<Vec<LlmEvent>, LlmError>;
+}
+
+/// Turns a lossless outcome into the `Result` form, keeping a late error for the next call.
+fn as_result(
+    (events, error): (Vec<LlmEvent>, Option<LlmError>),
+    pending: &mut Option<LlmError>,
+) -> Result<Vec<LlmEvent>, LlmError> {
+    match error {
+        None => Ok(events),
+        Some(e) if events.is_empty() => Err(e),
+        Some(e) => {
+            *pending = Some(e);
+            Ok(events)
+        }
+    }
 }
 
 /// A decoder for a `200 OK` response of `kind`. `streaming` must match the request's
@@ -159,8 +185,10 @@ struct FramedDecoder<H> {
     provider: &'static str,
     framing: Framing,
     handler: H,
-    /// `Done` or an error was returned; the rest of the body is ignored.
+    /// `Done` or an error was produced; the rest of the body is ignored.
     finished: bool,
+    /// An error that followed events in the same slice, for the `Result` form's next call.
+    pending: Option<LlmError>,
 }
 
 impl<H: FrameHandler> FramedDecoder<H> {
@@ -170,16 +198,17 @@ impl<H: FrameHandler> FramedDecoder<H> {
             framing,
             handler,
             finished: false,
+            pending: None,
         }
     }
 
-    fn run(&mut self, bytes: &[u8], at_end: bool) -> Result<Vec<LlmEvent>, LlmError> {
+    /// Decodes `bytes` into `out`; events pushed before an error stay in `out`.
+    fn run(&mut self, bytes: &[u8], at_end: bool, out: &mut Vec<LlmEvent>) -> Result<(), LlmError> {
         let provider = self.provider;
         let too_large = |e: FrameTooLarge| LlmError::Decode {
             provider: provider.to_string(),
             message: e.to_string(),
         };
-        let mut out = Vec::new();
         let frames: Vec<(String, String)> = match &mut self.framing {
             Framing::Sse(p) => {
                 let mut events = p.feed(bytes).map_err(too_large)?;
@@ -205,43 +234,37 @@ impl<H: FrameHandler> FramedDecoder<H> {
                 if at_end {
                     let body = String::from_utf8_lossy(buf).into_owned();
                     let body = body.trim_start_matches('\u{feff}');
-                    self.handler.body(body, &mut out)?;
+                    self.handler.body(body, out)?;
                 }
-                return Ok(out);
+                return Ok(());
             }
         };
         for (event, data) in frames {
-            self.handler.frame(&event, &data, &mut out)?;
-            if has_done(&out) {
-                return Ok(out);
+            self.handler.frame(&event, &data, out)?;
+            if has_done(out) {
+                return Ok(());
             }
         }
         if at_end {
-            self.handler.end(&mut out)?;
+            self.handler.end(out)?;
         }
-        Ok(out)
+        Ok(())
     }
 
-    fn step(&mut self, bytes: &[u8], at_end: bool) -> Result<Vec<LlmEvent>, LlmError> {
+    fn step(&mut self, bytes: &[u8], at_end: bool) -> (Vec<LlmEvent>, Option<LlmError>) {
+        let mut out = Vec::new();
         if self.finished {
-            return Ok(Vec::new());
+            return (out, None);
         }
-        match self.run(bytes, at_end) {
-            Ok(mut out) => {
-                if let Some(i) = out.iter().position(is_done) {
-                    out.truncate(i + 1);
-                    self.finished = true;
-                }
-                if at_end {
-                    self.finished = true;
-                }
-                Ok(out)
-            }
-            Err(e) => {
-                self.finished = true;
-                Err(e)
-            }
+        let result = self.run(bytes, at_end, &mut out);
+        if let Some(i) = out.iter().position(is_done) {
+            out.truncate(i + 1);
+            self.finished = true;
         }
+        if at_end || result.is_err() {
+            self.finished = true;
+        }
+        (out, result.err())
     }
 }
 
@@ -254,11 +277,25 @@ fn has_done(out: &[LlmEvent]) -> bool {
 }
 
 impl<H: FrameHandler> StreamDecoder for FramedDecoder<H> {
-    fn feed(&mut self, bytes: &[u8]) -> Result<Vec<LlmEvent>, LlmError> {
+    fn push(&mut self, bytes: &[u8]) -> (Vec<LlmEvent>, Option<LlmError>) {
         self.step(bytes, false)
     }
-    fn finish(&mut self) -> Result<Vec<LlmEvent>, LlmError> {
+    fn close(&mut self) -> (Vec<LlmEvent>, Option<LlmError>) {
         self.step(&[], true)
+    }
+    fn feed(&mut self, bytes: &[u8]) -> Result<Vec<LlmEvent>, LlmError> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
+        let outcome = self.push(bytes);
+        as_result(outcome, &mut self.pending)
+    }
+    fn finish(&mut self) -> Result<Vec<LlmEvent>, LlmError> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
+        let outcome = self.close();
+        as_result(outcome, &mut self.pending)
     }
 }
 
@@ -272,9 +309,24 @@ struct TextDecoder {
 }
 
 impl StreamDecoder for TextDecoder {
+    fn push(&mut self, bytes: &[u8]) -> (Vec<LlmEvent>, Option<LlmError>) {
+        (self.text(bytes), None)
+    }
+    fn close(&mut self) -> (Vec<LlmEvent>, Option<LlmError>) {
+        (self.end(), None)
+    }
     fn feed(&mut self, bytes: &[u8]) -> Result<Vec<LlmEvent>, LlmError> {
+        Ok(self.text(bytes))
+    }
+    fn finish(&mut self) -> Result<Vec<LlmEvent>, LlmError> {
+        Ok(self.end())
+    }
+}
+
+impl TextDecoder {
+    fn text(&mut self, bytes: &[u8]) -> Vec<LlmEvent> {
         if self.finished {
-            return Ok(Vec::new());
+            return Vec::new();
         }
         self.pending.extend_from_slice(bytes);
         let mut text = String::new();
@@ -303,16 +355,16 @@ impl StreamDecoder for TextDecoder {
                 }
             }
         }
-        Ok(if text.is_empty() {
+        if text.is_empty() {
             Vec::new()
         } else {
             vec![LlmEvent::Text(text)]
-        })
+        }
     }
 
-    fn finish(&mut self) -> Result<Vec<LlmEvent>, LlmError> {
+    fn end(&mut self) -> Vec<LlmEvent> {
         if self.finished {
-            return Ok(Vec::new());
+            return Vec::new();
         }
         self.finished = true;
         let mut out = Vec::new();
@@ -324,7 +376,7 @@ impl StreamDecoder for TextDecoder {
         out.push(LlmEvent::Done {
             finish_reason: None,
         });
-        Ok(out)
+        out
     }
 }
 
