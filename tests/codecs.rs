@@ -477,6 +477,10 @@ fn openai_error_payload_mid_stream() {
         ))
     );
     assert_eq!(err.as_ref().map(LlmError::code), Some("llm_error"));
+    // Failed before any output with a transient type: the retry policy may try again.
+    assert!(err
+        .as_ref()
+        .is_some_and(agent_world_wasm::core::llm::is_retryable));
     // Unknown status defaults to 200.
     let (_, err) = run(ProviderKind::Xai, true, &[stream.as_bytes()]);
     assert_eq!(http_parts(&err).map(|p| p.0), Some(200));
@@ -933,6 +937,13 @@ fn encodes_openai_compatible_and_azure() {
     assert_eq!(r.url, "http://127.0.0.1:1234/v1/chat/completions");
     assert_eq!(r.header("authorization"), None);
     assert_eq!(body(&r)["max_tokens"], json!(256));
+    let with_key = ProviderConfig {
+        api_key: Some("lm-key".to_string()),
+        ..cfg.clone()
+    };
+    let s = settings("openai-compatible", "m", false);
+    let r2 = encode(ProviderKind::OpenAiCompatible, &with_key, &s, true);
+    assert_eq!(r2.header("authorization"), Some("Bearer lm-key"));
     assert_eq!(body(&r).get("max_completion_tokens"), None);
     assert_eq!(body(&r)["model"], json!("qwen/qwen3-8b"));
 
@@ -953,6 +964,22 @@ fn encodes_openai_compatible_and_azure() {
         "https://my-res.openai.azure.com/openai/deployments/gpt-4o%20prod/chat/completions?api-version=2024-10-21"
     );
     assert_eq!(r.header("api-key"), Some("az-key"));
+    // baseUrl (a proxy or a mock) replaces the endpoint; apiVersion is configurable.
+    let proxied = ProviderConfig {
+        base_url: Some("http://127.0.0.1:9000".to_string()),
+        api_version: Some("2025-04-01-preview".to_string()),
+        ..cfg.clone()
+    };
+    let r2 = encode(
+        ProviderKind::Azure,
+        &proxied,
+        &settings("azure", "", true),
+        true,
+    );
+    assert_eq!(
+        r2.url,
+        "http://127.0.0.1:9000/openai/deployments/gpt-4o%20prod/chat/completions?api-version=2025-04-01-preview"
+    );
     assert_eq!(r.header("authorization"), None);
     assert_eq!(
         body(&r),
@@ -1060,6 +1087,19 @@ fn encodes_ollama() {
     );
     assert_eq!(r.url, "http://127.0.0.1:11434/api/chat");
     assert_eq!(r.header("authorization"), None);
+    let behind_proxy = ProviderConfig {
+        api_key: Some("ol-key".to_string()),
+        base_url: Some("https://ollama.example.test/".to_string()),
+        ..Default::default()
+    };
+    let r2 = encode(
+        ProviderKind::Ollama,
+        &behind_proxy,
+        &settings("ollama", "m", false),
+        true,
+    );
+    assert_eq!(r2.url, "https://ollama.example.test/api/chat");
+    assert_eq!(r2.header("authorization"), Some("Bearer ol-key"));
     assert_eq!(
         body(&r),
         json!({

@@ -200,6 +200,18 @@ impl ProviderConfig {
             }
             ProviderKind::Ollama | ProviderKind::Custom => {}
         }
+        // A URL without its scheme (`localhost:1234/v1`) would fail later inside fetch with an
+        // opaque error; say what is wrong now.
+        for (field, value) in [("baseUrl", &self.base_url), ("endpoint", &self.endpoint)] {
+            if let Some(url) = present(value) {
+                let lower = url.to_ascii_lowercase();
+                if !lower.starts_with("http://") && !lower.starts_with("https://") {
+                    return missing(&format!(
+                        "a {field} starting with http:// or https:// (got '{url}')"
+                    ));
+                }
+            }
+        }
         Ok(())
     }
 
@@ -318,6 +330,15 @@ mod tests {
             "provider 'openai-compatible' is not configured: missing baseUrl"
         );
         assert_eq!(not_configured(ProviderKind::Ollama, &empty), "ok");
+        let schemeless = ProviderConfig {
+            base_url: Some("localhost:1234/v1".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            not_configured(ProviderKind::OpenAiCompatible, &schemeless),
+            "provider 'openai-compatible' is not configured: missing a baseUrl starting with \
+             http:// or https:// (got 'localhost:1234/v1')"
+        );
         assert_eq!(not_configured(ProviderKind::Custom, &empty), "ok");
         assert_eq!(
             empty.resolved_base_url(ProviderKind::Ollama).as_deref(),

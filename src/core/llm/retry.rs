@@ -20,12 +20,40 @@ pub const MAX_BACKOFF_MS: u64 = 8_000;
 /// A server's `Retry-After` is honoured up to this.
 pub const MAX_RETRY_AFTER_MS: u64 = 30_000;
 
-/// Whether `err` is transient: a network failure, 408, 429 or a 5xx.
+/// Error types that providers send inside a `200 OK` stream for what would otherwise be a
+/// 429/5xx (Anthropic's `overloaded_error`, OpenAI's `server_error`, Gemini's `UNAVAILABLE`
+/// ...). The decoders put the type first in the excerpt (`overloaded_error: Overloaded`).
+const TRANSIENT_STREAM_ERRORS: [&str; 8] = [
+    "overloaded_error",
+    "api_error",
+    "rate_limit_error",
+    "server_error",
+    "UNAVAILABLE",
+    "RESOURCE_EXHAUSTED",
+    "INTERNAL",
+    "DEADLINE_EXCEEDED",
+];
+
+/// Whether `err` is transient: a network failure, 408, 429 or a 5xx, or an error payload of
+/// one of those kinds delivered inside a successful response (it failed before the first
+/// token just the same; whether output had started is the caller's check).
 pub fn is_retryable(err: &LlmError) -> bool {
     match err {
         LlmError::Network { .. } => true,
-        LlmError::Http { status, .. } => {
-            *status == 408 || *status == 429 || (500..=599).contains(status)
+        LlmError::Http {
+            status,
+            body_excerpt,
+            ..
+        } => {
+            *status == 408
+                || *status == 429
+                || (500..=599).contains(status)
+                || ((200..=299).contains(status)
+                    && TRANSIENT_STREAM_ERRORS.iter().any(|t| {
+                        body_excerpt
+                            .strip_prefix(t)
+                            .is_some_and(|rest| rest.is_empty() || rest.starts_with(':'))
+                    }))
         }
         _ => false,
     }
@@ -183,6 +211,19 @@ mod tests {
             provider: "x".into(),
             message: "x".into()
         }));
+        let in_stream = |excerpt: &str| LlmError::Http {
+            provider: "anthropic".into(),
+            status: 200,
+            status_text: "OK".into(),
+            body_excerpt: excerpt.into(),
+            retry_after_ms: None,
+        };
+        assert!(is_retryable(&in_stream("overloaded_error: Overloaded")));
+        assert!(is_retryable(&in_stream(
+            "UNAVAILABLE: The model is overloaded."
+        )));
+        assert!(!is_retryable(&in_stream("invalid_request_error: bad")));
+        assert!(!is_retryable(&in_stream("server_errors are fun")));
         assert!(should_retry(&net, 1, false));
         assert!(should_retry(&net, 2, false));
         assert!(!should_retry(&net, 3, false));
