@@ -545,7 +545,8 @@ fn ollama_error_line() {
         "{\"model\":\"llama3.2\",\"created_at\":\"2025-06-01T10:00:00Z\",\"message\":{\"role\":\"assistant\",\"content\":\"Hel\"},\"done\":false}\n",
         "{\"error\":\"an error was encountered while running the model: unexpected EOF\"}\n",
     );
-    let (events, err) = every_split_status(ProviderKind::Ollama, 200, "OK", stream.as_bytes());
+    // An empty statusText (HTTP/2) is replaced by the standard reason phrase.
+    let (events, err) = every_split_status(ProviderKind::Ollama, 200, "", stream.as_bytes());
     assert_eq!(summary(&events).text, "Hel");
     assert_eq!(
         err.as_ref().map(ToString::to_string).as_deref(),

@@ -8,7 +8,8 @@
 //! Invariants every decoder keeps:
 //! - the events do not depend on how the body was sliced;
 //! - `Done` is emitted at most once and is always the last event; after `Done` or an error
-//!   the decoder ignores further input (`Ok(vec![])`);
+//!   the decoder ignores further input (no events, no new error);
+//! - events that precede an error are never dropped (see [`StreamDecoder`]);
 //! - a stream that ends without its provider's terminator is an error, never a silent
 //!   success (the rule per provider is documented on its handler);
 //! - a frame that is not valid JSON is `LlmError::Decode` quoting at most 200 characters of it;
@@ -16,7 +17,7 @@
 
 use serde_json::Value;
 
-use super::errors::excerpt;
+use super::errors::{excerpt, reason_phrase};
 use super::ndjson::NdjsonSplitter;
 use super::provider::ProviderKind;
 use super::sse::{FrameTooLarge, SseParser, MAX_FRAME_BYTES};
@@ -65,7 +66,8 @@ pub fn decoder_for(kind: ProviderKind, streaming: bool) -> Box<dyn StreamDecoder
 }
 
 /// Like [`decoder_for`], with the status of the response that carries the body: an error
-/// payload inside the stream becomes `LlmError::Http` with this status.
+/// payload inside the stream becomes `LlmError::Http` with this status (and the standard
+/// reason phrase when `status_text` is empty, as it is for every HTTP/2 response).
 pub fn decoder_for_status(
     kind: ProviderKind,
     streaming: bool,
@@ -75,7 +77,10 @@ pub fn decoder_for_status(
     let ctx = Ctx {
         provider: kind.as_str(),
         status,
-        status_text: status_text.to_string(),
+        status_text: match status_text.trim() {
+            "" => reason_phrase(status).to_string(),
+            given => given.to_string(),
+        },
     };
     let framing = |sse: bool| {
         if !streaming {
