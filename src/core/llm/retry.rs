@@ -157,7 +157,8 @@ pub fn parse_http_date(s: &str) -> Option<u64> {
         _ => return None,
     };
     let (h, m, sec) = hms(time)?;
-    if !(1..=31).contains(&day) {
+    // Four-digit years only: keeps the arithmetic below far from overflow on hostile input.
+    if !(1..=31).contains(&day) || !(1..=9999).contains(&year) {
         return None;
     }
     let days = days_from_civil(year, mon, day);
@@ -281,5 +282,27 @@ mod tests {
             Some(1_582_977_600_000)
         );
         assert_eq!(parse_http_date("Sun, 06 Nov 1994 25:49:37 GMT"), None);
+        assert_eq!(
+            parse_http_date("Sun, 06 Nov 9223372036854775807 08:49:37 GMT"),
+            None
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn retry_after_never_panics(s in "\\PC{0,40}", now in proptest::prelude::any::<u64>()) {
+            let _ = parse_retry_after(&s, now);
+        }
+
+        #[test]
+        fn http_date_shapes_never_panic(
+            d in proptest::prelude::any::<i64>(),
+            y in proptest::prelude::any::<i64>(),
+            t in "[0-9:]{0,10}",
+        ) {
+            let _ = parse_http_date(&format!("Sun, {d} Nov {y} {t} GMT"));
+            let _ = parse_http_date(&format!("Sunday, {d}-Nov-{y} {t} GMT"));
+            let _ = parse_http_date(&format!("Sun Nov {d} {t} {y}"));
+        }
     }
 }
