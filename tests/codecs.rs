@@ -323,6 +323,25 @@ proptest! {
     }
 
     #[test]
+    fn mutated_recorded_streams_never_panic_and_stay_split_invariant(
+        which in 0usize..7,
+        edits in proptest::collection::vec((any::<u16>(), any::<u8>()), 1..6),
+        cut in any::<u16>(),
+    ) {
+        let all = recorded();
+        let (kind, stream, _) = &all[which];
+        let mut bytes = stream.as_bytes().to_vec();
+        for (at, b) in edits {
+            let i = usize::from(at) % bytes.len();
+            bytes[i] = b;
+        }
+        let i = usize::from(cut) % (bytes.len() + 1);
+        let whole = run(*kind, true, &[&bytes]);
+        prop_assert_eq!(run(*kind, true, &[&bytes[..i], &bytes[i..]]), whole);
+        let _ = run(*kind, false, &[&bytes]);
+    }
+
+    #[test]
     fn arbitrary_bytes_never_panic(
         which in 0usize..8,
         streaming in any::<bool>(),
