@@ -95,6 +95,17 @@ pub enum LlmError {
     /// A custom (JavaScript) provider threw or rejected; the message is its error's message.
     #[error("{message}")]
     Custom { message: String },
+    /// The agent names a provider this engine does not know (a typo, most often).
+    #[error("unknown provider '{provider}': use one of {valid}")]
+    UnknownProvider {
+        provider: String,
+        /// The valid provider names, comma-separated, for the message.
+        valid: String,
+    },
+    /// The provider answered, but refused to produce the reply (Gemini safety/recitation
+    /// filters, a blocked prompt). `reason` says which filter and why, as the provider put it.
+    #[error("{provider}: the reply was blocked: {reason}")]
+    Blocked { provider: String, reason: String },
 }
 
 impl LlmError {
@@ -104,11 +115,16 @@ impl LlmError {
             LlmError::Http { .. }
             | LlmError::Network { .. }
             | LlmError::Decode { .. }
-            | LlmError::Custom { .. } => "llm_error",
+            | LlmError::Custom { .. }
+            | LlmError::Blocked { .. } => "llm_error",
             LlmError::Timeout { .. } => "llm_timeout",
             LlmError::Stalled { .. } => "llm_stalled",
             LlmError::Aborted { .. } => "llm_aborted",
-            LlmError::NotConfigured { .. } => "provider_not_configured",
+            // An unknown provider name is a configuration problem of the same kind as a missing
+            // key: the call fails before any request and the fix is in the agent's settings.
+            LlmError::NotConfigured { .. } | LlmError::UnknownProvider { .. } => {
+                "provider_not_configured"
+            }
         }
     }
 }

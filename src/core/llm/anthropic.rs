@@ -1,0 +1,198 @@
+//! The Anthropic Messages API wire format.
+//!
+//! Request: `POST {base}/v1/messages` with `x-api-key`, `anthropic-version: 2023-06-01`
+//! (the current and only stable version of the Messages API), and, from a browser or worker,
+//! `anthropic-dangerous-direct-browser-access: true` (without it the API refuses CORS).
+//! System entries go to the top-level `system` field; turns must alternate and open with
+//! `user` (see `encode::alternate`). `max_tokens` is required by the API: when the call sets
+//! none, [`DEFAULT_MAX_TOKENS`] is sent.
+//!
+//! Stream: SSE with named events: `message_start` (input usage), `content_block_start`,
+//! `content_block_delta` (`text_delta` → text, `thinking_delta` → reasoning; signatures and
+//! tool input are ignored), `content_block_stop`, `message_delta` (stop reason, output usage),
+//! `message_stop`, `ping` (ignored), `error` (`{"type":"error","error":{"type":
+//! "overloaded_error","message":"Overloaded"}}` → `Http` with the response's status and
+//! `overloaded_error: Overloaded` as excerpt). Unknown event types are ignored, as Anthropic's
+//! versioning policy asks.
+//!
+//! End-of-stream rule: `message_stop` ends the reply; a stream that ends after a
+//! `message_delta` with a `stop_reason` but before `message_stop` lost nothing of the text and
+//! is accepted; anything shorter was cut: `Decode` error.
+
+use serde_json::{json, Map, Value};
+
+use super::decode::{count_of, str_of, Ctx, FrameHandler};
+use super::encode::{alternate, json_post, put, temperature};
+use super::errors::{excerpt, json_error_message};
+use super::http::HttpRequest;
+use super::provider::ProviderConfig;
+use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role, Usage};
+
+/// The `anthropic-version` header value.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+/// `max_tokens` sent when the call does not set one (the API requires the field). 4096 is
+/// accepted by every current Claude model and is ample for a chat turn.
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+pub(crate) fn encode(
+    base: &str,
+    config: &ProviderConfig,
+    settings: &CallSettings,
+    messages: &[ChatMessage],
+    browser_like: bool,
+) -> HttpRequest {
+    let alt = alternate(messages);
+    let turns: Vec<Value> = alt
+        .turns
+        .iter()
+        .map(|(role, text)| {
+            let role = if *role == Role::Assistant {
+                "assistant"
+            } else {
+                "user"
+            };
+            json!({ "role": role, "content": text })
+        })
+        .collect();
+    let mut body = Map::new();
+    body.insert("model".into(), Value::from(settings.model.trim()));
+    body.insert(
+        "max_tokens".into(),
+        Value::from(settings.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)),
+    );
+    put(&mut body, "system", alt.system);
+    body.insert("messages".into(), Value::Array(turns));
+    body.insert("stream".into(), Value::Bool(settings.stream));
+    put(&mut body, "temperature", temperature(settings));
+
+    let mut headers = vec![
+        (
+            "x-api-key",
+            config.api_key().unwrap_or_default().to_string(),
+        ),
+        ("anthropic-version", ANTHROPIC_VERSION.to_string()),
+    ];
+    if browser_like {
+        headers.push((
+            "anthropic-dangerous-direct-browser-access",
+            "true".to_string(),
+        ));
+    }
+    json_post(format!("{base}/v1/messages"), headers, &Value::Object(body))
+}
+
+/// Frames of a Messages stream.
+pub(crate) struct Handler {
+    ctx: Ctx,
+    stop_reason: Option<String>,
+}
+
+impl Handler {
+    pub(crate) fn new(ctx: Ctx) -> Self {
+        Self {
+            ctx,
+            stop_reason: None,
+        }
+    }
+
+    fn error(&self, v: &Value, raw: &str) -> LlmError {
+        let message = json_error_message(v).unwrap_or_else(|| raw.to_string());
+        self.ctx.http_error(&message)
+    }
+}
+
+fn usage(u: &Value) -> Option<LlmEvent> {
+    let usage = Usage {
+        input_tokens: count_of(u.get("input_tokens")),
+        output_tokens: count_of(u.get("output_tokens")),
+    };
+    (usage != Usage::default()).then_some(LlmEvent::Usage(usage))
+}
+
+/// A content block's text (or thinking), as an event.
+fn block_event(block: &Value) -> Option<LlmEvent> {
+    match block.get("type").and_then(Value::as_str)? {
+        "text" | "text_delta" => str_of(block.get("text")).map(|t| LlmEvent::Text(t.into())),
+        "thinking" | "thinking_delta" => {
+            str_of(block.get("thinking")).map(|t| LlmEvent::Reasoning(t.into()))
+        }
+        _ => None,
+    }
+}
+
+impl FrameHandler for Handler {
+    fn frame(&mut self, event: &str, data: &str, out: &mut Vec<LlmEvent>) -> Result<(), LlmError> {
+        let data = data.trim();
+        if data.is_empty() {
+            return Ok(());
+        }
+        let v = self.ctx.parse(data)?;
+        // The payload's `type` is authoritative; the SSE event name is a fallback.
+        let kind = v.get("type").and_then(Value::as_str).unwrap_or(event);
+        match kind {
+            "message_start" => {
+                if let Some(e) = v.pointer("/message/usage").and_then(usage) {
+                    out.push(e);
+                }
+            }
+            "content_block_start" => {
+                if let Some(e) = v.get("content_block").and_then(block_event) {
+                    out.push(e);
+                }
+            }
+            "content_block_delta" => {
+                if let Some(e) = v.get("delta").and_then(block_event) {
+                    out.push(e);
+                }
+            }
+            "message_delta" => {
+                if let Some(r) = str_of(v.pointer("/delta/stop_reason")) {
+                    self.stop_reason = Some(r.to_string());
+                }
+                if let Some(e) = v.get("usage").and_then(usage) {
+                    out.push(e);
+                }
+            }
+            "message_stop" => out.push(LlmEvent::Done {
+                finish_reason: self.stop_reason.take(),
+            }),
+            "error" => return Err(self.error(&v, data)),
+            _ => {} // ping, content_block_stop, and event types added after this was written
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, out: &mut Vec<LlmEvent>) -> Result<(), LlmError> {
+        match self.stop_reason.take() {
+            Some(reason) => {
+                out.push(LlmEvent::Done {
+                    finish_reason: Some(reason),
+                });
+                Ok(())
+            }
+            None => Err(self.ctx.cut()),
+        }
+    }
+
+    /// A non-streamed reply: `{"type":"message","content":[...],"stop_reason","usage"}`.
+    fn body(&mut self, body: &str, out: &mut Vec<LlmEvent>) -> Result<(), LlmError> {
+        let v = self.ctx.parse(body.trim())?;
+        if v.get("type").and_then(Value::as_str) == Some("error") || v.get("error").is_some() {
+            return Err(self.error(&v, body));
+        }
+        let Some(blocks) = v.get("content").and_then(Value::as_array) else {
+            return Err(self.ctx.decode_error(format!(
+                "expected a message with `content`, got: {}",
+                excerpt(body)
+            )));
+        };
+        out.extend(blocks.iter().filter_map(block_event));
+        if let Some(e) = v.get("usage").and_then(usage) {
+            out.push(e);
+        }
+        out.push(LlmEvent::Done {
+            finish_reason: str_of(v.get("stop_reason")).map(str::to_string),
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,111 @@
+//! The Ollama native chat API wire format.
+//!
+//! Request: `POST {base}/api/chat` (base default `http://127.0.0.1:11434`) with
+//! `{model, messages, stream, options: {temperature, num_predict}}`; messages keep their roles
+//! (Ollama applies the model's own chat template). No key is needed; when one is configured
+//! (Ollama behind an authenticating proxy, or ollama.com) it is sent as a bearer token.
+//!
+//! Stream: NDJSON, one object per line: `message.content` is text, `message.thinking` is
+//! reasoning; the last line has `done: true`, `done_reason`, `prompt_eval_count` (input) and
+//! `eval_count` (output). `{"error": "..."}` as a line (Ollama's way of failing mid-stream)
+//! → `Http` with the response's status. A non-streamed reply is one such object.
+//!
+//! End-of-stream rule: the `done: true` line ends the reply; a body that ends without one
+//! was cut: `Decode` error.
+
+use serde_json::{json, Map, Value};
+
+use super::decode::{count_of, str_of, Ctx, FrameHandler};
+use super::encode::{json_post, put, temperature};
+use super::errors::json_error_message;
+use super::http::HttpRequest;
+use super::provider::ProviderConfig;
+use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role, Usage};
+
+pub(crate) fn encode(
+    base: &str,
+    config: &ProviderConfig,
+    settings: &CallSettings,
+    messages: &[ChatMessage],
+) -> HttpRequest {
+    let msgs: Vec<Value> = messages
+        .iter()
+        .map(|m| {
+            let role = match m.role {
+                Role::System => "system",
+                Role::User => "user",
+                Role::Assistant => "assistant",
+            };
+            json!({ "role": role, "content": m.content })
+        })
+        .collect();
+    let mut body = Map::new();
+    body.insert("model".into(), Value::from(settings.model.trim()));
+    body.insert("messages".into(), Value::Array(msgs));
+    body.insert("stream".into(), Value::Bool(settings.stream));
+    let mut options = Map::new();
+    put(&mut options, "temperature", temperature(settings));
+    put(&mut options, "num_predict", settings.max_tokens);
+    if !options.is_empty() {
+        body.insert("options".into(), Value::Object(options));
+    }
+    let headers = config
+        .api_key()
+        .map(|k| vec![("authorization", format!("Bearer {k}"))])
+        .unwrap_or_default();
+    json_post(format!("{base}/api/chat"), headers, &Value::Object(body))
+}
+
+/// Lines of an Ollama chat stream.
+pub(crate) struct Handler {
+    ctx: Ctx,
+    done: bool,
+}
+
+impl Handler {
+    pub(crate) fn new(ctx: Ctx) -> Self {
+        Self { ctx, done: false }
+    }
+}
+
+impl FrameHandler for Handler {
+    fn frame(&mut self, _event: &str, data: &str, out: &mut Vec<LlmEvent>) -> Result<(), LlmError> {
+        let data = data.trim();
+        if data.is_empty() {
+            return Ok(());
+        }
+        let v = self.ctx.parse(data)?;
+        if v.get("error").is_some_and(|e| !e.is_null()) {
+            let message = json_error_message(&v).unwrap_or_else(|| data.to_string());
+            return Err(self.ctx.http_error(&message));
+        }
+        if let Some(t) = str_of(v.pointer("/message/thinking")) {
+            out.push(LlmEvent::Reasoning(t.to_string()));
+        }
+        if let Some(t) = str_of(v.pointer("/message/content")) {
+            out.push(LlmEvent::Text(t.to_string()));
+        }
+        if v.get("done").and_then(Value::as_bool) == Some(true) {
+            let usage = Usage {
+                input_tokens: count_of(v.get("prompt_eval_count")),
+                output_tokens: count_of(v.get("eval_count")),
+            };
+            if usage != Usage::default() {
+                out.push(LlmEvent::Usage(usage));
+            }
+            self.done = true;
+            out.push(LlmEvent::Done {
+                finish_reason: str_of(v.get("done_reason")).map(str::to_string),
+            });
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, _out: &mut Vec<LlmEvent>) -> Result<(), LlmError> {
+        if self.done {
+            Ok(())
+        } else {
+            Err(self.ctx.cut())
+        }
+    }
+}

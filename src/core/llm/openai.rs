@@ -1,0 +1,171 @@
+//! The OpenAI chat-completions wire format, spoken by openai, azure, xai and
+//! openai-compatible servers (LM Studio, vLLM, OpenRouter, llama.cpp server, DeepSeek ...).
+//!
+//! Request: `POST {base}/chat/completions` (azure:
+//! `{endpoint}/openai/deployments/{deployment}/chat/completions?api-version={v}`) with the
+//! messages as given (system entries stay `system`: the format has no alternation rule).
+//! Token limit: `max_completion_tokens` for openai, azure and xai (OpenAI deprecated
+//! `max_tokens`, and its reasoning models reject it); `max_tokens` for openai-compatible,
+//! because that is the field every compatible server understands.
+//!
+//! Stream: SSE, one `chat.completion.chunk` per event, ended by `data: [DONE]`.
+//! `choices[0].delta.content` is text; `delta.reasoning_content` (DeepSeek, vLLM) or
+//! `delta.reasoning` (OpenRouter, Ollama) is reasoning; `delta.refusal` is shown as text
+//! (it is the model's answer to the user); `usage` arrives in a last chunk with empty
+//! `choices` thanks to `stream_options.include_usage`. An `{"error": {...}}` frame is an
+//! HTTP error with the response's status.
+//!
+//! End-of-stream rule: `[DONE]` ends the reply. Some compatible servers never send `[DONE]`;
+//! a stream that ends after a `finish_reason` is therefore complete too. A stream that ends
+//! with neither was cut: `Decode` error. `Done` carries the last `finish_reason`, and is
+//! emitted at `[DONE]` (not at `finish_reason`) so that the usage chunk between them is kept.
+
+use serde_json::{json, Map, Value};
+
+use super::decode::{count_of, str_of, Ctx, FrameHandler};
+use super::encode::{encode_component, json_post, put, temperature};
+use super::errors::json_error_message;
+use super::http::HttpRequest;
+use super::provider::{ProviderConfig, ProviderKind};
+use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role, Usage};
+
+pub(crate) fn encode(
+    kind: ProviderKind,
+    base: &str,
+    config: &ProviderConfig,
+    settings: &CallSettings,
+    messages: &[ChatMessage],
+) -> HttpRequest {
+    let mut body = Map::new();
+    if !settings.model.trim().is_empty() {
+        body.insert("model".into(), Value::from(settings.model.trim()));
+    }
+    let msgs: Vec<Value> = messages
+        .iter()
+        .map(|m| {
+            let role = match m.role {
+                Role::System => "system",
+                Role::User => "user",
+                Role::Assistant => "assistant",
+            };
+            json!({ "role": role, "content": m.content })
+        })
+        .collect();
+    body.insert("messages".into(), Value::Array(msgs));
+    body.insert("stream".into(), Value::Bool(settings.stream));
+    put(&mut body, "temperature", temperature(settings));
+    let limit_field = if kind == ProviderKind::OpenAiCompatible {
+        "max_tokens"
+    } else {
+        "max_completion_tokens"
+    };
+    put(&mut body, limit_field, settings.max_tokens);
+    if settings.stream {
+        body.insert("stream_options".into(), json!({ "include_usage": true }));
+    }
+
+    let key = config.api_key().map(str::to_string);
+    let (url, headers) = if kind == ProviderKind::Azure {
+        let deployment = config.deployment().unwrap_or_default();
+        let url = format!(
+            "{base}/openai/deployments/{}/chat/completions?api-version={}",
+            encode_component(deployment),
+            encode_component(config.api_version())
+        );
+        (url, key.map(|k| vec![("api-key", k)]).unwrap_or_default())
+    } else {
+        let auth = key.map(|k| vec![("authorization", format!("Bearer {k}"))]);
+        (format!("{base}/chat/completions"), auth.unwrap_or_default())
+    };
+    json_post(url, headers, &Value::Object(body))
+}
+
+/// Frames of an OpenAI-style stream (or the one object of a non-streamed body).
+pub(crate) struct Handler {
+    ctx: Ctx,
+    finish_reason: Option<String>,
+}
+
+impl Handler {
+    pub(crate) fn new(ctx: Ctx) -> Self {
+        Self {
+            ctx,
+            finish_reason: None,
+        }
+    }
+}
+
+impl FrameHandler for Handler {
+    fn frame(&mut self, _event: &str, data: &str, out: &mut Vec<LlmEvent>) -> Result<(), LlmError> {
+        let data = data.trim();
+        if data.is_empty() {
+            return Ok(());
+        }
+        if data == "[DONE]" {
+            out.push(LlmEvent::Done {
+                finish_reason: self.finish_reason.take(),
+            });
+            return Ok(());
+        }
+        let v = self.ctx.parse(data)?;
+        if v.get("error").is_some_and(|e| !e.is_null()) {
+            let message = json_error_message(&v).unwrap_or_else(|| data.to_string());
+            return Err(self.ctx.http_error(&message));
+        }
+        if let Some(choice) = v.get("choices").and_then(|c| c.get(0)) {
+            // Streamed chunks carry `delta`, a non-streamed body carries `message`.
+            let part = choice.get("delta").or_else(|| choice.get("message"));
+            if let Some(part) = part {
+                let reasoning =
+                    str_of(part.get("reasoning_content")).or_else(|| str_of(part.get("reasoning")));
+                if let Some(r) = reasoning {
+                    out.push(LlmEvent::Reasoning(r.to_string()));
+                }
+                if let Some(t) = str_of(part.get("content")) {
+                    out.push(LlmEvent::Text(t.to_string()));
+                }
+                if let Some(t) = str_of(part.get("refusal")) {
+                    out.push(LlmEvent::Text(t.to_string()));
+                }
+            }
+            if let Some(reason) = str_of(choice.get("finish_reason")) {
+                self.finish_reason = Some(reason.to_string());
+            }
+        }
+        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+            out.push(LlmEvent::Usage(Usage {
+                input_tokens: count_of(u.get("prompt_tokens")),
+                output_tokens: count_of(u.get("completion_tokens")),
+            }));
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, out: &mut Vec<LlmEvent>) -> Result<(), LlmError> {
+        match self.finish_reason.take() {
+            Some(reason) => {
+                out.push(LlmEvent::Done {
+                    finish_reason: Some(reason),
+                });
+                Ok(())
+            }
+            None => Err(self.ctx.cut()),
+        }
+    }
+
+    fn body(&mut self, body: &str, out: &mut Vec<LlmEvent>) -> Result<(), LlmError> {
+        let v = self.ctx.parse(body.trim())?;
+        if v.get("choices").is_none() && v.get("error").is_none() {
+            return Err(self.ctx.decode_error(format!(
+                "expected a chat completion with `choices`, got: {}",
+                super::errors::excerpt(body)
+            )));
+        }
+        self.frame("", body, out)?;
+        // A non-streamed body is complete by construction; a missing finish_reason (some
+        // compatible servers) is not a cut stream.
+        let finish_reason = self.finish_reason.take();
+        out.push(LlmEvent::Done { finish_reason });
+        Ok(())
+    }
+}

@@ -1,0 +1,250 @@
+//! A sans-IO Server-Sent Events parser (the WHATWG `text/event-stream` format).
+//!
+//! Fed arbitrary byte slices, it yields complete events. Invariants: the events produced do not
+//! depend on how the stream was split into slices (a line, an event or a multi-byte UTF-8
+//! character may be cut anywhere), because bytes are only decoded once a whole line is in; CRLF,
+//! lone CR and LF all end a line (a CR at the end of one slice and an LF at the start of the
+//! next are one line end); comments (`:`) and unknown fields are ignored; `data:` with or
+//! without the space; several `data` lines are joined with `\n`. One deliberate leniency:
+//! [`SseParser::finish`] dispatches a last event whose blank line never came, because some
+//! servers close the connection right after the final `data:` line. A line longer than
+//! [`MAX_FRAME_BYTES`] is an error rather than unbounded memory.
+
+/// Largest line or event data accepted (16 MiB): far above any real LLM frame.
+pub const MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
+
+/// One dispatched event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseEvent {
+    /// The `event:` field, empty when the server sent none (the spec's default `message`).
+    pub event: String,
+    /// The `data` lines joined with `\n`.
+    pub data: String,
+}
+
+/// The stream is not SSE a decoder can hold in memory.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a single frame is larger than {limit} bytes")]
+pub struct FrameTooLarge {
+    pub limit: usize,
+}
+
+/// Splits a byte stream into lines, whatever the slicing and line-end style. Shared by the SSE
+/// parser and the NDJSON splitter.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct LineSplitter {
+    line: Vec<u8>,
+    /// The previous byte was a CR: an LF right after it belongs to the same line end.
+    after_cr: bool,
+    /// The first line has been produced (a UTF-8 BOM is only stripped from it).
+    seen_first_line: bool,
+}
+
+impl LineSplitter {
+    /// Feeds bytes; calls `on_line` with every completed line (decoded, BOM stripped).
+    pub(crate) fn feed(
+        &mut self,
+        bytes: &[u8],
+        mut on_line: impl FnMut(String) -> Result<(), FrameTooLarge>,
+    ) -> Result<(), FrameTooLarge> {
+        for &b in bytes {
+            if self.after_cr {
+                self.after_cr = false;
+                if b == b'\n' {
+                    continue;
+                }
+            }
+            match b {
+                b'\r' => {
+                    self.after_cr = true;
+                    on_line(self.take_line())?;
+                }
+                b'\n' => on_line(self.take_line())?,
+                _ => {
+                    if self.line.len() >= MAX_FRAME_BYTES {
+                        return Err(FrameTooLarge {
+                            limit: MAX_FRAME_BYTES,
+                        });
+                    }
+                    self.line.push(b);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The unterminated last line, if any bytes are pending.
+    pub(crate) fn finish(&mut self) -> Option<String> {
+        if self.line.is_empty() {
+            None
+        } else {
+            Some(self.take_line())
+        }
+    }
+
+    fn take_line(&mut self) -> String {
+        let bytes = std::mem::take(&mut self.line);
+        let mut text = String::from_utf8_lossy(&bytes).into_owned();
+        if !self.seen_first_line {
+            self.seen_first_line = true;
+            if let Some(rest) = text.strip_prefix('\u{feff}') {
+                text = rest.to_string();
+            }
+        }
+        text
+    }
+}
+
+/// The SSE state machine: lines in, events out.
+#[derive(Debug, Default, Clone)]
+pub struct SseParser {
+    lines: LineSplitter,
+    event: String,
+    data: String,
+    has_data: bool,
+}
+
+impl SseParser {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds the next slice of the stream; returns the events it completed.
+    pub fn feed(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, FrameTooLarge> {
+        let mut out = Vec::new();
+        let Self {
+            lines,
+            event,
+            data,
+            has_data,
+        } = self;
+        lines.feed(bytes, |line| {
+            Self::process_line(event, data, has_data, &line, &mut out)
+        })?;
+        Ok(out)
+    }
+
+    /// The stream ended: returns the last event if its blank line never came (see module docs).
+    pub fn finish(&mut self) -> Result<Vec<SseEvent>, FrameTooLarge> {
+        let mut out = Vec::new();
+        if let Some(line) = self.lines.finish() {
+            Self::process_line(
+                &mut self.event,
+                &mut self.data,
+                &mut self.has_data,
+                &line,
+                &mut out,
+            )?;
+        }
+        Self::process_line(
+            &mut self.event,
+            &mut self.data,
+            &mut self.has_data,
+            "",
+            &mut out,
+        )?;
+        Ok(out)
+    }
+
+    fn process_line(
+        event: &mut String,
+        data: &mut String,
+        has_data: &mut bool,
+        line: &str,
+        out: &mut Vec<SseEvent>,
+    ) -> Result<(), FrameTooLarge> {
+        if line.is_empty() {
+            if *has_data {
+                out.push(SseEvent {
+                    event: std::mem::take(event),
+                    data: std::mem::take(data),
+                });
+            }
+            event.clear();
+            data.clear();
+            *has_data = false;
+            return Ok(());
+        }
+        if line.starts_with(':') {
+            return Ok(()); // a comment: keep-alives such as `: ping` or `: OPENROUTER PROCESSING`
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+            None => (line, ""),
+        };
+        match field {
+            "data" => {
+                if data.len() + value.len() + 1 > MAX_FRAME_BYTES {
+                    return Err(FrameTooLarge {
+                        limit: MAX_FRAME_BYTES,
+                    });
+                }
+                if *has_data {
+                    data.push('\n');
+                }
+                data.push_str(value);
+                *has_data = true;
+            }
+            "event" => *event = value.to_string(),
+            _ => {} // `id`, `retry` and unknown fields do not matter to a one-shot reply stream
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_chunks(chunks: &[&[u8]]) -> Vec<SseEvent> {
+        let mut p = SseParser::new();
+        let mut out = Vec::new();
+        for c in chunks {
+            out.extend(p.feed(c).unwrap_or_default());
+        }
+        out.extend(p.finish().unwrap_or_default());
+        out
+    }
+
+    fn ev(event: &str, data: &str) -> SseEvent {
+        SseEvent {
+            event: event.into(),
+            data: data.into(),
+        }
+    }
+
+    #[test]
+    fn fields_comments_and_multiline_data() {
+        let s = b"\xEF\xBB\xBF: hello\r\nevent: a\r\ndata:x\r\ndata: y\r\nid: 3\r\n\r\n\
+                  data: 1\r\rdata: 2\n\n: keep-alive\n\ndata\n\nevent: lonely\n\n";
+        assert_eq!(
+            parse_chunks(&[s]),
+            vec![ev("a", "x\ny"), ev("", "1"), ev("", "2"), ev("", "")]
+        );
+    }
+
+    #[test]
+    fn any_split_gives_the_same_events() {
+        let s =
+            "data: h\u{e9}llo \u{4e16}\u{754c} \u{1f30d}\r\n\r\nevent: e\rdata: b\r\r".as_bytes();
+        let whole = parse_chunks(&[s]);
+        assert_eq!(whole.len(), 2);
+        for i in 0..=s.len() {
+            assert_eq!(parse_chunks(&[&s[..i], &s[i..]]), whole, "split at {i}");
+        }
+        let bytes: Vec<&[u8]> = s.chunks(1).collect();
+        assert_eq!(parse_chunks(&bytes), whole);
+    }
+
+    #[test]
+    fn finish_dispatches_an_unterminated_last_event() {
+        assert_eq!(parse_chunks(&[b"data: [DONE]"]), vec![ev("", "[DONE]")]);
+    }
+
+    #[test]
+    fn a_huge_line_is_an_error_not_a_crash() {
+        let mut p = SseParser::new();
+        let big = vec![b'a'; MAX_FRAME_BYTES + 1];
+        assert!(p.feed(&big).is_err());
+    }
+}
