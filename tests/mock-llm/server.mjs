@@ -694,9 +694,22 @@ async function writeFrames(ctx, frames, delayMs, plan) {
       return;
     }
     entry.bytesSent += buf.length;
-    if (!res.write(buf)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+    if (!res.write(buf)) await drained(res);
   }
   if (!ctx.closed) res.end();
+}
+
+/** Resolve on 'drain' or 'close', whichever comes first, leaving no listener behind. */
+function drained(res) {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
 
 async function readBody(req) {
