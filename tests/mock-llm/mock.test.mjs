@@ -117,6 +117,13 @@ describe('OpenAI Chat Completions', () => {
     assert.equal(chunks.at(-1).choices[0].finish_reason, 'stop');
   });
 
+  test('under /compat/ it is a keyless OpenAI-compatible server', async () => {
+    const res = await post('/compat/v1/chat/completions', chat('hi'), { 'x-mock-reply': 'local' });
+    assert.equal(res.status, 200);
+    assert.equal(openaiText(parseSse(await res.text())), 'local');
+    assert.equal(mock.requests()[0].provider, 'openai-compatible');
+  });
+
   test('non-streaming JSON when stream is false', async () => {
     const res = await post('/v1/chat/completions', chat('hi', { stream: false }), { ...OPENAI, 'x-mock-reply': 'Plain' });
     assert.match(res.headers.get('content-type'), /^application\/json/);

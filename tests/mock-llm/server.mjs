@@ -94,6 +94,8 @@ function route(method, pathname) {
   let m;
   if ((m = pathname.match(/^\/openai\/deployments\/([^/]+)\/chat\/completions$/)))
     return { provider: 'azure', deployment: decodeURIComponent(m[1]) };
+  // A keyless local server (LM Studio, vLLM, llama.cpp): the same wire format, no key needed.
+  if (pathname.startsWith('/compat/') && pathname.endsWith('/chat/completions')) return { provider: 'openai-compatible' };
   // Any OpenAI-style base URL (`/v1`, `/api/v1`, none) ends in /chat/completions.
   if (pathname.endsWith('/chat/completions')) return { provider: 'openai' };
   if (pathname === '/v1/messages' || pathname === '/messages') return { provider: 'anthropic' };
@@ -632,7 +634,10 @@ const ollamaCodec = {
   },
 };
 
-const CODECS = { openai: openaiCodec(false), azure: openaiCodec(true), anthropic: anthropicCodec, google: googleCodec, ollama: ollamaCodec };
+const CODECS = {
+  openai: openaiCodec(false),
+  'openai-compatible': { ...openaiCodec(false), name: 'openai-compatible', auth: () => null },
+  azure: openaiCodec(true), anthropic: anthropicCodec, google: googleCodec, ollama: ollamaCodec };
 
 function jsonOut(body) {
   const text = JSON.stringify(body);
