@@ -148,9 +148,10 @@ async function handle(req, res, state, defaults) {
     entry.completed = res.writableFinished;
     // Closed before our last byte and not by us (cut fault, shutdown): the client went away.
     entry.closedByClient = !res.writableFinished && !ctx.serverCut && !state.closing;
-  });
-  res.on('finish', () => {
-    if (defaults.verbose) console.log(`${req.method} ${entry.path} ${entry.provider} ${entry.status}${entry.fault ? ` fault=${entry.fault}` : ''}`);
+    if (defaults.verbose) {
+      const how = entry.completed ? 'done' : entry.closedByClient ? 'closed by client' : 'closed by server';
+      console.log(`${req.method} ${entry.path} ${entry.provider} ${entry.status} ${entry.bytesSent} B ${how}${entry.fault ? ` fault=${entry.fault}` : ''}`);
+    }
   });
 
   const codec = CODECS[target.provider];
@@ -431,7 +432,8 @@ function openaiCodec(azure) {
       return {
         headers: SSE_HEADERS,
         frames,
-        malformedAt: Math.min(2, frames.length - 1),
+        // After the role frame, the reasoning and the first content delta.
+        malformedAt: Math.min(2 + plan.reasoningChunks.length, frames.length - 1),
         malformedFrame: `data: {"id":"${id}","object":"chat.completion.chunk","choices":[{"delta":{"content":"oops"}\n\n`,
       };
     },
