@@ -463,6 +463,22 @@ describe('faults', () => {
     assert.equal(text.trim(), '');
   });
 
+  test('split:<bytes> writes the body in pieces of that size, cutting frames and characters', async () => {
+    const reply = 'Grüße 🌍 von Alice';
+    const res = await post('/v1/messages', { model: 'm', stream: true, messages: [] }, { ...ANTHROPIC, 'x-mock-fault': 'split:5', 'x-mock-delay': '1', 'x-mock-reply': encodeURIComponent(reply) });
+    const reader = res.body.getReader();
+    const pieces = [];
+    for (let step = await reader.read(); !step.done; step = await reader.read()) pieces.push(step.value);
+    const all = Buffer.concat(pieces);
+    assert.ok(pieces.length > 20, `${pieces.length} pieces`);
+    assert.ok(pieces.every((p) => p.length <= 5));
+    const text = parseSse(all.toString('utf8'))
+      .filter((r) => r.event === 'content_block_delta')
+      .map((r) => JSON.parse(r.data).delta.text)
+      .join('');
+    assert.equal(text, reply);
+  });
+
   test('faults combine: status-once then a dripping reply', async () => {
     const h = { ...OPENAI, 'x-mock-fault': 'status-once:500, drip:1', 'x-mock-key': 'combo' };
     assert.equal((await post('/v1/chat/completions', chat('hi'), h)).status, 500);

@@ -187,6 +187,13 @@ async function handle(req, res, state, defaults) {
     out.frames = [out.malformedFrame];
     out.headers = { ...out.headers, 'content-length': String(Buffer.byteLength(out.malformedFrame)) };
   }
+  // Re-cut the body into fixed byte pieces, across frames and inside UTF-8 characters, to test
+  // that a client's parser accepts any split of the byte stream.
+  if (plan.splitBytes) {
+    const all = Buffer.concat(out.frames.map((f) => Buffer.from(f)));
+    out.frames = [];
+    for (let i = 0; i < all.length; i += plan.splitBytes) out.frames.push(all.subarray(i, i + plan.splitBytes));
+  }
   entry.status = 200;
   res.writeHead(200, { 'x-request-id': `req_mock_${entry.id}`, ...out.headers });
   res.flushHeaders();
@@ -259,6 +266,7 @@ function makePlan(call, headers, defaults) {
     else if (f.kind === 'cut') plan.cutAt = f.bytes;
     else if (f.kind === 'malformed') plan.malformed = true;
     else if (f.kind === 'drip') delayMs = f.ms;
+    else if (f.kind === 'split') plan.splitBytes = f.bytes;
     else if (f.kind === 'empty') plan.reply = ' \n  ';
     else if (f.kind === 'huge') {
       plan.reply = hugeText(f.bytes);
@@ -290,9 +298,9 @@ function parseFaults(spec) {
       f.code = Number(a);
       if (b !== undefined && b !== '') f.retryAfter = Number(b);
       if (!(f.code >= 400 && f.code <= 599)) throw scriptError(`bad fault ${raw}: status must be 400..599`);
-    } else if (['stall', 'cut', 'huge'].includes(f.kind)) {
+    } else if (['stall', 'cut', 'huge', 'split'].includes(f.kind)) {
       f.bytes = Number(a);
-      if (!(f.bytes >= 0)) throw scriptError(`bad fault ${raw}: needs a byte count`);
+      if (!(f.bytes >= (f.kind === 'split' ? 1 : 0))) throw scriptError(`bad fault ${raw}: needs a byte count`);
     } else if (f.kind === 'drip') {
       f.ms = Number(a);
       if (!(f.ms >= 0)) throw scriptError(`bad fault ${raw}: needs milliseconds`);
