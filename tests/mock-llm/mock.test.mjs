@@ -355,6 +355,10 @@ describe('scripting', () => {
     const res = await post('/v1/chat/completions', chat('hi'), { ...OPENAI, 'x-mock-fault': 'explode' });
     assert.equal(res.status, 400);
     assert.match((await res.json()).error.message, /unknown fault explode/);
+    const an = await post('/v1/messages', { model: 'm', system: 'mock-fault: stall', messages: [] }, ANTHROPIC);
+    assert.equal(an.status, 400);
+    assert.match((await an.json()).error.message, /bad fault stall/);
+    assert.equal(mock.requests()[1].status, 400);
   });
 });
 

@@ -44,8 +44,7 @@ export async function startMockLlm({
   const server = http.createServer((req, res) => {
     handle(req, res, state, defaults).catch((err) => {
       // A bug in the mock must show up in the test, not hang it.
-      // A bad script (unknown fault) is the caller's error: 400, which clients do not retry.
-      if (!res.headersSent) sendJson(res, err.status || 500, { error: { message: `mock-llm: ${err.message}` } });
+      if (!res.headersSent) sendJson(res, 500, { error: { message: `mock-llm: ${err.message}` } });
       else res.destroy();
     });
   });
@@ -163,7 +162,14 @@ async function handle(req, res, state, defaults) {
   if (auth && defaults.requireKey) return sendError(ctx, codec, auth.status, auth.message);
 
   const call = codec.parse(body, target, url);
-  const plan = makePlan(call, req.headers, defaults);
+  let plan;
+  try {
+    plan = makePlan(call, req.headers, defaults);
+  } catch (err) {
+    // A bad script (unknown fault) is the caller's error: 400, which clients do not retry.
+    if (err.status === 400) return sendError(ctx, codec, 400, `mock-llm: ${err.message}`);
+    throw err;
+  }
   entry.reply = plan.reply;
   entry.fault = plan.faults.map((f) => f.raw).join(', ') || null;
 
