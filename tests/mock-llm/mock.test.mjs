@@ -474,8 +474,8 @@ describe('faults', () => {
     const pieces = [];
     for (let step = await reader.read(); !step.done; step = await reader.read()) pieces.push(step.value);
     const all = Buffer.concat(pieces);
-    assert.ok(pieces.length > 20, `${pieces.length} pieces`);
-    assert.ok(pieces.every((p) => p.length <= 5));
+    // The client may read two pieces at once when it falls behind, so only "many reads" is certain.
+    assert.ok(pieces.length > 20, `${pieces.length} reads of ${all.length} bytes`);
     const text = parseSse(all.toString('utf8'))
       .filter((r) => r.event === 'content_block_delta')
       .map((r) => JSON.parse(r.data).delta.text)
