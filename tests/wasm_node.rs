@@ -43,11 +43,20 @@ async fn sleep_waits_and_a_dropped_timeout_never_fires() {
     let f = fired.clone();
     let kept = agent_world_wasm::web::timer::Timeout::new(5, move || f.set(f.get() + 1));
     let f = fired.clone();
-    drop(agent_world_wasm::web::timer::Timeout::new(5, move || f.set(f.get() + 10)));
+    drop(agent_world_wasm::web::timer::Timeout::new(5, move || {
+        f.set(f.get() + 10)
+    }));
     let t0 = agent_world_wasm::web::clock::now_ms();
     agent_world_wasm::web::timer::sleep(30).await;
-    assert!(agent_world_wasm::web::clock::now_ms() - t0 >= 25, "sleep returned early");
-    assert_eq!(fired.get(), 1, "the kept timeout fires once, the dropped one never");
+    assert!(
+        agent_world_wasm::web::clock::now_ms() - t0 >= 25,
+        "sleep returned early"
+    );
+    assert_eq!(
+        fired.get(),
+        1,
+        "the kept timeout fires once, the dropped one never"
+    );
     drop(kept);
 }
 
@@ -56,7 +65,11 @@ fn errors_are_real_js_errors_with_a_stable_code_and_cause() {
     use agent_world_wasm::bindings::error::{agent_world_error, is_agent_world_error};
     use wasm_bindgen::{JsCast, JsValue};
     let cause = JsValue::from(js_sys::Error::new("disk full"));
-    let err = agent_world_error("storage_error", "could not save the chat", Some(cause.clone()));
+    let err = agent_world_error(
+        "storage_error",
+        "could not save the chat",
+        Some(cause.clone()),
+    );
     let e: &js_sys::Error = err.dyn_ref().expect("an Error instance");
     assert_eq!(String::from(e.name()), "AgentWorldError");
     assert_eq!(String::from(e.message()), "could not save the chat");

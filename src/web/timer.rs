@@ -26,7 +26,10 @@ impl Timeout {
     pub fn new(ms: u64, callback: impl FnMut() + 'static) -> Self {
         let callback = Closure::<dyn FnMut()>::new(callback);
         let handle = set_timeout(callback.as_ref().unchecked_ref(), ms as f64);
-        Self { handle, _callback: callback }
+        Self {
+            handle,
+            _callback: callback,
+        }
     }
 }
 
