@@ -1,6 +1,8 @@
 //! Provider codec tests: recorded streams (written from each provider's documented wire format)
 //! decoded under every split, error payloads and HTTP error bodies, and request encoding.
 
+#![cfg(not(target_arch = "wasm32"))] // native ring; proptest is a host dev-dependency
+
 use agent_world_wasm::core::llm::types::{
     CallSettings, ChatMessage, LlmError, LlmEvent, Role, Usage,
 };

@@ -183,7 +183,9 @@ pub fn line_start_mentions(content: &str) -> Vec<String> {
     out
 }
 
-#[cfg(test)]
+// Native only: the property tests use proptest, a host dev-dependency (the core's rules are
+// tested natively; the wasm rings test the adapters).
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use proptest::prelude::*;
