@@ -22,7 +22,7 @@ trap 'kill $MOCK_PID 2>/dev/null || true' EXIT
 for _ in $(seq 50); do grep -q listening target/mock-llm.log 2>/dev/null && break; sleep 0.1; done
 
 ring "wasm-bindgen-test: Node, Chromium page, Chromium worker" \
-  cargo test --quiet --target wasm32-unknown-unknown
+  cargo test --target wasm32-unknown-unknown
 ring "build pkg/ (web, nodejs)" build_pkg web nodejs
 echo "== JS tests (node:test): package, runtimes (Deno, workerd), mock LLM, demo e2e in Chromium" >&2
 node --test --test-concurrency=1 tests/js/ tests/runtimes/ tests/mock-llm/ tests/e2e/
