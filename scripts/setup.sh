@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 WASM_BINDGEN_VERSION=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
 WASM_PACK_VERSION=0.15.1
 export DEBIAN_FRONTEND=noninteractive
-export PATH="$HOME/.cargo/bin:$PATH"
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 step() { local s; s=$(date +%s); "$@"; echo "setup: $(( $(date +%s) - s ))s: $*" >&2; }
 have() { command -v "$1" >/dev/null 2>&1 && "$1" --version 2>/dev/null | grep -qF " $2"; }
