@@ -5,6 +5,7 @@
 
 pub mod clock;
 pub mod error;
+pub mod events;
 pub mod ids;
 pub mod llm;
 pub mod memory_store;

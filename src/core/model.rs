@@ -214,7 +214,8 @@ pub enum MessageKind {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Message {
     pub message_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `null` when session mode is off (the message event always carries the field).
+    #[serde(default)]
     pub chat_id: Option<String>,
     pub sender: String,
     pub content: String,

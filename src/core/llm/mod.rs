@@ -3,3 +3,7 @@
 //! wire formats and back).
 
 pub mod types;
+
+pub mod client;
+#[doc(hidden)]
+pub mod testing;
