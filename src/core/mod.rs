@@ -4,6 +4,7 @@
 //! natively with `cargo test`.
 
 pub mod clock;
+pub mod engine;
 pub mod error;
 pub mod events;
 pub mod ids;

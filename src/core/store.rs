@@ -59,7 +59,7 @@ impl StoreError {
 
 /// An agent's per-chat turn state (spec §6: memory and counters are persisted per chat).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AgentChatState {
     pub agent_id: String,
     pub llm_call_count: u32,
