@@ -42,7 +42,10 @@ fn session_mode_on_persists_every_message_and_emits_chat_saved_with_distinct_cou
     h.llm.reply("bob", "b");
     h.send("Hello everyone!");
     let saved = h.system("chat-saved");
-    let counts: Vec<u64> = saved.iter().map(|v| v["messageCount"].as_u64().unwrap()).collect();
+    let counts: Vec<u64> = saved
+        .iter()
+        .map(|v| v["messageCount"].as_u64().unwrap())
+        .collect();
     assert_eq!(counts, vec![1, 2, 3]);
     assert_eq!(h.world.current_chat().unwrap().message_count, 3);
     assert_eq!(h.transcript().len(), 3);
@@ -70,7 +73,10 @@ fn session_mode_off_answers_but_persists_nothing_and_reopens_empty() {
     let stored = block_on(h.store.messages(&h.world.id(), &chat.id, None, 100)).unwrap();
     assert!(stored.is_empty());
     let w2 = h.reopen();
-    assert!(w2.info().current_chat_id.is_none(), "currentChatId persists as null");
+    assert!(
+        w2.info().current_chat_id.is_none(),
+        "currentChatId persists as null"
+    );
     assert!(w2.agent_memory("alice").unwrap().is_empty());
     assert_eq!(w2.agent("alice").unwrap().llm_call_count, 0);
     // Turning it back on starts a chat.
@@ -100,14 +106,20 @@ fn heuristic_title_tries_each_human_message_while_default_differs() {
 fn heuristic_title_examples_through_the_engine() {
     let h = harness();
     h.send("Hello, how do I learn React?");
-    assert_eq!(h.world.current_chat().unwrap().name, "how do I learn React?");
+    assert_eq!(
+        h.world.current_chat().unwrap().name,
+        "how do I learn React?"
+    );
 }
 
 #[test]
 fn agent_messages_never_set_the_title() {
     let h = harness();
     h.send_as("What is 2+2?", Some("bob"));
-    assert_eq!(h.world.current_chat().unwrap().title_source, TitleSource::Default);
+    assert_eq!(
+        h.world.current_chat().unwrap().title_source,
+        TitleSource::Default
+    );
 }
 
 #[test]
@@ -122,11 +134,15 @@ fn rename_chat_is_manual_and_never_overwritten() {
     h.send("What is 2+2?");
     assert_eq!(h.world.current_chat().unwrap().name, "My plans");
     assert_eq!(
-        block_on(h.world.rename_chat("nope", "x")).unwrap_err().code(),
+        block_on(h.world.rename_chat("nope", "x"))
+            .unwrap_err()
+            .code(),
         "chat_not_found"
     );
     assert_eq!(
-        block_on(h.world.rename_chat(&c.id, "  ")).unwrap_err().code(),
+        block_on(h.world.rename_chat(&c.id, "  "))
+            .unwrap_err()
+            .code(),
         "invalid_input"
     );
 }
@@ -183,7 +199,10 @@ fn llm_title_error_falls_back_to_the_heuristic() {
     let c = h.world.current_chat().unwrap();
     assert_eq!(c.name, "What is 2+2?");
     assert_eq!(c.title_source, TitleSource::Auto);
-    assert!(h.system("error").is_empty(), "a title failure is not a turn error");
+    assert!(
+        h.system("error").is_empty(),
+        "a title failure is not a turn error"
+    );
 }
 
 #[test]
@@ -191,7 +210,10 @@ fn llm_title_blank_answer_and_empty_heuristic_keep_default_for_the_next_try() {
     let h = llm_title_harness();
     h.llm.reply("titler", "   ");
     h.send("?");
-    assert_eq!(h.world.current_chat().unwrap().title_source, TitleSource::Default);
+    assert_eq!(
+        h.world.current_chat().unwrap().title_source,
+        TitleSource::Default
+    );
     h.llm.reply("titler", "Arithmetic");
     h.send("What is 2+2?");
     assert_eq!(h.world.current_chat().unwrap().name, "Arithmetic");
@@ -200,15 +222,19 @@ fn llm_title_blank_answer_and_empty_heuristic_keep_default_for_the_next_try() {
 #[test]
 fn llm_title_is_dropped_if_the_chat_was_renamed_meanwhile() {
     let h = llm_title_harness();
-    h.llm.script("titler", vec![Step::Yield, Step::Text("LLM Title".into())]);
+    h.llm
+        .script("titler", vec![Step::Yield, Step::Text("LLM Title".into())]);
     h.clock.advance(1000);
     block_on(h.world.send("Plan a trip", None)).unwrap();
     let id = h.world.current_chat().unwrap().id;
     let w = h.world.clone();
-    block_on(futures_util::future::join(h.world.run_until_idle(), async move {
-        // Runs while the title call yields.
-        w.rename_chat(&id, "Mine").await.unwrap();
-    }));
+    block_on(futures_util::future::join(
+        h.world.run_until_idle(),
+        async move {
+            // Runs while the title call yields.
+            w.rename_chat(&id, "Mine").await.unwrap();
+        },
+    ));
     assert_eq!(h.llm.calls_to("titler").len(), 1);
     let c = h.world.current_chat().unwrap();
     assert_eq!(c.name, "Mine");
@@ -229,8 +255,14 @@ fn new_chat_reuses_an_empty_current_chat_else_creates_one_differs() {
     let second = block_on(h.world.new_chat()).unwrap();
     assert_ne!(second.id, first.id, "a chat with messages is never reused");
     assert_eq!(second.name, "New Chat");
-    assert_eq!(h.system("new-chat-created")[0]["chatId"], second.id.as_str());
-    assert_eq!(h.world.info().current_chat_id.as_deref(), Some(second.id.as_str()));
+    assert_eq!(
+        h.system("new-chat-created")[0]["chatId"],
+        second.id.as_str()
+    );
+    assert_eq!(
+        h.world.info().current_chat_id.as_deref(),
+        Some(second.id.as_str())
+    );
     assert!(h.memory("alice").is_empty());
     assert_eq!(h.count("alice"), 0);
     // The old chat is untouched.
@@ -258,14 +290,21 @@ fn load_chat_restores_memory_and_counters_as_they_were() {
     assert_eq!(h.count("alice"), 1);
     assert_eq!(
         h.memory("alice"),
-        vec![("user".into(), "q1".into()), ("assistant".into(), "a1".into())]
+        vec![
+            ("user".into(), "q1".into()),
+            ("assistant".into(), "a1".into())
+        ]
     );
     block_on(h.world.load_chat(&second.id)).unwrap();
     assert_eq!(h.count("alice"), 2);
     assert_eq!(h.memory("alice").len(), 4);
     let e = block_on(h.world.load_chat("missing")).unwrap_err();
     assert_eq!(e.code(), "chat_not_found");
-    assert_eq!(h.world.current_chat().unwrap().id, second.id, "nothing changed");
+    assert_eq!(
+        h.world.current_chat().unwrap().id,
+        second.id,
+        "nothing changed"
+    );
 }
 
 #[test]
@@ -329,7 +368,10 @@ fn reopen_restores_current_chat_memory_and_counters() {
     assert_eq!(w2.info().current_chat_id, h.world.info().current_chat_id);
     for a in ["alice", "bob"] {
         assert_eq!(w2.agent(a).unwrap().llm_call_count, 1);
-        assert_eq!(w2.agent_memory(a).unwrap(), h.world.agent_memory(a).unwrap());
+        assert_eq!(
+            w2.agent_memory(a).unwrap(),
+            h.world.agent_memory(a).unwrap()
+        );
     }
     let names: Vec<String> = w2.agents().into_iter().map(|a| a.id).collect();
     assert_eq!(names, vec!["alice", "bob"], "routing order survives");
@@ -359,23 +401,33 @@ fn switching_chats_cancels_the_left_chats_calls_so_no_reply_lands_in_the_wrong_c
     let h = harness();
     h.add("alice");
     h.add("bob");
-    h.llm.script("alice", vec![Step::Text("x".into()), Step::Hang]);
+    h.llm
+        .script("alice", vec![Step::Text("x".into()), Step::Hang]);
     h.llm.reply("bob", "late");
     h.clock.advance(1000);
     block_on(h.world.send("Hello everyone!", None)).unwrap();
     let first = h.world.current_chat().unwrap();
     let w = h.world.clone();
-    block_on(futures_util::future::join(h.world.run_until_idle(), async move {
-        w.new_chat().await.unwrap();
-    }));
+    block_on(futures_util::future::join(
+        h.world.run_until_idle(),
+        async move {
+            w.new_chat().await.unwrap();
+        },
+    ));
     let second = h.world.current_chat().unwrap();
     assert_ne!(first.id, second.id);
     let codes: Vec<_> = h.sse("error").iter().map(|e| e["error"].clone()).collect();
     assert_eq!(codes.len(), 2);
     assert!(codes.iter().all(|c| c == "openai: cancelled"));
-    assert!(block_on(h.world.messages(&second.id, None, 10)).unwrap().is_empty());
+    assert!(block_on(h.world.messages(&second.id, None, 10))
+        .unwrap()
+        .is_empty());
     let old = block_on(h.world.messages(&first.id, None, 10)).unwrap();
-    assert_eq!(old.len(), 1, "no reply and no interrupted message in either chat");
+    assert_eq!(
+        old.len(),
+        1,
+        "no reply and no interrupted message in either chat"
+    );
     assert_eq!(h.calls("bob"), 0);
 }
 
@@ -394,7 +446,9 @@ fn clear_agent_memory_empties_memory_and_counter_not_messages() {
     let w2 = h.reopen();
     assert!(w2.agent_memory("alice").unwrap().is_empty());
     assert_eq!(
-        block_on(h.world.clear_agent_memory("nobody")).unwrap_err().code(),
+        block_on(h.world.clear_agent_memory("nobody"))
+            .unwrap_err()
+            .code(),
         "agent_not_found"
     );
 }
@@ -427,7 +481,10 @@ fn notices_are_persisted_in_the_chat_but_never_in_memory() {
     h.send_as("@alice b", Some("bob"));
     let t = h.transcript();
     assert_eq!(t.last().unwrap().kind, MessageKind::TurnLimit);
-    assert!(h.memory("alice").iter().all(|(_, c)| !c.contains("Turn limit")));
+    assert!(h
+        .memory("alice")
+        .iter()
+        .all(|(_, c)| !c.contains("Turn limit")));
     assert_eq!(h.world.current_chat().unwrap().message_count, 4);
 }
 

@@ -26,7 +26,10 @@ fn public_message_to_three_agents_order_replies_memory_counters() {
     }
     let m = h.send("Hello everyone!");
     let t = h.transcript();
-    let got: Vec<(&str, &str)> = t.iter().map(|m| (m.sender.as_str(), m.content.as_str())).collect();
+    let got: Vec<(&str, &str)> = t
+        .iter()
+        .map(|m| (m.sender.as_str(), m.content.as_str()))
+        .collect();
     assert_eq!(
         got,
         vec![
@@ -38,7 +41,10 @@ fn public_message_to_three_agents_order_replies_memory_counters() {
     );
     for (i, a) in ["alice", "bob", "carol"].iter().enumerate() {
         let reply = &t[i + 1];
-        assert_eq!(reply.reply_to_message_id.as_deref(), Some(m.message_id.as_str()));
+        assert_eq!(
+            reply.reply_to_message_id.as_deref(),
+            Some(m.message_id.as_str())
+        );
         assert_eq!(reply.kind, MessageKind::Message);
         assert_eq!(h.count(a), 1);
         assert_eq!(
@@ -85,7 +91,10 @@ fn step2_input_is_system_prompt_plus_window_with_m_once_differs() {
     let calls = h.llm.calls_to("alice");
     assert_eq!(
         calls[0].messages,
-        vec![ChatMessage::new(Role::System, "You are Alice."), user("first question")]
+        vec![
+            ChatMessage::new(Role::System, "You are Alice."),
+            user("first question")
+        ]
     );
     assert_eq!(
         calls[1].messages,
@@ -295,7 +304,10 @@ fn step5_llm_error_message_code_partial_content_interrupted_message_differs() {
     assert_eq!(last.kind, MessageKind::Interrupted);
     assert_eq!(last.sender, "alice");
     assert_eq!(last.content, "Partial answer");
-    assert_eq!(last.reply_to_message_id.as_deref(), Some(m.message_id.as_str()));
+    assert_eq!(
+        last.reply_to_message_id.as_deref(),
+        Some(m.message_id.as_str())
+    );
     assert_eq!(last.message_id, sse_err[0]["messageId"].as_str().unwrap());
     // M stays in memory, the partial text does not.
     assert_eq!(h.memory("alice"), vec![("user".into(), "hello".into())]);
@@ -353,7 +365,11 @@ fn step5_error_codes_for_timeout_stall_and_not_configured() {
         assert_eq!(h.sse("error")[0]["error"], msg);
         assert!(h.sse("error")[0].get("partialContent").is_none());
         assert_eq!(h.count("alice"), 1, "a failed call counts as a turn");
-        assert_eq!(h.transcript().len(), 1, "no interrupted message without text");
+        assert_eq!(
+            h.transcript().len(),
+            1,
+            "no interrupted message without text"
+        );
     }
 }
 
@@ -402,7 +418,10 @@ fn step7_pass_tag_publishes_remaining_text_then_the_pass_notice_from_system() {
     assert_eq!(notice.kind, MessageKind::Pass);
     assert_eq!(notice.sender, "system");
     assert_eq!(notice.content, "@human alice is passing control to you");
-    assert_eq!(notice.reply_to_message_id.as_deref(), Some(reply.message_id.as_str()));
+    assert_eq!(
+        notice.reply_to_message_id.as_deref(),
+        Some(reply.message_id.as_str())
+    );
     let _ = m;
 }
 
@@ -416,7 +435,10 @@ fn step7_pass_without_text_publishes_only_the_notice_replying_to_m() {
     let t = h.transcript();
     assert_eq!(t.len(), 2);
     assert_eq!(t[1].kind, MessageKind::Pass);
-    assert_eq!(t[1].reply_to_message_id.as_deref(), Some(m.message_id.as_str()));
+    assert_eq!(
+        t[1].reply_to_message_id.as_deref(),
+        Some(m.message_id.as_str())
+    );
     assert_eq!(h.memory("alice").len(), 1, "nothing stored for the agent");
 }
 
@@ -427,7 +449,8 @@ fn step7_to_tag_addresses_the_named_agents_without_auto_mention() {
     h.add("alice");
     h.add("bob");
     h.add("carol");
-    h.llm.reply("alice", "<world>to: @bob, carol</world> over to you");
+    h.llm
+        .reply("alice", "<world>to: @bob, carol</world> over to you");
     h.llm.reply("bob", "b");
     h.llm.reply("carol", "c");
     h.send_as("@alice decide", Some("dave"));
@@ -506,23 +529,45 @@ fn stop_mid_stream_aborts_with_llm_aborted_and_the_world_stays_usable() {
     h.clock.advance(1000);
     let m = block_on(h.world.send("Hello everyone!", None)).unwrap();
     let w = h.world.clone();
-    block_on(futures_util::future::join(h.world.run_until_idle(), async move {
-        w.stop();
-    }));
+    block_on(futures_util::future::join(
+        h.world.run_until_idle(),
+        async move {
+            w.stop();
+        },
+    ));
     let errs = h.sse("error");
-    assert_eq!(errs.len(), 2, "running and queued calls both end with an SSE error");
+    assert_eq!(
+        errs.len(),
+        2,
+        "running and queued calls both end with an SSE error"
+    );
     assert_eq!(errs.iter().filter(|e| e["agentName"] == "alice").count(), 1);
     let alice_err = errs.iter().find(|e| e["agentName"] == "alice").unwrap();
     assert_eq!(alice_err["error"], "openai: cancelled");
     assert_eq!(alice_err["partialContent"], "Half");
-    let codes: Vec<_> = h.system("error").iter().map(|e| e["code"].clone()).collect();
+    let codes: Vec<_> = h
+        .system("error")
+        .iter()
+        .map(|e| e["code"].clone())
+        .collect();
     assert!(codes.iter().all(|c| c == "llm_aborted"));
-    assert_eq!(h.sse("start").len(), 2, "the queued call emits start then error");
+    assert_eq!(
+        h.sse("start").len(),
+        2,
+        "the queued call emits start then error"
+    );
     assert_eq!(h.calls("bob"), 0);
-    assert_eq!(h.count("bob"), 1, "a call cancelled while queued keeps its turn");
+    assert_eq!(
+        h.count("bob"),
+        1,
+        "a call cancelled while queued keeps its turn"
+    );
     let t = h.transcript();
     assert_eq!(t.last().unwrap().kind, MessageKind::Interrupted);
-    assert_eq!(t.last().unwrap().reply_to_message_id.as_deref(), Some(m.message_id.as_str()));
+    assert_eq!(
+        t.last().unwrap().reply_to_message_id.as_deref(),
+        Some(m.message_id.as_str())
+    );
     h.llm.reply("alice", "back");
     h.send("@alice still there?");
     assert_eq!(h.transcript().last().unwrap().content, "back");
@@ -532,7 +577,8 @@ fn stop_mid_stream_aborts_with_llm_aborted_and_the_world_stays_usable() {
 fn run_until_idle_twice_at_once_is_harmless() {
     let h = harness();
     h.add("alice");
-    h.llm.script("alice", vec![Step::Yield, Step::Text("one".into())]);
+    h.llm
+        .script("alice", vec![Step::Yield, Step::Text("one".into())]);
     h.clock.advance(1000);
     block_on(h.world.send("hello", None)).unwrap();
     block_on(futures_util::future::join(
@@ -549,7 +595,9 @@ fn storage_failure_on_send_is_returned_and_nothing_is_routed() {
     let h = harness();
     h.add("alice");
     h.store
-        .fail_next_apply(agent_world_wasm::core::store::StoreError::Backend("disk".into()));
+        .fail_next_apply(agent_world_wasm::core::store::StoreError::Backend(
+            "disk".into(),
+        ));
     let e = block_on(h.world.send("hello", None)).unwrap_err();
     assert_eq!(e.code(), "storage_error");
     assert_eq!(h.count("alice"), 0);

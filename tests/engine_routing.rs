@@ -22,7 +22,10 @@ fn routing_examples_of_spec_section_4() {
     assert!(responds("@test-agent, please help", "user"));
     assert!(!responds("Hello @test-agent, how are you?", "user"));
     assert!(responds("Hello everyone!", "user"));
-    assert!(!responds("I think @test-agent should handle this.", "other-agent"));
+    assert!(!responds(
+        "I think @test-agent should handle this.",
+        "other-agent"
+    ));
     assert!(responds("@Test-Agent, hi", "user"));
     assert!(!responds("@test-agent anything", "system"));
     assert!(!responds("anything at all", "system"));
@@ -155,7 +158,10 @@ fn rule7_turn_limit_notice_is_published_verbatim_with_reply_to_and_event() {
         notice.content,
         "@human Turn limit reached (2 LLM calls). Please take control of the conversation."
     );
-    assert_eq!(notice.reply_to_message_id.as_deref(), Some(m.message_id.as_str()));
+    assert_eq!(
+        notice.reply_to_message_id.as_deref(),
+        Some(m.message_id.as_str())
+    );
     let ev = h.system("turn-limit");
     assert_eq!(ev.len(), 1);
     assert_eq!(ev[0]["agentName"], "alice");
@@ -197,7 +203,11 @@ fn rule8_human_or_world_message_resets_counters_once_before_deciding() {
     assert_eq!(h.count("alice"), 1);
     h.llm.reply("alice", "a2");
     h.send("@alice again");
-    assert_eq!(h.calls("alice"), 2, "the human's message reset the counter first");
+    assert_eq!(
+        h.calls("alice"),
+        2,
+        "the human's message reset the counter first"
+    );
     assert_eq!(h.count("alice"), 1);
     h.llm.reply("alice", "a3");
     h.send_as("@alice from the world", Some("world"));
@@ -271,7 +281,10 @@ fn ping_pong_to_the_turn_limit_then_notice_and_the_chain_stops() {
     assert_eq!(h.calls("ping"), 3);
     assert_eq!(h.calls("pong"), 3);
     let t = h.transcript();
-    let notices: Vec<_> = t.iter().filter(|m| m.kind == MessageKind::TurnLimit).collect();
+    let notices: Vec<_> = t
+        .iter()
+        .filter(|m| m.kind == MessageKind::TurnLimit)
+        .collect();
     assert_eq!(notices.len(), 1);
     assert_eq!(notices[0].sender, "ping");
     assert_eq!(
@@ -283,7 +296,11 @@ fn ping_pong_to_the_turn_limit_then_notice_and_the_chain_stops() {
         notices[0].reply_to_message_id.as_deref(),
         Some(last_pong.message_id.as_str())
     );
-    assert_eq!(t.last().unwrap().kind, MessageKind::TurnLimit, "the chain stops");
+    assert_eq!(
+        t.last().unwrap().kind,
+        MessageKind::TurnLimit,
+        "the chain stops"
+    );
     assert_eq!(h.system("turn-limit").len(), 1);
     // A human message resets the counters: the exchange can start again.
     h.send("@ping again");
@@ -349,7 +366,10 @@ fn debug_events_explain_each_decision_only_when_debug_is_on() {
     assert_eq!(d[0]["decision"], "respond");
     assert_eq!(d[1]["agent"], "bob");
     assert_eq!(d[1]["decision"], "ignore");
-    assert_eq!(d[1]["reason"], "not mentioned: the message addresses @alice");
+    assert_eq!(
+        d[1]["reason"],
+        "not mentioned: the message addresses @alice"
+    );
 }
 
 #[test]

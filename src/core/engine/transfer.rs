@@ -192,12 +192,14 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
     match version {
         1 => migrate_v1(&mut doc),
         FORMAT_VERSION => {}
-        v => return Err(invalid(
-            "formatVersion",
-            format!(
+        v => {
+            return Err(invalid(
+                "formatVersion",
+                format!(
                 "version {v} is not supported; this engine reads versions 1 to {FORMAT_VERSION}"
             ),
-        )),
+            ))
+        }
     }
     let Value::Object(top) = &doc else {
         return Err(invalid("$", "must be an object"));
