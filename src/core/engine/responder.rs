@@ -331,6 +331,7 @@ impl World {
                         kind: MessageKind::Interrupted,
                     },
                     memory: Vec::new(),
+                    only_in: Some(job.chat_id.clone()),
                 };
                 self.publish_or_report(out).await;
             }
@@ -411,6 +412,7 @@ impl World {
                     kind: MessageKind::Message,
                 },
                 memory: vec![(agent.id.clone(), entry)],
+                only_in: Some(job.chat_id.clone()),
             };
             if self.publish_or_report(out).await {
                 published = Some(reply_id.to_string());
@@ -430,6 +432,7 @@ impl World {
                     kind: MessageKind::Pass,
                 },
                 memory: Vec::new(),
+                only_in: Some(job.chat_id.clone()),
             };
             self.publish_or_report(out).await;
         }
@@ -438,7 +441,7 @@ impl World {
     /// Publishes; a failure becomes a `system` `error` event. Returns whether it was published.
     async fn publish_or_report(&self, out: Outgoing) -> bool {
         match self.publish(out).await {
-            Ok(_) => true,
+            Ok(published) => published.is_some(),
             Err(e) => {
                 self.emit_all(vec![Event::error(e.to_string(), e.code(), None)]);
                 false

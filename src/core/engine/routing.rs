@@ -29,6 +29,10 @@ pub(crate) struct Outgoing {
     /// `chat_id` is filled in at publish time.
     pub(crate) msg: Message,
     pub(crate) memory: Vec<(String, MemoryEntry)>,
+    /// `Some(chat)`: publish only if `chat` is still the current chat (checked under the write
+    /// lock), so a reply or notice of a left chat never lands in another one; otherwise it is
+    /// dropped silently (its call was cancelled and reported).
+    pub(crate) only_in: Option<Option<String>>,
 }
 
 /// Why an agent does or does not respond (spec §4 rules 1–7).
@@ -173,34 +177,46 @@ impl World {
         self.publish(Outgoing {
             msg,
             memory: Vec::new(),
+            only_in: None,
         })
-        .await
+        .await?
+        .ok_or_else(|| WorldError::input("message", "was not published"))
     }
 
     /// Publishes a message and then the notices its routing produced. The first message's
     /// failure is returned; a later notice's failure is reported as a `storage_error` event.
-    pub(crate) async fn publish(&self, out: Outgoing) -> Result<Message, WorldError> {
+    /// `Ok(None)`: the message was dropped because its chat is no longer current.
+    pub(crate) async fn publish(&self, out: Outgoing) -> Result<Option<Message>, WorldError> {
         let mut work = VecDeque::from([out]);
         let mut first: Option<Message> = None;
+        let mut is_first = true;
         while let Some(o) = work.pop_front() {
             match self.publish_one(o).await {
-                Ok((m, notices)) => {
-                    if first.is_none() {
+                Ok(Some((m, notices))) => {
+                    if is_first {
                         first = Some(m);
                     }
                     work.extend(notices);
                 }
-                Err(e) => match first {
-                    None => return Err(e),
-                    Some(_) => self.emit_all(vec![Event::error(e.to_string(), e.code(), None)]),
-                },
+                Ok(None) => {}
+                Err(e) if is_first => return Err(e),
+                Err(e) => self.emit_all(vec![Event::error(e.to_string(), e.code(), None)]),
             }
+            is_first = false;
         }
-        first.ok_or_else(|| WorldError::input("message", "nothing was published"))
+        Ok(first)
     }
 
-    async fn publish_one(&self, out: Outgoing) -> Result<(Message, Vec<Outgoing>), WorldError> {
+    async fn publish_one(
+        &self,
+        out: Outgoing,
+    ) -> Result<Option<(Message, Vec<Outgoing>)>, WorldError> {
         let guard = self.inner.lock.lock().await;
+        if let Some(expected) = &out.only_in {
+            if self.st().world.current_chat_id != *expected {
+                return Ok(None);
+            }
+        }
         let now = self.now();
         let plan = {
             let st = self.st();
@@ -241,7 +257,7 @@ impl World {
         drop(guard);
         self.wake_runner();
         self.emit_all(plan.events);
-        Ok((plan.msg, plan.notices))
+        Ok(Some((plan.msg, plan.notices)))
     }
 
     fn plan(&self, st: &State, out: Outgoing, now: Timestamp) -> Plan {
@@ -378,6 +394,7 @@ impl World {
                             kind: MessageKind::TurnLimit,
                         },
                         memory: Vec::new(),
+                        only_in: Some(msg.chat_id.clone()),
                     });
                 }
                 Decision::Ignore | Decision::QueueFull => {}
