@@ -4,7 +4,7 @@
 // A test that panics is a failing test; clippy does not see wasm_bindgen_test fns as tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod wasm_support;
 
 use indexed_db_futures::database::Database;
 use indexed_db_futures::prelude::*;
@@ -16,7 +16,7 @@ wasm_bindgen_test_configure!(run_in_browser);
 #[wasm_bindgen_test]
 async fn fetch_streams_a_reply_from_the_local_mock_in_a_page() {
     let (chunks, text, status) =
-        common::stream_scripted_reply("héllo 世界, streamed into a page").await;
+        wasm_support::stream_scripted_reply("héllo 世界, streamed into a page").await;
     assert_eq!(status, 200);
     assert_eq!(text, "héllo 世界, streamed into a page");
     assert!(
@@ -68,4 +68,9 @@ async fn indexeddb_round_trips_a_record_across_connections() {
         .expect("delete")
         .await
         .expect("deleted");
+}
+
+#[wasm_bindgen_test]
+async fn the_llm_transport_streams_retries_times_out_and_cancels_here_too() {
+    wasm_support::llm_cases::all_transport_cases().await;
 }

@@ -3,7 +3,7 @@
 // A test that panics is a failing test; clippy does not see wasm_bindgen_test fns as tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod wasm_support;
 
 use wasm_bindgen_test::wasm_bindgen_test;
 
@@ -29,7 +29,8 @@ fn js_clock_and_ids_work_without_a_window() {
 
 #[wasm_bindgen_test]
 async fn fetch_streams_a_reply_from_the_local_mock_in_node() {
-    let (chunks, text, status) = common::stream_scripted_reply("streamed through Node fetch").await;
+    let (chunks, text, status) =
+        wasm_support::stream_scripted_reply("streamed through Node fetch").await;
     assert_eq!(status, 200);
     assert_eq!(text, "streamed through Node fetch");
     assert!(chunks >= 1);
@@ -79,4 +80,63 @@ fn errors_are_real_js_errors_with_a_stable_code_and_cause() {
     assert!(is_agent_world_error(&err));
     assert!(!is_agent_world_error(&js_sys::Error::new("plain").into()));
     assert!(!is_agent_world_error(&JsValue::from_str("AgentWorldError")));
+}
+
+// The LLM transport against the mock LLM, one test per behaviour (Node).
+mod transport {
+    use super::wasm_support::llm_cases as cases;
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    #[wasm_bindgen_test]
+    async fn every_provider_streams_a_scripted_reply() {
+        cases::every_provider_streams_a_scripted_reply().await
+    }
+    #[wasm_bindgen_test]
+    async fn reasoning_is_kept_apart_from_the_reply() {
+        cases::reasoning_is_kept_apart_from_the_reply().await
+    }
+    #[wasm_bindgen_test]
+    async fn a_transient_failure_before_output_is_retried() {
+        cases::a_transient_failure_before_output_is_retried().await
+    }
+    #[wasm_bindgen_test]
+    async fn retry_after_is_honoured() {
+        cases::retry_after_is_honoured().await
+    }
+    #[wasm_bindgen_test]
+    async fn a_bad_key_fails_at_once_with_the_status() {
+        cases::a_bad_key_fails_at_once_with_the_status().await
+    }
+    #[wasm_bindgen_test]
+    async fn retries_stop_after_three_attempts() {
+        cases::retries_stop_after_three_attempts().await
+    }
+    #[wasm_bindgen_test]
+    async fn a_stalled_stream_is_aborted_for_real() {
+        cases::a_stalled_stream_is_aborted_for_real().await
+    }
+    #[wasm_bindgen_test]
+    async fn the_total_timeout_aborts_a_slow_reply() {
+        cases::the_total_timeout_aborts_a_slow_reply().await
+    }
+    #[wasm_bindgen_test]
+    async fn cancelling_mid_stream_closes_the_connection() {
+        cases::cancelling_mid_stream_closes_the_connection().await
+    }
+    #[wasm_bindgen_test]
+    async fn a_cut_connection_after_output_is_not_retried() {
+        cases::a_cut_connection_after_output_is_not_retried().await
+    }
+    #[wasm_bindgen_test]
+    async fn a_malformed_frame_is_a_decode_error() {
+        cases::a_malformed_frame_is_a_decode_error().await
+    }
+    #[wasm_bindgen_test]
+    async fn an_unconfigured_provider_fails_before_any_request() {
+        cases::an_unconfigured_provider_fails_before_any_request().await
+    }
+    #[wasm_bindgen_test]
+    async fn an_unreachable_server_is_a_network_error() {
+        cases::an_unreachable_server_is_a_network_error().await
+    }
 }

@@ -3,8 +3,17 @@
 //! time and ids. `scripts/check-purity.sh` enforces this, and the whole module is tested
 //! natively with `cargo test`.
 
+pub mod clock;
+pub mod engine;
+pub mod error;
+pub mod events;
 pub mod ids;
 pub mod llm;
+pub mod memory_store;
 pub mod mentions;
+pub mod model;
 pub mod reply;
+pub mod store;
+#[doc(hidden)]
+pub mod store_contract;
 pub mod title;

@@ -24,6 +24,8 @@ pub struct ResponseHead {
     pub status: u16,
     pub status_text: String,
     pub retry_after: Option<String>,
+    /// OpenAI's `retry-after-ms`: a more precise Retry-After, in milliseconds.
+    pub retry_after_ms: Option<u64>,
     pub content_type: Option<String>,
 }
 
@@ -113,6 +115,12 @@ pub async fn fetch_streaming(
         status: response.status(),
         status_text: response.status_text(),
         retry_after: response.headers().get("retry-after"),
+        retry_after_ms: response
+            .headers()
+            .get("retry-after-ms")
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .map(|v| v as u64),
         content_type: response.headers().get("content-type"),
     };
     on_head(&head);

@@ -4,4 +4,5 @@
 
 pub mod clock;
 pub mod fetch;
+pub mod llm_fetch;
 pub mod timer;

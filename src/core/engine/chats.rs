@@ -1,0 +1,338 @@
+//! Chat sessions (spec §6): session mode, new/load/delete/rename chats, paging messages, and
+//! clearing an agent's memory. Each operation is one store batch under the write lock; leaving
+//! the current chat cancels its queued and running calls first (spec §4 last paragraph).
+
+use crate::core::engine::{load_chat_state, World};
+use crate::core::error::WorldError;
+use crate::core::events::{Event, SystemEvent, WorldEvent};
+use crate::core::model::{validate_name, Chat, Message, TitleSource, NEW_CHAT_NAME};
+use crate::core::store::{AgentChatState, StoreOp};
+
+impl World {
+    /// Cancels the calls of the current chat (the one being left).
+    fn cancel_current_chat_calls(&self) {
+        let current = self.st().world.current_chat_id.clone();
+        self.st_mut().title = None;
+        self.cancel_jobs(&|_, c| c == current.as_deref());
+    }
+
+    /// Ops that give every agent empty memory and `llmCallCount = 0` in chat `cid`.
+    fn reset_ops(&self, cid: &str) -> Vec<StoreOp> {
+        let st = self.st();
+        st.agents
+            .iter()
+            .flat_map(|a| {
+                [
+                    StoreOp::ClearMemory {
+                        world_id: st.world.id.clone(),
+                        chat_id: cid.to_string(),
+                        agent_id: a.agent.id.clone(),
+                    },
+                    StoreOp::PutAgentState {
+                        world_id: st.world.id.clone(),
+                        chat_id: cid.to_string(),
+                        state: AgentChatState {
+                            agent_id: a.agent.id.clone(),
+                            llm_call_count: 0,
+                            last_llm_call: None,
+                        },
+                    },
+                ]
+            })
+            .collect()
+    }
+
+    /// Reuses the current chat when it has no messages (`chat-reused`), otherwise creates a
+    /// `New Chat` and makes it current (`new-chat-created`). Every agent starts fresh.
+    pub async fn new_chat(&self) -> Result<Chat, WorldError> {
+        let _g = self.inner.lock.lock().await;
+        self.cancel_current_chat_calls();
+        let now = self.now();
+        let reuse = self
+            .st()
+            .current_chat()
+            .filter(|c| c.message_count == 0)
+            .cloned();
+        let (chat, created) = match reuse {
+            Some(c) => (c, false),
+            None => (
+                Chat {
+                    id: self.inner.ids.new_id(),
+                    world_id: self.st().world.id.clone(),
+                    name: NEW_CHAT_NAME.to_string(),
+                    description: None,
+                    message_count: 0,
+                    title_source: TitleSource::Default,
+                    created_at: now,
+                    updated_at: now,
+                },
+                true,
+            ),
+        };
+        let mut world = self.info();
+        let mut ops = Vec::new();
+        if created {
+            world.current_chat_id = Some(chat.id.clone());
+            world.last_updated = now;
+            ops.push(StoreOp::PutChat(chat.clone()));
+            ops.push(StoreOp::PutWorld(world.clone()));
+        }
+        ops.extend(self.reset_ops(&chat.id));
+        self.inner.store.apply(ops).await?;
+        {
+            let mut st = self.st_mut();
+            st.world = world;
+            if created {
+                st.chats.push(chat.clone());
+            }
+            st.reset_agents();
+        }
+        drop(_g);
+        let chat_id = chat.id.clone();
+        self.emit_all(vec![Event::System(if created {
+            SystemEvent::NewChatCreated { chat_id }
+        } else {
+            SystemEvent::ChatReused { chat_id }
+        })]);
+        Ok(chat)
+    }
+
+    /// Makes chat `id` current and restores every agent's memory and counter from it.
+    pub async fn load_chat(&self, id: &str) -> Result<Chat, WorldError> {
+        let _g = self.inner.lock.lock().await;
+        let Some(chat) = self.st().chats.iter().find(|c| c.id == id).cloned() else {
+            return Err(WorldError::ChatNotFound(id.to_string()));
+        };
+        let (mut world, mut agents) = {
+            let st = self.st();
+            (st.world.clone(), st.agents.clone())
+        };
+        load_chat_state(&*self.inner.store, &world, id, &mut agents).await?;
+        if world.current_chat_id.as_deref() != Some(id) {
+            self.cancel_current_chat_calls();
+            world.current_chat_id = Some(id.to_string());
+            world.last_updated = self.now();
+            self.inner
+                .store
+                .apply(vec![StoreOp::PutWorld(world.clone())])
+                .await?;
+        }
+        {
+            let mut st = self.st_mut();
+            st.world = world;
+            restore(&mut st.agents, agents);
+        }
+        drop(_g);
+        self.emit_all(vec![Event::System(SystemEvent::ChatLoaded {
+            chat_id: id.to_string(),
+        })]);
+        Ok(chat)
+    }
+
+    /// Deletes a chat and its messages; `false` (and nothing happens) for an unknown id. When it
+    /// was current, the most recently updated remaining chat becomes current (no `chat-loaded`),
+    /// or none, and then every agent starts fresh.
+    pub async fn delete_chat(&self, id: &str) -> Result<bool, WorldError> {
+        let _g = self.inner.lock.lock().await;
+        let (mut world, mut agents, next) = {
+            let st = self.st();
+            if !st.chats.iter().any(|c| c.id == id) {
+                return Ok(false);
+            }
+            let next = st
+                .chats
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.id != id)
+                .max_by_key(|(i, c)| (c.updated_at, c.created_at, *i))
+                .map(|(_, c)| c.id.clone());
+            (st.world.clone(), st.agents.clone(), next)
+        };
+        let was_current = world.current_chat_id.as_deref() == Some(id);
+        let mut ops = vec![StoreOp::DeleteChat {
+            world_id: world.id.clone(),
+            chat_id: id.to_string(),
+        }];
+        if was_current {
+            self.cancel_current_chat_calls();
+            match &next {
+                Some(n) => load_chat_state(&*self.inner.store, &world, n, &mut agents).await?,
+                None => {
+                    for a in &mut agents {
+                        a.memory.clear();
+                        a.agent.llm_call_count = 0;
+                        a.agent.last_llm_call = None;
+                    }
+                }
+            }
+            world.current_chat_id = next;
+            world.last_updated = self.now();
+            ops.push(StoreOp::PutWorld(world.clone()));
+        }
+        self.inner.store.apply(ops).await?;
+        let new_current = world.current_chat_id.clone();
+        {
+            let mut st = self.st_mut();
+            st.chats.retain(|c| c.id != id);
+            if was_current {
+                st.world = world;
+                restore(&mut st.agents, agents);
+            }
+        }
+        drop(_g);
+        self.emit_all(vec![Event::System(SystemEvent::ChatDeleted {
+            chat_id: id.to_string(),
+            new_current_chat_id: new_current,
+        })]);
+        Ok(true)
+    }
+
+    /// Renames a chat; its title becomes `manual` and nothing automatic overwrites it.
+    pub async fn rename_chat(&self, id: &str, name: &str) -> Result<Chat, WorldError> {
+        let name = validate_name("name", name)?;
+        if name.is_empty() {
+            return Err(WorldError::input("name", "is blank; give the chat a name"));
+        }
+        let _g = self.inner.lock.lock().await;
+        let Some(mut chat) = self.st().chats.iter().find(|c| c.id == id).cloned() else {
+            return Err(WorldError::ChatNotFound(id.to_string()));
+        };
+        chat.name = name;
+        chat.title_source = TitleSource::Manual;
+        chat.updated_at = self.now();
+        self.inner
+            .store
+            .apply(vec![StoreOp::PutChat(chat.clone())])
+            .await?;
+        if let Some(c) = self.st_mut().chats.iter_mut().find(|c| c.id == id) {
+            *c = chat.clone();
+        }
+        drop(_g);
+        self.emit_all(vec![Event::System(SystemEvent::ChatTitleUpdated {
+            chat_id: chat.id.clone(),
+            name: chat.name.clone(),
+            title_source: chat.title_source,
+        })]);
+        Ok(chat)
+    }
+
+    /// Every chat, most recently updated first (ties: the chat created last first).
+    pub fn list_chats(&self) -> Vec<Chat> {
+        let st = self.st();
+        let mut v: Vec<(usize, Chat)> = st.chats.iter().cloned().enumerate().collect();
+        v.sort_by(|(i, a), (j, b)| {
+            (b.updated_at, b.created_at, j).cmp(&(a.updated_at, a.created_at, i))
+        });
+        v.into_iter().map(|(_, c)| c).collect()
+    }
+
+    /// The current chat, or `None` when session mode is off.
+    pub fn current_chat(&self) -> Option<Chat> {
+        self.st().current_chat().cloned()
+    }
+
+    /// A page of a chat's messages, oldest first: the last `limit` before message `before`
+    /// (or the last `limit` of the chat).
+    pub async fn messages(
+        &self,
+        chat_id: &str,
+        before: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Message>, WorldError> {
+        let world_id = {
+            let st = self.st();
+            if !st.chats.iter().any(|c| c.id == chat_id) {
+                return Err(WorldError::ChatNotFound(chat_id.to_string()));
+            }
+            st.world.id.clone()
+        };
+        Ok(self
+            .inner
+            .store
+            .messages(&world_id, chat_id, before, limit)
+            .await?)
+    }
+
+    /// Session mode on: if it was off, start a new chat. Off: `currentChatId = null`, the calls
+    /// of the left chat are cancelled and every agent starts fresh in RAM (the old chat keeps
+    /// its memories; nothing of the new conversation is persisted).
+    pub async fn set_session_mode(&self, on: bool) -> Result<(), WorldError> {
+        let current = self.st().world.current_chat_id.clone();
+        match (on, current) {
+            (true, None) => self.new_chat().await.map(|_| ()),
+            (false, Some(_)) => {
+                let _g = self.inner.lock.lock().await;
+                self.cancel_current_chat_calls();
+                let mut world = self.info();
+                world.current_chat_id = None;
+                world.last_updated = self.now();
+                self.inner
+                    .store
+                    .apply(vec![StoreOp::PutWorld(world.clone())])
+                    .await?;
+                let mut st = self.st_mut();
+                st.world = world;
+                st.reset_agents();
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Empties an agent's memory in the current chat (or RAM) and sets its counter to 0.
+    pub async fn clear_agent_memory(&self, agent_id: &str) -> Result<(), WorldError> {
+        let _g = self.inner.lock.lock().await;
+        let Some(mut agent) = self.agent(agent_id) else {
+            return Err(WorldError::AgentNotFound(agent_id.to_string()));
+        };
+        let (world_id, cid) = {
+            let st = self.st();
+            (st.world.id.clone(), st.world.current_chat_id.clone())
+        };
+        if let Some(cid) = cid {
+            self.inner
+                .store
+                .apply(vec![
+                    StoreOp::ClearMemory {
+                        world_id: world_id.clone(),
+                        chat_id: cid.clone(),
+                        agent_id: agent_id.to_string(),
+                    },
+                    StoreOp::PutAgentState {
+                        world_id,
+                        chat_id: cid,
+                        state: AgentChatState {
+                            agent_id: agent_id.to_string(),
+                            llm_call_count: 0,
+                            last_llm_call: None,
+                        },
+                    },
+                ])
+                .await?;
+        }
+        agent.llm_call_count = 0;
+        agent.last_llm_call = None;
+        {
+            let mut st = self.st_mut();
+            if let Some(a) = st.agents.iter_mut().find(|a| a.agent.id == agent_id) {
+                a.memory.clear();
+                a.agent.llm_call_count = 0;
+                a.agent.last_llm_call = None;
+            }
+        }
+        drop(_g);
+        self.emit_all(vec![Event::World(WorldEvent::AgentUpdated { agent })]);
+        Ok(())
+    }
+}
+
+/// Copies counters and memory windows loaded into `loaded` onto the live agents.
+fn restore(live: &mut [crate::core::engine::AgentRt], loaded: Vec<crate::core::engine::AgentRt>) {
+    for a in live.iter_mut() {
+        if let Some(src) = loaded.iter().find(|x| x.agent.id == a.agent.id) {
+            a.memory = src.memory.clone();
+            a.agent.llm_call_count = src.agent.llm_call_count;
+            a.agent.last_llm_call = src.agent.last_llm_call;
+        }
+    }
+}

@@ -1,0 +1,727 @@
+//! The world engine: a [`World`] holds the injected store, LLM client, clock and id source, its
+//! state in a `RefCell` (borrowed briefly, never across an await) and an event bus.
+//!
+//! Invariants:
+//! - Executor-agnostic and `?Send`; it never spawns. `send` publishes and routes; the caller
+//!   (the JS binding) then drives [`World::run_until_idle`], which runs the queued LLM calls.
+//! - Every logical change takes the world's write lock for plan → persist (one store batch) →
+//!   commit to RAM, so RAM mirrors what the store committed; a failed batch changes nothing.
+//! - Events are queued while state is borrowed and flushed once every borrow is released.
+//! - RAM stays bounded: per agent only the last `historyLimit` memory entries of the current chat
+//!   are kept; messages are read from the store a page at a time.
+//!
+//! Choices where the spec is silent:
+//! - A new world starts in session mode with one empty chat `New Chat` (a user expects what
+//!   they type to be kept).
+//! - Renaming a world or an agent never changes its id.
+//! - The debug flag ([`World::set_debug`]) and the queue settings are runtime-only.
+//! - `lastActive` changes in RAM when the agent publishes; it is persisted with the next write of
+//!   the agent record.
+
+mod chats;
+mod lock;
+mod responder;
+mod routing;
+mod transfer;
+
+use std::cell::{Cell, Ref, RefCell, RefMut};
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::task::Waker;
+
+use crate::core::clock::{Clock, IdSource};
+use crate::core::error::WorldError;
+use crate::core::events::{Callback, Event, EventBus, Subscription, Topic, WorldEvent};
+use crate::core::ids::{agent_id, world_id};
+use crate::core::llm::client::{CancelToken, LlmClient};
+use crate::core::model::{
+    validate_history_limit, validate_max_tokens, validate_name, validate_required,
+    validate_temperature, validate_text, validate_turn_limit, Agent, AgentPatch, Chat, CreateWorld,
+    MemoryEntry, Message, NewAgent, Timestamp, TitleSource, WorldData, WorldPatch,
+    DEFAULT_HISTORY_LIMIT, NEW_CHAT_NAME,
+};
+use crate::core::store::{Store, StoreOp};
+
+pub use transfer::FORMAT_VERSION;
+
+use lock::WriteLock;
+
+/// Default bound of the call queue (spec §7).
+pub const DEFAULT_QUEUE_LIMIT: usize = 100;
+/// Default number of LLM calls in flight per world (spec §7).
+pub const DEFAULT_CONCURRENCY: usize = 1;
+
+/// An agent with its RAM state: the memory window of the current chat (oldest first, at most
+/// the agent's effective `historyLimit` entries).
+#[derive(Debug, Clone)]
+pub(crate) struct AgentRt {
+    pub(crate) agent: Agent,
+    pub(crate) memory: VecDeque<MemoryEntry>,
+}
+
+/// The LLM title waiting for the world to become idle (spec §6 "LLM title").
+#[derive(Debug, Clone)]
+pub(crate) struct TitleCandidate {
+    pub(crate) chat_id: String,
+    pub(crate) human_id: String,
+    pub(crate) human: String,
+    /// `(agent id, reply)` of the first reply to the human message.
+    pub(crate) reply: Option<(String, String)>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum JobKind {
+    /// `agent_id` answers `trigger`; the reply will be published with id `reply_id`.
+    Reply {
+        agent_id: String,
+        trigger: Message,
+        reply_id: String,
+    },
+    /// A chat title call (not a turn, no SSE).
+    Title {
+        chat_id: String,
+        prompt: String,
+        fallback: Option<String>,
+        provider: String,
+        model: String,
+    },
+}
+
+/// A queued LLM call. `chat_id` is the chat current when it was enqueued.
+#[derive(Debug, Clone)]
+pub(crate) struct Job {
+    pub(crate) id: u64,
+    pub(crate) chat_id: Option<String>,
+    pub(crate) cancel: CancelToken,
+    pub(crate) kind: JobKind,
+}
+
+impl Job {
+    fn agent_id(&self) -> Option<&str> {
+        match &self.kind {
+            JobKind::Reply { agent_id, .. } => Some(agent_id),
+            JobKind::Title { .. } => None,
+        }
+    }
+}
+
+/// A call that left the queue and has not finished.
+#[derive(Debug, Clone)]
+pub(crate) struct Flight {
+    pub(crate) id: u64,
+    pub(crate) chat_id: Option<String>,
+    pub(crate) agent_id: Option<String>,
+    pub(crate) cancel: CancelToken,
+}
+
+pub(crate) struct State {
+    pub(crate) world: WorldData,
+    /// In the order they were added (routing order).
+    pub(crate) agents: Vec<AgentRt>,
+    /// Metadata of every chat of the world, in creation order.
+    pub(crate) chats: Vec<Chat>,
+    pub(crate) queue: VecDeque<Job>,
+    pub(crate) in_flight: Vec<Flight>,
+    pub(crate) queue_limit: usize,
+    pub(crate) concurrency: usize,
+    pub(crate) debug: bool,
+    pub(crate) title: Option<TitleCandidate>,
+    pub(crate) next_job: u64,
+}
+
+impl State {
+    pub(crate) fn agent_index(&self, id: &str) -> Option<usize> {
+        self.agents.iter().position(|a| a.agent.id == id)
+    }
+
+    pub(crate) fn history_limit(&self, a: &Agent) -> usize {
+        a.history_limit.unwrap_or(self.world.history_limit).max(1) as usize
+    }
+
+    pub(crate) fn current_chat(&self) -> Option<&Chat> {
+        let id = self.world.current_chat_id.as_deref()?;
+        self.chats.iter().find(|c| c.id == id)
+    }
+
+    /// Appends to an agent's RAM window, keeping it within the agent's history limit.
+    pub(crate) fn remember(&mut self, agent_id: &str, entry: MemoryEntry) {
+        let Some(i) = self.agent_index(agent_id) else {
+            return;
+        };
+        let cap = self
+            .agents
+            .get(i)
+            .map(|a| self.history_limit(&a.agent))
+            .unwrap_or(1);
+        if let Some(a) = self.agents.get_mut(i) {
+            a.memory.push_back(entry);
+            while a.memory.len() > cap {
+                a.memory.pop_front();
+            }
+        }
+    }
+
+    /// Every agent starts with empty memory and `llmCallCount = 0` (RAM only).
+    pub(crate) fn reset_agents(&mut self) {
+        for a in &mut self.agents {
+            a.memory.clear();
+            a.agent.llm_call_count = 0;
+            a.agent.last_llm_call = None;
+        }
+    }
+}
+
+pub(crate) struct Inner {
+    pub(crate) store: Rc<dyn Store>,
+    pub(crate) llm: Rc<dyn LlmClient>,
+    pub(crate) clock: Rc<dyn Clock>,
+    pub(crate) ids: Rc<dyn IdSource>,
+    pub(crate) bus: Rc<EventBus>,
+    pub(crate) state: RefCell<State>,
+    pub(crate) lock: WriteLock,
+    pub(crate) running: Cell<bool>,
+    pub(crate) queue_waker: RefCell<Option<Waker>>,
+}
+
+/// The services a world runs on (all injected).
+#[derive(Clone)]
+pub struct Services {
+    pub store: Rc<dyn Store>,
+    pub llm: Rc<dyn LlmClient>,
+    pub clock: Rc<dyn Clock>,
+    pub ids: Rc<dyn IdSource>,
+}
+
+/// An open world. Cloning gives another handle to the same world.
+#[derive(Clone)]
+pub struct World {
+    pub(crate) inner: Rc<Inner>,
+}
+
+impl World {
+    fn from_parts(svc: Services, world: WorldData, agents: Vec<AgentRt>, chats: Vec<Chat>) -> Self {
+        World {
+            inner: Rc::new(Inner {
+                store: svc.store,
+                llm: svc.llm,
+                clock: svc.clock,
+                ids: svc.ids,
+                bus: EventBus::new(),
+                state: RefCell::new(State {
+                    world,
+                    agents,
+                    chats,
+                    queue: VecDeque::new(),
+                    in_flight: Vec::new(),
+                    queue_limit: DEFAULT_QUEUE_LIMIT,
+                    concurrency: DEFAULT_CONCURRENCY,
+                    debug: false,
+                    title: None,
+                    next_job: 1,
+                }),
+                lock: WriteLock::default(),
+                running: Cell::new(false),
+                queue_waker: RefCell::new(None),
+            }),
+        }
+    }
+
+    pub(crate) fn st(&self) -> Ref<'_, State> {
+        self.inner.state.borrow()
+    }
+
+    pub(crate) fn st_mut(&self) -> RefMut<'_, State> {
+        self.inner.state.borrow_mut()
+    }
+
+    pub(crate) fn now(&self) -> Timestamp {
+        Timestamp(self.inner.clock.now_ms())
+    }
+
+    pub(crate) fn emit(&self, e: Event) {
+        self.inner.bus.emit(e);
+    }
+
+    /// Delivers queued events. Only called where no state borrow is held.
+    pub(crate) fn flush(&self) {
+        self.inner.bus.flush();
+    }
+
+    pub(crate) fn emit_all(&self, events: Vec<Event>) {
+        for e in events {
+            self.inner.bus.emit(e);
+        }
+        self.flush();
+    }
+
+    pub(crate) fn wake_runner(&self) {
+        let w = self.inner.queue_waker.borrow_mut().take();
+        if let Some(w) = w {
+            w.wake();
+        }
+    }
+
+    /// Creates a world (id = kebab(name)) with one empty chat, session mode on.
+    pub async fn create(svc: Services, input: CreateWorld) -> Result<World, WorldError> {
+        let id = world_id(&input.name)?;
+        let name = validate_name("name", &input.name)?;
+        let turn_limit = validate_turn_limit(input.turn_limit)?;
+        let history_limit = match input.history_limit {
+            Some(h) => validate_history_limit("historyLimit", h)?,
+            None => DEFAULT_HISTORY_LIMIT,
+        };
+        let description = validate_text("description", input.description)?;
+        let chat_llm_provider = input.chat_llm_provider.filter(|s| !s.trim().is_empty());
+        let chat_llm_model = input.chat_llm_model.filter(|s| !s.trim().is_empty());
+        if svc.store.load_world(&id).await?.is_some() {
+            return Err(WorldError::WorldExists(id));
+        }
+        let now = Timestamp(svc.clock.now_ms());
+        let chat = Chat {
+            id: svc.ids.new_id(),
+            world_id: id.clone(),
+            name: NEW_CHAT_NAME.to_string(),
+            description: None,
+            message_count: 0,
+            title_source: TitleSource::Default,
+            created_at: now,
+            updated_at: now,
+        };
+        let world = WorldData {
+            id,
+            name,
+            description,
+            turn_limit,
+            history_limit,
+            current_chat_id: Some(chat.id.clone()),
+            chat_llm_provider,
+            chat_llm_model,
+            created_at: now,
+            last_updated: now,
+        };
+        svc.store
+            .apply(vec![
+                StoreOp::PutWorld(world.clone()),
+                StoreOp::PutChat(chat.clone()),
+            ])
+            .await?;
+        Ok(World::from_parts(svc, world, Vec::new(), vec![chat]))
+    }
+
+    /// Opens a stored world: settings, agents, chat metadata, and for the current chat each
+    /// agent's counter and last `historyLimit` memory entries (never a whole chat).
+    pub async fn open(svc: Services, id: &str) -> Result<World, WorldError> {
+        let Some(mut world) = svc.store.load_world(id).await? else {
+            return Err(WorldError::WorldNotFound(id.to_string()));
+        };
+        let agents = svc.store.agents(id).await?;
+        let mut chats = svc.store.chats(id).await?;
+        chats.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+        if let Some(cid) = &world.current_chat_id {
+            if !chats.iter().any(|c| &c.id == cid) {
+                // A dangling pointer (e.g. a store edited by hand) means session mode off.
+                world.current_chat_id = None;
+            }
+        }
+        let mut rts: Vec<AgentRt> = agents
+            .into_iter()
+            .map(|mut agent| {
+                agent.llm_call_count = 0;
+                agent.last_llm_call = None;
+                AgentRt {
+                    agent,
+                    memory: VecDeque::new(),
+                }
+            })
+            .collect();
+        if let Some(cid) = world.current_chat_id.clone() {
+            load_chat_state(&*svc.store, &world, &cid, &mut rts).await?;
+        }
+        Ok(World::from_parts(svc, world, rts, chats))
+    }
+
+    /// Every stored world's settings, by name.
+    pub async fn list(store: &dyn Store) -> Result<Vec<WorldData>, WorldError> {
+        let mut v = store.list_worlds().await?;
+        v.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
+        Ok(v)
+    }
+
+    /// Deletes a stored world and everything in it; `false` when there was none.
+    pub async fn delete(store: &dyn Store, id: &str) -> Result<bool, WorldError> {
+        if store.load_world(id).await?.is_none() {
+            return Ok(false);
+        }
+        store
+            .apply(vec![StoreOp::DeleteWorld {
+                world_id: id.to_string(),
+            }])
+            .await?;
+        Ok(true)
+    }
+
+    /// The world's settings.
+    pub fn info(&self) -> WorldData {
+        self.st().world.clone()
+    }
+
+    pub fn id(&self) -> String {
+        self.st().world.id.clone()
+    }
+
+    /// Subscribes to a topic; dropping the handle unsubscribes.
+    pub fn on(&self, topic: Topic, cb: Callback) -> Subscription {
+        self.inner.bus.subscribe(topic, cb)
+    }
+
+    /// Turns `debug` routing events on or off (runtime only).
+    pub fn set_debug(&self, on: bool) {
+        self.st_mut().debug = on;
+    }
+
+    /// Sets the queue bound (pending calls) and the number of calls in flight; both ≥ 1.
+    pub fn set_queue_limits(
+        &self,
+        max_pending: usize,
+        concurrency: usize,
+    ) -> Result<(), WorldError> {
+        if max_pending == 0 {
+            return Err(WorldError::input(
+                "maxPending",
+                "0 is too small; use at least 1",
+            ));
+        }
+        if concurrency == 0 {
+            return Err(WorldError::input(
+                "concurrency",
+                "0 is too small; use at least 1",
+            ));
+        }
+        {
+            let mut st = self.st_mut();
+            st.queue_limit = max_pending;
+            st.concurrency = concurrency;
+        }
+        self.wake_runner();
+        Ok(())
+    }
+
+    /// The agents in routing order, with their current counters.
+    pub fn agents(&self) -> Vec<Agent> {
+        self.st().agents.iter().map(|a| a.agent.clone()).collect()
+    }
+
+    pub fn agent(&self, id: &str) -> Option<Agent> {
+        let st = self.st();
+        st.agent_index(id)
+            .and_then(|i| st.agents.get(i))
+            .map(|a| a.agent.clone())
+    }
+
+    /// The agent's memory window of the current chat (oldest first).
+    pub fn agent_memory(&self, id: &str) -> Option<Vec<MemoryEntry>> {
+        let st = self.st();
+        st.agent_index(id)
+            .and_then(|i| st.agents.get(i))
+            .map(|a| a.memory.iter().cloned().collect())
+    }
+
+    /// Adds an agent (id = kebab(name), reserved names refused).
+    pub async fn add_agent(&self, input: NewAgent) -> Result<Agent, WorldError> {
+        let id = agent_id(&input.name)?;
+        let name = validate_name("name", &input.name)?;
+        let provider = validate_required("provider", &input.provider)?;
+        let model = validate_required("model", &input.model)?;
+        let system_prompt = validate_text("systemPrompt", input.system_prompt)?;
+        let temperature = input.temperature.map(validate_temperature).transpose()?;
+        let max_tokens = input.max_tokens.map(validate_max_tokens).transpose()?;
+        let history_limit = input
+            .history_limit
+            .map(|h| validate_history_limit("historyLimit", h))
+            .transpose()?;
+        let _g = self.inner.lock.lock().await;
+        let now = self.now();
+        let (world_id, exists) = {
+            let st = self.st();
+            (st.world.id.clone(), st.agent_index(&id).is_some())
+        };
+        if exists {
+            return Err(WorldError::AgentExists(id));
+        }
+        let agent = Agent {
+            id,
+            name,
+            agent_type: input
+                .agent_type
+                .filter(|t| !t.trim().is_empty())
+                .unwrap_or_else(|| "default".to_string()),
+            provider,
+            model,
+            system_prompt,
+            temperature,
+            max_tokens,
+            history_limit,
+            stream: input.stream.unwrap_or(true),
+            llm_call_count: 0,
+            last_llm_call: None,
+            created_at: now,
+            last_active: now,
+            status: "active".to_string(),
+        };
+        self.inner
+            .store
+            .apply(vec![StoreOp::PutAgent {
+                world_id,
+                agent: agent.clone(),
+            }])
+            .await?;
+        self.st_mut().agents.push(AgentRt {
+            agent: agent.clone(),
+            memory: VecDeque::new(),
+        });
+        drop(_g);
+        self.emit_all(vec![Event::World(WorldEvent::AgentAdded {
+            agent: agent.clone(),
+        })]);
+        Ok(agent)
+    }
+
+    /// Changes an agent's settings (the id never changes).
+    pub async fn update_agent(&self, id: &str, patch: AgentPatch) -> Result<Agent, WorldError> {
+        let _g = self.inner.lock.lock().await;
+        let Some(mut agent) = self.agent(id) else {
+            return Err(WorldError::AgentNotFound(id.to_string()));
+        };
+        if let Some(n) = patch.name {
+            agent_id(&n)?;
+            agent.name = validate_name("name", &n)?;
+        }
+        if let Some(t) = patch.agent_type {
+            agent.agent_type = validate_required("type", &t)?;
+        }
+        if let Some(p) = patch.provider {
+            agent.provider = validate_required("provider", &p)?;
+        }
+        if let Some(m) = patch.model {
+            agent.model = validate_required("model", &m)?;
+        }
+        if let Some(s) = patch.system_prompt {
+            agent.system_prompt = validate_text("systemPrompt", s)?;
+        }
+        if let Some(t) = patch.temperature {
+            agent.temperature = t.map(validate_temperature).transpose()?;
+        }
+        if let Some(m) = patch.max_tokens {
+            agent.max_tokens = m.map(validate_max_tokens).transpose()?;
+        }
+        let history_changed = patch.history_limit.is_some();
+        if let Some(h) = patch.history_limit {
+            agent.history_limit = h
+                .map(|h| validate_history_limit("historyLimit", h))
+                .transpose()?;
+        }
+        if let Some(s) = patch.stream {
+            agent.stream = s;
+        }
+        if let Some(s) = patch.status {
+            agent.status = validate_required("status", &s)?;
+        }
+        let world_id = self.st().world.id.clone();
+        self.inner
+            .store
+            .apply(vec![StoreOp::PutAgent {
+                world_id,
+                agent: agent.clone(),
+            }])
+            .await?;
+        if let Some(a) = self.st_mut().agents.iter_mut().find(|a| a.agent.id == id) {
+            a.agent = agent.clone();
+        }
+        if history_changed {
+            self.reload_windows().await?;
+        }
+        drop(_g);
+        self.emit_all(vec![Event::World(WorldEvent::AgentUpdated {
+            agent: agent.clone(),
+        })]);
+        Ok(agent)
+    }
+
+    /// Removes an agent with its memories; its queued and running calls are cancelled.
+    pub async fn remove_agent(&self, id: &str) -> Result<bool, WorldError> {
+        let _g = self.inner.lock.lock().await;
+        let world_id = {
+            let st = self.st();
+            if st.agent_index(id).is_none() {
+                return Ok(false);
+            }
+            st.world.id.clone()
+        };
+        self.inner
+            .store
+            .apply(vec![StoreOp::DeleteAgent {
+                world_id,
+                agent_id: id.to_string(),
+            }])
+            .await?;
+        self.cancel_jobs(&|j: Option<&str>, _| j == Some(id));
+        self.st_mut().agents.retain(|a| a.agent.id != id);
+        drop(_g);
+        self.emit_all(vec![Event::World(WorldEvent::AgentRemoved {
+            agent_id: id.to_string(),
+        })]);
+        Ok(true)
+    }
+
+    /// Changes the world's settings (the id never changes).
+    pub async fn update(&self, patch: WorldPatch) -> Result<WorldData, WorldError> {
+        let _g = self.inner.lock.lock().await;
+        let mut w = self.info();
+        if let Some(n) = patch.name {
+            world_id(&n)?;
+            w.name = validate_name("name", &n)?;
+        }
+        if let Some(d) = patch.description {
+            w.description = validate_text("description", d)?;
+        }
+        if patch.turn_limit.is_some() {
+            w.turn_limit = validate_turn_limit(patch.turn_limit)?;
+        }
+        let history_changed = patch.history_limit.is_some();
+        if let Some(h) = patch.history_limit {
+            w.history_limit = validate_history_limit("historyLimit", h)?;
+        }
+        if let Some(p) = patch.chat_llm_provider {
+            w.chat_llm_provider = p.filter(|s| !s.trim().is_empty());
+        }
+        if let Some(m) = patch.chat_llm_model {
+            w.chat_llm_model = m.filter(|s| !s.trim().is_empty());
+        }
+        w.last_updated = self.now();
+        self.inner
+            .store
+            .apply(vec![StoreOp::PutWorld(w.clone())])
+            .await?;
+        self.st_mut().world = w.clone();
+        if history_changed {
+            self.reload_windows().await?;
+        }
+        drop(_g);
+        self.emit_all(vec![Event::World(WorldEvent::WorldUpdated {
+            world: w.clone(),
+        })]);
+        Ok(w)
+    }
+
+    /// After a history limit change: in session mode re-read each window from the store (it may
+    /// have grown); otherwise trim the RAM windows. Caller holds the write lock.
+    async fn reload_windows(&self) -> Result<(), WorldError> {
+        let (world, cid, mut agents) = {
+            let st = self.st();
+            (
+                st.world.clone(),
+                st.world.current_chat_id.clone(),
+                st.agents.clone(),
+            )
+        };
+        match cid {
+            Some(cid) => {
+                load_chat_state(&*self.inner.store, &world, &cid, &mut agents).await?;
+                let mut st = self.st_mut();
+                for a in &mut st.agents {
+                    if let Some(src) = agents.iter().find(|x| x.agent.id == a.agent.id) {
+                        a.memory = src.memory.clone();
+                    }
+                }
+            }
+            None => {
+                let mut st = self.st_mut();
+                let limits: Vec<usize> = st
+                    .agents
+                    .iter()
+                    .map(|a| st.history_limit(&a.agent))
+                    .collect();
+                for (a, cap) in st.agents.iter_mut().zip(limits) {
+                    while a.memory.len() > cap {
+                        a.memory.pop_front();
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Cancels queued and running calls whose `(agent id, chat id)` matches `pred`. Queued reply
+    /// calls end at once with SSE `start` + `error` and a system `error` (`llm_aborted`); they
+    /// keep their turn. Running calls end with the same events when they notice the token.
+    pub(crate) fn cancel_jobs(&self, pred: &dyn Fn(Option<&str>, Option<&str>) -> bool) {
+        let (drained, tokens, providers) = {
+            let mut st = self.st_mut();
+            let mut drained = Vec::new();
+            let mut kept = VecDeque::new();
+            while let Some(j) = st.queue.pop_front() {
+                if pred(j.agent_id(), j.chat_id.as_deref()) {
+                    drained.push(j);
+                } else {
+                    kept.push_back(j);
+                }
+            }
+            st.queue = kept;
+            let tokens: Vec<CancelToken> = st
+                .in_flight
+                .iter()
+                .filter(|f| pred(f.agent_id.as_deref(), f.chat_id.as_deref()))
+                .map(|f| f.cancel.clone())
+                .collect();
+            let providers: Vec<Option<String>> = drained
+                .iter()
+                .map(|j| {
+                    j.agent_id()
+                        .and_then(|a| st.agent_index(a))
+                        .and_then(|i| st.agents.get(i))
+                        .map(|a| a.agent.provider.clone())
+                })
+                .collect();
+            (drained, tokens, providers)
+        };
+        for t in tokens {
+            t.cancel();
+        }
+        for (job, provider) in drained.into_iter().zip(providers) {
+            if let JobKind::Reply {
+                agent_id, reply_id, ..
+            } = &job.kind
+            {
+                let err = crate::core::llm::types::LlmError::Aborted {
+                    provider: provider.unwrap_or_else(|| "llm".to_string()),
+                };
+                self.emit(responder::sse(
+                    crate::core::events::SseType::Start,
+                    agent_id,
+                    reply_id,
+                ));
+                self.emit_llm_failure(agent_id, reply_id, &err, "");
+            }
+        }
+        self.flush();
+    }
+}
+
+/// Loads each agent's counter and memory window of chat `cid` from the store into `agents`.
+pub(crate) async fn load_chat_state(
+    store: &dyn Store,
+    world: &WorldData,
+    cid: &str,
+    agents: &mut [AgentRt],
+) -> Result<(), WorldError> {
+    let states = store.agent_states(&world.id, cid).await?;
+    for a in agents.iter_mut() {
+        let st = states.iter().find(|s| s.agent_id == a.agent.id);
+        a.agent.llm_call_count = st.map(|s| s.llm_call_count).unwrap_or(0);
+        a.agent.last_llm_call = st.and_then(|s| s.last_llm_call);
+        let n = a.agent.history_limit.unwrap_or(world.history_limit).max(1) as usize;
+        let mem = store.last_memory(&world.id, cid, &a.agent.id, n).await?;
+        a.memory = mem.into_iter().collect();
+    }
+    Ok(())
+}

@@ -1,0 +1,601 @@
+//! Running the queue (spec §5 responding, §6 LLM titles, §7 queue).
+//!
+//! [`World::run_until_idle`] takes calls from the FIFO queue, keeps at most `concurrency` of them
+//! in flight (polled by a small hand-written join set, no spawning), and returns once nothing is
+//! queued or running, after emitting `world` `idle`. A second call while one runs returns at once
+//! (the running one picks up the new work).
+//!
+//! A reply call: SSE `start`; save M to memory; build the input window; call the LLM (chunks
+//! stream as SSE events carrying the pre-allocated reply id); then either a failure (SSE `error`
+//! with `partialContent`, system `error`, an `interrupted` message in session mode) or the reply
+//! pipeline: clean → world tag → self-mentions → auto-mention → save and publish.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use crate::core::engine::routing::Outgoing;
+use crate::core::engine::{Flight, Job, JobKind, World};
+use crate::core::events::{Event, SseEvent, SseType, SystemEvent, WorldEvent};
+use crate::core::ids::normalize_id;
+use crate::core::llm::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role, Usage};
+use crate::core::mentions::{sender_type, SenderType};
+use crate::core::model::{Agent, MemoryEntry, MemoryRole, Message, MessageKind, TitleSource};
+use crate::core::reply::{
+    apply_to_tag, auto_mention, clean_reply, extract_world_tag, remove_self_mentions, WorldTag,
+};
+use crate::core::store::{LocalBoxFuture, StoreOp};
+use crate::core::title::{clean_llm_title, heuristic_title, llm_title_prompt};
+
+/// Temperature and token budget of an LLM title call (spec §6).
+const TITLE_TEMPERATURE: f64 = 0.2;
+const TITLE_MAX_TOKENS: u32 = 32;
+const TITLE_PROMPT_CHARS: usize = 2000;
+
+pub(crate) fn sse(kind: SseType, agent: &str, message_id: &str) -> Event {
+    Event::Sse(sse_payload(kind, agent, message_id))
+}
+
+enum Next {
+    Done(usize),
+    Refill,
+}
+
+/// Resolves when one in-flight call finishes, or when queued work could start.
+struct NextEvent<'a, 'b> {
+    world: &'a World,
+    flights: &'b mut Vec<LocalBoxFuture<'a, ()>>,
+}
+
+impl Future for NextEvent<'_, '_> {
+    type Output = Next;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Next> {
+        let this = self.get_mut();
+        for (i, f) in this.flights.iter_mut().enumerate() {
+            if f.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Next::Done(i));
+            }
+        }
+        let can_start = {
+            let st = this.world.st();
+            !st.queue.is_empty() && this.flights.len() < st.concurrency
+        };
+        if can_start {
+            return Poll::Ready(Next::Refill);
+        }
+        *this.world.inner.queue_waker.borrow_mut() = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+struct RunGuard<'a>(&'a World);
+
+impl Drop for RunGuard<'_> {
+    fn drop(&mut self) {
+        self.0.inner.running.set(false);
+        // If the run future was dropped mid-way, its calls died with it.
+        if let Ok(mut st) = self.0.inner.state.try_borrow_mut() {
+            st.in_flight.clear();
+        }
+    }
+}
+
+impl World {
+    /// Processes the queue until nothing is pending, then emits `world` `idle`. Harmless to call
+    /// while it already runs (returns at once).
+    pub async fn run_until_idle(&self) {
+        if self.inner.running.replace(true) {
+            return;
+        }
+        let _guard = RunGuard(self);
+        let mut flights: Vec<LocalBoxFuture<'_, ()>> = Vec::new();
+        loop {
+            loop {
+                let job = {
+                    let mut st = self.st_mut();
+                    if flights.len() < st.concurrency {
+                        let job = st.queue.pop_front();
+                        if let Some(j) = &job {
+                            let flight = Flight {
+                                id: j.id,
+                                chat_id: j.chat_id.clone(),
+                                agent_id: j.agent_id().map(str::to_string),
+                                cancel: j.cancel.clone(),
+                            };
+                            st.in_flight.push(flight);
+                        }
+                        job
+                    } else {
+                        None
+                    }
+                };
+                match job {
+                    Some(j) => flights.push(Box::pin(self.run_job(j))),
+                    None => break,
+                }
+            }
+            if flights.is_empty() {
+                if self.schedule_title() {
+                    continue;
+                }
+                self.emit_all(vec![Event::World(WorldEvent::Idle)]);
+                break;
+            }
+            let next = NextEvent {
+                world: self,
+                flights: &mut flights,
+            }
+            .await;
+            if let Next::Done(i) = next {
+                if i < flights.len() {
+                    drop(flights.remove(i));
+                }
+            }
+        }
+    }
+
+    /// Cancels every queued and running call (each reply call ends with SSE `error` and
+    /// `llm_aborted`; queued ones keep their turn). The world stays usable.
+    pub fn stop(&self) {
+        self.st_mut().title = None;
+        self.cancel_jobs(&|_, _| true);
+    }
+
+    /// Whether calls are queued or running.
+    pub fn is_busy(&self) -> bool {
+        let st = self.st();
+        !st.queue.is_empty() || !st.in_flight.is_empty()
+    }
+
+    /// When the world is idle after a human message with an LLM title pending, queue the title
+    /// call. Returns whether one was queued.
+    fn schedule_title(&self) -> bool {
+        let mut st = self.st_mut();
+        let Some(cand) = st.title.take() else {
+            return false;
+        };
+        let (Some(provider), Some(model)) = (
+            st.world.chat_llm_provider.clone(),
+            st.world.chat_llm_model.clone(),
+        ) else {
+            return false;
+        };
+        let still_default = st
+            .chats
+            .iter()
+            .any(|c| c.id == cand.chat_id && c.title_source == TitleSource::Default);
+        if !still_default || st.world.current_chat_id.as_deref() != Some(cand.chat_id.as_str()) {
+            return false;
+        }
+        let prompt = match &cand.reply {
+            Some((agent, reply)) => llm_title_prompt(&cand.human, agent, reply),
+            // No agent answered: the prompt holds the human message alone.
+            None => format!(
+                "Write a short title (at most 6 words) for a chat that starts with:\nUser: {}",
+                cand.human
+            )
+            .chars()
+            .take(TITLE_PROMPT_CHARS)
+            .collect(),
+        };
+        let id = st.next_job;
+        st.next_job += 1;
+        st.queue.push_back(Job {
+            id,
+            chat_id: Some(cand.chat_id.clone()),
+            cancel: Default::default(),
+            kind: JobKind::Title {
+                chat_id: cand.chat_id,
+                prompt,
+                fallback: heuristic_title(&cand.human),
+                provider,
+                model,
+            },
+        });
+        true
+    }
+
+    async fn run_job(&self, job: Job) {
+        let id = job.id;
+        match &job.kind {
+            JobKind::Reply { .. } => self.run_reply(&job).await,
+            JobKind::Title { .. } => self.run_title(&job).await,
+        }
+        self.st_mut().in_flight.retain(|f| f.id != id);
+        self.flush();
+    }
+
+    /// SSE `error` + system `error` for a failed reply call.
+    pub(crate) fn emit_llm_failure(
+        &self,
+        agent_id: &str,
+        reply_id: &str,
+        err: &LlmError,
+        partial: &str,
+    ) {
+        let message = err.to_string();
+        self.emit(Event::Sse(SseEvent {
+            error: Some(message.clone()),
+            partial_content: (!partial.is_empty()).then(|| partial.to_string()),
+            ..sse_payload(SseType::Error, agent_id, reply_id)
+        }));
+        self.emit(Event::error(
+            format!("[Error] {message}"),
+            err.code(),
+            Some(agent_id),
+        ));
+    }
+
+    async fn run_reply(&self, job: &Job) {
+        let JobKind::Reply {
+            agent_id,
+            trigger,
+            reply_id,
+        } = &job.kind
+        else {
+            return;
+        };
+        let Some(agent) = self.agent(agent_id) else {
+            return;
+        };
+        self.emit_all(vec![sse(SseType::Start, agent_id, reply_id)]);
+        let aborted = || LlmError::Aborted {
+            provider: agent.provider.clone(),
+        };
+        if job.cancel.is_cancelled() {
+            self.emit_llm_failure(agent_id, reply_id, &aborted(), "");
+            self.flush();
+            return;
+        }
+        // Step 1: M joins the responding agent's memory when the call leaves the queue.
+        let entry = MemoryEntry {
+            role: MemoryRole::User,
+            content: trigger.content.clone(),
+            sender: Some(trigger.sender.clone()),
+            message_id: trigger.message_id.clone(),
+            chat_id: job.chat_id.clone(),
+            created_at: self.now(),
+        };
+        if let Err(e) = self
+            .save_memory(job.chat_id.as_deref(), agent_id, entry)
+            .await
+        {
+            self.emit_all(vec![Event::error(e.to_string(), e.code(), Some(agent_id))]);
+            self.emit_llm_failure(agent_id, reply_id, &aborted(), "");
+            self.flush();
+            return;
+        }
+        // Step 2: the input window.
+        let messages = self.llm_input(&agent);
+        let settings = CallSettings {
+            provider: agent.provider.clone(),
+            model: agent.model.clone(),
+            temperature: agent.temperature,
+            max_tokens: agent.max_tokens,
+            stream: agent.stream,
+        };
+        // Step 4: call; chunks stream out as they come.
+        let mut text = String::new();
+        let mut usage: Option<Usage> = None;
+        let result = {
+            let mut on_event = |ev: LlmEvent| match ev {
+                LlmEvent::Text(t) => {
+                    if agent.stream {
+                        self.emit(Event::Sse(SseEvent {
+                            content: Some(t.clone()),
+                            ..sse_payload(SseType::Chunk, agent_id, reply_id)
+                        }));
+                        self.flush();
+                    }
+                    text.push_str(&t);
+                }
+                LlmEvent::Reasoning(t) => {
+                    self.emit(Event::Sse(SseEvent {
+                        content: Some(t),
+                        ..sse_payload(SseType::Reasoning, agent_id, reply_id)
+                    }));
+                    self.flush();
+                }
+                LlmEvent::Usage(u) => {
+                    let prev = usage.unwrap_or_default();
+                    usage = Some(Usage {
+                        input_tokens: u.input_tokens.or(prev.input_tokens),
+                        output_tokens: u.output_tokens.or(prev.output_tokens),
+                    });
+                }
+                LlmEvent::Done { .. } => {}
+            };
+            self.inner
+                .llm
+                .call(&settings, messages, &mut on_event, job.cancel.clone())
+                .await
+        };
+        let result = match result {
+            Ok(()) if job.cancel.is_cancelled() => Err(aborted()),
+            r => r,
+        };
+        if let Err(e) = result {
+            self.emit_llm_failure(agent_id, reply_id, &e, &text);
+            self.flush();
+            let same_chat = self.st().world.current_chat_id == job.chat_id;
+            if !text.trim().is_empty() && job.chat_id.is_some() && same_chat {
+                let out = Outgoing {
+                    msg: Message {
+                        message_id: reply_id.clone(),
+                        chat_id: None,
+                        sender: agent_id.clone(),
+                        content: text,
+                        created_at: self.now(),
+                        reply_to_message_id: Some(trigger.message_id.clone()),
+                        kind: MessageKind::Interrupted,
+                    },
+                    memory: Vec::new(),
+                    only_in: Some(job.chat_id.clone()),
+                };
+                self.publish_or_report(out).await;
+            }
+            return;
+        }
+        if !agent.stream {
+            self.emit(Event::Sse(SseEvent {
+                content: Some(text.clone()),
+                ..sse_payload(SseType::Chunk, agent_id, reply_id)
+            }));
+        }
+        self.emit_all(vec![Event::Sse(SseEvent {
+            usage,
+            ..sse_payload(SseType::End, agent_id, reply_id)
+        })]);
+        if text.trim().is_empty() {
+            self.emit_all(vec![Event::error(
+                "[Error] LLM response is empty",
+                "llm_empty_response",
+                Some(agent_id),
+            )]);
+            return;
+        }
+        self.publish_reply(job, &agent, trigger, reply_id, &text)
+            .await;
+    }
+
+    /// Steps 6–10: clean, world tag, self-mentions, auto-mention, save and publish.
+    async fn publish_reply(
+        &self,
+        job: &Job,
+        agent: &Agent,
+        trigger: &Message,
+        reply_id: &str,
+        raw: &str,
+    ) {
+        let cleaned = clean_reply(raw);
+        let (tag, rest) = extract_world_tag(&cleaned);
+        let nonempty = |s: String| (!s.trim().is_empty()).then_some(s);
+        let (body, tag_applied, pass) = match tag {
+            None => (Some(cleaned), false, false),
+            Some(WorldTag::Pass) => (nonempty(rest), true, true),
+            Some(WorldTag::Stop | WorldTag::Done) => (nonempty(rest), true, false),
+            Some(WorldTag::To(names)) if names.is_empty() => (nonempty(rest), true, false),
+            Some(WorldTag::To(names)) => (Some(apply_to_tag(&names, &rest)), true, false),
+        };
+        let mut published: Option<String> = None;
+        if let Some(body) = body {
+            let mut reply = remove_self_mentions(&body, &agent.id);
+            let stype = sender_type(Some(&trigger.sender));
+            if !tag_applied
+                && stype != SenderType::Human
+                && normalize_id(&trigger.sender) != agent.id
+            {
+                reply = auto_mention(&reply, &trigger.sender);
+            }
+            let now = self.now();
+            let entry = MemoryEntry {
+                role: MemoryRole::Assistant,
+                content: reply.clone(),
+                sender: None,
+                message_id: reply_id.to_string(),
+                chat_id: job.chat_id.clone(),
+                created_at: now,
+            };
+            let same_chat = self.st().world.current_chat_id == job.chat_id;
+            if !same_chat {
+                return;
+            }
+            let out = Outgoing {
+                msg: Message {
+                    message_id: reply_id.to_string(),
+                    chat_id: None,
+                    sender: agent.id.clone(),
+                    content: reply,
+                    created_at: now,
+                    reply_to_message_id: Some(trigger.message_id.clone()),
+                    kind: MessageKind::Message,
+                },
+                memory: vec![(agent.id.clone(), entry)],
+                only_in: Some(job.chat_id.clone()),
+            };
+            if self.publish_or_report(out).await {
+                published = Some(reply_id.to_string());
+            }
+        }
+        if pass {
+            let out = Outgoing {
+                msg: Message {
+                    message_id: self.inner.ids.new_id(),
+                    chat_id: None,
+                    sender: "system".to_string(),
+                    content: format!("@human {} is passing control to you", agent.id),
+                    created_at: self.now(),
+                    reply_to_message_id: Some(
+                        published.unwrap_or_else(|| trigger.message_id.clone()),
+                    ),
+                    kind: MessageKind::Pass,
+                },
+                memory: Vec::new(),
+                only_in: Some(job.chat_id.clone()),
+            };
+            self.publish_or_report(out).await;
+        }
+    }
+
+    /// Publishes; a failure becomes a `system` `error` event. Returns whether it was published.
+    async fn publish_or_report(&self, out: Outgoing) -> bool {
+        match self.publish(out).await {
+            Ok(published) => published.is_some(),
+            Err(e) => {
+                self.emit_all(vec![Event::error(e.to_string(), e.code(), None)]);
+                false
+            }
+        }
+    }
+
+    /// Saves a memory entry (RAM, and the store in session mode) under the write lock. Entries
+    /// for a chat that is no longer current are dropped.
+    async fn save_memory(
+        &self,
+        chat_id: Option<&str>,
+        agent_id: &str,
+        entry: MemoryEntry,
+    ) -> Result<(), crate::core::error::WorldError> {
+        let _g = self.inner.lock.lock().await;
+        let (world_id, current) = {
+            let st = self.st();
+            (st.world.id.clone(), st.world.current_chat_id.clone())
+        };
+        if current.as_deref() != chat_id {
+            return Ok(());
+        }
+        if let Some(cid) = chat_id {
+            self.inner
+                .store
+                .apply(vec![StoreOp::AppendMemory {
+                    world_id,
+                    chat_id: cid.to_string(),
+                    agent_id: agent_id.to_string(),
+                    entry: entry.clone(),
+                }])
+                .await?;
+        }
+        self.st_mut().remember(agent_id, entry);
+        Ok(())
+    }
+
+    /// Step 2: system prompt + the last `historyLimit` memory entries (M last); a leading
+    /// `assistant` entry is dropped.
+    pub(crate) fn llm_input(&self, agent: &Agent) -> Vec<ChatMessage> {
+        let st = self.st();
+        let n = st.history_limit(agent);
+        let mem: Vec<&MemoryEntry> = st
+            .agent_index(&agent.id)
+            .and_then(|i| st.agents.get(i))
+            .map(|a| {
+                let skip = a.memory.len().saturating_sub(n);
+                a.memory.iter().skip(skip).collect()
+            })
+            .unwrap_or_default();
+        let mut out = Vec::with_capacity(mem.len() + 1);
+        if let Some(p) = agent
+            .system_prompt
+            .as_deref()
+            .filter(|p| !p.trim().is_empty())
+        {
+            out.push(ChatMessage::new(Role::System, p));
+        }
+        let start = usize::from(mem.first().is_some_and(|e| e.role == MemoryRole::Assistant));
+        for e in mem.iter().skip(start) {
+            let role = match e.role {
+                MemoryRole::User => Role::User,
+                MemoryRole::Assistant => Role::Assistant,
+            };
+            out.push(ChatMessage::new(role, e.content.clone()));
+        }
+        out
+    }
+
+    async fn run_title(&self, job: &Job) {
+        let JobKind::Title {
+            chat_id,
+            prompt,
+            fallback,
+            provider,
+            model,
+        } = &job.kind
+        else {
+            return;
+        };
+        let settings = CallSettings {
+            provider: provider.clone(),
+            model: model.clone(),
+            temperature: Some(TITLE_TEMPERATURE),
+            max_tokens: Some(TITLE_MAX_TOKENS),
+            stream: false,
+        };
+        let mut text = String::new();
+        let result = {
+            let mut on_event = |ev: LlmEvent| {
+                if let LlmEvent::Text(t) = ev {
+                    text.push_str(&t);
+                }
+            };
+            self.inner
+                .llm
+                .call(
+                    &settings,
+                    vec![ChatMessage::new(Role::User, prompt.clone())],
+                    &mut on_event,
+                    job.cancel.clone(),
+                )
+                .await
+        };
+        if job.cancel.is_cancelled() {
+            return;
+        }
+        let title = match result {
+            Ok(()) => clean_llm_title(&text).or_else(|| fallback.clone()),
+            Err(_) => fallback.clone(),
+        };
+        let Some(title) = title else {
+            return;
+        };
+        let _g = self.inner.lock.lock().await;
+        let chat = self.st().chats.iter().find(|c| &c.id == chat_id).cloned();
+        // Renamed (or titled) meanwhile, or deleted: the result is dropped.
+        let Some(mut chat) = chat.filter(|c| c.title_source == TitleSource::Default) else {
+            return;
+        };
+        chat.name = title;
+        chat.title_source = TitleSource::Auto;
+        chat.updated_at = self.now();
+        if let Err(e) = self
+            .inner
+            .store
+            .apply(vec![StoreOp::PutChat(chat.clone())])
+            .await
+        {
+            drop(_g);
+            self.emit_all(vec![Event::error(e.to_string(), e.code(), None)]);
+            return;
+        }
+        if let Some(c) = self.st_mut().chats.iter_mut().find(|c| c.id == chat.id) {
+            *c = chat.clone();
+        }
+        drop(_g);
+        self.emit_all(vec![Event::System(SystemEvent::ChatTitleUpdated {
+            chat_id: chat.id,
+            name: chat.name,
+            title_source: chat.title_source,
+        })]);
+    }
+}
+
+fn sse_payload(kind: SseType, agent: &str, message_id: &str) -> SseEvent {
+    SseEvent {
+        kind,
+        agent_name: agent.to_string(),
+        message_id: message_id.to_string(),
+        content: None,
+        error: None,
+        partial_content: None,
+        usage: None,
+    }
+}

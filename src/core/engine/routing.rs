@@ -1,0 +1,441 @@
+//! Publishing and routing (spec §4, §6 session mode and heuristic titles).
+//!
+//! Publishing one message is one logical change: under the write lock, a [`Plan`] is computed
+//! from the current state (counter reset, each agent's decision, counter increments, queued
+//! calls, chat metadata, title), persisted as one store batch when session mode is on, and only
+//! then committed to RAM. Turn-limit notices the plan produces are published afterwards, each as
+//! its own change, so nothing publishes recursively while the lock is held.
+
+use std::collections::VecDeque;
+
+use crate::core::engine::{Job, JobKind, State, TitleCandidate, World};
+use crate::core::error::WorldError;
+use crate::core::events::{Decision, Event, SystemEvent};
+use crate::core::ids::normalize_id;
+use crate::core::llm::client::CancelToken;
+use crate::core::mentions::{all_mentions, line_start_mentions, sender_type, SenderType};
+use crate::core::model::{
+    Chat, MemoryEntry, Message, MessageKind, Timestamp, TitleSource, MAX_MESSAGE_CHARS,
+};
+use crate::core::store::{AgentChatState, StoreOp};
+use crate::core::title::heuristic_title;
+
+/// The sender used by `send()` when none is given (spec §2).
+pub const HUMAN: &str = "HUMAN";
+
+/// A message about to be published, with the memory entries its publication saves.
+#[derive(Debug, Clone)]
+pub(crate) struct Outgoing {
+    /// `chat_id` is filled in at publish time.
+    pub(crate) msg: Message,
+    pub(crate) memory: Vec<(String, MemoryEntry)>,
+    /// `Some(chat)`: publish only if `chat` is still the current chat (checked under the write
+    /// lock), so a reply or notice of a left chat never lands in another one; otherwise it is
+    /// dropped silently (its call was cancelled and reported).
+    pub(crate) only_in: Option<Option<String>>,
+}
+
+/// Why an agent does or does not respond (spec §4 rules 1–7).
+pub(crate) fn decide(
+    agent_id: &str,
+    llm_call_count: u32,
+    turn_limit: u32,
+    msg: &Message,
+) -> (Decision, String) {
+    let mentions_list = |v: &[String]| {
+        v.iter()
+            .map(|m| format!("@{m}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if normalize_id(&msg.sender) == agent_id {
+        return (Decision::Ignore, "own message".to_string());
+    }
+    if msg.kind != MessageKind::Message {
+        return (
+            Decision::Ignore,
+            "engine notices are never answered".to_string(),
+        );
+    }
+    let yes = match sender_type(Some(&msg.sender)) {
+        SenderType::System => {
+            return (
+                Decision::Ignore,
+                "messages from system are never answered".to_string(),
+            )
+        }
+        SenderType::World => "world messages are answered by every agent".to_string(),
+        SenderType::Human => {
+            let ls = line_start_mentions(&msg.content);
+            if !ls.is_empty() {
+                if ls.iter().any(|m| m == agent_id) {
+                    format!("mentioned at the start of a line by {}", msg.sender)
+                } else {
+                    return (
+                        Decision::Ignore,
+                        format!(
+                            "not mentioned: the message addresses {}",
+                            mentions_list(&ls)
+                        ),
+                    );
+                }
+            } else {
+                let any = all_mentions(&msg.content);
+                if any.is_empty() {
+                    "public message from a human".to_string()
+                } else {
+                    return (
+                        Decision::Ignore,
+                        format!(
+                            "not public: the message mentions {} but not at the start of a line",
+                            mentions_list(&any)
+                        ),
+                    );
+                }
+            }
+        }
+        SenderType::Agent => {
+            let ls = line_start_mentions(&msg.content);
+            if ls.iter().any(|m| m == agent_id) {
+                format!("mentioned at the start of a line by agent {}", msg.sender)
+            } else if ls.is_empty() {
+                return (
+                    Decision::Ignore,
+                    format!(
+                        "agents answer other agents only when mentioned at the start of a line; {} sent a public message",
+                        msg.sender
+                    ),
+                );
+            } else {
+                return (
+                    Decision::Ignore,
+                    format!(
+                        "not mentioned: the message addresses {}",
+                        mentions_list(&ls)
+                    ),
+                );
+            }
+        }
+    };
+    if llm_call_count >= turn_limit {
+        return (
+            Decision::TurnLimit,
+            format!("turn limit reached ({turn_limit})"),
+        );
+    }
+    (Decision::Respond, yes)
+}
+
+/// The exact turn-limit notice (spec §4 rule 7, kept verbatim).
+pub(crate) fn turn_limit_notice(turn_limit: u32) -> String {
+    format!(
+        "@human Turn limit reached ({turn_limit} LLM calls). Please take control of the conversation."
+    )
+}
+
+/// Everything publishing one message changes, computed before anything is written.
+struct Plan {
+    msg: Message,
+    ops: Vec<StoreOp>,
+    /// `(agent id, llmCallCount, lastLLMCall)` after the change.
+    counters: Vec<(String, u32, Option<Timestamp>)>,
+    jobs: Vec<Job>,
+    chat: Option<Chat>,
+    memory: Vec<(String, MemoryEntry)>,
+    title: Option<Option<TitleCandidate>>,
+    events: Vec<Event>,
+    notices: Vec<Outgoing>,
+    next_job: u64,
+}
+
+impl World {
+    /// Validates and publishes a message from `sender` (the human when `None`), persisting it
+    /// before any LLM call, and queues the calls of the agents that respond. Drive
+    /// [`World::run_until_idle`] afterwards to run them.
+    pub async fn send(&self, content: &str, sender: Option<&str>) -> Result<Message, WorldError> {
+        let sender = match sender {
+            None => HUMAN.to_string(),
+            Some(s) if s.trim().is_empty() => return Err(WorldError::InvalidSender(s.to_string())),
+            Some(s) => s.to_string(),
+        };
+        if content.trim().is_empty() {
+            return Err(WorldError::EmptyMessage);
+        }
+        let n = content.chars().count();
+        if n > MAX_MESSAGE_CHARS {
+            return Err(WorldError::MessageTooLong(n, MAX_MESSAGE_CHARS));
+        }
+        let msg = Message {
+            message_id: self.inner.ids.new_id(),
+            chat_id: None,
+            sender,
+            content: content.to_string(),
+            created_at: self.now(),
+            reply_to_message_id: None,
+            kind: MessageKind::Message,
+        };
+        self.publish(Outgoing {
+            msg,
+            memory: Vec::new(),
+            only_in: None,
+        })
+        .await?
+        .ok_or_else(|| WorldError::input("message", "was not published"))
+    }
+
+    /// Publishes a message and then the notices its routing produced. The first message's
+    /// failure is returned; a later notice's failure is reported as a `storage_error` event.
+    /// `Ok(None)`: the message was dropped because its chat is no longer current.
+    pub(crate) async fn publish(&self, out: Outgoing) -> Result<Option<Message>, WorldError> {
+        let mut work = VecDeque::from([out]);
+        let mut first: Option<Message> = None;
+        let mut is_first = true;
+        while let Some(o) = work.pop_front() {
+            match self.publish_one(o).await {
+                Ok(Some((m, notices))) => {
+                    if is_first {
+                        first = Some(m);
+                    }
+                    work.extend(notices);
+                }
+                Ok(None) => {}
+                Err(e) if is_first => return Err(e),
+                Err(e) => self.emit_all(vec![Event::error(e.to_string(), e.code(), None)]),
+            }
+            is_first = false;
+        }
+        Ok(first)
+    }
+
+    async fn publish_one(
+        &self,
+        out: Outgoing,
+    ) -> Result<Option<(Message, Vec<Outgoing>)>, WorldError> {
+        let guard = self.inner.lock.lock().await;
+        if let Some(expected) = &out.only_in {
+            if self.st().world.current_chat_id != *expected {
+                return Ok(None);
+            }
+        }
+        let now = self.now();
+        let plan = {
+            let st = self.st();
+            self.plan(&st, out, now)
+        };
+        if !plan.ops.is_empty() {
+            self.inner.store.apply(plan.ops.clone()).await?;
+        }
+        {
+            let mut st = self.st_mut();
+            st.next_job = plan.next_job;
+            for (id, count, last) in &plan.counters {
+                if let Some(i) = st.agent_index(id) {
+                    if let Some(a) = st.agents.get_mut(i) {
+                        a.agent.llm_call_count = *count;
+                        a.agent.last_llm_call = *last;
+                    }
+                }
+            }
+            if let Some(chat) = plan.chat {
+                if let Some(c) = st.chats.iter_mut().find(|c| c.id == chat.id) {
+                    *c = chat;
+                }
+            }
+            for (agent, entry) in plan.memory {
+                st.remember(&agent, entry);
+            }
+            if let Some(i) = st.agent_index(&normalize_id(&plan.msg.sender)) {
+                if let Some(a) = st.agents.get_mut(i) {
+                    a.agent.last_active = now;
+                }
+            }
+            st.queue.extend(plan.jobs);
+            if let Some(t) = plan.title {
+                st.title = t;
+            }
+        }
+        drop(guard);
+        self.wake_runner();
+        self.emit_all(plan.events);
+        Ok(Some((plan.msg, plan.notices)))
+    }
+
+    fn plan(&self, st: &State, out: Outgoing, now: Timestamp) -> Plan {
+        let mut msg = out.msg;
+        let world_id = st.world.id.clone();
+        let chat = st.current_chat().cloned();
+        msg.chat_id = chat.as_ref().map(|c| c.id.clone());
+        let session = chat.is_some();
+        let stype = sender_type(Some(&msg.sender));
+        let mut ops = Vec::new();
+        let mut events = vec![Event::Message(msg.clone())];
+        let mut title = None;
+        let mut new_chat = None;
+
+        if let Some(mut c) = chat.clone() {
+            ops.push(StoreOp::AppendMessage {
+                world_id: world_id.clone(),
+                chat_id: c.id.clone(),
+                message: msg.clone(),
+            });
+            for (agent, entry) in &out.memory {
+                ops.push(StoreOp::AppendMemory {
+                    world_id: world_id.clone(),
+                    chat_id: c.id.clone(),
+                    agent_id: agent.clone(),
+                    entry: entry.clone(),
+                });
+            }
+            c.message_count += 1;
+            c.updated_at = now;
+            events.push(Event::System(SystemEvent::ChatSaved {
+                chat_id: c.id.clone(),
+                message_count: c.message_count,
+            }));
+            let is_human_message = stype == SenderType::Human && msg.kind == MessageKind::Message;
+            let llm_title =
+                st.world.chat_llm_provider.is_some() && st.world.chat_llm_model.is_some();
+            if is_human_message && c.title_source == TitleSource::Default {
+                if llm_title {
+                    title = Some(Some(TitleCandidate {
+                        chat_id: c.id.clone(),
+                        human_id: msg.message_id.clone(),
+                        human: msg.content.clone(),
+                        reply: None,
+                    }));
+                } else if let Some(t) = heuristic_title(&msg.content) {
+                    c.name = t;
+                    c.title_source = TitleSource::Auto;
+                    events.push(Event::System(SystemEvent::ChatTitleUpdated {
+                        chat_id: c.id.clone(),
+                        name: c.name.clone(),
+                        title_source: c.title_source,
+                    }));
+                }
+            }
+            if let Some(cand) = &st.title {
+                if cand.reply.is_none()
+                    && stype == SenderType::Agent
+                    && msg.kind == MessageKind::Message
+                    && msg.reply_to_message_id.as_deref() == Some(cand.human_id.as_str())
+                {
+                    let mut cand = cand.clone();
+                    cand.reply = Some((normalize_id(&msg.sender), msg.content.clone()));
+                    title = Some(Some(cand));
+                }
+            }
+            ops.push(StoreOp::PutChat(c.clone()));
+            new_chat = Some(c);
+        }
+
+        // Rule 8: a human or world message resets every counter, once, before any decision.
+        let reset = matches!(stype, SenderType::Human | SenderType::World)
+            && msg.kind == MessageKind::Message;
+        let mut counters = Vec::new();
+        let mut jobs = Vec::new();
+        let mut notices = Vec::new();
+        let mut next_job = st.next_job;
+        let turn_limit = st.world.turn_limit;
+        for a in &st.agents {
+            let id = &a.agent.id;
+            let (mut count, mut last) = (a.agent.llm_call_count, a.agent.last_llm_call);
+            let mut changed = false;
+            if reset && count != 0 {
+                count = 0;
+                changed = true;
+            }
+            let (mut decision, mut reason) = decide(id, count, turn_limit, &msg);
+            match decision {
+                Decision::Respond => {
+                    if st.queue.len() + jobs.len() >= st.queue_limit {
+                        // The refused call gives its turn back: the counter is not incremented.
+                        decision = Decision::QueueFull;
+                        reason = format!("queue full ({} pending)", st.queue_limit);
+                        events.push(Event::error(
+                            format!(
+                                "[Error] the call queue is full ({} pending); {id} did not respond",
+                                st.queue_limit
+                            ),
+                            "queue_full",
+                            Some(id),
+                        ));
+                    } else {
+                        count += 1;
+                        last = Some(now);
+                        changed = true;
+                        jobs.push(Job {
+                            id: next_job,
+                            chat_id: msg.chat_id.clone(),
+                            cancel: CancelToken::new(),
+                            kind: JobKind::Reply {
+                                agent_id: id.clone(),
+                                trigger: msg.clone(),
+                                reply_id: self.inner.ids.new_id(),
+                            },
+                        });
+                        next_job += 1;
+                    }
+                }
+                Decision::TurnLimit => {
+                    let notice_id = self.inner.ids.new_id();
+                    events.push(Event::System(SystemEvent::TurnLimit {
+                        agent_name: id.clone(),
+                        message_id: notice_id.clone(),
+                        turn_limit,
+                    }));
+                    notices.push(Outgoing {
+                        msg: Message {
+                            message_id: notice_id,
+                            chat_id: None,
+                            sender: id.clone(),
+                            content: turn_limit_notice(turn_limit),
+                            created_at: now,
+                            reply_to_message_id: Some(msg.message_id.clone()),
+                            kind: MessageKind::TurnLimit,
+                        },
+                        memory: Vec::new(),
+                        only_in: Some(msg.chat_id.clone()),
+                    });
+                }
+                Decision::Ignore | Decision::QueueFull => {}
+            }
+            if st.debug {
+                events.push(Event::System(SystemEvent::Debug {
+                    agent: id.clone(),
+                    message_id: msg.message_id.clone(),
+                    decision,
+                    reason,
+                }));
+            }
+            if changed {
+                counters.push((id.clone(), count, last));
+                if let Some(c) = &new_chat {
+                    ops.push(StoreOp::PutAgentState {
+                        world_id: world_id.clone(),
+                        chat_id: c.id.clone(),
+                        state: AgentChatState {
+                            agent_id: id.clone(),
+                            llm_call_count: count,
+                            last_llm_call: last,
+                        },
+                    });
+                }
+            }
+        }
+        if !session {
+            ops.clear();
+        }
+        Plan {
+            msg,
+            ops,
+            counters,
+            jobs,
+            chat: new_chat,
+            memory: out.memory,
+            title,
+            events,
+            notices,
+            next_job,
+        }
+    }
+}

@@ -1,0 +1,403 @@
+//! Events (spec §8): four topics (`message`, `sse`, `system`, `world`) with the exact JS payload
+//! names, and the [`EventBus`] that delivers them.
+//!
+//! Invariants:
+//! - [`EventBus::emit`] only queues. The engine calls [`EventBus::flush`] once it has released
+//!   every borrow of its state, so a callback may call back into the engine.
+//! - A callback that fails (a throwing JS callback) never stops delivery to the others; the
+//!   failure is reported as a `system` `error` event with code `callback_error`. A failure while
+//!   delivering such a report is not reported again (no infinite recursion).
+//! - `flush` is re-entrant safe: a flush called from inside a callback returns at once and the
+//!   outer flush delivers what was queued meanwhile, in order.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::{Rc, Weak};
+
+use serde::Serialize;
+
+use crate::core::llm::types::Usage;
+use crate::core::model::{Agent, Message, TitleSource, WorldData};
+
+/// The four callback lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Topic {
+    Message,
+    Sse,
+    System,
+    World,
+}
+
+impl Topic {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Topic::Message => "message",
+            Topic::Sse => "sse",
+            Topic::System => "system",
+            Topic::World => "world",
+        }
+    }
+}
+
+/// The `type` of an SSE event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SseType {
+    Start,
+    Chunk,
+    Reasoning,
+    End,
+    Error,
+}
+
+/// `{type, agentName, messageId, content?, error?, partialContent?, usage?}`. `messageId` is the
+/// id of the message that will publish the reply (pre-allocated).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SseEvent {
+    #[serde(rename = "type")]
+    pub kind: SseType,
+    pub agent_name: String,
+    pub message_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial_content: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+/// What a routing decision was, for `debug` events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Decision {
+    /// The agent will call the LLM.
+    Respond,
+    /// The agent stays silent.
+    Ignore,
+    /// The agent would respond but publishes the turn-limit notice instead.
+    TurnLimit,
+    /// The agent would respond but the queue was full.
+    QueueFull,
+}
+
+/// `system` events: flat objects with a `type`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase"
+)]
+pub enum SystemEvent {
+    Error {
+        message: String,
+        code: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        agent_name: Option<String>,
+    },
+    TurnLimit {
+        agent_name: String,
+        /// The notice's id.
+        message_id: String,
+        turn_limit: u32,
+    },
+    ChatTitleUpdated {
+        chat_id: String,
+        name: String,
+        title_source: TitleSource,
+    },
+    ChatSaved {
+        chat_id: String,
+        message_count: u64,
+    },
+    ChatReused {
+        chat_id: String,
+    },
+    NewChatCreated {
+        chat_id: String,
+    },
+    ChatLoaded {
+        chat_id: String,
+    },
+    ChatDeleted {
+        chat_id: String,
+        new_current_chat_id: Option<String>,
+    },
+    Debug {
+        agent: String,
+        message_id: String,
+        decision: Decision,
+        reason: String,
+    },
+}
+
+/// `world` lifecycle events.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase"
+)]
+pub enum WorldEvent {
+    AgentAdded {
+        agent: Agent,
+    },
+    AgentUpdated {
+        agent: Agent,
+    },
+    AgentRemoved {
+        agent_id: String,
+    },
+    WorldUpdated {
+        world: WorldData,
+    },
+    /// No agent work pending.
+    Idle,
+}
+
+/// One event on one topic. Serialises as the payload alone (the topic selects the callback list).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Event {
+    Message(Message),
+    Sse(SseEvent),
+    System(SystemEvent),
+    World(WorldEvent),
+}
+
+impl Event {
+    pub fn topic(&self) -> Topic {
+        match self {
+            Event::Message(_) => Topic::Message,
+            Event::Sse(_) => Topic::Sse,
+            Event::System(_) => Topic::System,
+            Event::World(_) => Topic::World,
+        }
+    }
+
+    /// A `system` `error` event.
+    pub fn error(message: impl Into<String>, code: &str, agent_name: Option<&str>) -> Event {
+        Event::System(SystemEvent::Error {
+            message: message.into(),
+            code: code.to_string(),
+            agent_name: agent_name.map(str::to_string),
+        })
+    }
+}
+
+/// A subscriber. `Err` is a failed (thrown) callback, with its message.
+pub type Callback = Rc<dyn Fn(&Event) -> Result<(), String>>;
+
+/// Identifies one subscription.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SubscriptionId(u64);
+
+/// A subscription handle: dropping it unsubscribes (call [`Subscription::forget`] to keep the
+/// callback for the bus's lifetime, e.g. when JS keeps the unsubscribe function instead).
+pub struct Subscription {
+    bus: Weak<EventBus>,
+    id: SubscriptionId,
+}
+
+impl Subscription {
+    pub fn id(&self) -> SubscriptionId {
+        self.id
+    }
+
+    /// Keeps the callback subscribed after this handle is dropped.
+    pub fn forget(mut self) -> SubscriptionId {
+        self.bus = Weak::new();
+        self.id
+    }
+
+    /// Unsubscribes now.
+    pub fn unsubscribe(self) {}
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        if let Some(bus) = self.bus.upgrade() {
+            bus.unsubscribe(self.id);
+        }
+    }
+}
+
+/// The callback lists and the pending-event queue.
+#[derive(Default)]
+pub struct EventBus {
+    subs: RefCell<Vec<(SubscriptionId, Topic, Callback)>>,
+    next_id: Cell<u64>,
+    /// `(event, is a callback_error report)`.
+    queue: RefCell<VecDeque<(Event, bool)>>,
+    delivering: Cell<bool>,
+}
+
+impl EventBus {
+    pub fn new() -> Rc<Self> {
+        Rc::new(Self::default())
+    }
+
+    /// Adds a callback for `topic`; the handle unsubscribes on drop.
+    pub fn subscribe(self: &Rc<Self>, topic: Topic, cb: Callback) -> Subscription {
+        let id = SubscriptionId(self.next_id.get());
+        self.next_id.set(id.0 + 1);
+        self.subs.borrow_mut().push((id, topic, cb));
+        Subscription {
+            bus: Rc::downgrade(self),
+            id,
+        }
+    }
+
+    /// Removes a callback; `false` when it was not subscribed.
+    pub fn unsubscribe(&self, id: SubscriptionId) -> bool {
+        let mut subs = self.subs.borrow_mut();
+        let before = subs.len();
+        subs.retain(|(i, _, _)| *i != id);
+        subs.len() != before
+    }
+
+    /// Queues an event (delivered by the next [`EventBus::flush`]).
+    pub fn emit(&self, e: Event) {
+        self.queue.borrow_mut().push_back((e, false));
+    }
+
+    /// Delivers every queued event, in order, to the callbacks of its topic.
+    pub fn flush(&self) {
+        if self.delivering.replace(true) {
+            return;
+        }
+        loop {
+            let next = self.queue.borrow_mut().pop_front();
+            let Some((event, is_report)) = next else {
+                break;
+            };
+            let topic = event.topic();
+            let targets: Vec<Callback> = self
+                .subs
+                .borrow()
+                .iter()
+                .filter(|(_, t, _)| *t == topic)
+                .map(|(_, _, cb)| cb.clone())
+                .collect();
+            for cb in targets {
+                if let Err(msg) = cb(&event) {
+                    if !is_report {
+                        self.queue.borrow_mut().push_back((
+                            Event::error(
+                                format!("a '{}' event callback failed: {msg}", topic.as_str()),
+                                "callback_error",
+                                None,
+                            ),
+                            true,
+                        ));
+                    }
+                }
+            }
+        }
+        self.delivering.set(false);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collector(bus: &Rc<EventBus>, topic: Topic) -> (Rc<RefCell<Vec<Event>>>, Subscription) {
+        let got = Rc::new(RefCell::new(Vec::new()));
+        let g = got.clone();
+        let sub = bus.subscribe(
+            topic,
+            Rc::new(move |e: &Event| {
+                g.borrow_mut().push(e.clone());
+                Ok(())
+            }),
+        );
+        (got, sub)
+    }
+
+    #[test]
+    fn events_wait_for_flush_and_go_to_their_topic() {
+        let bus = EventBus::new();
+        let (sys, _s1) = collector(&bus, Topic::System);
+        let (world, _s2) = collector(&bus, Topic::World);
+        bus.emit(Event::World(WorldEvent::Idle));
+        assert!(world.borrow().is_empty());
+        bus.flush();
+        assert_eq!(world.borrow().len(), 1);
+        assert!(sys.borrow().is_empty());
+    }
+
+    #[test]
+    fn failing_callback_is_reported_once_and_others_still_receive() {
+        let bus = EventBus::new();
+        let _bad_world = bus.subscribe(Topic::World, Rc::new(|_| Err("boom".to_string())));
+        let _bad_sys = bus.subscribe(Topic::System, Rc::new(|_| Err("again".to_string())));
+        let (world, _s) = collector(&bus, Topic::World);
+        let (sys, _s2) = collector(&bus, Topic::System);
+        bus.emit(Event::World(WorldEvent::Idle));
+        bus.flush();
+        assert_eq!(world.borrow().len(), 1);
+        let sys = sys.borrow();
+        assert_eq!(sys.len(), 1, "the report is not reported again");
+        match sys.first() {
+            Some(Event::System(SystemEvent::Error { code, message, .. })) => {
+                assert_eq!(code, "callback_error");
+                assert!(message.contains("boom"));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn dropping_the_handle_unsubscribes() {
+        let bus = EventBus::new();
+        let (got, sub) = collector(&bus, Topic::World);
+        drop(sub);
+        bus.emit(Event::World(WorldEvent::Idle));
+        bus.flush();
+        assert!(got.borrow().is_empty());
+        let (got2, sub2) = collector(&bus, Topic::World);
+        let _id = sub2.forget();
+        bus.emit(Event::World(WorldEvent::Idle));
+        bus.flush();
+        assert_eq!(got2.borrow().len(), 1);
+    }
+
+    #[test]
+    fn payloads_use_js_names() {
+        let e = Event::System(SystemEvent::ChatDeleted {
+            chat_id: "c".into(),
+            new_current_chat_id: None,
+        });
+        let v = serde_json::to_value(&e).unwrap_or_default();
+        assert_eq!(v["type"], "chat-deleted");
+        assert_eq!(v["chatId"], "c");
+        assert!(v["newCurrentChatId"].is_null());
+        let e = Event::Sse(SseEvent {
+            kind: SseType::Error,
+            agent_name: "a".into(),
+            message_id: "m".into(),
+            content: None,
+            error: Some("x".into()),
+            partial_content: Some("p".into()),
+            usage: None,
+        });
+        let v = serde_json::to_value(&e).unwrap_or_default();
+        assert_eq!(v["type"], "error");
+        assert_eq!(v["agentName"], "a");
+        assert_eq!(v["partialContent"], "p");
+        let v = serde_json::to_value(Event::World(WorldEvent::Idle)).unwrap_or_default();
+        assert_eq!(v["type"], "idle");
+        let v = serde_json::to_value(Event::System(SystemEvent::TurnLimit {
+            agent_name: "a".into(),
+            message_id: "n".into(),
+            turn_limit: 5,
+        }))
+        .unwrap_or_default();
+        assert_eq!(v["turnLimit"], 5);
+        assert_eq!(v["type"], "turn-limit");
+    }
+}

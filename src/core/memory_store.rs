@@ -1,0 +1,390 @@
+//! [`MemoryStore`]: a [`Store`] in RAM (BTreeMaps in a `RefCell`), for tests, for Node without
+//! IndexedDB, and as the reference implementation of the store contract. Every method borrows,
+//! copies out and returns a ready future, so no borrow is ever held across an await.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::ready;
+
+use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
+use crate::core::store::{
+    AgentChatState, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
+};
+
+#[derive(Debug, Default, Clone)]
+struct ChatData {
+    chat: Option<Chat>,
+    messages: Vec<Message>,
+    memories: BTreeMap<String, Vec<MemoryEntry>>,
+    states: BTreeMap<String, AgentChatState>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct WorldRec {
+    world: Option<WorldData>,
+    /// Insertion order = routing order.
+    agents: Vec<Agent>,
+    chats: BTreeMap<String, ChatData>,
+}
+
+/// An in-memory store. `fail_next_apply` lets tests simulate a backend failure.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    worlds: RefCell<BTreeMap<String, WorldRec>>,
+    fail_next: RefCell<Option<StoreError>>,
+}
+
+impl MemoryStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Makes the next `apply` fail with `err` (and change nothing).
+    pub fn fail_next_apply(&self, err: StoreError) {
+        *self.fail_next.borrow_mut() = Some(err);
+    }
+
+    /// Checks the batch against the current data (and the earlier ops of the batch) without
+    /// changing anything.
+    fn validate(&self, ops: &[StoreOp]) -> Result<(), StoreError> {
+        let worlds = self.worlds.borrow();
+        let mut live_worlds: BTreeSet<String> = worlds
+            .iter()
+            .filter(|(_, w)| w.world.is_some())
+            .map(|(k, _)| k.clone())
+            .collect();
+        let mut live_chats: BTreeSet<(String, String)> = worlds
+            .iter()
+            .flat_map(|(w, rec)| {
+                rec.chats
+                    .iter()
+                    .filter(|(_, c)| c.chat.is_some())
+                    .map(move |(c, _)| (w.clone(), c.clone()))
+            })
+            .collect();
+        let mut new_ids: BTreeSet<(String, String, String)> = BTreeSet::new();
+        let world_missing = |w: &str| StoreError::Invalid(format!("world {w:?} does not exist"));
+        let chat_missing = |w: &str, c: &str| {
+            StoreError::Invalid(format!("chat {c:?} does not exist in world {w:?}"))
+        };
+        for op in ops {
+            match op {
+                StoreOp::PutWorld(w) => {
+                    live_worlds.insert(w.id.clone());
+                }
+                StoreOp::DeleteWorld { world_id } => {
+                    live_worlds.remove(world_id);
+                    live_chats.retain(|(w, _)| w != world_id);
+                }
+                StoreOp::PutAgent { world_id, .. } | StoreOp::DeleteAgent { world_id, .. } => {
+                    if !live_worlds.contains(world_id) {
+                        return Err(world_missing(world_id));
+                    }
+                }
+                StoreOp::PutChat(c) => {
+                    if !live_worlds.contains(&c.world_id) {
+                        return Err(world_missing(&c.world_id));
+                    }
+                    live_chats.insert((c.world_id.clone(), c.id.clone()));
+                }
+                StoreOp::DeleteChat { world_id, chat_id } => {
+                    live_chats.remove(&(world_id.clone(), chat_id.clone()));
+                }
+                StoreOp::ClearMemory { .. } => {}
+                StoreOp::AppendMessage {
+                    world_id,
+                    chat_id,
+                    message,
+                } => {
+                    if !live_chats.contains(&(world_id.clone(), chat_id.clone())) {
+                        return Err(chat_missing(world_id, chat_id));
+                    }
+                    let key = (
+                        world_id.clone(),
+                        chat_id.clone(),
+                        message.message_id.clone(),
+                    );
+                    let exists = worlds
+                        .get(world_id)
+                        .and_then(|w| w.chats.get(chat_id))
+                        .is_some_and(|c| {
+                            c.messages
+                                .iter()
+                                .any(|m| m.message_id == message.message_id)
+                        });
+                    if exists || !new_ids.insert(key) {
+                        return Err(StoreError::Invalid(format!(
+                            "message {:?} already exists in chat {chat_id:?}",
+                            message.message_id
+                        )));
+                    }
+                }
+                StoreOp::AppendMemory {
+                    world_id, chat_id, ..
+                }
+                | StoreOp::PutAgentState {
+                    world_id, chat_id, ..
+                } => {
+                    if !live_chats.contains(&(world_id.clone(), chat_id.clone())) {
+                        return Err(chat_missing(world_id, chat_id));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_valid(&self, ops: Vec<StoreOp>) {
+        let mut worlds = self.worlds.borrow_mut();
+        for op in ops {
+            match op {
+                StoreOp::PutWorld(w) => {
+                    let id = w.id.clone();
+                    worlds.entry(id).or_default().world = Some(w);
+                }
+                StoreOp::DeleteWorld { world_id } => {
+                    worlds.remove(&world_id);
+                }
+                StoreOp::PutAgent { world_id, agent } => {
+                    let rec = worlds.entry(world_id).or_default();
+                    match rec.agents.iter_mut().find(|a| a.id == agent.id) {
+                        Some(a) => *a = agent,
+                        None => rec.agents.push(agent),
+                    }
+                }
+                StoreOp::DeleteAgent { world_id, agent_id } => {
+                    if let Some(rec) = worlds.get_mut(&world_id) {
+                        rec.agents.retain(|a| a.id != agent_id);
+                        for c in rec.chats.values_mut() {
+                            c.memories.remove(&agent_id);
+                            c.states.remove(&agent_id);
+                        }
+                    }
+                }
+                StoreOp::PutChat(c) => {
+                    let (wid, cid) = (c.world_id.clone(), c.id.clone());
+                    let rec = worlds.entry(wid).or_default();
+                    rec.chats.entry(cid).or_default().chat = Some(c);
+                }
+                StoreOp::DeleteChat { world_id, chat_id } => {
+                    if let Some(rec) = worlds.get_mut(&world_id) {
+                        rec.chats.remove(&chat_id);
+                    }
+                }
+                StoreOp::AppendMessage {
+                    world_id,
+                    chat_id,
+                    message,
+                } => {
+                    chat_mut(&mut worlds, &world_id, &chat_id)
+                        .messages
+                        .push(message);
+                }
+                StoreOp::AppendMemory {
+                    world_id,
+                    chat_id,
+                    agent_id,
+                    entry,
+                } => {
+                    chat_mut(&mut worlds, &world_id, &chat_id)
+                        .memories
+                        .entry(agent_id)
+                        .or_default()
+                        .push(entry);
+                }
+                StoreOp::ClearMemory {
+                    world_id,
+                    chat_id,
+                    agent_id,
+                } => {
+                    if let Some(c) = worlds
+                        .get_mut(&world_id)
+                        .and_then(|w| w.chats.get_mut(&chat_id))
+                    {
+                        c.memories.remove(&agent_id);
+                    }
+                }
+                StoreOp::PutAgentState {
+                    world_id,
+                    chat_id,
+                    state,
+                } => {
+                    chat_mut(&mut worlds, &world_id, &chat_id)
+                        .states
+                        .insert(state.agent_id.clone(), state);
+                }
+            }
+        }
+    }
+}
+
+fn chat_mut<'a>(
+    worlds: &'a mut BTreeMap<String, WorldRec>,
+    world_id: &str,
+    chat_id: &str,
+) -> &'a mut ChatData {
+    worlds
+        .entry(world_id.to_string())
+        .or_default()
+        .chats
+        .entry(chat_id.to_string())
+        .or_default()
+}
+
+impl Store for MemoryStore {
+    fn list_worlds(&self) -> LocalBoxFuture<'_, Result<Vec<WorldData>, StoreError>> {
+        let v = self
+            .worlds
+            .borrow()
+            .values()
+            .filter_map(|w| w.world.clone())
+            .collect();
+        Box::pin(ready(Ok(v)))
+    }
+
+    fn load_world<'a>(
+        &'a self,
+        world_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<WorldData>, StoreError>> {
+        let v = self
+            .worlds
+            .borrow()
+            .get(world_id)
+            .and_then(|w| w.world.clone());
+        Box::pin(ready(Ok(v)))
+    }
+
+    fn agents<'a>(
+        &'a self,
+        world_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<Agent>, StoreError>> {
+        let v = self
+            .worlds
+            .borrow()
+            .get(world_id)
+            .map(|w| w.agents.clone())
+            .unwrap_or_default();
+        Box::pin(ready(Ok(v)))
+    }
+
+    fn chats<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<Vec<Chat>, StoreError>> {
+        let v = self
+            .worlds
+            .borrow()
+            .get(world_id)
+            .map(|w| w.chats.values().filter_map(|c| c.chat.clone()).collect())
+            .unwrap_or_default();
+        Box::pin(ready(Ok(v)))
+    }
+
+    fn agent_states<'a>(
+        &'a self,
+        world_id: &'a str,
+        chat_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<AgentChatState>, StoreError>> {
+        let v = self
+            .worlds
+            .borrow()
+            .get(world_id)
+            .and_then(|w| w.chats.get(chat_id))
+            .map(|c| c.states.values().cloned().collect())
+            .unwrap_or_default();
+        Box::pin(ready(Ok(v)))
+    }
+
+    fn last_memory<'a>(
+        &'a self,
+        world_id: &'a str,
+        chat_id: &'a str,
+        agent_id: &'a str,
+        n: usize,
+    ) -> LocalBoxFuture<'a, Result<Vec<MemoryEntry>, StoreError>> {
+        let v = self
+            .worlds
+            .borrow()
+            .get(world_id)
+            .and_then(|w| w.chats.get(chat_id))
+            .and_then(|c| c.memories.get(agent_id))
+            .map(|m| m[m.len().saturating_sub(n)..].to_vec())
+            .unwrap_or_default();
+        Box::pin(ready(Ok(v)))
+    }
+
+    fn messages<'a>(
+        &'a self,
+        world_id: &'a str,
+        chat_id: &'a str,
+        before: Option<&'a str>,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<Vec<Message>, StoreError>> {
+        let worlds = self.worlds.borrow();
+        let msgs = worlds
+            .get(world_id)
+            .and_then(|w| w.chats.get(chat_id))
+            .map(|c| c.messages.as_slice())
+            .unwrap_or_default();
+        let end = match before {
+            None => Some(msgs.len()),
+            Some(id) => msgs.iter().position(|m| m.message_id == id),
+        };
+        let v = match end {
+            Some(end) => msgs
+                .get(end.saturating_sub(limit)..end)
+                .map(<[Message]>::to_vec)
+                .unwrap_or_default(),
+            None => Vec::new(),
+        };
+        drop(worlds);
+        Box::pin(ready(Ok(v)))
+    }
+
+    fn dump<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>> {
+        let v = self
+            .worlds
+            .borrow()
+            .get(world_id)
+            .map(|w| WorldDump {
+                world: w.world.clone(),
+                agents: w.agents.clone(),
+                chats: w
+                    .chats
+                    .values()
+                    .map(|c| ChatDump {
+                        chat: c.chat.clone(),
+                        messages: c.messages.clone(),
+                        memories: c
+                            .memories
+                            .iter()
+                            .map(|(k, v)| (k.clone(), v.clone()))
+                            .collect(),
+                        states: c.states.values().cloned().collect(),
+                    })
+                    .collect(),
+            })
+            .unwrap_or_default();
+        Box::pin(ready(Ok(v)))
+    }
+
+    fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+        let injected = self.fail_next.borrow_mut().take();
+        let r = match injected {
+            Some(e) => Err(e),
+            None => self.validate(&ops).map(|()| self.apply_valid(ops)),
+        };
+        Box::pin(ready(r))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::rc::Rc;
+
+    use super::*;
+
+    #[test]
+    fn memory_store_passes_the_store_contract() {
+        futures_executor::block_on(crate::core::store_contract::run_store_contract(&|| {
+            Rc::new(MemoryStore::new()) as Rc<dyn Store>
+        }));
+    }
+}

@@ -1,0 +1,539 @@
+//! The data model of spec §1: worlds, agents, messages, memory entries and chats, with the JS
+//! field names (serde camelCase), the input types for creating and patching them (unknown fields
+//! are an error, not silently dropped) and their validation.
+//!
+//! Timestamps are epoch milliseconds inside the engine ([`Timestamp`]) and ISO-8601 UTC strings
+//! with milliseconds on the wire (`2026-11-22T07:30:00.000Z`).
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::core::error::WorldError;
+
+/// The default turn limit (spec §1: 0 or missing means 5).
+pub const DEFAULT_TURN_LIMIT: u32 = 5;
+/// The default number of memory entries sent to the LLM.
+pub const DEFAULT_HISTORY_LIMIT: u32 = 10;
+/// Longest world, agent or chat name, in characters.
+pub const MAX_NAME_CHARS: usize = 100;
+/// Longest system prompt or description, in characters.
+pub const MAX_PROMPT_CHARS: usize = 100_000;
+/// Longest message content, in characters (about 1 MB of text).
+pub const MAX_MESSAGE_CHARS: usize = 1_000_000;
+/// Largest accepted `historyLimit` (keeps the RAM window bounded).
+pub const MAX_HISTORY_LIMIT: u32 = 1_000;
+/// The name of every new chat.
+pub const NEW_CHAT_NAME: &str = "New Chat";
+
+/// Epoch milliseconds, serialised as an ISO-8601 UTC string with milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Timestamp(pub i64);
+
+impl Timestamp {
+    /// `2026-11-22T07:30:00.000Z`.
+    pub fn to_iso(self) -> String {
+        let ms = self.0.rem_euclid(1000);
+        let secs = self.0.div_euclid(1000);
+        let days = secs.div_euclid(86_400);
+        let sod = secs.rem_euclid(86_400);
+        let (y, m, d) = civil_from_days(days);
+        format!(
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+            sod / 3600,
+            (sod / 60) % 60,
+            sod % 60
+        )
+    }
+
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fff]Z` (the form [`Timestamp::to_iso`] writes; a `+00:00`
+    /// offset is accepted too). Anything else is `None`.
+    pub fn parse_iso(s: &str) -> Option<Timestamp> {
+        let s = s.strip_suffix('Z').or_else(|| s.strip_suffix("+00:00"))?;
+        let (date, time) = s.split_once('T')?;
+        let mut dp = date.splitn(3, '-');
+        let y: i64 = dp.next()?.parse().ok()?;
+        let m: u32 = dp.next()?.parse().ok()?;
+        let d: u32 = dp.next()?.parse().ok()?;
+        let (hms, frac) = match time.split_once('.') {
+            Some((a, b)) => (a, Some(b)),
+            None => (time, None),
+        };
+        let mut tp = hms.splitn(3, ':');
+        let hh: i64 = tp.next()?.parse().ok()?;
+        let mm: i64 = tp.next()?.parse().ok()?;
+        let ss: i64 = tp.next()?.parse().ok()?;
+        if !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
+            return None;
+        }
+        if !(0..24).contains(&hh) || !(0..60).contains(&mm) || !(0..61).contains(&ss) {
+            return None;
+        }
+        let ms = match frac {
+            None => 0,
+            Some(f) if !f.is_empty() && f.len() <= 9 && f.bytes().all(|b| b.is_ascii_digit()) => {
+                let padded = format!("{f:0<3}");
+                padded.get(..3)?.parse::<i64>().ok()?
+            }
+            Some(_) => return None,
+        };
+        let days = days_from_civil(y, m, d);
+        Some(Timestamp(
+            ((days * 86_400 + hh * 3600 + mm * 60 + ss) * 1000) + ms,
+        ))
+    }
+}
+
+fn is_leap(y: i64) -> bool {
+    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
+}
+
+fn days_in_month(y: i64, m: u32) -> u32 {
+    match m {
+        2 if is_leap(y) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Howard Hinnant's `days_from_civil`: days since 1970-01-01 of a proleptic Gregorian date.
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i64::from(m);
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The inverse of [`days_from_civil`].
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_iso())
+    }
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Timestamp::parse_iso(&s).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "invalid timestamp {s:?}; use ISO-8601 UTC such as 2026-11-22T07:30:00.000Z"
+            ))
+        })
+    }
+}
+
+/// A world's persisted settings (spec §1 "World").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorldData {
+    pub id: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub turn_limit: u32,
+    pub history_limit: u32,
+    /// `None` = session mode off (spec §6).
+    pub current_chat_id: Option<String>,
+    #[serde(
+        default,
+        rename = "chatLLMProvider",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub chat_llm_provider: Option<String>,
+    #[serde(
+        default,
+        rename = "chatLLMModel",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub chat_llm_model: Option<String>,
+    pub created_at: Timestamp,
+    pub last_updated: Timestamp,
+}
+
+/// An agent (spec §1 "Agent"). `llm_call_count` and `last_llm_call` are the turn counter of the
+/// current chat (or of RAM when session mode is off); the store keeps them per chat.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Agent {
+    pub id: String,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub agent_type: String,
+    pub provider: String,
+    pub model: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_limit: Option<u32>,
+    pub stream: bool,
+    #[serde(default)]
+    pub llm_call_count: u32,
+    #[serde(
+        default,
+        rename = "lastLLMCall",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub last_llm_call: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub last_active: Timestamp,
+    pub status: String,
+}
+
+/// What kind of message was published (spec §1 "Message").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MessageKind {
+    Message,
+    TurnLimit,
+    Pass,
+    Interrupted,
+}
+
+/// A published message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Message {
+    pub message_id: String,
+    /// `null` when session mode is off (the message event always carries the field).
+    #[serde(default)]
+    pub chat_id: Option<String>,
+    pub sender: String,
+    pub content: String,
+    pub created_at: Timestamp,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_to_message_id: Option<String>,
+    pub kind: MessageKind,
+}
+
+/// `user` or `assistant` (spec §1 "Memory entry").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemoryRole {
+    User,
+    Assistant,
+}
+
+/// One entry of an agent's memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MemoryEntry {
+    pub role: MemoryRole,
+    pub content: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender: Option<String>,
+    pub message_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_id: Option<String>,
+    pub created_at: Timestamp,
+}
+
+/// Where a chat's name came from (spec §6 "Title").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TitleSource {
+    Default,
+    Auto,
+    Manual,
+}
+
+/// A chat (spec §1 "Chat").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Chat {
+    pub id: String,
+    pub world_id: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub message_count: u64,
+    pub title_source: TitleSource,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// Input of `World::create`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateWorld {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// A number so that `2.5` and `-1` reach validation (→ `invalid_turn_limit`).
+    #[serde(default)]
+    pub turn_limit: Option<f64>,
+    #[serde(default)]
+    pub history_limit: Option<i64>,
+    #[serde(default, rename = "chatLLMProvider")]
+    pub chat_llm_provider: Option<String>,
+    #[serde(default, rename = "chatLLMModel")]
+    pub chat_llm_model: Option<String>,
+}
+
+/// Input of `World::add_agent`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewAgent {
+    pub name: String,
+    /// Free-form agent type; `"default"` when missing.
+    #[serde(default, rename = "type")]
+    pub agent_type: Option<String>,
+    pub provider: String,
+    pub model: String,
+    #[serde(default)]
+    pub system_prompt: Option<String>,
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    #[serde(default)]
+    pub max_tokens: Option<i64>,
+    #[serde(default)]
+    pub history_limit: Option<i64>,
+    /// Streaming is the default (spec §1).
+    #[serde(default)]
+    pub stream: Option<bool>,
+}
+
+/// A partial update of an agent. A missing field keeps its value; for the optional settings,
+/// `null` clears them (`Some(None)`). The id never changes, even when the name does.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentPatch {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default, rename = "type")]
+    pub agent_type: Option<String>,
+    #[serde(default)]
+    pub provider: Option<String>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default, deserialize_with = "double_option")]
+    pub system_prompt: Option<Option<String>>,
+    #[serde(default, deserialize_with = "double_option")]
+    pub temperature: Option<Option<f64>>,
+    #[serde(default, deserialize_with = "double_option")]
+    pub max_tokens: Option<Option<i64>>,
+    #[serde(default, deserialize_with = "double_option")]
+    pub history_limit: Option<Option<i64>>,
+    #[serde(default)]
+    pub stream: Option<bool>,
+    #[serde(default)]
+    pub status: Option<String>,
+}
+
+/// A partial update of a world. The id never changes, even when the name does (renaming a world
+/// must not orphan its chats).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorldPatch {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default, deserialize_with = "double_option")]
+    pub description: Option<Option<String>>,
+    #[serde(default)]
+    pub turn_limit: Option<f64>,
+    #[serde(default)]
+    pub history_limit: Option<i64>,
+    #[serde(
+        default,
+        rename = "chatLLMProvider",
+        deserialize_with = "double_option"
+    )]
+    pub chat_llm_provider: Option<Option<String>>,
+    #[serde(default, rename = "chatLLMModel", deserialize_with = "double_option")]
+    pub chat_llm_model: Option<Option<String>>,
+}
+
+/// `missing` → `None`, `null` → `Some(None)`, a value → `Some(Some(v))`.
+fn double_option<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
+}
+
+/// spec §1: an integer ≥ 1; 0 or missing means 5; anything else is `invalid_turn_limit`.
+pub fn validate_turn_limit(v: Option<f64>) -> Result<u32, WorldError> {
+    match v {
+        None => Ok(DEFAULT_TURN_LIMIT),
+        Some(0.0) => Ok(DEFAULT_TURN_LIMIT),
+        Some(x) if x.is_finite() && x.fract() == 0.0 && x >= 1.0 && x <= f64::from(u32::MAX) => {
+            Ok(x as u32)
+        }
+        Some(x) => Err(WorldError::InvalidTurnLimit(x.to_string())),
+    }
+}
+
+/// `historyLimit`: an integer in 1..=[`MAX_HISTORY_LIMIT`].
+pub fn validate_history_limit(field: &str, v: i64) -> Result<u32, WorldError> {
+    if (1..=i64::from(MAX_HISTORY_LIMIT)).contains(&v) {
+        Ok(v as u32)
+    } else {
+        Err(WorldError::input(
+            field,
+            format!("{v} is out of range; use an integer from 1 to {MAX_HISTORY_LIMIT}"),
+        ))
+    }
+}
+
+/// A display name: not blank, at most [`MAX_NAME_CHARS`] characters. Returned trimmed.
+pub fn validate_name(field: &str, name: &str) -> Result<String, WorldError> {
+    let t = name.trim();
+    let n = t.chars().count();
+    if n > MAX_NAME_CHARS {
+        return Err(WorldError::input(
+            field,
+            format!("{n} characters is too long; use at most {MAX_NAME_CHARS}"),
+        ));
+    }
+    Ok(t.to_string())
+}
+
+/// Long free text (system prompt, description): at most [`MAX_PROMPT_CHARS`] characters; blank
+/// counts as none (spec §1).
+pub fn validate_text(field: &str, text: Option<String>) -> Result<Option<String>, WorldError> {
+    match text {
+        None => Ok(None),
+        Some(t) if t.trim().is_empty() => Ok(None),
+        Some(t) => {
+            let n = t.chars().count();
+            if n > MAX_PROMPT_CHARS {
+                Err(WorldError::input(
+                    field,
+                    format!("{n} characters is too long; use at most {MAX_PROMPT_CHARS}"),
+                ))
+            } else {
+                Ok(Some(t))
+            }
+        }
+    }
+}
+
+/// A provider or model name: not blank.
+pub fn validate_required(field: &str, v: &str) -> Result<String, WorldError> {
+    let t = v.trim();
+    if t.is_empty() {
+        Err(WorldError::input(field, "is blank; give a value"))
+    } else {
+        Ok(t.to_string())
+    }
+}
+
+/// `temperature`: a finite number from 0 to 2.
+pub fn validate_temperature(v: f64) -> Result<f64, WorldError> {
+    if v.is_finite() && (0.0..=2.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(WorldError::input(
+            "temperature",
+            format!("{v} is out of range; use a number from 0 to 2"),
+        ))
+    }
+}
+
+/// `maxTokens`: an integer ≥ 1.
+pub fn validate_max_tokens(v: i64) -> Result<u32, WorldError> {
+    if v >= 1 && v <= i64::from(u32::MAX) {
+        Ok(v as u32)
+    } else {
+        Err(WorldError::input(
+            "maxTokens",
+            format!("{v} is out of range; use an integer of at least 1"),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_round_trip() {
+        let t = Timestamp::parse_iso("2026-11-22T07:30:00.000Z");
+        assert!(t.is_some());
+        let t = t.unwrap_or_default();
+        assert_eq!(t.to_iso(), "2026-11-22T07:30:00.000Z");
+        assert_eq!(Timestamp(0).to_iso(), "1970-01-01T00:00:00.000Z");
+        assert_eq!(Timestamp(-1).to_iso(), "1969-12-31T23:59:59.999Z");
+        assert_eq!(
+            Timestamp(951_782_400_123).to_iso(),
+            "2000-02-29T00:00:00.123Z"
+        );
+        for ms in [
+            0i64,
+            1,
+            86_399_999,
+            1_700_000_000_000,
+            -86_400_001,
+            4_102_444_800_000,
+        ] {
+            assert_eq!(
+                Timestamp::parse_iso(&Timestamp(ms).to_iso()),
+                Some(Timestamp(ms))
+            );
+        }
+        assert_eq!(
+            Timestamp::parse_iso("2026-11-22T07:30:00Z"),
+            Some(Timestamp(t.0))
+        );
+        assert_eq!(Timestamp::parse_iso("2026-02-30T00:00:00Z"), None);
+        assert_eq!(Timestamp::parse_iso("yesterday"), None);
+    }
+
+    #[test]
+    fn turn_limit_rule() {
+        assert_eq!(validate_turn_limit(None), Ok(5));
+        assert_eq!(validate_turn_limit(Some(0.0)), Ok(5));
+        assert_eq!(validate_turn_limit(Some(3.0)), Ok(3));
+        for bad in [-1.0, 2.5, f64::NAN] {
+            assert_eq!(
+                validate_turn_limit(Some(bad)).map_err(|e| e.code()),
+                Err("invalid_turn_limit")
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_fields_are_rejected() {
+        let r: Result<NewAgent, _> =
+            serde_json::from_str(r#"{"name":"a","provider":"openai","model":"m","temprature":1}"#);
+        assert!(r.is_err());
+        let p: AgentPatch = serde_json::from_str(r#"{"temperature":null}"#).unwrap_or_default();
+        assert_eq!(p.temperature, Some(None));
+    }
+
+    #[test]
+    fn message_serialises_with_js_names() {
+        let m = Message {
+            message_id: "m1".into(),
+            chat_id: None,
+            sender: "HUMAN".into(),
+            content: "hi".into(),
+            created_at: Timestamp(0),
+            reply_to_message_id: Some("m0".into()),
+            kind: MessageKind::TurnLimit,
+        };
+        let v = serde_json::to_value(&m).unwrap_or_default();
+        assert_eq!(v["messageId"], "m1");
+        assert_eq!(v["replyToMessageId"], "m0");
+        assert_eq!(v["kind"], "turn-limit");
+        assert_eq!(v["createdAt"], "1970-01-01T00:00:00.000Z");
+    }
+}

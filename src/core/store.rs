@@ -1,0 +1,179 @@
+//! The persistence seam. A [`Store`] is object-safe and `?Send` (`Rc<dyn Store>`), so the JS
+//! binding can choose IndexedDB, memory or a JS object at run time.
+//!
+//! Reads are small and targeted (a world's metadata, the last `n` memory entries of one agent in
+//! one chat, a page of messages) so that reopening a world never loads a whole chat into RAM.
+//! Every write goes through [`Store::apply`]: one logical change is one batch of [`StoreOp`]s
+//! that commits or fails as a whole (one IndexedDB transaction).
+//!
+//! Invariants every store must keep (checked by `store_contract`):
+//! - `apply` validates the whole batch before changing anything; an op that refers to a world
+//!   or chat that does not exist (taking earlier ops of the same batch into account), or appends
+//!   a message whose id already exists in that chat, fails the batch with
+//!   [`StoreError::Invalid`] and nothing changes.
+//! - `agents` lists agents in the order they were first put (routing order, spec §4).
+//! - Messages and memory entries keep their append order.
+//! - Deleting a world cascades to its agents, chats, messages, memories and agent states;
+//!   deleting a chat to its messages, memories and agent states; deleting an agent to its
+//!   memories and agent states.
+//! - API keys are never stored: no type here has a field for one.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde::{Deserialize, Serialize};
+
+use crate::core::model::{Agent, Chat, MemoryEntry, Message, Timestamp, WorldData};
+
+/// A boxed, non-`Send` future (the core runs on one thread: wasm32 or a test executor).
+pub type LocalBoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
+
+/// Why a store operation failed. `code()` is the stable code of spec §8.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// The backend failed (IndexedDB error, JS adapter threw, …).
+    #[error("storage failed: {0}")]
+    Backend(String),
+    /// The batch refers to something that does not exist or would duplicate an id; nothing was
+    /// written.
+    #[error("storage rejected the change: {0}")]
+    Invalid(String),
+    /// The storage quota is exhausted; free space or delete old chats.
+    #[error("storage quota exceeded: {0}; delete old chats or worlds to free space")]
+    QuotaExceeded(String),
+    /// The database is blocked by another tab holding an older version open.
+    #[error("storage is blocked by another open tab: {0}; close the other tabs of this app")]
+    Blocked(String),
+    /// The stored data has a newer schema version than this code understands.
+    #[error("storage version mismatch: {0}; update the app")]
+    Version(String),
+}
+
+impl StoreError {
+    /// `storage_error` for every variant today; the variants leave room for finer codes later
+    /// without changing the seam.
+    pub fn code(&self) -> &'static str {
+        "storage_error"
+    }
+}
+
+/// An agent's per-chat turn state (spec §6: memory and counters are persisted per chat).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentChatState {
+    pub agent_id: String,
+    pub llm_call_count: u32,
+    #[serde(
+        default,
+        rename = "lastLLMCall",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub last_llm_call: Option<Timestamp>,
+}
+
+/// Everything one chat holds, for export.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ChatDump {
+    pub chat: Option<Chat>,
+    /// Oldest first.
+    pub messages: Vec<Message>,
+    /// Per agent, oldest first; agents without entries may be absent.
+    pub memories: Vec<(String, Vec<MemoryEntry>)>,
+    pub states: Vec<AgentChatState>,
+}
+
+/// Everything a world holds, for export.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct WorldDump {
+    pub world: Option<WorldData>,
+    pub agents: Vec<Agent>,
+    pub chats: Vec<ChatDump>,
+}
+
+/// One write. See the module docs for what makes a batch invalid.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StoreOp {
+    /// Insert or replace a world's settings.
+    PutWorld(WorldData),
+    /// Delete a world and everything in it (a missing world is not an error).
+    DeleteWorld { world_id: String },
+    /// Insert or replace an agent (the world must exist).
+    PutAgent { world_id: String, agent: Agent },
+    /// Delete an agent with its memories and states (a missing agent is not an error).
+    DeleteAgent { world_id: String, agent_id: String },
+    /// Insert or replace a chat's metadata (`chat.world_id` must exist).
+    PutChat(Chat),
+    /// Delete a chat with its messages, memories and states (a missing chat is not an error).
+    DeleteChat { world_id: String, chat_id: String },
+    /// Append a message to an existing chat; its id must be new in that chat.
+    AppendMessage {
+        world_id: String,
+        chat_id: String,
+        message: Message,
+    },
+    /// Append an entry to an agent's memory in an existing chat.
+    AppendMemory {
+        world_id: String,
+        chat_id: String,
+        agent_id: String,
+        entry: MemoryEntry,
+    },
+    /// Empty an agent's memory in a chat (a missing chat is not an error).
+    ClearMemory {
+        world_id: String,
+        chat_id: String,
+        agent_id: String,
+    },
+    /// Insert or replace an agent's turn state in an existing chat.
+    PutAgentState {
+        world_id: String,
+        chat_id: String,
+        state: AgentChatState,
+    },
+}
+
+/// The persistence seam.
+pub trait Store {
+    /// Every world's settings, in no particular order.
+    fn list_worlds(&self) -> LocalBoxFuture<'_, Result<Vec<WorldData>, StoreError>>;
+    fn load_world<'a>(
+        &'a self,
+        world_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<WorldData>, StoreError>>;
+    /// The world's agents in the order they were first put.
+    fn agents<'a>(
+        &'a self,
+        world_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<Agent>, StoreError>>;
+    /// The world's chats' metadata, in no particular order.
+    fn chats<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<Vec<Chat>, StoreError>>;
+    /// The agents' turn states in one chat (agents never written may be absent).
+    fn agent_states<'a>(
+        &'a self,
+        world_id: &'a str,
+        chat_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<AgentChatState>, StoreError>>;
+    /// The last `n` memory entries of an agent in a chat, oldest first.
+    fn last_memory<'a>(
+        &'a self,
+        world_id: &'a str,
+        chat_id: &'a str,
+        agent_id: &'a str,
+        n: usize,
+    ) -> LocalBoxFuture<'a, Result<Vec<MemoryEntry>, StoreError>>;
+    /// A page of a chat's messages, **oldest first**: the last `limit` messages appended before
+    /// the message whose id is `before` (or the last `limit` of the chat when `before` is
+    /// `None`). To page backwards, pass the first id of the previous page. An unknown `before`
+    /// id or an unknown chat gives an empty page.
+    fn messages<'a>(
+        &'a self,
+        world_id: &'a str,
+        chat_id: &'a str,
+        before: Option<&'a str>,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<Vec<Message>, StoreError>>;
+    /// Everything the world holds (export).
+    fn dump<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>>;
+    /// Applies a batch atomically: all ops or none.
+    fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>>;
+}

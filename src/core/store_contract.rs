@@ -1,0 +1,543 @@
+//! The store contract: async checks every [`Store`] must pass unchanged (the memory store here,
+//! IndexedDB and the JS adapter in the wasm test suites). It only uses the [`Store`] trait, never
+//! an implementation's internals. Each case gets a fresh store from `make`.
+//!
+//! The checks panic on failure (they are test code compiled into the library so that the wasm
+//! test crates can call them).
+
+use std::rc::Rc;
+
+use crate::core::model::{
+    Agent, Chat, MemoryEntry, MemoryRole, Message, MessageKind, Timestamp, TitleSource, WorldData,
+};
+use crate::core::store::{AgentChatState, Store, StoreError, StoreOp};
+
+fn ok<T>(r: Result<T, StoreError>, what: &str) -> T {
+    match r {
+        Ok(v) => v,
+        Err(e) => panic!("store contract: {what} failed: {e}"),
+    }
+}
+
+/// A world record for the contract.
+pub fn world(id: &str) -> WorldData {
+    WorldData {
+        id: id.to_string(),
+        name: id.to_string(),
+        description: None,
+        turn_limit: 5,
+        history_limit: 10,
+        current_chat_id: None,
+        chat_llm_provider: None,
+        chat_llm_model: None,
+        created_at: Timestamp(1),
+        last_updated: Timestamp(1),
+    }
+}
+
+/// An agent record for the contract.
+pub fn agent(id: &str) -> Agent {
+    Agent {
+        id: id.to_string(),
+        name: id.to_string(),
+        agent_type: "default".into(),
+        provider: "openai".into(),
+        model: "m".into(),
+        system_prompt: None,
+        temperature: None,
+        max_tokens: None,
+        history_limit: None,
+        stream: true,
+        llm_call_count: 0,
+        last_llm_call: None,
+        created_at: Timestamp(1),
+        last_active: Timestamp(1),
+        status: "active".into(),
+    }
+}
+
+/// A chat record for the contract.
+pub fn chat(world_id: &str, id: &str) -> Chat {
+    Chat {
+        id: id.to_string(),
+        world_id: world_id.to_string(),
+        name: "New Chat".into(),
+        description: None,
+        message_count: 0,
+        title_source: TitleSource::Default,
+        created_at: Timestamp(1),
+        updated_at: Timestamp(1),
+    }
+}
+
+fn msg(chat_id: &str, id: &str) -> Message {
+    Message {
+        message_id: id.to_string(),
+        chat_id: Some(chat_id.to_string()),
+        sender: "HUMAN".into(),
+        content: format!("content of {id}"),
+        created_at: Timestamp(2),
+        reply_to_message_id: None,
+        kind: MessageKind::Message,
+    }
+}
+
+fn mem(chat_id: &str, id: &str, role: MemoryRole) -> MemoryEntry {
+    MemoryEntry {
+        role,
+        content: format!("memory {id}"),
+        sender: (role == MemoryRole::User).then(|| "HUMAN".to_string()),
+        message_id: id.to_string(),
+        chat_id: Some(chat_id.to_string()),
+        created_at: Timestamp(3),
+    }
+}
+
+fn append(w: &str, c: &str, id: &str) -> StoreOp {
+    StoreOp::AppendMessage {
+        world_id: w.into(),
+        chat_id: c.into(),
+        message: msg(c, id),
+    }
+}
+
+fn remember(w: &str, c: &str, a: &str, id: &str) -> StoreOp {
+    StoreOp::AppendMemory {
+        world_id: w.into(),
+        chat_id: c.into(),
+        agent_id: a.into(),
+        entry: mem(c, id, MemoryRole::User),
+    }
+}
+
+fn state(w: &str, c: &str, a: &str, n: u32) -> StoreOp {
+    StoreOp::PutAgentState {
+        world_id: w.into(),
+        chat_id: c.into(),
+        state: AgentChatState {
+            agent_id: a.into(),
+            llm_call_count: n,
+            last_llm_call: Some(Timestamp(i64::from(n))),
+        },
+    }
+}
+
+fn ids(v: &[Message]) -> Vec<&str> {
+    v.iter().map(|m| m.message_id.as_str()).collect()
+}
+
+/// Runs every case against fresh stores from `make`.
+pub async fn run_store_contract(make: &dyn Fn() -> Rc<dyn Store>) {
+    worlds_round_trip(make()).await;
+    agents_keep_first_put_order(make()).await;
+    chats_and_messages_round_trip(make()).await;
+    message_paging(make()).await;
+    last_n_memory(make()).await;
+    agent_states_round_trip(make()).await;
+    invalid_batches_change_nothing(make()).await;
+    cascade_deletes(make()).await;
+    worlds_and_chats_are_isolated(make()).await;
+    dump_holds_everything(make()).await;
+}
+
+/// Put, replace, list and load worlds; a missing world loads as `None`.
+pub async fn worlds_round_trip(s: Rc<dyn Store>) {
+    assert_eq!(ok(s.load_world("w").await, "load_world"), None);
+    ok(
+        s.apply(vec![
+            StoreOp::PutWorld(world("w")),
+            StoreOp::PutWorld(world("v")),
+        ])
+        .await,
+        "put worlds",
+    );
+    let mut w2 = world("w");
+    w2.current_chat_id = Some("c1".into());
+    w2.chat_llm_model = Some("m".into());
+    ok(
+        s.apply(vec![StoreOp::PutWorld(w2.clone())]).await,
+        "replace world",
+    );
+    assert_eq!(ok(s.load_world("w").await, "load_world"), Some(w2));
+    let mut listed: Vec<String> = ok(s.list_worlds().await, "list_worlds")
+        .into_iter()
+        .map(|w| w.id)
+        .collect();
+    listed.sort();
+    assert_eq!(listed, vec!["v".to_string(), "w".to_string()]);
+}
+
+/// Agents come back in the order they were first put; a replace keeps the position.
+pub async fn agents_keep_first_put_order(s: Rc<dyn Store>) {
+    let put = |a: Agent| StoreOp::PutAgent {
+        world_id: "w".into(),
+        agent: a,
+    };
+    ok(
+        s.apply(vec![
+            StoreOp::PutWorld(world("w")),
+            put(agent("zed")),
+            put(agent("alice")),
+            put(agent("mid")),
+        ])
+        .await,
+        "put agents",
+    );
+    let mut a = agent("zed");
+    a.model = "other".into();
+    ok(s.apply(vec![put(a)]).await, "replace agent");
+    let got = ok(s.agents("w").await, "agents");
+    let names: Vec<&str> = got.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(names, vec!["zed", "alice", "mid"]);
+    assert_eq!(got.first().map(|a| a.model.as_str()), Some("other"));
+}
+
+/// Chats and messages round-trip; messages keep append order.
+pub async fn chats_and_messages_round_trip(s: Rc<dyn Store>) {
+    let mut c = chat("w", "c1");
+    ok(
+        s.apply(vec![
+            StoreOp::PutWorld(world("w")),
+            StoreOp::PutChat(c.clone()),
+            append("w", "c1", "m1"),
+            append("w", "c1", "m2"),
+        ])
+        .await,
+        "new chat with messages",
+    );
+    c.message_count = 2;
+    c.name = "Renamed".into();
+    c.title_source = TitleSource::Manual;
+    ok(
+        s.apply(vec![StoreOp::PutChat(c.clone())]).await,
+        "replace chat",
+    );
+    assert_eq!(ok(s.chats("w").await, "chats"), vec![c]);
+    let all = ok(s.messages("w", "c1", None, 100).await, "messages");
+    assert_eq!(ids(&all), vec!["m1", "m2"]);
+    assert_eq!(all.first(), Some(&msg("c1", "m1")));
+}
+
+/// `messages(before, limit)`: oldest first, the `limit` messages before the cursor.
+pub async fn message_paging(s: Rc<dyn Store>) {
+    let mut ops = vec![
+        StoreOp::PutWorld(world("w")),
+        StoreOp::PutChat(chat("w", "c")),
+    ];
+    for i in 1..=5 {
+        ops.push(append("w", "c", &format!("m{i}")));
+    }
+    ok(s.apply(ops).await, "append five");
+    let page = |before: Option<&'static str>, limit: usize| {
+        let s = s.clone();
+        async move { ok(s.messages("w", "c", before, limit).await, "messages") }
+    };
+    assert_eq!(ids(&page(None, 2).await), vec!["m4", "m5"]);
+    assert_eq!(ids(&page(Some("m4"), 2).await), vec!["m2", "m3"]);
+    assert_eq!(ids(&page(Some("m2"), 2).await), vec!["m1"]);
+    assert_eq!(ids(&page(Some("m1"), 2).await), Vec::<&str>::new());
+    assert_eq!(ids(&page(None, 0).await), Vec::<&str>::new());
+    assert_eq!(ids(&page(None, 10).await).len(), 5);
+    assert_eq!(ids(&page(Some("nope"), 2).await), Vec::<&str>::new());
+    assert!(ok(s.messages("w", "missing", None, 5).await, "messages").is_empty());
+}
+
+/// `last_memory(n)`: the last n entries, oldest first, per agent and chat.
+pub async fn last_n_memory(s: Rc<dyn Store>) {
+    let mut ops = vec![
+        StoreOp::PutWorld(world("w")),
+        StoreOp::PutChat(chat("w", "c")),
+    ];
+    for i in 1..=4 {
+        ops.push(remember("w", "c", "a", &format!("e{i}")));
+    }
+    ops.push(StoreOp::AppendMemory {
+        world_id: "w".into(),
+        chat_id: "c".into(),
+        agent_id: "a".into(),
+        entry: mem("c", "e5", MemoryRole::Assistant),
+    });
+    ops.push(remember("w", "c", "b", "other"));
+    ok(s.apply(ops).await, "append memory");
+    let got = ok(s.last_memory("w", "c", "a", 3).await, "last_memory");
+    let got_ids: Vec<&str> = got.iter().map(|e| e.message_id.as_str()).collect();
+    assert_eq!(got_ids, vec!["e3", "e4", "e5"]);
+    assert_eq!(got.last(), Some(&mem("c", "e5", MemoryRole::Assistant)));
+    assert_eq!(ok(s.last_memory("w", "c", "a", 100).await, "all").len(), 5);
+    assert!(ok(s.last_memory("w", "c", "a", 0).await, "none").is_empty());
+    assert!(ok(s.last_memory("w", "c", "nobody", 3).await, "nobody").is_empty());
+    ok(
+        s.apply(vec![StoreOp::ClearMemory {
+            world_id: "w".into(),
+            chat_id: "c".into(),
+            agent_id: "a".into(),
+        }])
+        .await,
+        "clear memory",
+    );
+    assert!(ok(s.last_memory("w", "c", "a", 3).await, "cleared").is_empty());
+    assert_eq!(ok(s.last_memory("w", "c", "b", 3).await, "b kept").len(), 1);
+}
+
+/// Agent states round-trip and are replaced per agent.
+pub async fn agent_states_round_trip(s: Rc<dyn Store>) {
+    ok(
+        s.apply(vec![
+            StoreOp::PutWorld(world("w")),
+            StoreOp::PutChat(chat("w", "c")),
+            state("w", "c", "a", 1),
+            state("w", "c", "b", 2),
+            state("w", "c", "a", 3),
+        ])
+        .await,
+        "states",
+    );
+    let mut got = ok(s.agent_states("w", "c").await, "agent_states");
+    got.sort_by(|x, y| x.agent_id.cmp(&y.agent_id));
+    let counts: Vec<(String, u32)> = got
+        .iter()
+        .map(|s| (s.agent_id.clone(), s.llm_call_count))
+        .collect();
+    assert_eq!(counts, vec![("a".to_string(), 3), ("b".to_string(), 2)]);
+    assert_eq!(
+        got.first().and_then(|s| s.last_llm_call),
+        Some(Timestamp(3))
+    );
+}
+
+/// A batch with one invalid op changes nothing: appending to a missing chat, a chat in a
+/// missing world, or a duplicate message id.
+pub async fn invalid_batches_change_nothing(s: Rc<dyn Store>) {
+    ok(
+        s.apply(vec![
+            StoreOp::PutWorld(world("w")),
+            StoreOp::PutChat(chat("w", "c")),
+            append("w", "c", "m1"),
+        ])
+        .await,
+        "setup",
+    );
+    let bad_batches = vec![
+        vec![append("w", "c", "m2"), append("w", "missing", "m3")],
+        vec![append("w", "c", "m2"), remember("w", "missing", "a", "e")],
+        vec![append("w", "c", "m2"), state("w", "missing", "a", 1)],
+        vec![
+            append("w", "c", "m2"),
+            StoreOp::PutChat(chat("nowhere", "c2")),
+        ],
+        vec![
+            append("w", "c", "m2"),
+            StoreOp::PutAgent {
+                world_id: "nowhere".into(),
+                agent: agent("a"),
+            },
+        ],
+        vec![append("w", "c", "m2"), append("w", "c", "m1")],
+        vec![append("w", "c", "m2"), append("w", "c", "m2")],
+        vec![
+            StoreOp::DeleteChat {
+                world_id: "w".into(),
+                chat_id: "c".into(),
+            },
+            append("w", "c", "m2"),
+        ],
+    ];
+    for (i, batch) in bad_batches.into_iter().enumerate() {
+        assert!(s.apply(batch).await.is_err(), "bad batch {i} must fail");
+        let all = ok(s.messages("w", "c", None, 100).await, "messages");
+        assert_eq!(ids(&all), vec!["m1"], "bad batch {i} changed something");
+    }
+    assert!(ok(s.load_world("nowhere").await, "load").is_none());
+    assert_eq!(ok(s.chats("w").await, "chats").len(), 1);
+    // Ops may depend on earlier ops of the same batch.
+    ok(
+        s.apply(vec![
+            StoreOp::PutChat(chat("w", "c2")),
+            append("w", "c2", "m1"),
+        ])
+        .await,
+        "chat created in the same batch",
+    );
+}
+
+/// Deleting a chat, an agent or a world removes what hangs off it.
+pub async fn cascade_deletes(s: Rc<dyn Store>) {
+    ok(
+        s.apply(vec![
+            StoreOp::PutWorld(world("w")),
+            StoreOp::PutAgent {
+                world_id: "w".into(),
+                agent: agent("a"),
+            },
+            StoreOp::PutAgent {
+                world_id: "w".into(),
+                agent: agent("b"),
+            },
+            StoreOp::PutChat(chat("w", "c1")),
+            StoreOp::PutChat(chat("w", "c2")),
+            append("w", "c1", "m1"),
+            append("w", "c2", "m2"),
+            remember("w", "c1", "a", "e1"),
+            remember("w", "c2", "a", "e2"),
+            remember("w", "c2", "b", "e3"),
+            state("w", "c1", "a", 1),
+            state("w", "c2", "a", 1),
+            state("w", "c2", "b", 1),
+        ])
+        .await,
+        "setup",
+    );
+    ok(
+        s.apply(vec![StoreOp::DeleteChat {
+            world_id: "w".into(),
+            chat_id: "c1".into(),
+        }])
+        .await,
+        "delete chat",
+    );
+    let chats: Vec<String> = ok(s.chats("w").await, "chats")
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    assert_eq!(chats, vec!["c2".to_string()]);
+    assert!(ok(s.messages("w", "c1", None, 10).await, "m").is_empty());
+    assert!(ok(s.last_memory("w", "c1", "a", 10).await, "mem").is_empty());
+    assert!(ok(s.agent_states("w", "c1").await, "states").is_empty());
+    // A re-created chat with the same id starts empty.
+    ok(
+        s.apply(vec![StoreOp::PutChat(chat("w", "c1"))]).await,
+        "recreate",
+    );
+    assert!(ok(s.messages("w", "c1", None, 10).await, "m").is_empty());
+
+    ok(
+        s.apply(vec![StoreOp::DeleteAgent {
+            world_id: "w".into(),
+            agent_id: "a".into(),
+        }])
+        .await,
+        "delete agent",
+    );
+    assert_eq!(ok(s.agents("w").await, "agents").len(), 1);
+    assert!(ok(s.last_memory("w", "c2", "a", 10).await, "mem").is_empty());
+    assert_eq!(
+        ok(s.last_memory("w", "c2", "b", 10).await, "mem b").len(),
+        1
+    );
+    let st = ok(s.agent_states("w", "c2").await, "states");
+    assert!(st.iter().all(|s| s.agent_id != "a"));
+
+    ok(
+        s.apply(vec![StoreOp::DeleteWorld {
+            world_id: "w".into(),
+        }])
+        .await,
+        "delete world",
+    );
+    assert!(ok(s.load_world("w").await, "load").is_none());
+    assert!(ok(s.agents("w").await, "agents").is_empty());
+    assert!(ok(s.chats("w").await, "chats").is_empty());
+    assert!(ok(s.messages("w", "c2", None, 10).await, "m").is_empty());
+    assert!(ok(s.last_memory("w", "c2", "b", 10).await, "mem").is_empty());
+    // Re-creating the world gives an empty world.
+    ok(
+        s.apply(vec![StoreOp::PutWorld(world("w"))]).await,
+        "recreate",
+    );
+    assert!(ok(s.chats("w").await, "chats").is_empty());
+    // Deleting something missing is not an error.
+    ok(
+        s.apply(vec![
+            StoreOp::DeleteWorld {
+                world_id: "ghost".into(),
+            },
+            StoreOp::DeleteChat {
+                world_id: "w".into(),
+                chat_id: "ghost".into(),
+            },
+        ])
+        .await,
+        "delete missing",
+    );
+}
+
+/// The same chat id or agent id in two worlds, or two chats of one world, never mix.
+pub async fn worlds_and_chats_are_isolated(s: Rc<dyn Store>) {
+    ok(
+        s.apply(vec![
+            StoreOp::PutWorld(world("w1")),
+            StoreOp::PutWorld(world("w2")),
+            StoreOp::PutAgent {
+                world_id: "w1".into(),
+                agent: agent("a"),
+            },
+            StoreOp::PutChat(chat("w1", "c")),
+            StoreOp::PutChat(chat("w2", "c")),
+            StoreOp::PutChat(chat("w1", "d")),
+            append("w1", "c", "m1"),
+            append("w2", "c", "m1"),
+            append("w1", "d", "m9"),
+            remember("w1", "c", "a", "e1"),
+            remember("w1", "d", "a", "e9"),
+        ])
+        .await,
+        "setup",
+    );
+    assert!(ok(s.agents("w2").await, "agents").is_empty());
+    assert_eq!(
+        ids(&ok(s.messages("w1", "c", None, 10).await, "m")),
+        vec!["m1"]
+    );
+    assert_eq!(
+        ids(&ok(s.messages("w1", "d", None, 10).await, "m")),
+        vec!["m9"]
+    );
+    let e = ok(s.last_memory("w1", "d", "a", 10).await, "mem");
+    assert_eq!(e.len(), 1);
+    assert!(ok(s.last_memory("w2", "c", "a", 10).await, "mem").is_empty());
+    ok(
+        s.apply(vec![StoreOp::DeleteWorld {
+            world_id: "w1".into(),
+        }])
+        .await,
+        "delete w1",
+    );
+    assert_eq!(
+        ids(&ok(s.messages("w2", "c", None, 10).await, "m")),
+        vec!["m1"]
+    );
+}
+
+/// `dump` returns the world, agents, chats, messages, memories and states.
+pub async fn dump_holds_everything(s: Rc<dyn Store>) {
+    ok(
+        s.apply(vec![
+            StoreOp::PutWorld(world("w")),
+            StoreOp::PutAgent {
+                world_id: "w".into(),
+                agent: agent("a"),
+            },
+            StoreOp::PutChat(chat("w", "c")),
+            append("w", "c", "m1"),
+            append("w", "c", "m2"),
+            remember("w", "c", "a", "e1"),
+            state("w", "c", "a", 2),
+        ])
+        .await,
+        "setup",
+    );
+    let d = ok(s.dump("w").await, "dump");
+    assert_eq!(d.world, Some(world("w")));
+    assert_eq!(d.agents.len(), 1);
+    assert_eq!(d.chats.len(), 1);
+    let c = d.chats.first();
+    assert_eq!(c.and_then(|c| c.chat.clone()), Some(chat("w", "c")));
+    assert_eq!(c.map(|c| ids(&c.messages).len()), Some(2));
+    assert_eq!(
+        c.map(|c| c.memories.iter().map(|(_, e)| e.len()).sum::<usize>()),
+        Some(1)
+    );
+    assert_eq!(c.map(|c| c.states.len()), Some(1));
+    let empty = ok(s.dump("ghost").await, "dump ghost");
+    assert!(empty.world.is_none() && empty.chats.is_empty());
+}

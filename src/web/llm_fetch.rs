@@ -1,0 +1,438 @@
+//! The LLM transport: an [`LlmClient`] that calls providers with the global `fetch`, streams the
+//! body through the provider's sans-IO decoder, and owns everything that needs a clock:
+//!
+//! - a **total timeout** (default 120 s) and a **stall timeout** (default 30 s without a byte),
+//!   both of which abort the request for real through its `AbortController`;
+//! - the engine's [`CancelToken`] (and through it a caller's `AbortSignal`), which aborts too;
+//! - **retries** of transient failures (network error, 408, 429, 5xx, overload payloads)
+//!   **before the first token only**, at most `MAX_ATTEMPTS`, with exponential backoff and
+//!   jitter, honouring `Retry-After` (and OpenAI's `retry-after-ms`).
+//!
+//! One call is one turn for the engine however many attempts it takes. Provider settings
+//! (including API keys) live only in this object's memory: never logged, never persisted.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::Poll;
+
+use web_sys::AbortController;
+
+use crate::core::llm::client::{CancelToken, LlmClient};
+use crate::core::llm::types::{CallSettings, ChatMessage, LlmError, LlmEvent};
+use crate::core::llm::{
+    backoff_ms, decode_error_response, decoder_for_status, encode_request, network_error,
+    should_retry, ProviderConfig, ProviderKind, StreamDecoder,
+};
+use crate::core::store::LocalBoxFuture;
+use crate::web::clock::now_ms;
+use crate::web::fetch::{fetch_streaming, FetchError, HttpCall, ResponseHead};
+use crate::web::timer::sleep;
+
+/// How long a call may take; both abort the request when they expire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// No complete reply within this many milliseconds → `llm_timeout`.
+    pub total_ms: u64,
+    /// No byte for this many milliseconds → `llm_stalled`.
+    pub stall_ms: u64,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            total_ms: 120_000,
+            stall_ms: 30_000,
+        }
+    }
+}
+
+/// How much of an error body is kept (the error shows 200 characters; JSON needs the rest).
+const ERROR_BODY_LIMIT: usize = 16 * 1024;
+
+/// Calls LLM providers over `fetch`. `custom` calls go to the client registered with
+/// [`FetchLlm::set_custom`] (a JavaScript provider), which the engine does not retry.
+pub struct FetchLlm {
+    providers: RefCell<HashMap<ProviderKind, ProviderConfig>>,
+    custom: RefCell<Option<Rc<dyn LlmClient>>>,
+    timeouts: Cell<Timeouts>,
+    browser_like: bool,
+}
+
+impl FetchLlm {
+    /// `browser_like`: the code runs where a page's origin is sent (a window or a worker), so
+    /// providers that gate browser access (Anthropic) get their opt-in header.
+    pub fn new(browser_like: bool) -> Self {
+        Self {
+            providers: RefCell::new(HashMap::new()),
+            custom: RefCell::new(None),
+            timeouts: Cell::new(Timeouts::default()),
+            browser_like,
+        }
+    }
+
+    /// Sets (replaces) the settings of one provider after validating them.
+    pub fn configure(&self, kind: ProviderKind, config: ProviderConfig) -> Result<(), LlmError> {
+        config.validate(kind)?;
+        self.providers.borrow_mut().insert(kind, config);
+        Ok(())
+    }
+
+    /// Registers the client that answers `custom` calls.
+    pub fn set_custom(&self, client: Option<Rc<dyn LlmClient>>) {
+        *self.custom.borrow_mut() = client;
+    }
+
+    pub fn set_timeouts(&self, timeouts: Timeouts) {
+        self.timeouts.set(timeouts);
+    }
+
+    pub fn timeouts(&self) -> Timeouts {
+        self.timeouts.get()
+    }
+
+    async fn call_inner(
+        &self,
+        settings: &CallSettings,
+        messages: Vec<ChatMessage>,
+        on_event: &mut dyn FnMut(LlmEvent),
+        cancel: CancelToken,
+    ) -> Result<(), LlmError> {
+        let kind = ProviderKind::parse(&settings.provider)?;
+        if kind == ProviderKind::Custom {
+            let custom = self.custom.borrow().clone();
+            return match custom {
+                Some(client) => client.call(settings, messages, on_event, cancel).await,
+                None => Err(LlmError::NotConfigured {
+                    provider: "custom".to_string(),
+                    missing: "a registered custom provider".to_string(),
+                }),
+            };
+        }
+        let config = self
+            .providers
+            .borrow()
+            .get(&kind)
+            .cloned()
+            .unwrap_or_default();
+        let request = encode_request(kind, &config, settings, &messages, self.browser_like)?;
+        let base_url = config.resolved_base_url(kind).unwrap_or_default();
+        let timeouts = self.timeouts.get();
+        let started = now_ms();
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let remaining = timeouts
+                .total_ms
+                .saturating_sub((now_ms() - started).max(0) as u64);
+            let mut output_started = false;
+            let attempt = Attempt {
+                kind,
+                base_url: &base_url,
+                stream: settings.stream,
+            };
+            let result = attempt
+                .run(
+                    &request,
+                    on_event,
+                    &cancel,
+                    remaining,
+                    timeouts,
+                    &mut output_started,
+                )
+                .await;
+            let Err(error) = result else { return Ok(()) };
+            if !should_retry(&error, attempts, output_started) {
+                return Err(error);
+            }
+            let retry_after = match &error {
+                LlmError::Http { retry_after_ms, .. } => *retry_after_ms,
+                _ => None,
+            };
+            let delay = backoff_ms(attempts, jitter_unit(), retry_after);
+            let left = timeouts
+                .total_ms
+                .saturating_sub((now_ms() - started).max(0) as u64);
+            if delay >= left {
+                // Waiting would outlive the call's budget: the last error is the honest answer.
+                return Err(error);
+            }
+            match race2(sleep(delay), cancel.cancelled()).await {
+                Either::First(()) => {}
+                Either::Second(()) => {
+                    return Err(LlmError::Aborted {
+                        provider: kind.as_str().into(),
+                    })
+                }
+            }
+        }
+    }
+}
+
+impl LlmClient for FetchLlm {
+    fn call<'a>(
+        &'a self,
+        settings: &'a CallSettings,
+        messages: Vec<ChatMessage>,
+        on_event: &'a mut dyn FnMut(LlmEvent),
+        cancel: CancelToken,
+    ) -> LocalBoxFuture<'a, Result<(), LlmError>> {
+        Box::pin(self.call_inner(settings, messages, on_event, cancel))
+    }
+}
+
+/// A random number in [0, 1) for backoff jitter, from `crypto.getRandomValues`.
+fn jitter_unit() -> f64 {
+    let mut bytes = [0u8; 4];
+    match getrandom::fill(&mut bytes) {
+        Ok(()) => f64::from(u32::from_le_bytes(bytes)) / (f64::from(u32::MAX) + 1.0),
+        // No randomness source: no jitter, still a correct (deterministic) backoff.
+        Err(_) => 0.0,
+    }
+}
+
+/// Why an attempt's request was aborted by us.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AbortCause {
+    Cancelled,
+    Timeout,
+    Stalled,
+    /// The decoder rejected the stream: stop reading, the decode error is the answer.
+    Decode,
+}
+
+struct Attempt<'a> {
+    kind: ProviderKind,
+    base_url: &'a str,
+    stream: bool,
+}
+
+impl Attempt<'_> {
+    fn provider(&self) -> String {
+        self.kind.as_str().to_string()
+    }
+
+    async fn run(
+        &self,
+        request: &crate::core::llm::HttpRequest,
+        on_event: &mut dyn FnMut(LlmEvent),
+        cancel: &CancelToken,
+        total_ms: u64,
+        timeouts: Timeouts,
+        output_started: &mut bool,
+    ) -> Result<(), LlmError> {
+        if cancel.is_cancelled() {
+            return Err(LlmError::Aborted {
+                provider: self.provider(),
+            });
+        }
+        let controller = AbortController::new().map_err(|_| LlmError::Network {
+            provider: self.provider(),
+            message: "AbortController is not available in this runtime".into(),
+        })?;
+        let signal = controller.signal();
+        let last_byte = Rc::new(Cell::new(now_ms()));
+        let decoder: RefCell<Option<Box<dyn StreamDecoder>>> = RefCell::new(None);
+        let head_seen: RefCell<Option<ResponseHead>> = RefCell::new(None);
+        let error_body = RefCell::new(Vec::<u8>::new());
+        let stream_error: RefCell<Option<LlmError>> = RefCell::new(None);
+        let started = Cell::new(false);
+
+        let call = HttpCall {
+            method: &request.method,
+            url: &request.url,
+            headers: &request.headers,
+            body: Some(&request.body),
+        };
+        let mut emit = |events: Vec<LlmEvent>| {
+            for event in events {
+                if matches!(event, LlmEvent::Text(_) | LlmEvent::Reasoning(_)) {
+                    started.set(true);
+                }
+                on_event(event);
+            }
+        };
+        let fetch = async {
+            let mut on_head = |head: &ResponseHead| {
+                if head.ok() {
+                    *decoder.borrow_mut() = Some(decoder_for_status(
+                        self.kind,
+                        self.stream,
+                        head.status,
+                        &head.status_text,
+                    ));
+                }
+                *head_seen.borrow_mut() = Some(head.clone());
+            };
+            let mut on_bytes = |bytes: &[u8]| {
+                last_byte.set(now_ms());
+                if stream_error.borrow().is_some() {
+                    return;
+                }
+                let mut guard = decoder.borrow_mut();
+                match guard.as_mut() {
+                    Some(d) => {
+                        let (events, error) = d.push(bytes);
+                        drop(guard);
+                        emit(events);
+                        if let Some(e) = error {
+                            *stream_error.borrow_mut() = Some(e);
+                            controller.abort();
+                        }
+                    }
+                    None => {
+                        let mut body = error_body.borrow_mut();
+                        let room = ERROR_BODY_LIMIT.saturating_sub(body.len());
+                        body.extend_from_slice(&bytes[..bytes.len().min(room)]);
+                    }
+                }
+            };
+            fetch_streaming(&call, Some(&signal), &mut on_head, &mut on_bytes).await
+        };
+        let stall_watch = async {
+            loop {
+                let idle = (now_ms() - last_byte.get()).max(0) as u64;
+                if idle >= timeouts.stall_ms {
+                    return;
+                }
+                sleep(timeouts.stall_ms - idle).await;
+            }
+        };
+        let outcome = race4(fetch, cancel.cancelled(), sleep(total_ms), stall_watch).await;
+        // Recorded before any early return: a failure after output started is never retried.
+        *output_started = started.get();
+        let cause = match outcome {
+            Race4::First(result) => {
+                if let Some(error) = stream_error.borrow_mut().take() {
+                    Some((AbortCause::Decode, Some(error)))
+                } else {
+                    match result {
+                        Ok(_) => None,
+                        Err(FetchError::Aborted) => Some((AbortCause::Cancelled, None)),
+                        Err(FetchError::Network(_)) => {
+                            return Err(network_error(self.kind, self.base_url));
+                        }
+                        Err(FetchError::InvalidRequest(message)) => {
+                            return Err(LlmError::Network {
+                                provider: self.provider(),
+                                message,
+                            });
+                        }
+                    }
+                }
+            }
+            Race4::Second(()) => Some((AbortCause::Cancelled, None)),
+            Race4::Third(()) => Some((AbortCause::Timeout, None)),
+            Race4::Fourth(()) => Some((AbortCause::Stalled, None)),
+        };
+        if let Some((cause, error)) = cause {
+            // Abort for real: the server sees the connection close.
+            controller.abort();
+            return Err(match (cause, error) {
+                (_, Some(error)) => error,
+                (AbortCause::Timeout, _) => LlmError::Timeout {
+                    provider: self.provider(),
+                    seconds: timeouts.total_ms.div_ceil(1000),
+                },
+                (AbortCause::Stalled, _) => LlmError::Stalled {
+                    provider: self.provider(),
+                    seconds: timeouts.stall_ms.div_ceil(1000),
+                },
+                _ => LlmError::Aborted {
+                    provider: self.provider(),
+                },
+            });
+        }
+        let head = head_seen.borrow_mut().take();
+        let Some(head) = head else {
+            return Err(network_error(self.kind, self.base_url));
+        };
+        if !head.ok() {
+            let body = String::from_utf8_lossy(&error_body.borrow()).into_owned();
+            let mut error = decode_error_response(
+                self.kind,
+                head.status,
+                &head.status_text,
+                &body,
+                head.retry_after.as_deref(),
+                now_ms().max(0) as u64,
+            );
+            if let (LlmError::Http { retry_after_ms, .. }, Some(ms)) =
+                (&mut error, head.retry_after_ms)
+            {
+                *retry_after_ms = Some(ms);
+            }
+            return Err(error);
+        }
+        let decoder = decoder.borrow_mut().take();
+        let Some(mut decoder) = decoder else {
+            return Err(network_error(self.kind, self.base_url));
+        };
+        let (events, error) = decoder.close();
+        emit(events);
+        *output_started = started.get();
+        match error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+enum Either<A, B> {
+    First(A),
+    Second(B),
+}
+
+enum Race4<A, B, C, D> {
+    First(A),
+    Second(B),
+    Third(C),
+    Fourth(D),
+}
+
+/// The first of two futures to finish; the other is dropped (which cancels its timers).
+async fn race2<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
+    let (mut a, mut b) = (Box::pin(a), Box::pin(b));
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(v) = a.as_mut().poll(cx) {
+            return Poll::Ready(Either::First(v));
+        }
+        if let Poll::Ready(v) = b.as_mut().poll(cx) {
+            return Poll::Ready(Either::Second(v));
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+/// The first of four futures to finish, polled in order (the fetch first, so a reply that
+/// completes in the same tick as a timer wins).
+async fn race4<A: Future, B: Future, C: Future, D: Future>(
+    a: A,
+    b: B,
+    c: C,
+    d: D,
+) -> Race4<A::Output, B::Output, C::Output, D::Output> {
+    let mut a: Pin<Box<A>> = Box::pin(a);
+    let mut b: Pin<Box<B>> = Box::pin(b);
+    let mut c: Pin<Box<C>> = Box::pin(c);
+    let mut d: Pin<Box<D>> = Box::pin(d);
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(v) = a.as_mut().poll(cx) {
+            return Poll::Ready(Race4::First(v));
+        }
+        if let Poll::Ready(v) = b.as_mut().poll(cx) {
+            return Poll::Ready(Race4::Second(v));
+        }
+        if let Poll::Ready(v) = c.as_mut().poll(cx) {
+            return Poll::Ready(Race4::Third(v));
+        }
+        if let Poll::Ready(v) = d.as_mut().poll(cx) {
+            return Poll::Ready(Race4::Fourth(v));
+        }
+        Poll::Pending
+    })
+    .await
+}

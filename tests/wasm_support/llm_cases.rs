@@ -1,0 +1,500 @@
+//! The LLM transport's behaviour against the local mock LLM, written once and run in Node, a
+//! Chromium page and a Chromium dedicated worker (each suite file calls these).
+//!
+//! Every case uses a fresh random `x-mock-key`, so `status-once` faults and request-log lookups
+//! never see another case's (or another run's) requests.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use agent_world_wasm::core::llm::client::{CancelToken, LlmClient};
+use agent_world_wasm::core::llm::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role};
+use agent_world_wasm::core::llm::{ProviderConfig, ProviderKind};
+use agent_world_wasm::web::fetch::{fetch_streaming, HttpCall};
+use agent_world_wasm::web::llm_fetch::{FetchLlm, Timeouts};
+
+use super::mock_url;
+
+/// Where each provider's requests go on the mock, keyed by a fresh `x-mock-key`.
+pub fn config_for(kind: ProviderKind, key: &str) -> ProviderConfig {
+    let mock = mock_url();
+    let mut config = ProviderConfig {
+        api_key: Some("test-key".into()),
+        headers: BTreeMap::from([("x-mock-key".to_string(), key.to_string())]),
+        ..Default::default()
+    };
+    match kind {
+        ProviderKind::OpenAi | ProviderKind::Xai => config.base_url = Some(format!("{mock}/v1")),
+        ProviderKind::OpenAiCompatible => {
+            config.api_key = None;
+            config.base_url = Some(format!("{mock}/compat/v1"));
+        }
+        ProviderKind::Azure => {
+            config.endpoint = Some(mock.to_string());
+            config.deployment = Some("gpt-test".into());
+        }
+        ProviderKind::Anthropic | ProviderKind::Google => config.base_url = Some(mock.to_string()),
+        ProviderKind::Ollama => {
+            config.api_key = None;
+            config.base_url = Some(mock.to_string());
+        }
+        ProviderKind::Custom => {}
+    }
+    config
+}
+
+pub const STREAMING_PROVIDERS: [ProviderKind; 7] = [
+    ProviderKind::OpenAi,
+    ProviderKind::Azure,
+    ProviderKind::Xai,
+    ProviderKind::OpenAiCompatible,
+    ProviderKind::Anthropic,
+    ProviderKind::Google,
+    ProviderKind::Ollama,
+];
+
+pub fn settings(kind: ProviderKind, stream: bool) -> CallSettings {
+    CallSettings {
+        provider: kind.as_str().to_string(),
+        model: "mock-model".into(),
+        temperature: Some(0.2),
+        max_tokens: Some(256),
+        stream,
+    }
+}
+
+pub fn messages(system: &str, user: &str) -> Vec<ChatMessage> {
+    vec![
+        ChatMessage::new(Role::System, system),
+        ChatMessage::new(Role::User, user),
+    ]
+}
+
+/// What one call produced.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub text: String,
+    pub reasoning: String,
+    pub text_events: usize,
+    pub done: bool,
+    pub result: Option<Result<(), LlmError>>,
+}
+
+pub async fn call(
+    llm: &FetchLlm,
+    settings: &CallSettings,
+    messages: Vec<ChatMessage>,
+    cancel: CancelToken,
+    cancel_after_first_text: bool,
+) -> Outcome {
+    let out = RefCell::new(Outcome::default());
+    let trigger = cancel.clone();
+    let mut on_event = |e: LlmEvent| {
+        let mut o = out.borrow_mut();
+        match e {
+            LlmEvent::Text(t) => {
+                o.text.push_str(&t);
+                o.text_events += 1;
+                if cancel_after_first_text {
+                    trigger.cancel();
+                }
+            }
+            LlmEvent::Reasoning(t) => o.reasoning.push_str(&t),
+            LlmEvent::Done { .. } => o.done = true,
+            LlmEvent::Usage(_) => {}
+        }
+    };
+    let result = llm.call(settings, messages, &mut on_event, cancel).await;
+    let mut o = out.into_inner();
+    o.result = Some(result);
+    o
+}
+
+fn fresh_key() -> String {
+    agent_world_wasm::web::clock::new_id()
+}
+
+fn client(kind: ProviderKind, key: &str) -> FetchLlm {
+    let llm = FetchLlm::new(true);
+    llm.configure(kind, config_for(kind, key))
+        .expect("valid config");
+    llm
+}
+
+/// The mock's log of the requests made with `key`.
+pub async fn mock_requests(key: &str) -> Vec<serde_json::Value> {
+    let url = format!("{}/__mock/requests", mock_url());
+    let call = HttpCall {
+        method: "GET",
+        url: &url,
+        headers: &[],
+        body: None,
+    };
+    let mut bytes = Vec::new();
+    fetch_streaming(&call, None, &mut |_| {}, &mut |b| {
+        bytes.extend_from_slice(b)
+    })
+    .await
+    .unwrap();
+    let all: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let list = all
+        .as_array()
+        .cloned()
+        .or_else(|| all["requests"].as_array().cloned())
+        .unwrap_or_default();
+    list.into_iter()
+        .filter(|r| r["headers"]["x-mock-key"].as_str() == Some(key))
+        .collect()
+}
+
+/// Every provider streams a scripted reply (with a multi-byte text) into ordered text events.
+pub async fn every_provider_streams_a_scripted_reply() {
+    for kind in STREAMING_PROVIDERS {
+        for stream in [true, false] {
+            let key = fresh_key();
+            let llm = client(kind, &key);
+            let o = call(
+                &llm,
+                &settings(kind, stream),
+                messages("mock-reply: héllo 世界 from the mock 🌍", "hi"),
+                CancelToken::new(),
+                false,
+            )
+            .await;
+            assert_eq!(o.result, Some(Ok(())), "{kind:?} stream={stream}");
+            assert_eq!(
+                o.text, "héllo 世界 from the mock 🌍",
+                "{kind:?} stream={stream}"
+            );
+            assert!(o.done, "{kind:?} stream={stream}: no Done event");
+            if stream {
+                assert!(
+                    o.text_events > 1,
+                    "{kind:?}: the reply should stream in pieces"
+                );
+            }
+        }
+    }
+}
+
+/// Reasoning deltas arrive as reasoning, never as reply text.
+pub async fn reasoning_is_kept_apart_from_the_reply() {
+    for kind in [
+        ProviderKind::OpenAi,
+        ProviderKind::Anthropic,
+        ProviderKind::Google,
+        ProviderKind::Ollama,
+    ] {
+        let key = fresh_key();
+        let llm = client(kind, &key);
+        let o = call(
+            &llm,
+            &settings(kind, true),
+            messages(
+                "mock-reply: the answer is 4\nmock-reasoning: two plus two",
+                "2+2?",
+            ),
+            CancelToken::new(),
+            false,
+        )
+        .await;
+        assert_eq!(o.result, Some(Ok(())), "{kind:?}");
+        assert_eq!(o.text, "the answer is 4", "{kind:?}");
+        assert_eq!(o.reasoning, "two plus two", "{kind:?}");
+    }
+}
+
+/// A 503 before the first token is retried, and the retry succeeds: one call, two requests.
+pub async fn a_transient_failure_before_output_is_retried() {
+    let key = fresh_key();
+    let llm = client(ProviderKind::OpenAi, &key);
+    let o = call(
+        &llm,
+        &settings(ProviderKind::OpenAi, true),
+        messages(
+            "mock-reply: second time lucky\nmock-fault: status-once:503",
+            "hi",
+        ),
+        CancelToken::new(),
+        false,
+    )
+    .await;
+    assert_eq!(o.result, Some(Ok(())));
+    assert_eq!(o.text, "second time lucky");
+    assert_eq!(
+        mock_requests(&key).await.len(),
+        2,
+        "one failed attempt and one retry"
+    );
+}
+
+/// A 429 with Retry-After is retried no sooner than the server asked.
+pub async fn retry_after_is_honoured() {
+    let key = fresh_key();
+    let llm = client(ProviderKind::Anthropic, &key);
+    let t0 = agent_world_wasm::web::clock::now_ms();
+    let o = call(
+        &llm,
+        &settings(ProviderKind::Anthropic, true),
+        messages(
+            "mock-reply: after the wait\nmock-fault: status-once:429:1",
+            "hi",
+        ),
+        CancelToken::new(),
+        false,
+    )
+    .await;
+    assert_eq!(o.result, Some(Ok(())));
+    assert!(
+        agent_world_wasm::web::clock::now_ms() - t0 >= 950,
+        "retried before Retry-After: 1"
+    );
+}
+
+/// A 401 is not retried and keeps the status and the provider's message.
+pub async fn a_bad_key_fails_at_once_with_the_status() {
+    let key = fresh_key();
+    let llm = client(ProviderKind::OpenAi, &key);
+    let o = call(
+        &llm,
+        &settings(ProviderKind::OpenAi, true),
+        messages("mock-fault: status:401", "hi"),
+        CancelToken::new(),
+        false,
+    )
+    .await;
+    match o.result {
+        Some(Err(LlmError::Http {
+            status: 401,
+            ref body_excerpt,
+            ..
+        })) => {
+            assert!(!body_excerpt.is_empty())
+        }
+        other => panic!("expected HTTP 401, got {other:?}"),
+    }
+    assert_eq!(mock_requests(&key).await.len(), 1, "a 401 is never retried");
+}
+
+/// Retries give up after three attempts and report the last status.
+pub async fn retries_stop_after_three_attempts() {
+    let key = fresh_key();
+    let llm = client(ProviderKind::Ollama, &key);
+    let o = call(
+        &llm,
+        &settings(ProviderKind::Ollama, true),
+        messages("mock-fault: status:500", "hi"),
+        CancelToken::new(),
+        false,
+    )
+    .await;
+    assert!(
+        matches!(o.result, Some(Err(LlmError::Http { status: 500, .. }))),
+        "{:?}",
+        o.result
+    );
+    assert_eq!(mock_requests(&key).await.len(), 3);
+}
+
+/// A stream that stops sending is aborted by the stall timeout, and the server sees the close.
+pub async fn a_stalled_stream_is_aborted_for_real() {
+    let key = fresh_key();
+    let llm = client(ProviderKind::OpenAi, &key);
+    llm.set_timeouts(Timeouts {
+        total_ms: 10_000,
+        stall_ms: 300,
+    });
+    let o = call(
+        &llm,
+        &settings(ProviderKind::OpenAi, true),
+        messages(
+            "mock-reply: this will stall midway\nmock-fault: stall:120",
+            "hi",
+        ),
+        CancelToken::new(),
+        false,
+    )
+    .await;
+    assert!(
+        matches!(o.result, Some(Err(LlmError::Stalled { .. }))),
+        "{:?}",
+        o.result
+    );
+    assert_closed_by_client(&key).await;
+}
+
+/// A reply slower than the total timeout is aborted with `llm_timeout`.
+pub async fn the_total_timeout_aborts_a_slow_reply() {
+    let key = fresh_key();
+    let llm = client(ProviderKind::Google, &key);
+    llm.set_timeouts(Timeouts {
+        total_ms: 400,
+        stall_ms: 10_000,
+    });
+    let o = call(
+        &llm,
+        &settings(ProviderKind::Google, true),
+        messages(
+            "mock-reply: one two three four five six seven eight\nmock-fault: drip:150",
+            "hi",
+        ),
+        CancelToken::new(),
+        false,
+    )
+    .await;
+    assert!(
+        matches!(o.result, Some(Err(LlmError::Timeout { .. }))),
+        "{:?}",
+        o.result
+    );
+    assert_eq!(
+        o.result
+            .as_ref()
+            .and_then(|r| r.as_ref().err())
+            .map(LlmError::code),
+        Some("llm_timeout")
+    );
+    assert_closed_by_client(&key).await;
+}
+
+/// Cancelling mid-stream aborts the request: the server sees the connection close and no
+/// retry happens after output started.
+pub async fn cancelling_mid_stream_closes_the_connection() {
+    let key = fresh_key();
+    let llm = client(ProviderKind::Anthropic, &key);
+    let o = call(
+        &llm,
+        &settings(ProviderKind::Anthropic, true),
+        messages(
+            "mock-reply: a b c d e f g h i j k l m n o p\nmock-delay: 40",
+            "hi",
+        ),
+        CancelToken::new(),
+        true,
+    )
+    .await;
+    assert!(
+        matches!(o.result, Some(Err(LlmError::Aborted { .. }))),
+        "{:?}",
+        o.result
+    );
+    assert!(!o.text.is_empty() && o.text.len() < "a b c d e f g h i j k l m n o p".len());
+    assert_closed_by_client(&key).await;
+    assert_eq!(
+        mock_requests(&key).await.len(),
+        1,
+        "no retry after a cancel"
+    );
+}
+
+/// A connection cut after output started is an error, and is not retried.
+pub async fn a_cut_connection_after_output_is_not_retried() {
+    let key = fresh_key();
+    let llm = client(ProviderKind::OpenAi, &key);
+    let o = call(
+        &llm,
+        &settings(ProviderKind::OpenAi, true),
+        messages(
+            "mock-reply: one two three four five six seven\nmock-fault: cut:1000",
+            "hi",
+        ),
+        CancelToken::new(),
+        false,
+    )
+    .await;
+    assert!(matches!(o.result, Some(Err(_))), "{:?}", o.result);
+    assert!(!o.text.is_empty(), "some text streamed before the cut");
+    assert_eq!(mock_requests(&key).await.len(), 1);
+}
+
+/// A malformed frame is a decode error that keeps an excerpt of the frame.
+pub async fn a_malformed_frame_is_a_decode_error() {
+    let key = fresh_key();
+    let llm = client(ProviderKind::OpenAi, &key);
+    let o = call(
+        &llm,
+        &settings(ProviderKind::OpenAi, true),
+        messages("mock-reply: fine until here\nmock-fault: malformed", "hi"),
+        CancelToken::new(),
+        false,
+    )
+    .await;
+    assert!(
+        matches!(o.result, Some(Err(LlmError::Decode { .. }))),
+        "{:?}",
+        o.result
+    );
+}
+
+/// A provider with no key configured fails before any request, naming the missing field.
+pub async fn an_unconfigured_provider_fails_before_any_request() {
+    let llm = FetchLlm::new(true);
+    let o = call(
+        &llm,
+        &settings(ProviderKind::Anthropic, true),
+        messages("", "hi"),
+        CancelToken::new(),
+        false,
+    )
+    .await;
+    let err = o.result.and_then(Result::err).expect("an error");
+    assert_eq!(err.code(), "provider_not_configured");
+    assert_eq!(
+        err.to_string(),
+        "provider 'anthropic' is not configured: missing apiKey"
+    );
+}
+
+/// A refused connection is a network error that explains itself, after the retries.
+pub async fn an_unreachable_server_is_a_network_error() {
+    let llm = FetchLlm::new(true);
+    let mut config = config_for(ProviderKind::Ollama, "unreachable");
+    config.base_url = Some("http://127.0.0.1:9".into());
+    llm.configure(ProviderKind::Ollama, config).unwrap();
+    let o = call(
+        &llm,
+        &settings(ProviderKind::Ollama, true),
+        messages("", "hi"),
+        CancelToken::new(),
+        false,
+    )
+    .await;
+    match o.result {
+        Some(Err(e @ LlmError::Network { .. })) => assert!(e.to_string().contains("ollama"), "{e}"),
+        other => panic!("expected a network error, got {other:?}"),
+    }
+}
+
+async fn assert_closed_by_client(key: &str) {
+    // The mock notices the close asynchronously: poll its log briefly.
+    for _ in 0..40 {
+        let reqs = mock_requests(key).await;
+        if reqs
+            .iter()
+            .any(|r| r["closedByClient"] == serde_json::Value::Bool(true))
+        {
+            return;
+        }
+        agent_world_wasm::web::timer::sleep(50).await;
+    }
+    panic!(
+        "the mock never saw the client close the connection: {:?}",
+        mock_requests(key).await
+    );
+}
+
+/// Used by suites that want them all in one test (the browser suites pay a page per test).
+pub async fn all_transport_cases() {
+    every_provider_streams_a_scripted_reply().await;
+    reasoning_is_kept_apart_from_the_reply().await;
+    a_transient_failure_before_output_is_retried().await;
+    a_bad_key_fails_at_once_with_the_status().await;
+    a_stalled_stream_is_aborted_for_real().await;
+    cancelling_mid_stream_closes_the_connection().await;
+    a_malformed_frame_is_a_decode_error().await;
+    an_unconfigured_provider_fails_before_any_request().await;
+}
+
+pub type SharedLlm = Rc<FetchLlm>;
