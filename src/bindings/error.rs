@@ -16,6 +16,25 @@ pub fn agent_world_error(code: &str, message: &str, cause: Option<JsValue>) -> J
     error.into()
 }
 
+/// A bad argument: names the field and what it must be (code `invalid_input`).
+pub fn invalid_argument(field: &str, problem: &str) -> JsValue {
+    agent_world_error("invalid_input", &format!("{field} {problem}"), None)
+}
+
+/// The JS error of an engine error, with its stable code.
+pub fn from_world_error(error: crate::core::error::WorldError) -> JsValue {
+    agent_world_error(error.code(), &error.to_string(), None)
+}
+
+/// The JS error of an LLM/provider configuration error, with its stable code and a hint.
+pub fn from_llm_error(error: crate::core::llm::types::LlmError) -> JsValue {
+    let message = match error.hint() {
+        Some(hint) => format!("{error} ({hint})"),
+        None => error.to_string(),
+    };
+    agent_world_error(error.code(), &message, None)
+}
+
 /// True when `value` is an error thrown by agent-world-wasm (an `Error` named
 /// `AgentWorldError` with a string `code`). Narrows the type in TypeScript.
 ///

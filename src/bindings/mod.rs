@@ -1,4 +1,6 @@
 //! The JavaScript API: one file per JS class; converts, validates, delegates to the core.
 
 pub mod error;
+pub mod storage;
 pub mod version;
+pub mod world;

@@ -1,0 +1,553 @@
+//! `AgentWorld`: the JavaScript handle of one open world. It converts and validates JS values,
+//! delegates to the core engine, drives the engine's call queue with `spawn_local`, and turns
+//! engine events into JS callbacks. No engine logic lives here.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use crate::bindings::error::{from_llm_error, from_world_error, invalid_argument};
+use crate::bindings::storage::CommonOptions;
+use crate::core::engine::{Services, World};
+use crate::core::events::{Callback, Event, Topic, WorldEvent};
+use crate::core::llm::{ProviderConfig, ProviderKind};
+use crate::core::model::{AgentPatch, CreateWorld, NewAgent, WorldPatch};
+use crate::web::clock::{JsClock, UuidIds};
+use crate::web::llm_fetch::{FetchLlm, Timeouts};
+
+/// Converts a Rust value to a plain JS object (maps as objects, `None` fields left out).
+pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| {
+            crate::bindings::error::agent_world_error("internal_error", &e.to_string(), None)
+        })
+}
+
+/// Reads a JS value into a Rust input type, naming `what` in the error.
+pub(crate) fn from_js<T: serde::de::DeserializeOwned>(
+    value: JsValue,
+    what: &str,
+) -> Result<T, JsValue> {
+    // Through serde_json::Value: serde-wasm-bindgen reads only the keys a struct declares,
+    // which would silently drop misspelt fields; the engine's input types reject unknown
+    // fields (spec §1), and they must see every key to do so.
+    let json: serde_json::Value = serde_wasm_bindgen::from_value(value)
+        .map_err(|e| invalid_argument(what, &format!("is not plain data: {e}")))?;
+    if !json.is_object() {
+        return Err(invalid_argument(what, "must be an object"));
+    }
+    serde_json::from_value(json).map_err(|e| invalid_argument(what, &format!("is invalid: {e}")))
+}
+
+fn is_browser_like() -> bool {
+    // A window or a worker sends an Origin header: providers that gate browser access need
+    // their opt-in header there. Node, Deno and workerd have neither global.
+    let global = js_sys::global();
+    ["window", "WorkerGlobalScope"].iter().any(|name| {
+        js_sys::Reflect::get(&global, &JsValue::from_str(name)).is_ok_and(|v| !v.is_undefined())
+    })
+}
+
+struct Handle {
+    world: World,
+    llm: Rc<FetchLlm>,
+}
+
+impl Handle {
+    /// Runs the queued LLM calls in the background; harmless when they already run.
+    fn drive(self: &Rc<Self>) {
+        let world = self.world.clone();
+        wasm_bindgen_futures::spawn_local(async move { world.run_until_idle().await });
+    }
+}
+
+/// One open world: its agents, chats, and the conversation between them and you.
+#[wasm_bindgen]
+pub struct AgentWorld {
+    h: Rc<Handle>,
+}
+
+fn services(options: &CommonOptions) -> Result<(Services, Rc<FetchLlm>), JsValue> {
+    let llm = Rc::new(FetchLlm::new(is_browser_like()));
+    let store = options.store()?;
+    Ok((
+        Services {
+            store,
+            llm: llm.clone(),
+            clock: Rc::new(JsClock),
+            ids: Rc::new(UuidIds),
+        },
+        llm,
+    ))
+}
+
+fn wrap(world: World, llm: Rc<FetchLlm>) -> AgentWorld {
+    AgentWorld {
+        h: Rc::new(Handle { world, llm }),
+    }
+}
+
+#[wasm_bindgen]
+impl AgentWorld {
+    /// Creates a world and opens it.
+    ///
+    /// @example
+    /// ```js
+    /// const world = await AgentWorld.create({ name: "Team", turnLimit: 5 });
+    /// ```
+    pub async fn create(options: JsValue) -> Result<AgentWorld, JsValue> {
+        let options = CommonOptions::read(&options, "AgentWorld.create options")?;
+        let input: CreateWorld = from_js(options.rest.clone(), "AgentWorld.create options")?;
+        let (svc, llm) = services(&options)?;
+        let world = World::create(svc, input).await.map_err(from_world_error)?;
+        world.set_debug(options.debug);
+        Ok(wrap(world, llm))
+    }
+
+    /// Opens an existing world by id.
+    ///
+    /// @example
+    /// ```js
+    /// const world = await AgentWorld.open("team");
+    /// ```
+    pub async fn open(id: String, options: JsValue) -> Result<AgentWorld, JsValue> {
+        let options = CommonOptions::read(&options, "AgentWorld.open options")?;
+        let (svc, llm) = services(&options)?;
+        let world = World::open(svc, &id).await.map_err(from_world_error)?;
+        world.set_debug(options.debug);
+        Ok(wrap(world, llm))
+    }
+
+    /// The worlds in a storage (settings only).
+    ///
+    /// @example
+    /// ```js
+    /// for (const w of await AgentWorld.list()) console.log(w.id, w.name);
+    /// ```
+    pub async fn list(options: JsValue) -> Result<JsValue, JsValue> {
+        let options = CommonOptions::read(&options, "AgentWorld.list options")?;
+        let store = options.store()?;
+        to_js(
+            &World::list(store.as_ref())
+                .await
+                .map_err(from_world_error)?,
+        )
+    }
+
+    /// Deletes a world and everything in it; resolves `false` when there was none.
+    ///
+    /// @example
+    /// ```js
+    /// await AgentWorld.delete("team");
+    /// ```
+    pub async fn delete(id: String, options: JsValue) -> Result<bool, JsValue> {
+        let options = CommonOptions::read(&options, "AgentWorld.delete options")?;
+        let store = options.store()?;
+        World::delete(store.as_ref(), &id)
+            .await
+            .map_err(from_world_error)
+    }
+
+    /// Imports a world exported with `world.export()` and opens it. API keys are never part of
+    /// an export: configure providers again after importing.
+    ///
+    /// @example
+    /// ```js
+    /// const copy = await AgentWorld.import(json, { storage: "memory" });
+    /// ```
+    pub async fn import(json: JsValue, options: JsValue) -> Result<AgentWorld, JsValue> {
+        let json = json.as_string().ok_or_else(|| {
+            invalid_argument("json", "must be a string (the result of world.export())")
+        })?;
+        let options = CommonOptions::read(&options, "AgentWorld.import options")?;
+        let (svc, llm) = services(&options)?;
+        let world = World::import(svc, &json).await.map_err(from_world_error)?;
+        world.set_debug(options.debug);
+        Ok(wrap(world, llm))
+    }
+
+    /// The whole world (settings, agents, chats, messages, memories) as versioned JSON. API
+    /// keys are never included.
+    pub async fn export(&self) -> Result<String, JsValue> {
+        self.h.world.export().await.map_err(from_world_error)
+    }
+
+    /// The world's settings.
+    pub fn info(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.h.world.info())
+    }
+
+    /// Starts a new chat (reusing the current one when it has no messages).
+    #[wasm_bindgen(js_name = newChat)]
+    pub async fn new_chat(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.h.world.new_chat().await.map_err(from_world_error)?)
+    }
+
+    /// Makes a chat current and restores every agent's memory and counter from it.
+    #[wasm_bindgen(js_name = loadChat)]
+    pub async fn load_chat(&self, id: String) -> Result<JsValue, JsValue> {
+        to_js(
+            &self
+                .h
+                .world
+                .load_chat(&id)
+                .await
+                .map_err(from_world_error)?,
+        )
+    }
+
+    /// Deletes a chat and its messages; resolves `false` when there was none.
+    #[wasm_bindgen(js_name = deleteChat)]
+    pub async fn delete_chat(&self, id: String) -> Result<bool, JsValue> {
+        self.h
+            .world
+            .delete_chat(&id)
+            .await
+            .map_err(from_world_error)
+    }
+
+    /// Renames a chat; a manual title is never overwritten automatically.
+    #[wasm_bindgen(js_name = renameChat)]
+    pub async fn rename_chat(&self, id: String, name: String) -> Result<JsValue, JsValue> {
+        to_js(
+            &self
+                .h
+                .world
+                .rename_chat(&id, &name)
+                .await
+                .map_err(from_world_error)?,
+        )
+    }
+
+    /// The chats, most recently updated first.
+    #[wasm_bindgen(js_name = listChats)]
+    pub fn list_chats(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.h.world.list_chats())
+    }
+
+    /// The current chat, or `null` when session mode is off.
+    #[wasm_bindgen(js_name = currentChat)]
+    pub fn current_chat(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.h.world.current_chat())
+    }
+
+    /// A page of a chat's messages (`before`: a message id; `limit`: default 50).
+    #[wasm_bindgen(js_name = messages)]
+    pub async fn messages(&self, chat_id: String, options: JsValue) -> Result<JsValue, JsValue> {
+        let (before, limit) = read_page(&options)?;
+        to_js(
+            &self
+                .h
+                .world
+                .messages(&chat_id, before.as_deref(), limit)
+                .await
+                .map_err(from_world_error)?,
+        )
+    }
+
+    /// Turns session mode on (conversation persisted in the current chat) or off.
+    #[wasm_bindgen(js_name = setSessionMode)]
+    pub async fn set_session_mode(&self, on: bool) -> Result<(), JsValue> {
+        self.h
+            .world
+            .set_session_mode(on)
+            .await
+            .map_err(from_world_error)
+    }
+
+    /// Empties an agent's memory in the current chat and resets its turn counter.
+    #[wasm_bindgen(js_name = clearAgentMemory)]
+    pub async fn clear_agent_memory(&self, agent_id: String) -> Result<(), JsValue> {
+        self.h
+            .world
+            .clear_agent_memory(&agent_id)
+            .await
+            .map_err(from_world_error)
+    }
+
+    /// The id of this world (kebab-case of its name, never changes).
+    #[wasm_bindgen(getter)]
+    pub fn id(&self) -> String {
+        self.h.world.id()
+    }
+
+    /// Sets the settings of one LLM provider (API key, base URL, ...). Kept in memory only.
+    ///
+    /// @example
+    /// ```js
+    /// world.configureProvider("openai", { apiKey: "sk-..." });
+    /// ```
+    #[wasm_bindgen(js_name = configureProvider)]
+    pub fn configure_provider(&self, provider: String, settings: JsValue) -> Result<(), JsValue> {
+        let kind = ProviderKind::parse(&provider).map_err(from_llm_error)?;
+        let config: ProviderConfig =
+            from_js(settings, &format!("settings of provider '{provider}'"))?;
+        self.h.llm.configure(kind, config).map_err(from_llm_error)
+    }
+
+    /// Adds an agent. Its id is the kebab-case of its name.
+    ///
+    /// @example
+    /// ```js
+    /// await world.addAgent({ name: "Alice", provider: "openai", model: "gpt-4o-mini" });
+    /// ```
+    #[wasm_bindgen(js_name = addAgent)]
+    pub async fn add_agent(&self, config: JsValue) -> Result<JsValue, JsValue> {
+        let input: NewAgent = from_js(config, "addAgent config")?;
+        let agent = self
+            .h
+            .world
+            .add_agent(input)
+            .await
+            .map_err(from_world_error)?;
+        to_js(&agent)
+    }
+
+    /// Changes an agent's settings (its id never changes).
+    #[wasm_bindgen(js_name = updateAgent)]
+    pub async fn update_agent(&self, id: String, patch: JsValue) -> Result<JsValue, JsValue> {
+        let patch: AgentPatch = from_js(patch, "updateAgent patch")?;
+        let agent = self
+            .h
+            .world
+            .update_agent(&id, patch)
+            .await
+            .map_err(from_world_error)?;
+        to_js(&agent)
+    }
+
+    /// Removes an agent; resolves `false` when there was none with that id.
+    #[wasm_bindgen(js_name = removeAgent)]
+    pub async fn remove_agent(&self, id: String) -> Result<bool, JsValue> {
+        self.h
+            .world
+            .remove_agent(&id)
+            .await
+            .map_err(from_world_error)
+    }
+
+    /// The agents, in the order they were added (the order they answer in).
+    pub fn agents(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.h.world.agents())
+    }
+
+    /// Changes the world's settings.
+    pub async fn update(&self, patch: JsValue) -> Result<JsValue, JsValue> {
+        let patch: WorldPatch = from_js(patch, "update patch")?;
+        let world = self.h.world.update(patch).await.map_err(from_world_error)?;
+        to_js(&world)
+    }
+
+    /// Publishes a message (from the human unless `sender` says otherwise) and starts the
+    /// agents that answer it. Resolves with the published message once it is persisted.
+    ///
+    /// @example
+    /// ```js
+    /// await world.send("@alice, what do you think?");
+    /// await world.idle();
+    /// ```
+    pub async fn send(&self, content: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+        let content = content
+            .as_string()
+            .ok_or_else(|| invalid_argument("content", "must be a string"))?;
+        let sender = read_sender(&options)?;
+        let message = self
+            .h
+            .world
+            .send(&content, sender.as_deref())
+            .await
+            .map_err(from_world_error)?;
+        self.h.drive();
+        to_js(&message)
+    }
+
+    /// Resolves when no agent work is pending (the `world` `idle` event).
+    pub async fn idle(&self) -> Result<(), JsValue> {
+        if !self.h.world.is_busy() {
+            return Ok(());
+        }
+        let (tx, rx) = futures_channel_oneshot();
+        let tx = RefCell::new(Some(tx));
+        let _sub = self.h.world.on(
+            Topic::World,
+            Rc::new(move |e: &Event| {
+                if matches!(e, Event::World(WorldEvent::Idle)) {
+                    if let Some(tx) = tx.borrow_mut().take() {
+                        tx.resolve();
+                    }
+                }
+                Ok(())
+            }),
+        );
+        self.h.drive();
+        rx.await;
+        Ok(())
+    }
+
+    /// Cancels every queued and running LLM call. The world stays usable.
+    pub fn stop(&self) {
+        self.h.world.stop();
+    }
+
+    /// Calls `callback` with every event of `topic` (`message`, `sse`, `system`, `world`).
+    /// Returns the function that unsubscribes.
+    ///
+    /// @example
+    /// ```js
+    /// const off = world.on("sse", (e) => e.type === "chunk" && process.stdout.write(e.content));
+    /// off();
+    /// ```
+    pub fn on(&self, topic: String, callback: JsValue) -> Result<js_sys::Function, JsValue> {
+        let topic = parse_topic(&topic)?;
+        let callback: js_sys::Function = callback
+            .dyn_into()
+            .map_err(|_| invalid_argument("callback", "must be a function"))?;
+        let cb: Callback = Rc::new(move |event: &Event| {
+            let payload =
+                event_payload(event).map_err(|_| "could not convert the event".to_string())?;
+            callback
+                .call1(&JsValue::NULL, &payload)
+                .map(|_| ())
+                .map_err(|e| {
+                    js_sys::Reflect::get(&e, &JsValue::from_str("message"))
+                        .ok()
+                        .and_then(|m| m.as_string())
+                        .or_else(|| e.as_string())
+                        .unwrap_or_else(|| "the callback threw".to_string())
+                })
+        });
+        let sub = RefCell::new(Some(self.h.world.on(topic, cb)));
+        let off = Closure::<dyn FnMut()>::new(move || {
+            sub.borrow_mut().take();
+        });
+        Ok(off.into_js_value().unchecked_into())
+    }
+
+    /// Sets the total and stall timeouts of LLM calls, in milliseconds.
+    #[wasm_bindgen(js_name = setTimeouts)]
+    pub fn set_timeouts(&self, total_ms: f64, stall_ms: f64) -> Result<(), JsValue> {
+        let ok = |v: f64| v.is_finite() && v >= 1.0;
+        if !ok(total_ms) || !ok(stall_ms) {
+            return Err(invalid_argument(
+                "timeouts",
+                "must be positive numbers of milliseconds",
+            ));
+        }
+        self.h.llm.set_timeouts(Timeouts {
+            total_ms: total_ms as u64,
+            stall_ms: stall_ms as u64,
+        });
+        Ok(())
+    }
+}
+
+fn parse_topic(topic: &str) -> Result<Topic, JsValue> {
+    Ok(match topic {
+        "message" => Topic::Message,
+        "sse" => Topic::Sse,
+        "system" => Topic::System,
+        "world" => Topic::World,
+        other => {
+            return Err(invalid_argument(
+                "topic",
+                &format!(
+                    "unknown topic {other:?}; use \"message\", \"sse\", \"system\" or \"world\""
+                ),
+            ))
+        }
+    })
+}
+
+fn event_payload(event: &Event) -> Result<JsValue, JsValue> {
+    match event {
+        Event::Message(m) => to_js(m),
+        Event::Sse(e) => to_js(e),
+        Event::System(e) => to_js(e),
+        Event::World(e) => to_js(e),
+    }
+}
+
+fn read_page(options: &JsValue) -> Result<(Option<String>, usize), JsValue> {
+    if options.is_undefined() || options.is_null() {
+        return Ok((None, 50));
+    }
+    let before = match js_sys::Reflect::get(options, &JsValue::from_str("before")) {
+        Ok(v) if v.is_undefined() || v.is_null() => None,
+        Ok(v) => Some(
+            v.as_string()
+                .ok_or_else(|| invalid_argument("options.before", "must be a message id string"))?,
+        ),
+        Err(_) => return Err(invalid_argument("options", "must be an object")),
+    };
+    let limit = match js_sys::Reflect::get(options, &JsValue::from_str("limit")) {
+        Ok(v) if v.is_undefined() || v.is_null() => 50,
+        Ok(v) => match v.as_f64() {
+            Some(n) if n.fract() == 0.0 && (1.0..=10_000.0).contains(&n) => n as usize,
+            _ => {
+                return Err(invalid_argument(
+                    "options.limit",
+                    "must be an integer from 1 to 10000",
+                ))
+            }
+        },
+        Err(_) => return Err(invalid_argument("options", "must be an object")),
+    };
+    Ok((before, limit))
+}
+
+fn read_sender(options: &JsValue) -> Result<Option<String>, JsValue> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(None);
+    }
+    let sender = js_sys::Reflect::get(options, &JsValue::from_str("sender"))
+        .map_err(|_| invalid_argument("options", "must be an object"))?;
+    if sender.is_undefined() || sender.is_null() {
+        return Ok(None);
+    }
+    sender
+        .as_string()
+        .map(Some)
+        .ok_or_else(|| invalid_argument("options.sender", "must be a string"))
+}
+
+/// A tiny one-shot signal (resolve once, await once) without another dependency.
+fn futures_channel_oneshot() -> (OneshotTx, OneshotRx) {
+    let shared = Rc::new(RefCell::new((false, None::<std::task::Waker>)));
+    (OneshotTx(shared.clone()), OneshotRx(shared))
+}
+
+struct OneshotTx(Rc<RefCell<(bool, Option<std::task::Waker>)>>);
+struct OneshotRx(Rc<RefCell<(bool, Option<std::task::Waker>)>>);
+
+impl OneshotTx {
+    fn resolve(self) {
+        let waker = {
+            let mut s = self.0.borrow_mut();
+            s.0 = true;
+            s.1.take()
+        };
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+}
+
+impl std::future::Future for OneshotRx {
+    type Output = ();
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        let mut s = self.0.borrow_mut();
+        if s.0 {
+            std::task::Poll::Ready(())
+        } else {
+            s.1 = Some(cx.waker().clone());
+            std::task::Poll::Pending
+        }
+    }
+}

@@ -1,0 +1,112 @@
+// The world API of the built package (pkg/nodejs) from JavaScript, against the mock LLM:
+// agents streaming through the engine, the fetch transport and the bindings.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { startMockLlm } from '../mock-llm/server.mjs';
+
+const require = createRequire(import.meta.url);
+const { AgentWorld, isAgentWorldError } = require('../../pkg/nodejs/agent_world_wasm.js');
+
+let mock;
+before(async () => { mock = await startMockLlm({ port: 0, delayMs: 0 }); });
+after(async () => { await mock?.close(); });
+
+let n = 0;
+const uniqueName = (base) => `${base} ${process.pid} ${++n}`;
+
+async function pingPongWorld(turnLimit) {
+  const world = await AgentWorld.create({ name: uniqueName('Ping Pong'), turnLimit });
+  world.configureProvider('openai', { apiKey: 'test-key', baseUrl: `${mock.url}/v1` });
+  await world.addAgent({ name: 'Alice', provider: 'openai', model: 'mock-alice',
+    systemPrompt: 'mock-reply: @bob ping {n}' });
+  await world.addAgent({ name: 'Bob', provider: 'openai', model: 'mock-bob',
+    systemPrompt: 'mock-reply: @alice pong {n}' });
+  return world;
+}
+
+test('two agents ping-pong to the turn limit, streaming every reply', async () => {
+  const world = await pingPongWorld(2);
+  const messages = [];
+  const sse = [];
+  const offMessage = world.on('message', (m) => messages.push(m));
+  world.on('sse', (e) => sse.push(e));
+
+  const sent = await world.send('@alice start the ping-pong');
+  assert.equal(sent.sender, 'HUMAN');
+  assert.equal(sent.content, '@alice start the ping-pong');
+  await world.idle();
+
+  assert.deepEqual(messages.map((m) => [m.sender, m.kind, m.content]), [
+    ['HUMAN', 'message', '@alice start the ping-pong'],
+    ['alice', 'message', '@bob ping 1'],
+    ['bob', 'message', '@alice pong 1'],
+    ['alice', 'message', '@bob ping 2'],
+    ['bob', 'message', '@alice pong 2'],
+    ['alice', 'turn-limit',
+      '@human Turn limit reached (2 LLM calls). Please take control of the conversation.'],
+  ]);
+  // Each reply streamed: start, chunks, end — with the id of the message that published it.
+  const replyIds = messages.filter((m) => m.kind === 'message' && m.sender !== 'HUMAN')
+    .map((m) => m.messageId);
+  for (const id of replyIds) {
+    const own = sse.filter((e) => e.messageId === id).map((e) => e.type);
+    assert.equal(own[0], 'start');
+    assert.equal(own.at(-1), 'end');
+    assert.ok(own.filter((t) => t === 'chunk').length >= 2, `reply ${id} did not stream`);
+  }
+  offMessage();
+  await world.send('hello both');
+  await world.idle();
+  assert.equal(messages.length, 6, 'unsubscribed callbacks get nothing');
+});
+
+test('a callback that throws is reported and breaks nothing', async () => {
+  const world = await pingPongWorld(1);
+  const errors = [];
+  world.on('message', () => { throw new Error('boom'); });
+  world.on('system', (e) => e.type === 'error' && errors.push(e));
+  const got = [];
+  world.on('message', (m) => got.push(m.content));
+  await world.send('@bob hi');
+  await world.idle();
+  assert.ok(got.includes('@alice pong 1'));
+  assert.ok(errors.some((e) => e.code === 'callback_error' && e.message.includes('boom')));
+});
+
+test('bad input is an AgentWorldError with a stable code, never a trap', async () => {
+  const world = await pingPongWorld(3);
+  const cases = [
+    [() => world.send(''), 'empty_message'],
+    [() => world.send(42), 'invalid_input'],
+    [() => world.send('hi', { sender: 7 }), 'invalid_input'],
+    [() => world.addAgent({ name: 'Alice', provider: 'openai', model: 'm' }), 'agent_exists'],
+    [() => world.addAgent({ name: 'Human', provider: 'openai', model: 'm' }), 'reserved_name'],
+    [() => world.addAgent({ name: 'Carol', provider: 'openai', model: 'm', colour: 'red' }), 'invalid_input'],
+    [() => world.loadChat('nope'), 'chat_not_found'],
+    [() => AgentWorld.create({ name: uniqueName('Bad'), turnLimit: -1 }), 'invalid_turn_limit'],
+    [() => AgentWorld.create('not an object'), 'invalid_input'],
+  ];
+  for (const [call, code] of cases) {
+    await assert.rejects(call, (e) => {
+      assert.ok(isAgentWorldError(e), `not an AgentWorldError: ${e}`);
+      assert.ok(e instanceof Error);
+      assert.equal(e.code, code, e.message);
+      return true;
+    });
+  }
+  assert.throws(() => world.on('nope', () => {}), (e) => e.code === 'invalid_input');
+  assert.throws(() => world.configureProvider('opnai', {}), (e) => e.code === 'provider_not_configured');
+});
+
+test('a provider that is not configured fails the call, not the world', async () => {
+  const world = await AgentWorld.create({ name: uniqueName('Unconfigured') });
+  await world.addAgent({ name: 'Claude', provider: 'anthropic', model: 'claude-test' });
+  const system = [];
+  world.on('system', (e) => system.push(e));
+  await world.send('hello');
+  await world.idle();
+  const err = system.find((e) => e.type === 'error');
+  assert.equal(err.code, 'provider_not_configured');
+  assert.match(err.message, /provider 'anthropic' is not configured: missing apiKey/);
+});
