@@ -604,3 +604,58 @@ fn storage_failure_on_send_is_returned_and_nothing_is_routed() {
     assert!(!h.world.is_busy());
     assert!(h.of(Topic::Message).is_empty());
 }
+
+#[test]
+fn storage_failure_while_saving_m_skips_the_call_and_reports_storage_error() {
+    let h = harness();
+    h.add("alice");
+    h.llm.reply("alice", "never sent");
+    h.clock.advance(1000);
+    block_on(h.world.send("hello", None)).unwrap();
+    h.store
+        .fail_next_apply(agent_world_wasm::core::store::StoreError::Backend(
+            "disk full".into(),
+        ));
+    block_on(h.world.run_until_idle());
+    assert_eq!(h.calls("alice"), 0);
+    let e = h.system("error");
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0]["code"], "storage_error");
+    assert_eq!(e[0]["agentName"], "alice");
+    assert_eq!(h.sse("error").len(), 1);
+    assert_eq!(h.of(Topic::World).last().unwrap()["type"], "idle");
+    // The world stays usable.
+    h.send("again");
+    assert_eq!(h.calls("alice"), 1);
+}
+
+#[test]
+fn sender_type_is_case_insensitive_user_is_a_human_differs() {
+    let h = harness_with(CreateWorld {
+        name: "Case".into(),
+        turn_limit: Some(1.0),
+        ..Default::default()
+    });
+    h.add("alice");
+    h.llm.reply("alice", "one");
+    h.llm.reply("alice", "two");
+    h.send_as("@alice go", Some("bob"));
+    assert_eq!(h.count("alice"), 1);
+    // `USER` is a human: it resets the counters and gets a reply that is not auto-mentioned.
+    h.send_as("@alice again", Some("USER"));
+    assert_eq!(h.calls("alice"), 2);
+    assert_eq!(h.transcript().last().unwrap().content, "two");
+    // `SYSTEM` is system: never answered.
+    h.send_as("@alice hello", Some("SYSTEM"));
+    assert_eq!(h.calls("alice"), 2);
+}
+
+#[test]
+#[ignore = "needs text rules"]
+fn step8_a_longer_name_is_not_a_self_mention_differs() {
+    let h = harness();
+    h.add("gm");
+    h.llm.reply("gm", "@gmail is down");
+    h.send("status?");
+    assert_eq!(h.transcript()[1].content, "@gmail is down");
+}

@@ -261,9 +261,17 @@ impl World {
             .save_memory(job.chat_id.as_deref(), agent_id, entry)
             .await
         {
-            self.emit_all(vec![Event::error(e.to_string(), e.code(), Some(agent_id))]);
-            self.emit_llm_failure(agent_id, reply_id, &aborted(), "");
-            self.flush();
+            // Without M in memory the input would be wrong: the call is not made (its turn is
+            // spent, like any failed call) and the storage failure is reported on both topics.
+            self.emit(Event::Sse(SseEvent {
+                error: Some(e.to_string()),
+                ..sse_payload(SseType::Error, agent_id, reply_id)
+            }));
+            self.emit_all(vec![Event::error(
+                format!("[Error] {e}"),
+                e.code(),
+                Some(agent_id),
+            )]);
             return;
         }
         // Step 2: the input window.
