@@ -9,6 +9,16 @@
 //! stream as SSE events carrying the pre-allocated reply id); then either a failure (SSE `error`
 //! with `partialContent`, system `error`, an `interrupted` message in session mode) or the reply
 //! pipeline: clean → world tag → self-mentions → auto-mention → save and publish.
+//!
+//! Choices where the spec is silent:
+//! - A call whose chat was left (new/load/delete chat, session mode off) publishes nothing at
+//!   all, not even its `interrupted` partial text: it would land in the wrong chat. `stop()`
+//!   keeps the partial text, since the chat is still current.
+//! - A reply that completes just as its chat is left has had its SSE `end`, but is dropped (the
+//!   check is made under the write lock when publishing).
+//! - If saving M to memory fails, the LLM is not called; the turn is spent and the failure is
+//!   reported as SSE `error` and system `error` with `storage_error`.
+//! - An LLM title call with no reply yet (no agent answered) sends the `User:` line alone.
 
 use std::future::Future;
 use std::pin::Pin;
