@@ -17,6 +17,46 @@
 //! - The debug flag ([`World::set_debug`]) and the queue settings are runtime-only.
 //! - `lastActive` changes in RAM when the agent publishes; it is persisted with the next write of
 //!   the agent record.
+//! - `World::list` sorts by name; `list_chats` by `updatedAt` (newest first).
+//!
+//! ```
+//! use std::rc::Rc;
+//! use agent_world_wasm::core::clock::{ManualClock, SequentialIds};
+//! use agent_world_wasm::core::engine::{Services, World};
+//! use agent_world_wasm::core::events::{Event, Topic};
+//! use agent_world_wasm::core::llm::testing::ScriptedLlm;
+//! use agent_world_wasm::core::memory_store::MemoryStore;
+//! use agent_world_wasm::core::model::{CreateWorld, NewAgent};
+//!
+//! let llm = Rc::new(ScriptedLlm::new());
+//! let svc = Services {
+//!     store: Rc::new(MemoryStore::new()),
+//!     llm: llm.clone(),
+//!     clock: Rc::new(ManualClock::new(0)),
+//!     ids: Rc::new(SequentialIds::new("id")),
+//! };
+//! futures_executor::block_on(async {
+//!     let world = World::create(svc, CreateWorld { name: "My World".into(), ..Default::default() })
+//!         .await?;
+//!     let _sub = world.on(Topic::Message, Rc::new(|e: &Event| {
+//!         println!("{}", serde_json::to_string(e).unwrap_or_default());
+//!         Ok(())
+//!     }));
+//!     world.add_agent(NewAgent {
+//!         name: "Alice".into(),
+//!         provider: "openai".into(),
+//!         model: "gpt-4o-mini".into(),
+//!         ..Default::default()
+//!     }).await?;
+//!     llm.reply("gpt-4o-mini", "Hi! How can I help?");
+//!     world.send("Hello everyone!", None).await?;
+//!     world.run_until_idle().await; // the JS binding spawns this after each send
+//!     let chat = world.current_chat().map(|c| c.id).unwrap_or_default();
+//!     assert_eq!(world.messages(&chat, None, 50).await?.len(), 2);
+//!     Ok::<(), agent_world_wasm::core::error::WorldError>(())
+//! })
+//! .unwrap_or_else(|e| panic!("{e}"));
+//! ```
 
 mod chats;
 mod lock;
