@@ -659,3 +659,120 @@ fn step8_a_longer_name_is_not_a_self_mention_differs() {
     h.send("status?");
     assert_eq!(h.transcript()[1].content, "@gmail is down");
 }
+
+#[test]
+fn event_order_of_one_exchange() {
+    let h = harness();
+    h.add("alice");
+    h.llm.script("alice", vec![Step::Text("Hi".into())]);
+    h.send("What is 2+2?");
+    let seq: Vec<String> = h
+        .events
+        .borrow()
+        .iter()
+        .map(|(t, v)| format!("{}:{}", t.as_str(), v["type"].as_str().unwrap_or("-")))
+        .collect();
+    assert_eq!(
+        seq,
+        vec![
+            "world:agent-added",
+            "message:-",
+            "system:chat-saved",
+            "system:chat-title-updated",
+            "sse:start",
+            "sse:chunk",
+            "sse:end",
+            "message:-",
+            "system:chat-saved",
+            "world:idle",
+        ]
+    );
+}
+
+#[test]
+fn a_callback_may_stop_the_world_from_inside_a_chunk() {
+    let h = harness();
+    h.add("alice");
+    h.llm.script(
+        "alice",
+        vec![
+            Step::Text("first ".into()),
+            Step::Yield,
+            Step::Text("second".into()),
+        ],
+    );
+    let w = h.world.clone();
+    let _sub = h.world.on(
+        Topic::Sse,
+        std::rc::Rc::new(move |e: &agent_world_wasm::core::events::Event| {
+            let v = serde_json::to_value(e).unwrap();
+            if v["type"] == "chunk" {
+                w.stop();
+            }
+            Ok(())
+        }),
+    );
+    h.send("hello");
+    let err = h.sse("error");
+    assert_eq!(err.len(), 1);
+    assert_eq!(err[0]["partialContent"], "first ");
+    assert_eq!(
+        h.transcript().last().unwrap().kind,
+        MessageKind::Interrupted
+    );
+}
+
+#[test]
+fn send_while_running_is_picked_up_by_the_running_loop() {
+    let h = harness();
+    h.world.set_queue_limits(100, 2).unwrap();
+    h.add("alice");
+    h.add("bob");
+    h.llm
+        .script("alice", vec![Step::Text("wait".into()), Step::Hang]);
+    h.llm.reply("bob", "bob answers");
+    h.clock.advance(1000);
+    block_on(h.world.send("@alice long job", None)).unwrap();
+    let w = h.world.clone();
+    let h_ref = &h;
+    block_on(futures_util::future::join(
+        h.world.run_until_idle(),
+        async move {
+            w.send("@bob quick one", None).await.unwrap();
+            // A second runner returns at once; the first one runs bob's call next to alice's.
+            w.run_until_idle().await;
+            for _ in 0..5 {
+                Yield(false).await;
+            }
+            assert_eq!(
+                h_ref.calls("bob"),
+                1,
+                "bob ran while alice was still streaming"
+            );
+            w.stop();
+        },
+    ));
+    let senders: Vec<String> = h.transcript().into_iter().map(|m| m.sender).collect();
+    assert!(senders.contains(&"bob".to_string()));
+    assert_eq!(
+        h.transcript().last().unwrap().kind,
+        MessageKind::Interrupted
+    );
+}
+
+struct Yield(bool);
+impl std::future::Future for Yield {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.0 {
+            std::task::Poll::Ready(())
+        } else {
+            self.0 = true;
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    }
+}
