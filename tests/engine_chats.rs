@@ -1,15 +1,15 @@
 //! Spec §6: session mode, titles, new/load/delete/rename chats, reopening.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod engine_harness;
 
 use agent_world_wasm::core::engine::World;
 use agent_world_wasm::core::events::Topic;
-use agent_world_wasm::core::llm::testing::Step;
 use agent_world_wasm::core::llm::types::{LlmError, Role};
 use agent_world_wasm::core::model::{CreateWorld, MessageKind, TitleSource};
 use agent_world_wasm::core::store::Store;
-use common::*;
+use agent_world_wasm::core::testing::Step;
+use engine_harness::*;
 use futures_executor::block_on;
 
 fn llm_title_harness() -> H {

@@ -1,7 +1,7 @@
 //! Spec §8 events through the engine, agent/world CRUD, and §6 export/import.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod engine_harness;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -9,7 +9,7 @@ use std::rc::Rc;
 use agent_world_wasm::core::engine::World;
 use agent_world_wasm::core::events::{Event, Topic};
 use agent_world_wasm::core::model::{AgentPatch, NewAgent, WorldPatch};
-use common::*;
+use engine_harness::*;
 use futures_executor::block_on;
 use serde_json::{json, Value};
 

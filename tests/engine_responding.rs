@@ -1,13 +1,13 @@
 //! Spec §5: memory, the LLM input window, counting, SSE, failures, the reply pipeline.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod engine_harness;
 
 use agent_world_wasm::core::events::Topic;
-use agent_world_wasm::core::llm::testing::Step;
 use agent_world_wasm::core::llm::types::{ChatMessage, LlmError, Role, Usage};
 use agent_world_wasm::core::model::{AgentPatch, CreateWorld, MessageKind, NewAgent, WorldPatch};
-use common::*;
+use agent_world_wasm::core::testing::Step;
+use engine_harness::*;
 use futures_executor::block_on;
 
 fn user(s: &str) -> ChatMessage {

@@ -24,7 +24,7 @@
 //! use agent_world_wasm::core::clock::{ManualClock, SequentialIds};
 //! use agent_world_wasm::core::engine::{Services, World};
 //! use agent_world_wasm::core::events::{Event, Topic};
-//! use agent_world_wasm::core::llm::testing::ScriptedLlm;
+//! use agent_world_wasm::core::testing::ScriptedLlm;
 //! use agent_world_wasm::core::memory_store::MemoryStore;
 //! use agent_world_wasm::core::model::{CreateWorld, NewAgent};
 //!
@@ -74,7 +74,7 @@ use crate::core::clock::{Clock, IdSource};
 use crate::core::error::WorldError;
 use crate::core::events::{Callback, Event, EventBus, Subscription, Topic};
 use crate::core::ids::world_id;
-use crate::core::llm::client::{CancelToken, LlmClient};
+use crate::core::llm_client::{CancelToken, LlmClient};
 use crate::core::model::{
     validate_history_limit, validate_name, validate_text, validate_turn_limit, Agent, Chat,
     CreateWorld, MemoryEntry, Message, Timestamp, TitleSource, WorldData, DEFAULT_HISTORY_LIMIT,

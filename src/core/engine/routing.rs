@@ -12,7 +12,7 @@ use crate::core::engine::{Job, JobKind, State, TitleCandidate, World};
 use crate::core::error::WorldError;
 use crate::core::events::{Decision, Event, SystemEvent};
 use crate::core::ids::normalize_id;
-use crate::core::llm::client::CancelToken;
+use crate::core::llm_client::CancelToken;
 use crate::core::mentions::{all_mentions, line_start_mentions, sender_type, SenderType};
 use crate::core::model::{
     Chat, MemoryEntry, Message, MessageKind, Timestamp, TitleSource, MAX_MESSAGE_CHARS,

@@ -3,7 +3,3 @@
 //! wire formats and back).
 
 pub mod types;
-
-pub mod client;
-#[doc(hidden)]
-pub mod testing;
