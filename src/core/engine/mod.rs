@@ -414,6 +414,12 @@ impl World {
         self.inner.bus.subscribe(topic, cb)
     }
 
+    /// Removes a subscription kept with [`Subscription::forget`] (the JS `unsubscribe()`
+    /// function); `false` when it was not subscribed.
+    pub fn off(&self, id: crate::core::events::SubscriptionId) -> bool {
+        self.inner.bus.unsubscribe(id)
+    }
+
     /// Turns `debug` routing events on or off (runtime only).
     pub fn set_debug(&self, on: bool) {
         self.st_mut().debug = on;
