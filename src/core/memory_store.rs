@@ -381,6 +381,77 @@ mod tests {
 
     use super::*;
 
+    /// A store that applies a batch op by op: not atomic. The contract must catch it.
+    struct OpByOp(MemoryStore);
+
+    impl Store for OpByOp {
+        fn list_worlds(&self) -> LocalBoxFuture<'_, Result<Vec<WorldData>, StoreError>> {
+            self.0.list_worlds()
+        }
+        fn load_world<'a>(
+            &'a self,
+            w: &'a str,
+        ) -> LocalBoxFuture<'a, Result<Option<WorldData>, StoreError>> {
+            self.0.load_world(w)
+        }
+        fn agents<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<Vec<Agent>, StoreError>> {
+            self.0.agents(w)
+        }
+        fn chats<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<Vec<Chat>, StoreError>> {
+            self.0.chats(w)
+        }
+        fn agent_states<'a>(
+            &'a self,
+            w: &'a str,
+            c: &'a str,
+        ) -> LocalBoxFuture<'a, Result<Vec<AgentChatState>, StoreError>> {
+            self.0.agent_states(w, c)
+        }
+        fn last_memory<'a>(
+            &'a self,
+            w: &'a str,
+            c: &'a str,
+            a: &'a str,
+            n: usize,
+        ) -> LocalBoxFuture<'a, Result<Vec<MemoryEntry>, StoreError>> {
+            self.0.last_memory(w, c, a, n)
+        }
+        fn messages<'a>(
+            &'a self,
+            w: &'a str,
+            c: &'a str,
+            before: Option<&'a str>,
+            limit: usize,
+        ) -> LocalBoxFuture<'a, Result<Vec<Message>, StoreError>> {
+            self.0.messages(w, c, before, limit)
+        }
+        fn dump<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>> {
+            self.0.dump(w)
+        }
+        fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+            let mut r = Ok(());
+            for op in ops {
+                if let Err(e) = self.0.validate(std::slice::from_ref(&op)) {
+                    r = Err(e);
+                    break;
+                }
+                self.0.apply_valid(vec![op]);
+            }
+            Box::pin(ready(r))
+        }
+    }
+
+    #[test]
+    fn the_contract_catches_a_non_atomic_store() {
+        let store: Rc<dyn Store> = Rc::new(OpByOp(MemoryStore::new()));
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            futures_executor::block_on(crate::core::store_contract::invalid_batches_change_nothing(
+                store,
+            ))
+        }));
+        assert!(r.is_err());
+    }
+
     #[test]
     fn memory_store_passes_the_store_contract() {
         futures_executor::block_on(crate::core::store_contract::run_store_contract(&|| {
