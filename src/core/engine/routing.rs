@@ -145,7 +145,6 @@ struct Plan {
     title: Option<Option<TitleCandidate>>,
     events: Vec<Event>,
     notices: Vec<Outgoing>,
-    next_job: u64,
 }
 
 impl World {
@@ -227,7 +226,6 @@ impl World {
         }
         {
             let mut st = self.st_mut();
-            st.next_job = plan.next_job;
             for (id, count, last) in &plan.counters {
                 if let Some(i) = st.agent_index(id) {
                     if let Some(a) = st.agents.get_mut(i) {
@@ -249,7 +247,12 @@ impl World {
                     a.agent.last_active = now;
                 }
             }
-            st.queue.extend(plan.jobs);
+            // Job ids are given at commit time: other work may have taken ids meanwhile.
+            for mut job in plan.jobs {
+                job.id = st.next_job;
+                st.next_job += 1;
+                st.queue.push_back(job);
+            }
             if let Some(t) = plan.title {
                 st.title = t;
             }
@@ -334,7 +337,6 @@ impl World {
         let mut counters = Vec::new();
         let mut jobs = Vec::new();
         let mut notices = Vec::new();
-        let mut next_job = st.next_job;
         let turn_limit = st.world.turn_limit;
         for a in &st.agents {
             let id = &a.agent.id;
@@ -364,7 +366,7 @@ impl World {
                         last = Some(now);
                         changed = true;
                         jobs.push(Job {
-                            id: next_job,
+                            id: 0,
                             chat_id: msg.chat_id.clone(),
                             cancel: CancelToken::new(),
                             kind: JobKind::Reply {
@@ -373,7 +375,6 @@ impl World {
                                 reply_id: self.inner.ids.new_id(),
                             },
                         });
-                        next_job += 1;
                     }
                 }
                 Decision::TurnLimit => {
@@ -435,7 +436,6 @@ impl World {
             title,
             events,
             notices,
-            next_job,
         }
     }
 }
