@@ -776,3 +776,49 @@ impl std::future::Future for Yield {
         }
     }
 }
+
+#[test]
+fn stop_while_a_message_is_being_written_cancels_the_calls_it_routes() {
+    let h = harness();
+    h.add("alice");
+    h.add("bob");
+    h.llm.reply("alice", "never");
+    h.llm.reply("bob", "never");
+    h.store.set_apply_delay(3);
+    h.clock.advance(1000);
+    let w = h.world.clone();
+    let (sent, ()) = block_on(futures_util::future::join(
+        h.world.send("Hello everyone!", None),
+        async move {
+            Yield(false).await;
+            w.stop();
+        },
+    ));
+    sent.unwrap();
+    h.store.set_apply_delay(0);
+    block_on(h.world.run_until_idle());
+    assert_eq!(h.calls("alice") + h.calls("bob"), 0);
+    assert_eq!(h.sse("start").len(), 2);
+    assert_eq!(h.sse("error").len(), 2);
+    assert!(h.system("error").iter().all(|e| e["code"] == "llm_aborted"));
+    assert_eq!(h.count("alice"), 1, "a cancelled call keeps its turn");
+    assert_eq!(
+        h.transcript().len(),
+        1,
+        "the human message itself was published"
+    );
+}
+
+#[test]
+fn everything_still_works_with_a_slow_store() {
+    let h = harness();
+    h.store.set_apply_delay(2);
+    for a in ["alice", "bob"] {
+        h.add(a);
+        h.llm.reply(a, &format!("{a} here"));
+    }
+    h.send("Hello everyone!");
+    let senders: Vec<String> = h.transcript().into_iter().map(|m| m.sender).collect();
+    assert_eq!(senders, vec!["HUMAN", "alice", "bob"]);
+    assert_eq!(h.memory("bob").len(), 2);
+}

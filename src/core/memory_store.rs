@@ -32,6 +32,8 @@ struct WorldRec {
 pub struct MemoryStore {
     worlds: RefCell<BTreeMap<String, WorldRec>>,
     fail_next: RefCell<Option<StoreError>>,
+    /// Test hook: how many times `apply` returns `Pending` before writing.
+    apply_delay: std::cell::Cell<u32>,
 }
 
 impl MemoryStore {
@@ -42,6 +44,12 @@ impl MemoryStore {
     /// Makes the next `apply` fail with `err` (and change nothing).
     pub fn fail_next_apply(&self, err: StoreError) {
         *self.fail_next.borrow_mut() = Some(err);
+    }
+
+    /// Makes every `apply` yield `polls` times before writing, like a real asynchronous store
+    /// (lets tests interleave other work with a write in progress).
+    pub fn set_apply_delay(&self, polls: u32) {
+        self.apply_delay.set(polls);
     }
 
     /// Checks the batch against the current data (and the earlier ops of the batch) without
@@ -218,6 +226,26 @@ impl MemoryStore {
     }
 }
 
+/// Returns `Pending` once (waking itself), then `Ready`.
+struct YieldOnce(bool);
+
+impl std::future::Future for YieldOnce {
+    type Output = ();
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.0 {
+            std::task::Poll::Ready(())
+        } else {
+            self.0 = true;
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    }
+}
+
 fn chat_mut<'a>(
     worlds: &'a mut BTreeMap<String, WorldRec>,
     world_id: &str,
@@ -366,12 +394,16 @@ impl Store for MemoryStore {
     }
 
     fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
-        let injected = self.fail_next.borrow_mut().take();
-        let r = match injected {
-            Some(e) => Err(e),
-            None => self.validate(&ops).map(|()| self.apply_valid(ops)),
-        };
-        Box::pin(ready(r))
+        let delay = self.apply_delay.get();
+        Box::pin(async move {
+            for _ in 0..delay {
+                YieldOnce(false).await;
+            }
+            match self.fail_next.borrow_mut().take() {
+                Some(e) => Err(e),
+                None => self.validate(&ops).map(|()| self.apply_valid(ops)),
+            }
+        })
     }
 }
 

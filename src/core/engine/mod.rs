@@ -167,6 +167,8 @@ pub(crate) struct State {
     pub(crate) debug: bool,
     pub(crate) title: Option<TitleCandidate>,
     pub(crate) next_job: u64,
+    /// Bumped by every cancellation; a publish planned in an older epoch enqueues nothing.
+    pub(crate) epoch: u64,
 }
 
 impl State {
@@ -258,6 +260,7 @@ impl World {
                     debug: false,
                     title: None,
                     next_job: 1,
+                    epoch: 0,
                 }),
                 lock: WriteLock::default(),
                 running: Cell::new(false),
@@ -476,8 +479,10 @@ impl World {
     /// calls end at once with SSE `start` + `error` and a system `error` (`llm_aborted`); they
     /// keep their turn. Running calls end with the same events when they notice the token.
     pub(crate) fn cancel_jobs(&self, pred: &dyn Fn(Option<&str>, Option<&str>) -> bool) {
-        let (drained, tokens, providers) = {
+        let (drained, tokens) = {
             let mut st = self.st_mut();
+            // Calls being published right now (between plan and commit) are cancelled at commit.
+            st.epoch += 1;
             let mut drained = Vec::new();
             let mut kept = VecDeque::new();
             while let Some(j) = st.queue.pop_front() {
@@ -494,28 +499,27 @@ impl World {
                 .filter(|f| pred(f.agent_id.as_deref(), f.chat_id.as_deref()))
                 .map(|f| f.cancel.clone())
                 .collect();
-            let providers: Vec<Option<String>> = drained
-                .iter()
-                .map(|j| {
-                    j.agent_id()
-                        .and_then(|a| st.agent_index(a))
-                        .and_then(|i| st.agents.get(i))
-                        .map(|a| a.agent.provider.clone())
-                })
-                .collect();
-            (drained, tokens, providers)
+            (drained, tokens)
         };
         for t in tokens {
             t.cancel();
         }
-        for (job, provider) in drained.into_iter().zip(providers) {
+        self.emit_cancelled(drained);
+    }
+
+    /// Ends calls that never left the queue: each reply call emits SSE `start`, SSE `error` and
+    /// a system `error` (`llm_aborted`) and keeps its turn; title calls end silently.
+    pub(crate) fn emit_cancelled(&self, jobs: Vec<Job>) {
+        for job in jobs {
             if let JobKind::Reply {
                 agent_id, reply_id, ..
             } = &job.kind
             {
-                let err = crate::core::llm::types::LlmError::Aborted {
-                    provider: provider.unwrap_or_else(|| "llm".to_string()),
-                };
+                let provider = self
+                    .agent(agent_id)
+                    .map(|a| a.provider)
+                    .unwrap_or_else(|| "llm".to_string());
+                let err = crate::core::llm::types::LlmError::Aborted { provider };
                 self.emit(responder::sse(
                     crate::core::events::SseType::Start,
                     agent_id,

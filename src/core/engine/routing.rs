@@ -217,13 +217,14 @@ impl World {
             }
         }
         let now = self.now();
-        let plan = {
+        let (plan, epoch) = {
             let st = self.st();
-            self.plan(&st, out, now)
+            (self.plan(&st, out, now), st.epoch)
         };
         if !plan.ops.is_empty() {
             self.inner.store.apply(plan.ops.clone()).await?;
         }
+        let mut cancelled = Vec::new();
         {
             let mut st = self.st_mut();
             for (id, count, last) in &plan.counters {
@@ -247,11 +248,17 @@ impl World {
                     a.agent.last_active = now;
                 }
             }
-            // Job ids are given at commit time: other work may have taken ids meanwhile.
-            for mut job in plan.jobs {
-                job.id = st.next_job;
-                st.next_job += 1;
-                st.queue.push_back(job);
+            // Job ids are given at commit time: other work may have taken ids meanwhile. If a
+            // cancellation (stop, chat switch) happened while the batch was being written, the
+            // calls this message routed are cancelled too (they keep their turn).
+            if st.epoch == epoch {
+                for mut job in plan.jobs {
+                    job.id = st.next_job;
+                    st.next_job += 1;
+                    st.queue.push_back(job);
+                }
+            } else {
+                cancelled = plan.jobs;
             }
             if let Some(t) = plan.title {
                 st.title = t;
@@ -260,6 +267,7 @@ impl World {
         drop(guard);
         self.wake_runner();
         self.emit_all(plan.events);
+        self.emit_cancelled(cancelled);
         Ok(Some((plan.msg, plan.notices)))
     }
 
