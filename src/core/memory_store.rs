@@ -490,4 +490,13 @@ mod tests {
             Rc::new(MemoryStore::new()) as Rc<dyn Store>
         }));
     }
+
+    #[test]
+    fn a_memory_store_with_asynchronous_writes_passes_the_store_contract() {
+        futures_executor::block_on(crate::core::store_contract::run_store_contract(&|| {
+            let s = MemoryStore::new();
+            s.set_apply_delay(2);
+            Rc::new(s) as Rc<dyn Store>
+        }));
+    }
 }
