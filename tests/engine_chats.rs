@@ -1,15 +1,15 @@
 //! Spec §6: session mode, titles, new/load/delete/rename chats, reopening.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod engine_harness;
 
 use agent_world_wasm::core::engine::World;
 use agent_world_wasm::core::events::Topic;
-use agent_world_wasm::core::llm::testing::Step;
 use agent_world_wasm::core::llm::types::{LlmError, Role};
 use agent_world_wasm::core::model::{CreateWorld, MessageKind, TitleSource};
 use agent_world_wasm::core::store::Store;
-use common::*;
+use agent_world_wasm::core::testing::Step;
+use engine_harness::*;
 use futures_executor::block_on;
 
 fn llm_title_harness() -> H {
@@ -102,7 +102,6 @@ fn heuristic_title_tries_each_human_message_while_default_differs() {
 }
 
 #[test]
-#[ignore = "needs text rules"]
 fn heuristic_title_examples_through_the_engine() {
     let h = harness();
     h.send("Hello, how do I learn React?");
@@ -178,7 +177,6 @@ fn llm_title_one_call_when_idle_after_a_human_message_no_sse_not_a_turn() {
 }
 
 #[test]
-#[ignore = "needs text rules"]
 fn llm_title_answer_is_cleaned_of_quotes_and_whitespace() {
     let h = llm_title_harness();
     h.llm.reply("titler", "  \u{201c}Trip   to Paris\u{201d} ");

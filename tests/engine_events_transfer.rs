@@ -1,7 +1,7 @@
 //! Spec §8 events through the engine, agent/world CRUD, and §6 export/import.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod engine_harness;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -9,7 +9,7 @@ use std::rc::Rc;
 use agent_world_wasm::core::engine::World;
 use agent_world_wasm::core::events::{Event, Topic};
 use agent_world_wasm::core::model::{AgentPatch, NewAgent, WorldPatch};
-use common::*;
+use engine_harness::*;
 use futures_executor::block_on;
 use serde_json::{json, Value};
 
@@ -349,7 +349,6 @@ fn import_rejects_non_json() {
 }
 
 #[test]
-#[ignore = "needs text rules"]
 fn agent_ids_follow_kebab_through_the_engine() {
     let h = harness();
     assert_eq!(h.add("Agent_007").id, "agent-007");
@@ -363,4 +362,96 @@ fn agent_ids_follow_kebab_through_the_engine() {
     }))
     .unwrap_err();
     assert_eq!(e.code(), "invalid_name");
+}
+
+#[test]
+fn a_forgotten_subscription_is_removed_with_off() {
+    let h = harness();
+    let got = Rc::new(RefCell::new(0));
+    let g = got.clone();
+    let id = h
+        .world
+        .on(
+            Topic::Message,
+            Rc::new(move |_| {
+                *g.borrow_mut() += 1;
+                Ok(())
+            }),
+        )
+        .forget();
+    h.send("one");
+    assert!(h.world.off(id));
+    assert!(!h.world.off(id));
+    h.send("two");
+    assert_eq!(*got.borrow(), 1);
+}
+
+#[test]
+fn input_bounds_name_prompt_temperature_tokens_history() {
+    let h = harness();
+    let base = || NewAgent {
+        name: "Bounded".into(),
+        provider: "openai".into(),
+        model: "m".into(),
+        ..Default::default()
+    };
+    let cases: Vec<(NewAgent, &str)> = vec![
+        (
+            NewAgent {
+                name: "n".repeat(101),
+                ..base()
+            },
+            "name",
+        ),
+        (
+            NewAgent {
+                system_prompt: Some("p".repeat(100_001)),
+                ..base()
+            },
+            "systemPrompt",
+        ),
+        (
+            NewAgent {
+                temperature: Some(-0.1),
+                ..base()
+            },
+            "temperature",
+        ),
+        (
+            NewAgent {
+                max_tokens: Some(0),
+                ..base()
+            },
+            "maxTokens",
+        ),
+        (
+            NewAgent {
+                history_limit: Some(0),
+                ..base()
+            },
+            "historyLimit",
+        ),
+        (
+            NewAgent {
+                provider: " ".into(),
+                ..base()
+            },
+            "provider",
+        ),
+    ];
+    for (input, field) in cases {
+        let e = block_on(h.world.add_agent(input)).unwrap_err();
+        assert_eq!(e.code(), "invalid_input", "{field}");
+        assert!(e.to_string().contains(field), "{e} names {field}");
+    }
+    assert!(h.world.agents().is_empty());
+    let ok = block_on(h.world.add_agent(NewAgent {
+        name: "n".repeat(100),
+        system_prompt: Some("p".repeat(100_000)),
+        temperature: Some(2.0),
+        max_tokens: Some(1),
+        history_limit: Some(1),
+        ..base()
+    }));
+    assert!(ok.is_ok());
 }

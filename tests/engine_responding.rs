@@ -1,13 +1,13 @@
 //! Spec §5: memory, the LLM input window, counting, SSE, failures, the reply pipeline.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod engine_harness;
 
 use agent_world_wasm::core::events::Topic;
-use agent_world_wasm::core::llm::testing::Step;
 use agent_world_wasm::core::llm::types::{ChatMessage, LlmError, Role, Usage};
 use agent_world_wasm::core::model::{AgentPatch, CreateWorld, MessageKind, NewAgent, WorldPatch};
-use common::*;
+use agent_world_wasm::core::testing::Step;
+use engine_harness::*;
 use futures_executor::block_on;
 
 fn user(s: &str) -> ChatMessage {
@@ -405,7 +405,6 @@ fn step6_reply_is_cleaned_of_trailing_space_and_leading_blank_lines() {
 }
 
 #[test]
-#[ignore = "needs text rules"]
 fn step7_pass_tag_publishes_remaining_text_then_the_pass_notice_from_system() {
     let h = harness();
     h.add("alice");
@@ -426,7 +425,6 @@ fn step7_pass_tag_publishes_remaining_text_then_the_pass_notice_from_system() {
 }
 
 #[test]
-#[ignore = "needs text rules"]
 fn step7_pass_without_text_publishes_only_the_notice_replying_to_m() {
     let h = harness();
     h.add("alice");
@@ -443,7 +441,6 @@ fn step7_pass_without_text_publishes_only_the_notice_replying_to_m() {
 }
 
 #[test]
-#[ignore = "needs text rules"]
 fn step7_to_tag_addresses_the_named_agents_without_auto_mention() {
     let h = harness();
     h.add("alice");
@@ -461,7 +458,6 @@ fn step7_to_tag_addresses_the_named_agents_without_auto_mention() {
 }
 
 #[test]
-#[ignore = "needs text rules"]
 fn step8_leading_self_mentions_are_removed_whole_names_only_differs() {
     let h = harness();
     h.add("alice");
@@ -603,4 +599,221 @@ fn storage_failure_on_send_is_returned_and_nothing_is_routed() {
     assert_eq!(h.count("alice"), 0);
     assert!(!h.world.is_busy());
     assert!(h.of(Topic::Message).is_empty());
+}
+
+#[test]
+fn storage_failure_while_saving_m_skips_the_call_and_reports_storage_error() {
+    let h = harness();
+    h.add("alice");
+    h.llm.reply("alice", "never sent");
+    h.clock.advance(1000);
+    block_on(h.world.send("hello", None)).unwrap();
+    h.store
+        .fail_next_apply(agent_world_wasm::core::store::StoreError::Backend(
+            "disk full".into(),
+        ));
+    block_on(h.world.run_until_idle());
+    assert_eq!(h.calls("alice"), 0);
+    let e = h.system("error");
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0]["code"], "storage_error");
+    assert_eq!(e[0]["agentName"], "alice");
+    assert_eq!(h.sse("error").len(), 1);
+    assert_eq!(h.of(Topic::World).last().unwrap()["type"], "idle");
+    // The world stays usable.
+    h.send("again");
+    assert_eq!(h.calls("alice"), 1);
+}
+
+#[test]
+fn sender_type_is_case_insensitive_user_is_a_human_differs() {
+    let h = harness_with(CreateWorld {
+        name: "Case".into(),
+        turn_limit: Some(1.0),
+        ..Default::default()
+    });
+    h.add("alice");
+    h.llm.reply("alice", "one");
+    h.llm.reply("alice", "two");
+    h.send_as("@alice go", Some("bob"));
+    assert_eq!(h.count("alice"), 1);
+    // `USER` is a human: it resets the counters and gets a reply that is not auto-mentioned.
+    h.send_as("@alice again", Some("USER"));
+    assert_eq!(h.calls("alice"), 2);
+    assert_eq!(h.transcript().last().unwrap().content, "two");
+    // `SYSTEM` is system: never answered.
+    h.send_as("@alice hello", Some("SYSTEM"));
+    assert_eq!(h.calls("alice"), 2);
+}
+
+#[test]
+fn step8_a_longer_name_is_not_a_self_mention_differs() {
+    let h = harness();
+    h.add("gm");
+    h.llm.reply("gm", "@gmail is down");
+    h.send("status?");
+    assert_eq!(h.transcript()[1].content, "@gmail is down");
+}
+
+#[test]
+fn event_order_of_one_exchange() {
+    let h = harness();
+    h.add("alice");
+    h.llm.script("alice", vec![Step::Text("Hi".into())]);
+    h.send("What is 2+2?");
+    let seq: Vec<String> = h
+        .events
+        .borrow()
+        .iter()
+        .map(|(t, v)| format!("{}:{}", t.as_str(), v["type"].as_str().unwrap_or("-")))
+        .collect();
+    assert_eq!(
+        seq,
+        vec![
+            "world:agent-added",
+            "message:-",
+            "system:chat-saved",
+            "system:chat-title-updated",
+            "sse:start",
+            "sse:chunk",
+            "sse:end",
+            "message:-",
+            "system:chat-saved",
+            "world:idle",
+        ]
+    );
+}
+
+#[test]
+fn a_callback_may_stop_the_world_from_inside_a_chunk() {
+    let h = harness();
+    h.add("alice");
+    h.llm.script(
+        "alice",
+        vec![
+            Step::Text("first ".into()),
+            Step::Yield,
+            Step::Text("second".into()),
+        ],
+    );
+    let w = h.world.clone();
+    let _sub = h.world.on(
+        Topic::Sse,
+        std::rc::Rc::new(move |e: &agent_world_wasm::core::events::Event| {
+            let v = serde_json::to_value(e).unwrap();
+            if v["type"] == "chunk" {
+                w.stop();
+            }
+            Ok(())
+        }),
+    );
+    h.send("hello");
+    let err = h.sse("error");
+    assert_eq!(err.len(), 1);
+    assert_eq!(err[0]["partialContent"], "first ");
+    assert_eq!(
+        h.transcript().last().unwrap().kind,
+        MessageKind::Interrupted
+    );
+}
+
+#[test]
+fn send_while_running_is_picked_up_by_the_running_loop() {
+    let h = harness();
+    h.world.set_queue_limits(100, 2).unwrap();
+    h.add("alice");
+    h.add("bob");
+    h.llm
+        .script("alice", vec![Step::Text("wait".into()), Step::Hang]);
+    h.llm.reply("bob", "bob answers");
+    h.clock.advance(1000);
+    block_on(h.world.send("@alice long job", None)).unwrap();
+    let w = h.world.clone();
+    let h_ref = &h;
+    block_on(futures_util::future::join(
+        h.world.run_until_idle(),
+        async move {
+            w.send("@bob quick one", None).await.unwrap();
+            // A second runner returns at once; the first one runs bob's call next to alice's.
+            w.run_until_idle().await;
+            for _ in 0..5 {
+                Yield(false).await;
+            }
+            assert_eq!(
+                h_ref.calls("bob"),
+                1,
+                "bob ran while alice was still streaming"
+            );
+            w.stop();
+        },
+    ));
+    let senders: Vec<String> = h.transcript().into_iter().map(|m| m.sender).collect();
+    assert!(senders.contains(&"bob".to_string()));
+    assert_eq!(
+        h.transcript().last().unwrap().kind,
+        MessageKind::Interrupted
+    );
+}
+
+struct Yield(bool);
+impl std::future::Future for Yield {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.0 {
+            std::task::Poll::Ready(())
+        } else {
+            self.0 = true;
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    }
+}
+
+#[test]
+fn stop_while_a_message_is_being_written_cancels_the_calls_it_routes() {
+    let h = harness();
+    h.add("alice");
+    h.add("bob");
+    h.llm.reply("alice", "never");
+    h.llm.reply("bob", "never");
+    h.store.set_apply_delay(3);
+    h.clock.advance(1000);
+    let w = h.world.clone();
+    let (sent, ()) = block_on(futures_util::future::join(
+        h.world.send("Hello everyone!", None),
+        async move {
+            Yield(false).await;
+            w.stop();
+        },
+    ));
+    sent.unwrap();
+    h.store.set_apply_delay(0);
+    block_on(h.world.run_until_idle());
+    assert_eq!(h.calls("alice") + h.calls("bob"), 0);
+    assert_eq!(h.sse("start").len(), 2);
+    assert_eq!(h.sse("error").len(), 2);
+    assert!(h.system("error").iter().all(|e| e["code"] == "llm_aborted"));
+    assert_eq!(h.count("alice"), 1, "a cancelled call keeps its turn");
+    assert_eq!(
+        h.transcript().len(),
+        1,
+        "the human message itself was published"
+    );
+}
+
+#[test]
+fn everything_still_works_with_a_slow_store() {
+    let h = harness();
+    h.store.set_apply_delay(2);
+    for a in ["alice", "bob"] {
+        h.add(a);
+        h.llm.reply(a, &format!("{a} here"));
+    }
+    h.send("Hello everyone!");
+    let senders: Vec<String> = h.transcript().into_iter().map(|m| m.sender).collect();
+    assert_eq!(senders, vec!["HUMAN", "alice", "bob"]);
+    assert_eq!(h.memory("bob").len(), 2);
 }

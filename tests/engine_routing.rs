@@ -1,11 +1,11 @@
 //! Spec §2 and §4: senders, who responds, turn limits, counter resets, the queue bound.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod engine_harness;
 
 use agent_world_wasm::core::events::Topic;
 use agent_world_wasm::core::model::{CreateWorld, MessageKind};
-use common::*;
+use engine_harness::*;
 use futures_executor::block_on;
 
 /// Whether `test-agent` (limit 5, count 0) calls the LLM for `content` from `sender`.
@@ -80,7 +80,6 @@ fn rule5_email_address_is_not_a_mention_so_the_message_is_public_differs() {
 }
 
 #[test]
-#[ignore = "needs text rules"]
 fn rule5_every_mention_of_the_leading_run_counts_differs() {
     let h = harness();
     h.add("alice");
@@ -316,8 +315,8 @@ fn concurrency_one_keeps_transcript_order_of_agents_added() {
         h.llm.script(
             a,
             vec![
-                agent_world_wasm::core::llm::testing::Step::Yield,
-                agent_world_wasm::core::llm::testing::Step::Text(format!("{a} says hi")),
+                agent_world_wasm::core::testing::Step::Yield,
+                agent_world_wasm::core::testing::Step::Text(format!("{a} says hi")),
             ],
         );
     }
@@ -335,8 +334,8 @@ fn concurrency_two_runs_two_calls_at_once_and_all_finish() {
         h.llm.script(
             a,
             vec![
-                agent_world_wasm::core::llm::testing::Step::Yield,
-                agent_world_wasm::core::llm::testing::Step::Text(format!("{a}!")),
+                agent_world_wasm::core::testing::Step::Yield,
+                agent_world_wasm::core::testing::Step::Text(format!("{a}!")),
             ],
         );
     }

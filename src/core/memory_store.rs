@@ -32,6 +32,8 @@ struct WorldRec {
 pub struct MemoryStore {
     worlds: RefCell<BTreeMap<String, WorldRec>>,
     fail_next: RefCell<Option<StoreError>>,
+    /// Test hook: how many times `apply` returns `Pending` before writing.
+    apply_delay: std::cell::Cell<u32>,
 }
 
 impl MemoryStore {
@@ -42,6 +44,12 @@ impl MemoryStore {
     /// Makes the next `apply` fail with `err` (and change nothing).
     pub fn fail_next_apply(&self, err: StoreError) {
         *self.fail_next.borrow_mut() = Some(err);
+    }
+
+    /// Makes every `apply` yield `polls` times before writing, like a real asynchronous store
+    /// (lets tests interleave other work with a write in progress).
+    pub fn set_apply_delay(&self, polls: u32) {
+        self.apply_delay.set(polls);
     }
 
     /// Checks the batch against the current data (and the earlier ops of the batch) without
@@ -218,6 +226,26 @@ impl MemoryStore {
     }
 }
 
+/// Returns `Pending` once (waking itself), then `Ready`.
+struct YieldOnce(bool);
+
+impl std::future::Future for YieldOnce {
+    type Output = ();
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.0 {
+            std::task::Poll::Ready(())
+        } else {
+            self.0 = true;
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    }
+}
+
 fn chat_mut<'a>(
     worlds: &'a mut BTreeMap<String, WorldRec>,
     world_id: &str,
@@ -366,12 +394,16 @@ impl Store for MemoryStore {
     }
 
     fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
-        let injected = self.fail_next.borrow_mut().take();
-        let r = match injected {
-            Some(e) => Err(e),
-            None => self.validate(&ops).map(|()| self.apply_valid(ops)),
-        };
-        Box::pin(ready(r))
+        let delay = self.apply_delay.get();
+        Box::pin(async move {
+            for _ in 0..delay {
+                YieldOnce(false).await;
+            }
+            match self.fail_next.borrow_mut().take() {
+                Some(e) => Err(e),
+                None => self.validate(&ops).map(|()| self.apply_valid(ops)),
+            }
+        })
     }
 }
 
@@ -381,10 +413,90 @@ mod tests {
 
     use super::*;
 
+    /// A store that applies a batch op by op: not atomic. The contract must catch it.
+    struct OpByOp(MemoryStore);
+
+    impl Store for OpByOp {
+        fn list_worlds(&self) -> LocalBoxFuture<'_, Result<Vec<WorldData>, StoreError>> {
+            self.0.list_worlds()
+        }
+        fn load_world<'a>(
+            &'a self,
+            w: &'a str,
+        ) -> LocalBoxFuture<'a, Result<Option<WorldData>, StoreError>> {
+            self.0.load_world(w)
+        }
+        fn agents<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<Vec<Agent>, StoreError>> {
+            self.0.agents(w)
+        }
+        fn chats<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<Vec<Chat>, StoreError>> {
+            self.0.chats(w)
+        }
+        fn agent_states<'a>(
+            &'a self,
+            w: &'a str,
+            c: &'a str,
+        ) -> LocalBoxFuture<'a, Result<Vec<AgentChatState>, StoreError>> {
+            self.0.agent_states(w, c)
+        }
+        fn last_memory<'a>(
+            &'a self,
+            w: &'a str,
+            c: &'a str,
+            a: &'a str,
+            n: usize,
+        ) -> LocalBoxFuture<'a, Result<Vec<MemoryEntry>, StoreError>> {
+            self.0.last_memory(w, c, a, n)
+        }
+        fn messages<'a>(
+            &'a self,
+            w: &'a str,
+            c: &'a str,
+            before: Option<&'a str>,
+            limit: usize,
+        ) -> LocalBoxFuture<'a, Result<Vec<Message>, StoreError>> {
+            self.0.messages(w, c, before, limit)
+        }
+        fn dump<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>> {
+            self.0.dump(w)
+        }
+        fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+            let mut r = Ok(());
+            for op in ops {
+                if let Err(e) = self.0.validate(std::slice::from_ref(&op)) {
+                    r = Err(e);
+                    break;
+                }
+                self.0.apply_valid(vec![op]);
+            }
+            Box::pin(ready(r))
+        }
+    }
+
+    #[test]
+    fn the_contract_catches_a_non_atomic_store() {
+        let store: Rc<dyn Store> = Rc::new(OpByOp(MemoryStore::new()));
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            futures_executor::block_on(crate::core::store_contract::invalid_batches_change_nothing(
+                store,
+            ))
+        }));
+        assert!(r.is_err());
+    }
+
     #[test]
     fn memory_store_passes_the_store_contract() {
         futures_executor::block_on(crate::core::store_contract::run_store_contract(&|| {
             Rc::new(MemoryStore::new()) as Rc<dyn Store>
+        }));
+    }
+
+    #[test]
+    fn a_memory_store_with_asynchronous_writes_passes_the_store_contract() {
+        futures_executor::block_on(crate::core::store_contract::run_store_contract(&|| {
+            let s = MemoryStore::new();
+            s.set_apply_delay(2);
+            Rc::new(s) as Rc<dyn Store>
         }));
     }
 }

@@ -9,6 +9,7 @@ pub mod error;
 pub mod events;
 pub mod ids;
 pub mod llm;
+pub mod llm_client;
 pub mod memory_store;
 pub mod mentions;
 pub mod model;
@@ -16,4 +17,6 @@ pub mod reply;
 pub mod store;
 #[doc(hidden)]
 pub mod store_contract;
+#[doc(hidden)]
+pub mod testing;
 pub mod title;

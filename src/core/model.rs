@@ -537,3 +537,18 @@ mod tests {
         assert_eq!(v["createdAt"], "1970-01-01T00:00:00.000Z");
     }
 }
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod props {
+    use super::Timestamp;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn iso_round_trips_for_any_instant(ms in -62_135_596_800_000i64..253_402_300_799_999i64) {
+            let iso = Timestamp(ms).to_iso();
+            prop_assert_eq!(iso.len(), 24);
+            prop_assert_eq!(Timestamp::parse_iso(&iso), Some(Timestamp(ms)));
+        }
+    }
+}

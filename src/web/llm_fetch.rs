@@ -20,12 +20,12 @@ use std::task::Poll;
 
 use web_sys::AbortController;
 
-use crate::core::llm::client::{CancelToken, LlmClient};
 use crate::core::llm::types::{CallSettings, ChatMessage, LlmError, LlmEvent};
 use crate::core::llm::{
     backoff_ms, decode_error_response, decoder_for_status, encode_request, network_error,
     should_retry, ProviderConfig, ProviderKind, StreamDecoder,
 };
+use crate::core::llm_client::{CancelToken, LlmClient};
 use crate::core::store::LocalBoxFuture;
 use crate::web::clock::now_ms;
 use crate::web::fetch::{fetch_streaming, FetchError, HttpCall, ResponseHead};

@@ -9,9 +9,9 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use agent_world_wasm::core::llm::client::{CancelToken, LlmClient};
 use agent_world_wasm::core::llm::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role};
 use agent_world_wasm::core::llm::{ProviderConfig, ProviderKind};
+use agent_world_wasm::core::llm_client::{CancelToken, LlmClient};
 use agent_world_wasm::web::fetch::{fetch_streaming, HttpCall};
 use agent_world_wasm::web::llm_fetch::{FetchLlm, Timeouts};
 

@@ -17,11 +17,52 @@
 //! - The debug flag ([`World::set_debug`]) and the queue settings are runtime-only.
 //! - `lastActive` changes in RAM when the agent publishes; it is persisted with the next write of
 //!   the agent record.
+//! - `World::list` sorts by name; `list_chats` by `updatedAt` (newest first).
+//!
+//! ```
+//! use std::rc::Rc;
+//! use agent_world_wasm::core::clock::{ManualClock, SequentialIds};
+//! use agent_world_wasm::core::engine::{Services, World};
+//! use agent_world_wasm::core::events::{Event, Topic};
+//! use agent_world_wasm::core::testing::ScriptedLlm;
+//! use agent_world_wasm::core::memory_store::MemoryStore;
+//! use agent_world_wasm::core::model::{CreateWorld, NewAgent};
+//!
+//! let llm = Rc::new(ScriptedLlm::new());
+//! let svc = Services {
+//!     store: Rc::new(MemoryStore::new()),
+//!     llm: llm.clone(),
+//!     clock: Rc::new(ManualClock::new(0)),
+//!     ids: Rc::new(SequentialIds::new("id")),
+//! };
+//! futures_executor::block_on(async {
+//!     let world = World::create(svc, CreateWorld { name: "My World".into(), ..Default::default() })
+//!         .await?;
+//!     let _sub = world.on(Topic::Message, Rc::new(|e: &Event| {
+//!         println!("{}", serde_json::to_string(e).unwrap_or_default());
+//!         Ok(())
+//!     }));
+//!     world.add_agent(NewAgent {
+//!         name: "Alice".into(),
+//!         provider: "openai".into(),
+//!         model: "gpt-4o-mini".into(),
+//!         ..Default::default()
+//!     }).await?;
+//!     llm.reply("gpt-4o-mini", "Hi! How can I help?");
+//!     world.send("Hello everyone!", None).await?;
+//!     world.run_until_idle().await; // the JS binding spawns this after each send
+//!     let chat = world.current_chat().map(|c| c.id).unwrap_or_default();
+//!     assert_eq!(world.messages(&chat, None, 50).await?.len(), 2);
+//!     Ok::<(), agent_world_wasm::core::error::WorldError>(())
+//! })
+//! .unwrap_or_else(|e| panic!("{e}"));
+//! ```
 
 mod chats;
 mod lock;
 mod responder;
 mod routing;
+mod settings;
 mod transfer;
 
 use std::cell::{Cell, Ref, RefCell, RefMut};
@@ -31,14 +72,13 @@ use std::task::Waker;
 
 use crate::core::clock::{Clock, IdSource};
 use crate::core::error::WorldError;
-use crate::core::events::{Callback, Event, EventBus, Subscription, Topic, WorldEvent};
-use crate::core::ids::{agent_id, world_id};
-use crate::core::llm::client::{CancelToken, LlmClient};
+use crate::core::events::{Callback, Event, EventBus, Subscription, Topic};
+use crate::core::ids::world_id;
+use crate::core::llm_client::{CancelToken, LlmClient};
 use crate::core::model::{
-    validate_history_limit, validate_max_tokens, validate_name, validate_required,
-    validate_temperature, validate_text, validate_turn_limit, Agent, AgentPatch, Chat, CreateWorld,
-    MemoryEntry, Message, NewAgent, Timestamp, TitleSource, WorldData, WorldPatch,
-    DEFAULT_HISTORY_LIMIT, NEW_CHAT_NAME,
+    validate_history_limit, validate_name, validate_text, validate_turn_limit, Agent, Chat,
+    CreateWorld, MemoryEntry, Message, Timestamp, TitleSource, WorldData, DEFAULT_HISTORY_LIMIT,
+    NEW_CHAT_NAME,
 };
 use crate::core::store::{Store, StoreOp};
 
@@ -127,6 +167,8 @@ pub(crate) struct State {
     pub(crate) debug: bool,
     pub(crate) title: Option<TitleCandidate>,
     pub(crate) next_job: u64,
+    /// Bumped by every cancellation; a publish planned in an older epoch enqueues nothing.
+    pub(crate) epoch: u64,
 }
 
 impl State {
@@ -218,6 +260,7 @@ impl World {
                     debug: false,
                     title: None,
                     next_job: 1,
+                    epoch: 0,
                 }),
                 lock: WriteLock::default(),
                 running: Cell::new(false),
@@ -374,6 +417,12 @@ impl World {
         self.inner.bus.subscribe(topic, cb)
     }
 
+    /// Removes a subscription kept with [`Subscription::forget`] (the JS `unsubscribe()`
+    /// function); `false` when it was not subscribed.
+    pub fn off(&self, id: crate::core::events::SubscriptionId) -> bool {
+        self.inner.bus.unsubscribe(id)
+    }
+
     /// Turns `debug` routing events on or off (runtime only).
     pub fn set_debug(&self, on: bool) {
         self.st_mut().debug = on;
@@ -426,237 +475,14 @@ impl World {
             .map(|a| a.memory.iter().cloned().collect())
     }
 
-    /// Adds an agent (id = kebab(name), reserved names refused).
-    pub async fn add_agent(&self, input: NewAgent) -> Result<Agent, WorldError> {
-        let id = agent_id(&input.name)?;
-        let name = validate_name("name", &input.name)?;
-        let provider = validate_required("provider", &input.provider)?;
-        let model = validate_required("model", &input.model)?;
-        let system_prompt = validate_text("systemPrompt", input.system_prompt)?;
-        let temperature = input.temperature.map(validate_temperature).transpose()?;
-        let max_tokens = input.max_tokens.map(validate_max_tokens).transpose()?;
-        let history_limit = input
-            .history_limit
-            .map(|h| validate_history_limit("historyLimit", h))
-            .transpose()?;
-        let _g = self.inner.lock.lock().await;
-        let now = self.now();
-        let (world_id, exists) = {
-            let st = self.st();
-            (st.world.id.clone(), st.agent_index(&id).is_some())
-        };
-        if exists {
-            return Err(WorldError::AgentExists(id));
-        }
-        let agent = Agent {
-            id,
-            name,
-            agent_type: input
-                .agent_type
-                .filter(|t| !t.trim().is_empty())
-                .unwrap_or_else(|| "default".to_string()),
-            provider,
-            model,
-            system_prompt,
-            temperature,
-            max_tokens,
-            history_limit,
-            stream: input.stream.unwrap_or(true),
-            llm_call_count: 0,
-            last_llm_call: None,
-            created_at: now,
-            last_active: now,
-            status: "active".to_string(),
-        };
-        self.inner
-            .store
-            .apply(vec![StoreOp::PutAgent {
-                world_id,
-                agent: agent.clone(),
-            }])
-            .await?;
-        self.st_mut().agents.push(AgentRt {
-            agent: agent.clone(),
-            memory: VecDeque::new(),
-        });
-        drop(_g);
-        self.emit_all(vec![Event::World(WorldEvent::AgentAdded {
-            agent: agent.clone(),
-        })]);
-        Ok(agent)
-    }
-
-    /// Changes an agent's settings (the id never changes).
-    pub async fn update_agent(&self, id: &str, patch: AgentPatch) -> Result<Agent, WorldError> {
-        let _g = self.inner.lock.lock().await;
-        let Some(mut agent) = self.agent(id) else {
-            return Err(WorldError::AgentNotFound(id.to_string()));
-        };
-        if let Some(n) = patch.name {
-            agent_id(&n)?;
-            agent.name = validate_name("name", &n)?;
-        }
-        if let Some(t) = patch.agent_type {
-            agent.agent_type = validate_required("type", &t)?;
-        }
-        if let Some(p) = patch.provider {
-            agent.provider = validate_required("provider", &p)?;
-        }
-        if let Some(m) = patch.model {
-            agent.model = validate_required("model", &m)?;
-        }
-        if let Some(s) = patch.system_prompt {
-            agent.system_prompt = validate_text("systemPrompt", s)?;
-        }
-        if let Some(t) = patch.temperature {
-            agent.temperature = t.map(validate_temperature).transpose()?;
-        }
-        if let Some(m) = patch.max_tokens {
-            agent.max_tokens = m.map(validate_max_tokens).transpose()?;
-        }
-        let history_changed = patch.history_limit.is_some();
-        if let Some(h) = patch.history_limit {
-            agent.history_limit = h
-                .map(|h| validate_history_limit("historyLimit", h))
-                .transpose()?;
-        }
-        if let Some(s) = patch.stream {
-            agent.stream = s;
-        }
-        if let Some(s) = patch.status {
-            agent.status = validate_required("status", &s)?;
-        }
-        let world_id = self.st().world.id.clone();
-        self.inner
-            .store
-            .apply(vec![StoreOp::PutAgent {
-                world_id,
-                agent: agent.clone(),
-            }])
-            .await?;
-        if let Some(a) = self.st_mut().agents.iter_mut().find(|a| a.agent.id == id) {
-            a.agent = agent.clone();
-        }
-        if history_changed {
-            self.reload_windows().await?;
-        }
-        drop(_g);
-        self.emit_all(vec![Event::World(WorldEvent::AgentUpdated {
-            agent: agent.clone(),
-        })]);
-        Ok(agent)
-    }
-
-    /// Removes an agent with its memories; its queued and running calls are cancelled.
-    pub async fn remove_agent(&self, id: &str) -> Result<bool, WorldError> {
-        let _g = self.inner.lock.lock().await;
-        let world_id = {
-            let st = self.st();
-            if st.agent_index(id).is_none() {
-                return Ok(false);
-            }
-            st.world.id.clone()
-        };
-        self.inner
-            .store
-            .apply(vec![StoreOp::DeleteAgent {
-                world_id,
-                agent_id: id.to_string(),
-            }])
-            .await?;
-        self.cancel_jobs(&|j: Option<&str>, _| j == Some(id));
-        self.st_mut().agents.retain(|a| a.agent.id != id);
-        drop(_g);
-        self.emit_all(vec![Event::World(WorldEvent::AgentRemoved {
-            agent_id: id.to_string(),
-        })]);
-        Ok(true)
-    }
-
-    /// Changes the world's settings (the id never changes).
-    pub async fn update(&self, patch: WorldPatch) -> Result<WorldData, WorldError> {
-        let _g = self.inner.lock.lock().await;
-        let mut w = self.info();
-        if let Some(n) = patch.name {
-            world_id(&n)?;
-            w.name = validate_name("name", &n)?;
-        }
-        if let Some(d) = patch.description {
-            w.description = validate_text("description", d)?;
-        }
-        if patch.turn_limit.is_some() {
-            w.turn_limit = validate_turn_limit(patch.turn_limit)?;
-        }
-        let history_changed = patch.history_limit.is_some();
-        if let Some(h) = patch.history_limit {
-            w.history_limit = validate_history_limit("historyLimit", h)?;
-        }
-        if let Some(p) = patch.chat_llm_provider {
-            w.chat_llm_provider = p.filter(|s| !s.trim().is_empty());
-        }
-        if let Some(m) = patch.chat_llm_model {
-            w.chat_llm_model = m.filter(|s| !s.trim().is_empty());
-        }
-        w.last_updated = self.now();
-        self.inner
-            .store
-            .apply(vec![StoreOp::PutWorld(w.clone())])
-            .await?;
-        self.st_mut().world = w.clone();
-        if history_changed {
-            self.reload_windows().await?;
-        }
-        drop(_g);
-        self.emit_all(vec![Event::World(WorldEvent::WorldUpdated {
-            world: w.clone(),
-        })]);
-        Ok(w)
-    }
-
-    /// After a history limit change: in session mode re-read each window from the store (it may
-    /// have grown); otherwise trim the RAM windows. Caller holds the write lock.
-    async fn reload_windows(&self) -> Result<(), WorldError> {
-        let (world, cid, mut agents) = {
-            let st = self.st();
-            (
-                st.world.clone(),
-                st.world.current_chat_id.clone(),
-                st.agents.clone(),
-            )
-        };
-        match cid {
-            Some(cid) => {
-                load_chat_state(&*self.inner.store, &world, &cid, &mut agents).await?;
-                let mut st = self.st_mut();
-                for a in &mut st.agents {
-                    if let Some(src) = agents.iter().find(|x| x.agent.id == a.agent.id) {
-                        a.memory = src.memory.clone();
-                    }
-                }
-            }
-            None => {
-                let mut st = self.st_mut();
-                let limits: Vec<usize> = st
-                    .agents
-                    .iter()
-                    .map(|a| st.history_limit(&a.agent))
-                    .collect();
-                for (a, cap) in st.agents.iter_mut().zip(limits) {
-                    while a.memory.len() > cap {
-                        a.memory.pop_front();
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// Cancels queued and running calls whose `(agent id, chat id)` matches `pred`. Queued reply
     /// calls end at once with SSE `start` + `error` and a system `error` (`llm_aborted`); they
     /// keep their turn. Running calls end with the same events when they notice the token.
     pub(crate) fn cancel_jobs(&self, pred: &dyn Fn(Option<&str>, Option<&str>) -> bool) {
-        let (drained, tokens, providers) = {
+        let (drained, tokens) = {
             let mut st = self.st_mut();
+            // Calls being published right now (between plan and commit) are cancelled at commit.
+            st.epoch += 1;
             let mut drained = Vec::new();
             let mut kept = VecDeque::new();
             while let Some(j) = st.queue.pop_front() {
@@ -673,28 +499,27 @@ impl World {
                 .filter(|f| pred(f.agent_id.as_deref(), f.chat_id.as_deref()))
                 .map(|f| f.cancel.clone())
                 .collect();
-            let providers: Vec<Option<String>> = drained
-                .iter()
-                .map(|j| {
-                    j.agent_id()
-                        .and_then(|a| st.agent_index(a))
-                        .and_then(|i| st.agents.get(i))
-                        .map(|a| a.agent.provider.clone())
-                })
-                .collect();
-            (drained, tokens, providers)
+            (drained, tokens)
         };
         for t in tokens {
             t.cancel();
         }
-        for (job, provider) in drained.into_iter().zip(providers) {
+        self.emit_cancelled(drained);
+    }
+
+    /// Ends calls that never left the queue: each reply call emits SSE `start`, SSE `error` and
+    /// a system `error` (`llm_aborted`) and keeps its turn; title calls end silently.
+    pub(crate) fn emit_cancelled(&self, jobs: Vec<Job>) {
+        for job in jobs {
             if let JobKind::Reply {
                 agent_id, reply_id, ..
             } = &job.kind
             {
-                let err = crate::core::llm::types::LlmError::Aborted {
-                    provider: provider.unwrap_or_else(|| "llm".to_string()),
-                };
+                let provider = self
+                    .agent(agent_id)
+                    .map(|a| a.provider)
+                    .unwrap_or_else(|| "llm".to_string());
+                let err = crate::core::llm::types::LlmError::Aborted { provider };
                 self.emit(responder::sse(
                     crate::core::events::SseType::Start,
                     agent_id,

@@ -9,6 +9,16 @@
 //! stream as SSE events carrying the pre-allocated reply id); then either a failure (SSE `error`
 //! with `partialContent`, system `error`, an `interrupted` message in session mode) or the reply
 //! pipeline: clean → world tag → self-mentions → auto-mention → save and publish.
+//!
+//! Choices where the spec is silent:
+//! - A call whose chat was left (new/load/delete chat, session mode off) publishes nothing at
+//!   all, not even its `interrupted` partial text: it would land in the wrong chat. `stop()`
+//!   keeps the partial text, since the chat is still current.
+//! - A reply that completes just as its chat is left has had its SSE `end`, but is dropped (the
+//!   check is made under the write lock when publishing).
+//! - If saving M to memory fails, the LLM is not called; the turn is spent and the failure is
+//!   reported as SSE `error` and system `error` with `storage_error`.
+//! - An LLM title call with no reply yet (no agent answered) sends the `User:` line alone.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -261,9 +271,17 @@ impl World {
             .save_memory(job.chat_id.as_deref(), agent_id, entry)
             .await
         {
-            self.emit_all(vec![Event::error(e.to_string(), e.code(), Some(agent_id))]);
-            self.emit_llm_failure(agent_id, reply_id, &aborted(), "");
-            self.flush();
+            // Without M in memory the input would be wrong: the call is not made (its turn is
+            // spent, like any failed call) and the storage failure is reported on both topics.
+            self.emit(Event::Sse(SseEvent {
+                error: Some(e.to_string()),
+                ..sse_payload(SseType::Error, agent_id, reply_id)
+            }));
+            self.emit_all(vec![Event::error(
+                format!("[Error] {e}"),
+                e.code(),
+                Some(agent_id),
+            )]);
             return;
         }
         // Step 2: the input window.

@@ -12,7 +12,7 @@ use crate::core::engine::{Job, JobKind, State, TitleCandidate, World};
 use crate::core::error::WorldError;
 use crate::core::events::{Decision, Event, SystemEvent};
 use crate::core::ids::normalize_id;
-use crate::core::llm::client::CancelToken;
+use crate::core::llm_client::CancelToken;
 use crate::core::mentions::{all_mentions, line_start_mentions, sender_type, SenderType};
 use crate::core::model::{
     Chat, MemoryEntry, Message, MessageKind, Timestamp, TitleSource, MAX_MESSAGE_CHARS,
@@ -145,7 +145,6 @@ struct Plan {
     title: Option<Option<TitleCandidate>>,
     events: Vec<Event>,
     notices: Vec<Outgoing>,
-    next_job: u64,
 }
 
 impl World {
@@ -218,16 +217,16 @@ impl World {
             }
         }
         let now = self.now();
-        let plan = {
+        let (plan, epoch) = {
             let st = self.st();
-            self.plan(&st, out, now)
+            (self.plan(&st, out, now), st.epoch)
         };
         if !plan.ops.is_empty() {
             self.inner.store.apply(plan.ops.clone()).await?;
         }
+        let mut cancelled = Vec::new();
         {
             let mut st = self.st_mut();
-            st.next_job = plan.next_job;
             for (id, count, last) in &plan.counters {
                 if let Some(i) = st.agent_index(id) {
                     if let Some(a) = st.agents.get_mut(i) {
@@ -249,7 +248,18 @@ impl World {
                     a.agent.last_active = now;
                 }
             }
-            st.queue.extend(plan.jobs);
+            // Job ids are given at commit time: other work may have taken ids meanwhile. If a
+            // cancellation (stop, chat switch) happened while the batch was being written, the
+            // calls this message routed are cancelled too (they keep their turn).
+            if st.epoch == epoch {
+                for mut job in plan.jobs {
+                    job.id = st.next_job;
+                    st.next_job += 1;
+                    st.queue.push_back(job);
+                }
+            } else {
+                cancelled = plan.jobs;
+            }
             if let Some(t) = plan.title {
                 st.title = t;
             }
@@ -257,6 +267,7 @@ impl World {
         drop(guard);
         self.wake_runner();
         self.emit_all(plan.events);
+        self.emit_cancelled(cancelled);
         Ok(Some((plan.msg, plan.notices)))
     }
 
@@ -334,7 +345,6 @@ impl World {
         let mut counters = Vec::new();
         let mut jobs = Vec::new();
         let mut notices = Vec::new();
-        let mut next_job = st.next_job;
         let turn_limit = st.world.turn_limit;
         for a in &st.agents {
             let id = &a.agent.id;
@@ -364,7 +374,7 @@ impl World {
                         last = Some(now);
                         changed = true;
                         jobs.push(Job {
-                            id: next_job,
+                            id: 0,
                             chat_id: msg.chat_id.clone(),
                             cancel: CancelToken::new(),
                             kind: JobKind::Reply {
@@ -373,7 +383,6 @@ impl World {
                                 reply_id: self.inner.ids.new_id(),
                             },
                         });
-                        next_job += 1;
                     }
                 }
                 Decision::TurnLimit => {
@@ -435,7 +444,6 @@ impl World {
             title,
             events,
             notices,
-            next_job,
         }
     }
 }

@@ -31,7 +31,3 @@ pub use errors::{decode_error_response, explain_network_error, network_error};
 pub use http::HttpRequest;
 pub use provider::{ProviderConfig, ProviderKind};
 pub use retry::{backoff_ms, is_retryable, parse_retry_after, should_retry, MAX_ATTEMPTS};
-
-pub mod client;
-#[doc(hidden)]
-pub mod testing;

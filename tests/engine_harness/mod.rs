@@ -8,9 +8,9 @@ use std::rc::Rc;
 use agent_world_wasm::core::clock::{ManualClock, SequentialIds};
 use agent_world_wasm::core::engine::{Services, World};
 use agent_world_wasm::core::events::{Event, Subscription, Topic};
-use agent_world_wasm::core::llm::testing::ScriptedLlm;
 use agent_world_wasm::core::memory_store::MemoryStore;
 use agent_world_wasm::core::model::{Agent, CreateWorld, Message, NewAgent};
+use agent_world_wasm::core::testing::ScriptedLlm;
 use futures_executor::block_on;
 use serde_json::Value;
 

@@ -8,8 +8,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use crate::core::llm::client::{CancelToken, LlmClient};
 use crate::core::llm::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Usage};
+use crate::core::llm_client::{CancelToken, LlmClient};
 use crate::core::store::LocalBoxFuture;
 
 /// One step of a scripted reply.

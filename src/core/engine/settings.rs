@@ -1,0 +1,243 @@
+//! Agents and world settings: adding, changing and removing agents, changing the world's
+//! settings. Ids never change; every change is one store batch under the write lock, then RAM,
+//! then the `world` lifecycle event.
+
+use std::collections::VecDeque;
+
+use crate::core::engine::{load_chat_state, AgentRt, World};
+use crate::core::error::WorldError;
+use crate::core::events::{Event, WorldEvent};
+use crate::core::ids::{agent_id, world_id};
+use crate::core::model::{
+    validate_history_limit, validate_max_tokens, validate_name, validate_required,
+    validate_temperature, validate_text, validate_turn_limit, Agent, AgentPatch, NewAgent,
+    WorldData, WorldPatch,
+};
+use crate::core::store::StoreOp;
+
+impl World {
+    /// Adds an agent (id = kebab(name), reserved names refused).
+    pub async fn add_agent(&self, input: NewAgent) -> Result<Agent, WorldError> {
+        let id = agent_id(&input.name)?;
+        let name = validate_name("name", &input.name)?;
+        let provider = validate_required("provider", &input.provider)?;
+        let model = validate_required("model", &input.model)?;
+        let system_prompt = validate_text("systemPrompt", input.system_prompt)?;
+        let temperature = input.temperature.map(validate_temperature).transpose()?;
+        let max_tokens = input.max_tokens.map(validate_max_tokens).transpose()?;
+        let history_limit = input
+            .history_limit
+            .map(|h| validate_history_limit("historyLimit", h))
+            .transpose()?;
+        let _g = self.inner.lock.lock().await;
+        let now = self.now();
+        let (world_id, exists) = {
+            let st = self.st();
+            (st.world.id.clone(), st.agent_index(&id).is_some())
+        };
+        if exists {
+            return Err(WorldError::AgentExists(id));
+        }
+        let agent = Agent {
+            id,
+            name,
+            agent_type: input
+                .agent_type
+                .filter(|t| !t.trim().is_empty())
+                .unwrap_or_else(|| "default".to_string()),
+            provider,
+            model,
+            system_prompt,
+            temperature,
+            max_tokens,
+            history_limit,
+            stream: input.stream.unwrap_or(true),
+            llm_call_count: 0,
+            last_llm_call: None,
+            created_at: now,
+            last_active: now,
+            status: "active".to_string(),
+        };
+        self.inner
+            .store
+            .apply(vec![StoreOp::PutAgent {
+                world_id,
+                agent: agent.clone(),
+            }])
+            .await?;
+        self.st_mut().agents.push(AgentRt {
+            agent: agent.clone(),
+            memory: VecDeque::new(),
+        });
+        drop(_g);
+        self.emit_all(vec![Event::World(WorldEvent::AgentAdded {
+            agent: agent.clone(),
+        })]);
+        Ok(agent)
+    }
+
+    /// Changes an agent's settings (the id never changes).
+    pub async fn update_agent(&self, id: &str, patch: AgentPatch) -> Result<Agent, WorldError> {
+        let _g = self.inner.lock.lock().await;
+        let Some(mut agent) = self.agent(id) else {
+            return Err(WorldError::AgentNotFound(id.to_string()));
+        };
+        if let Some(n) = patch.name {
+            agent_id(&n)?;
+            agent.name = validate_name("name", &n)?;
+        }
+        if let Some(t) = patch.agent_type {
+            agent.agent_type = validate_required("type", &t)?;
+        }
+        if let Some(p) = patch.provider {
+            agent.provider = validate_required("provider", &p)?;
+        }
+        if let Some(m) = patch.model {
+            agent.model = validate_required("model", &m)?;
+        }
+        if let Some(s) = patch.system_prompt {
+            agent.system_prompt = validate_text("systemPrompt", s)?;
+        }
+        if let Some(t) = patch.temperature {
+            agent.temperature = t.map(validate_temperature).transpose()?;
+        }
+        if let Some(m) = patch.max_tokens {
+            agent.max_tokens = m.map(validate_max_tokens).transpose()?;
+        }
+        let history_changed = patch.history_limit.is_some();
+        if let Some(h) = patch.history_limit {
+            agent.history_limit = h
+                .map(|h| validate_history_limit("historyLimit", h))
+                .transpose()?;
+        }
+        if let Some(s) = patch.stream {
+            agent.stream = s;
+        }
+        if let Some(s) = patch.status {
+            agent.status = validate_required("status", &s)?;
+        }
+        let world_id = self.st().world.id.clone();
+        self.inner
+            .store
+            .apply(vec![StoreOp::PutAgent {
+                world_id,
+                agent: agent.clone(),
+            }])
+            .await?;
+        if let Some(a) = self.st_mut().agents.iter_mut().find(|a| a.agent.id == id) {
+            a.agent = agent.clone();
+        }
+        if history_changed {
+            self.reload_windows().await?;
+        }
+        drop(_g);
+        self.emit_all(vec![Event::World(WorldEvent::AgentUpdated {
+            agent: agent.clone(),
+        })]);
+        Ok(agent)
+    }
+
+    /// Removes an agent with its memories; its queued and running calls are cancelled.
+    pub async fn remove_agent(&self, id: &str) -> Result<bool, WorldError> {
+        let _g = self.inner.lock.lock().await;
+        let world_id = {
+            let st = self.st();
+            if st.agent_index(id).is_none() {
+                return Ok(false);
+            }
+            st.world.id.clone()
+        };
+        self.inner
+            .store
+            .apply(vec![StoreOp::DeleteAgent {
+                world_id,
+                agent_id: id.to_string(),
+            }])
+            .await?;
+        self.cancel_jobs(&|j: Option<&str>, _| j == Some(id));
+        self.st_mut().agents.retain(|a| a.agent.id != id);
+        drop(_g);
+        self.emit_all(vec![Event::World(WorldEvent::AgentRemoved {
+            agent_id: id.to_string(),
+        })]);
+        Ok(true)
+    }
+
+    /// Changes the world's settings (the id never changes).
+    pub async fn update(&self, patch: WorldPatch) -> Result<WorldData, WorldError> {
+        let _g = self.inner.lock.lock().await;
+        let mut w = self.info();
+        if let Some(n) = patch.name {
+            world_id(&n)?;
+            w.name = validate_name("name", &n)?;
+        }
+        if let Some(d) = patch.description {
+            w.description = validate_text("description", d)?;
+        }
+        if patch.turn_limit.is_some() {
+            w.turn_limit = validate_turn_limit(patch.turn_limit)?;
+        }
+        let history_changed = patch.history_limit.is_some();
+        if let Some(h) = patch.history_limit {
+            w.history_limit = validate_history_limit("historyLimit", h)?;
+        }
+        if let Some(p) = patch.chat_llm_provider {
+            w.chat_llm_provider = p.filter(|s| !s.trim().is_empty());
+        }
+        if let Some(m) = patch.chat_llm_model {
+            w.chat_llm_model = m.filter(|s| !s.trim().is_empty());
+        }
+        w.last_updated = self.now();
+        self.inner
+            .store
+            .apply(vec![StoreOp::PutWorld(w.clone())])
+            .await?;
+        self.st_mut().world = w.clone();
+        if history_changed {
+            self.reload_windows().await?;
+        }
+        drop(_g);
+        self.emit_all(vec![Event::World(WorldEvent::WorldUpdated {
+            world: w.clone(),
+        })]);
+        Ok(w)
+    }
+
+    /// After a history limit change: in session mode re-read each window from the store (it may
+    /// have grown); otherwise trim the RAM windows. Caller holds the write lock.
+    async fn reload_windows(&self) -> Result<(), WorldError> {
+        let (world, cid, mut agents) = {
+            let st = self.st();
+            (
+                st.world.clone(),
+                st.world.current_chat_id.clone(),
+                st.agents.clone(),
+            )
+        };
+        match cid {
+            Some(cid) => {
+                load_chat_state(&*self.inner.store, &world, &cid, &mut agents).await?;
+                let mut st = self.st_mut();
+                for a in &mut st.agents {
+                    if let Some(src) = agents.iter().find(|x| x.agent.id == a.agent.id) {
+                        a.memory = src.memory.clone();
+                    }
+                }
+            }
+            None => {
+                let mut st = self.st_mut();
+                let limits: Vec<usize> = st
+                    .agents
+                    .iter()
+                    .map(|a| st.history_limit(&a.agent))
+                    .collect();
+                for (a, cap) in st.agents.iter_mut().zip(limits) {
+                    while a.memory.len() > cap {
+                        a.memory.pop_front();
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
