@@ -1,6 +1,6 @@
 # Sourced by the project's scripts: the tool paths every step relies on.
 # npm's wasm-opt (binaryen) must come first on PATH: wasm-pack runs the first one it finds.
-export PATH="$PWD/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+export PATH="$PWD/node_modules/.bin:$PWD/.tools/deno/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 # A free loopback port: $1 if free, else one the kernel picks.
 free_port() {

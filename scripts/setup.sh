@@ -36,7 +36,16 @@ have wasm-pack "$WASM_PACK_VERSION" \
 have wasm-bindgen "$WASM_BINDGEN_VERSION" \
   || step cargo install --quiet --force wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
 
-# 4. JS tools (binaryen's wasm-opt, playwright-core, deno, miniflare, ...) at the locked versions.
+# 4. Deno, from its npm package but outside package-lock.json: the registry reachable here
+#    serves only this platform's Deno binary, so npm cannot record the other platforms'
+#    optional packages and `npm ci` would reject the lockfile.
+DENO_VERSION=2.9.6
+if ! .tools/deno/node_modules/.bin/deno --version 2>/dev/null | grep -qF "deno $DENO_VERSION "; then
+  step npm install --prefix .tools/deno --no-save --no-package-lock --no-audit --no-fund \
+    --loglevel=error "deno@$DENO_VERSION" >/dev/null
+fi
+
+# 5. JS tools (binaryen's wasm-opt, playwright-core, deno, miniflare, ...) at the locked versions.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   step npm ci --no-audit --no-fund --loglevel=error >/dev/null
 fi

@@ -12,7 +12,7 @@ const crateVersion = (await readFile(new URL('Cargo.toml', root), 'utf8'))
   .match(/^version = "([^"]+)"/m)[1];
 
 test('the web build runs in Deno', async () => {
-  const deno = new URL('node_modules/.bin/deno', root).pathname;
+  const deno = new URL('.tools/deno/node_modules/.bin/deno', root).pathname;
   const script = new URL('tests/runtimes/deno_smoke.js', root).pathname;
   const { stdout } = await promisify(execFile)(deno, ['run', '--quiet', '--no-prompt',
     `--allow-read=${new URL('pkg/', root).pathname}`, script], { timeout: 60_000 });
