@@ -16,6 +16,7 @@ use crate::core::events::{Callback, Event, Topic, WorldEvent};
 use crate::core::llm::{ProviderConfig, ProviderKind};
 use crate::core::model::{AgentPatch, CreateWorld, NewAgent, WorldPatch};
 use crate::web::clock::{JsClock, UuidIds};
+use crate::web::custom_provider::JsCustomProvider;
 use crate::web::llm_fetch::{FetchLlm, Timeouts};
 
 /// Converts a Rust value to a plain JS object (maps as objects, `None` fields left out).
@@ -287,6 +288,34 @@ impl AgentWorld {
         let config: ProviderConfig =
             from_js(settings, &format!("settings of provider '{provider}'"))?;
         self.h.llm.configure(kind, config).map_err(from_llm_error)
+    }
+
+    /// Registers the provider that answers agents with `provider: "custom"`: an object with a
+    /// `stream(request, { signal })` method returning an async iterable of reply pieces (see
+    /// `CustomProvider`). This is how in-page models and proxies plug in. `null` removes it.
+    ///
+    /// @example
+    /// ```js
+    /// world.registerProvider({
+    ///   async *stream({ messages, model }, { signal }) {
+    ///     for (const word of ["Hello", " from", " JavaScript"]) {
+    ///       if (signal.aborted) return;
+    ///       yield word;
+    ///     }
+    ///   },
+    /// });
+    /// await world.addAgent({ name: "Local", provider: "custom", model: "my-model" });
+    /// ```
+    #[wasm_bindgen(js_name = registerProvider)]
+    pub fn register_provider(&self, provider: JsValue) -> Result<(), JsValue> {
+        if provider.is_null() || provider.is_undefined() {
+            self.h.llm.set_custom(None);
+            return Ok(());
+        }
+        let custom = JsCustomProvider::new(provider)
+            .map_err(|problem| invalid_argument("provider", &problem))?;
+        self.h.llm.set_custom(Some(Rc::new(custom)));
+        Ok(())
     }
 
     /// Adds an agent. Its id is the kebab-case of its name.

@@ -3,6 +3,7 @@
 //! same module runs in a page, a Web Worker, Node 20+, Deno and Cloudflare workerd.
 
 pub mod clock;
+pub mod custom_provider;
 pub mod fetch;
 pub mod llm_fetch;
 pub mod timer;

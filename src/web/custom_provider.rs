@@ -1,0 +1,240 @@
+//! A custom LLM provider written in JavaScript: how in-page models (web-llm, Chrome's built-in
+//! model), server proxies or test doubles plug into the engine.
+//!
+//! The duck interface (see the TypeScript `CustomProvider` below): an object with a
+//! `stream(request, { signal })` method returning an async iterable (an async generator, a
+//! `ReadableStream`, ...) of reply pieces, each either a string or `{ text?, reasoning? }`.
+//! Cancelling the call aborts `signal` and calls the iterator's `return()`, so the provider
+//! can stop its work. A thrown error or a rejection fails the call with the error's message
+//! (code `llm_error`); the engine does not retry custom providers (spec §7).
+
+use std::future::Future;
+use std::task::Poll;
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+use crate::core::llm::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role};
+use crate::core::llm_client::{CancelToken, LlmClient};
+use crate::core::store::LocalBoxFuture;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_CUSTOM_PROVIDER: &'static str = r#"
+/** One message of the LLM input, oldest first; the system prompt (if any) comes first. */
+export interface CustomProviderMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+/** What a custom provider is asked to answer. */
+export interface CustomProviderRequest {
+  messages: CustomProviderMessage[];
+  model: string;
+  temperature?: number;
+  maxTokens?: number;
+}
+/** A piece of a streamed reply: plain text, or text and/or reasoning. */
+export type CustomProviderChunk = string | { text?: string; reasoning?: string };
+/**
+ * A provider written in JavaScript (an in-page model, a proxy, a test double). Agents use it
+ * with `provider: "custom"`. `signal` aborts when the call is cancelled (world.stop(), a chat
+ * switch, a timeout); the iterator's `return()` is called too.
+ */
+export interface CustomProvider {
+  stream(
+    request: CustomProviderRequest,
+    options: { signal: AbortSignal },
+  ): AsyncIterable<CustomProviderChunk>;
+}
+"#;
+
+fn message_of(error: &JsValue) -> String {
+    js_sys::Reflect::get(error, &JsValue::from_str("message"))
+        .ok()
+        .and_then(|m| m.as_string())
+        .or_else(|| error.as_string())
+        .unwrap_or_else(|| "the custom provider failed".to_string())
+}
+
+fn custom_error(message: impl Into<String>) -> LlmError {
+    LlmError::Custom {
+        message: message.into(),
+    }
+}
+
+/// A JS object implementing `CustomProvider`, validated when registered.
+pub struct JsCustomProvider {
+    object: JsValue,
+    stream: js_sys::Function,
+}
+
+impl JsCustomProvider {
+    /// Checks the duck interface now, so a wrong object fails at registration with a clear
+    /// error instead of at the first call.
+    pub fn new(object: JsValue) -> Result<Self, String> {
+        if !object.is_object() {
+            return Err("must be an object with a stream(request, { signal }) method".into());
+        }
+        let stream = js_sys::Reflect::get(&object, &JsValue::from_str("stream"))
+            .ok()
+            .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+            .ok_or("has no stream(request, { signal }) method")?;
+        Ok(Self { object, stream })
+    }
+
+    fn request(settings: &CallSettings, messages: &[ChatMessage]) -> JsValue {
+        let list = js_sys::Array::new();
+        for m in messages {
+            let entry = js_sys::Object::new();
+            let role = match m.role {
+                Role::System => "system",
+                Role::User => "user",
+                Role::Assistant => "assistant",
+            };
+            set(&entry, "role", &JsValue::from_str(role));
+            set(&entry, "content", &JsValue::from_str(&m.content));
+            list.push(&entry);
+        }
+        let request = js_sys::Object::new();
+        set(&request, "messages", &list);
+        set(&request, "model", &JsValue::from_str(&settings.model));
+        if let Some(t) = settings.temperature {
+            set(&request, "temperature", &JsValue::from_f64(t));
+        }
+        if let Some(m) = settings.max_tokens {
+            set(&request, "maxTokens", &JsValue::from_f64(f64::from(m)));
+        }
+        request.into()
+    }
+
+    async fn run(
+        &self,
+        settings: &CallSettings,
+        messages: Vec<ChatMessage>,
+        on_event: &mut dyn FnMut(LlmEvent),
+        cancel: CancelToken,
+    ) -> Result<(), LlmError> {
+        let aborted = || LlmError::Aborted {
+            provider: "custom".into(),
+        };
+        if cancel.is_cancelled() {
+            return Err(aborted());
+        }
+        let controller = web_sys::AbortController::new()
+            .map_err(|_| custom_error("AbortController is not available in this runtime"))?;
+        let options = js_sys::Object::new();
+        set(&options, "signal", controller.signal().as_ref());
+        let iterable = self
+            .stream
+            .call2(&self.object, &Self::request(settings, &messages), &options)
+            .map_err(|e| custom_error(message_of(&e)))?;
+        let iterator = async_iterator_of(&iterable)?;
+        let next = js_sys::Reflect::get(&iterator, &JsValue::from_str("next"))
+            .ok()
+            .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+            .ok_or_else(|| custom_error("custom provider: the iterator has no next() method"))?;
+        loop {
+            let promise = next
+                .call0(&iterator)
+                .map_err(|e| custom_error(message_of(&e)))?;
+            let step = JsFuture::from(js_sys::Promise::resolve(&promise));
+            let step = match first_of(step, cancel.cancelled()).await {
+                Some(result) => result.map_err(|e| custom_error(message_of(&e)))?,
+                None => {
+                    controller.abort();
+                    if let Ok(ret) = js_sys::Reflect::get(&iterator, &JsValue::from_str("return")) {
+                        if let Some(ret) = ret.dyn_ref::<js_sys::Function>() {
+                            // The provider's cleanup; its outcome does not change ours.
+                            let _ = ret.call0(&iterator);
+                        }
+                    }
+                    return Err(aborted());
+                }
+            };
+            let done = js_sys::Reflect::get(&step, &JsValue::from_str("done"))
+                .map(|d| d.is_truthy())
+                .unwrap_or(true);
+            if done {
+                on_event(LlmEvent::Done {
+                    finish_reason: None,
+                });
+                return Ok(());
+            }
+            let value = js_sys::Reflect::get(&step, &JsValue::from_str("value"))
+                .unwrap_or(JsValue::UNDEFINED);
+            if let Some(text) = value.as_string() {
+                if !text.is_empty() {
+                    on_event(LlmEvent::Text(text));
+                }
+            } else if value.is_object() {
+                for (key, make) in [
+                    ("reasoning", LlmEvent::Reasoning as fn(String) -> LlmEvent),
+                    ("text", LlmEvent::Text),
+                ] {
+                    if let Some(piece) = js_sys::Reflect::get(&value, &JsValue::from_str(key))
+                        .ok()
+                        .and_then(|v| v.as_string())
+                    {
+                        if !piece.is_empty() {
+                            on_event(make(piece));
+                        }
+                    }
+                }
+            } else if !value.is_undefined() && !value.is_null() {
+                return Err(custom_error(
+                    "custom provider: each chunk must be a string or { text?, reasoning? }",
+                ));
+            }
+        }
+    }
+}
+
+impl LlmClient for JsCustomProvider {
+    fn call<'a>(
+        &'a self,
+        settings: &'a CallSettings,
+        messages: Vec<ChatMessage>,
+        on_event: &'a mut dyn FnMut(LlmEvent),
+        cancel: CancelToken,
+    ) -> LocalBoxFuture<'a, Result<(), LlmError>> {
+        Box::pin(self.run(settings, messages, on_event, cancel))
+    }
+}
+
+fn set(target: &js_sys::Object, key: &str, value: &JsValue) {
+    // Setting a data property on a fresh plain object cannot fail.
+    let _ = js_sys::Reflect::set(target, &JsValue::from_str(key), value);
+}
+
+/// `iterable[Symbol.asyncIterator]()`, or an iterator object itself (it has `next`).
+fn async_iterator_of(iterable: &JsValue) -> Result<JsValue, LlmError> {
+    let symbol = js_sys::Symbol::async_iterator();
+    if let Ok(f) = js_sys::Reflect::get(iterable, &symbol) {
+        if let Some(f) = f.dyn_ref::<js_sys::Function>() {
+            return f.call0(iterable).map_err(|e| custom_error(message_of(&e)));
+        }
+    }
+    let has_next =
+        js_sys::Reflect::get(iterable, &JsValue::from_str("next")).is_ok_and(|n| n.is_function());
+    if has_next {
+        return Ok(iterable.clone());
+    }
+    Err(custom_error(
+        "custom provider: stream() must return an async iterable (an async generator or a ReadableStream)",
+    ))
+}
+
+/// `Some(output of a)` if `a` finishes first, `None` if `b` (the cancellation) does.
+async fn first_of<A: Future, B: Future<Output = ()>>(a: A, b: B) -> Option<A::Output> {
+    let (mut a, mut b) = (Box::pin(a), Box::pin(b));
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(v) = a.as_mut().poll(cx) {
+            return Poll::Ready(Some(v));
+        }
+        if let Poll::Ready(()) = b.as_mut().poll(cx) {
+            return Poll::Ready(None);
+        }
+        Poll::Pending
+    })
+    .await
+}

@@ -1,0 +1,85 @@
+// A custom provider written in JavaScript (how in-page models plug in), through the engine.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const { AgentWorld } = require('../../pkg/nodejs/agent_world_wasm.js');
+let n = 0;
+const name = (base) => `${base} ${process.pid} ${++n}`;
+
+test('a JS provider streams text and reasoning into the engine and sees the built input', async () => {
+  const world = await AgentWorld.create({ name: name('Custom') });
+  const requests = [];
+  world.registerProvider({
+    async *stream(request) {
+      requests.push(request);
+      yield { reasoning: 'thinking…' };
+      for (const piece of ['Hello', ' from', ' JavaScript']) yield piece;
+    },
+  });
+  await world.addAgent({ name: 'Local', provider: 'custom', model: 'in-page-model',
+    systemPrompt: 'Be brief.', temperature: 0.3 });
+  const sse = [];
+  world.on('sse', (e) => sse.push(e));
+  const replies = [];
+  world.on('message', (m) => m.sender === 'local' && replies.push(m.content));
+  await world.send('hi there');
+  await world.idle();
+  assert.deepEqual(replies, ['Hello from JavaScript']);
+  assert.deepEqual(sse.map((e) => e.type), ['start', 'reasoning', 'chunk', 'chunk', 'chunk', 'end']);
+  assert.deepEqual(requests[0].messages, [
+    { role: 'system', content: 'Be brief.' },
+    { role: 'user', content: 'hi there' },
+  ]);
+  assert.equal(requests[0].model, 'in-page-model');
+  assert.equal(requests[0].temperature, 0.3);
+});
+
+test('stop() aborts the provider signal and calls the iterator return()', async () => {
+  const world = await AgentWorld.create({ name: name('Custom Stop') });
+  let signal;
+  let returned = false;
+  world.registerProvider({
+    stream(_request, options) {
+      signal = options.signal;
+      let i = 0;
+      return {
+        [Symbol.asyncIterator]() { return this; },
+        next: () => new Promise((resolve) => setTimeout(() => resolve({ done: false, value: `piece${i++} ` }), 20)),
+        return: async () => { returned = true; return { done: true }; },
+      };
+    },
+  });
+  await world.addAgent({ name: 'Slow', provider: 'custom', model: 'm' });
+  const sse = [];
+  world.on('sse', (e) => sse.push(e));
+  await world.send('go');
+  while (!sse.some((e) => e.type === 'chunk')) await new Promise((r) => setTimeout(r, 5));
+  world.stop();
+  await world.idle();
+  assert.equal(signal.aborted, true);
+  assert.equal(returned, true);
+  const err = sse.find((e) => e.type === 'error');
+  assert.match(err.error, /cancelled/);
+  assert.ok(err.partialContent.startsWith('piece0'));
+});
+
+test('a provider that throws fails the call with its message; a wrong object fails at once', async () => {
+  const world = await AgentWorld.create({ name: name('Custom Throw') });
+  world.registerProvider({ async *stream() { yield 'partial'; throw new Error('model crashed'); } });
+  await world.addAgent({ name: 'Fragile', provider: 'custom', model: 'm' });
+  const system = [];
+  world.on('system', (e) => e.type === 'error' && system.push(e));
+  await world.send('hello');
+  await world.idle();
+  assert.equal(system[0].code, 'llm_error');
+  assert.match(system[0].message, /model crashed/);
+  assert.throws(() => world.registerProvider({ complete() {} }), (e) => e.code === 'invalid_input'
+    && /stream/.test(e.message));
+  // Without a registered provider, a custom agent's call says what is missing.
+  world.registerProvider(null);
+  await world.send('again');
+  await world.idle();
+  assert.equal(system.at(-1).code, 'provider_not_configured');
+});

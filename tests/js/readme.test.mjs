@@ -1,0 +1,46 @@
+// The README's quick start, executed as written against the mock LLM: only the import path
+// (the built package) and the provider's baseUrl (the mock) are changed.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, writeFile, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { startMockLlm } from '../mock-llm/server.mjs';
+
+const root = new URL('../../', import.meta.url);
+
+test('the README quick start runs and both agents stream their replies', async () => {
+  const readme = await readFile(new URL('README.md', root), 'utf8');
+  const section = readme.slice(readme.indexOf('## Quick start'));
+  const snippet = section.match(/```js\n([\s\S]*?)```/)[1];
+  const mock = await startMockLlm({ port: 0, delayMs: 0 });
+  try {
+    const pkg = new URL('pkg/nodejs/agent_world_wasm.js', root).pathname;
+    const code = snippet
+      .replace('from "agent-world-wasm"', `from ${JSON.stringify(pkg)}`)
+      .replace('{ apiKey: "sk-..." }', `{ apiKey: "sk-...", baseUrl: ${JSON.stringify(`${mock.url}/v1`)} }`);
+    assert.notEqual(code, snippet, 'the snippet changed shape: update this test');
+    const dir = await mkdtemp(join(tmpdir(), 'aww-readme-'));
+    const file = join(dir, 'quickstart.mjs');
+    await writeFile(file, code);
+    const { stdout } = await promisify(execFile)(process.execPath, [file], { timeout: 30_000 });
+    const lines = stdout.split('\n').filter((l) => l.startsWith('['));
+    assert.equal(lines[0], '[HUMAN] Should we rewrite our backend in Rust?');
+    const about = (l, q) => l.includes(`About "${q}"`);
+    const first = 'Should we rewrite our backend in Rust?';
+    const second = '@bob, what is the biggest risk?';
+    // Both answer the public message; only Bob answers the one addressed to him.
+    assert.equal(lines.filter((l) => l.startsWith('[alice]') && about(l, first)).length, 1, stdout);
+    assert.equal(lines.filter((l) => l.startsWith('[bob]') && about(l, first)).length, 1, stdout);
+    assert.ok(lines.includes(`[HUMAN] ${second}`), stdout);
+    assert.equal(lines.filter((l) => about(l, second)).length, 1, stdout);
+    assert.ok(lines.at(-1).startsWith('[bob]') && about(lines.at(-1), second), stdout);
+    assert.equal(lines.filter((l) => l.startsWith('[alice]')).length, 1, stdout);
+    // The replies streamed: the chunks were printed before each final line.
+    assert.ok(stdout.split('\n').some((l) => l.includes('here. About') && !l.startsWith('[')), stdout);
+  } finally {
+    await mock.close();
+  }
+});
