@@ -4,5 +4,7 @@
 
 pub mod clock;
 pub mod fetch;
+pub mod idb_schema;
+pub mod idb_store;
 pub mod llm_fetch;
 pub mod timer;
