@@ -45,3 +45,13 @@ async fn a_newer_version_elsewhere_closes_this_connection() {
 async fn a_foreign_database_is_refused() {
     idb_support::a_foreign_database_is_refused().await;
 }
+
+#[wasm_bindgen_test]
+async fn a_delete_elsewhere_closes_this_connection() {
+    idb_support::a_delete_elsewhere_closes_this_connection().await;
+}
+
+#[wasm_bindgen_test]
+fn dom_exceptions_map_to_typed_errors() {
+    idb_support::dom_exceptions_map_to_typed_errors();
+}

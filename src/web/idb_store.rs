@@ -288,7 +288,7 @@ impl IdbStore {
         match tx.commit().await {
             Ok(()) => Ok(()),
             Err(e) => Err(self.closed_error().unwrap_or_else(|| match raw_tx.error() {
-                Some(dom) => map_dom_error("committing the batch", &dom.name(), &dom.message()),
+                Some(dom) => store_error_from_dom_exception("committing the batch", &dom),
                 None => map_idb_error("committing the batch", e),
             })),
         }
@@ -819,11 +819,19 @@ fn map_dom_error(context: &str, name: &str, message: &str) -> StoreError {
     }
 }
 
+/// Maps a DOMException thrown by IndexedDB (here or in a JS-supplied store) to a
+/// [`StoreError`] by its `name`: `QuotaExceededError` → `QuotaExceeded`, `VersionError` →
+/// `Version`, `ConstraintError` → `Invalid`, `AbortError` and everything else → `Backend`.
+/// `context` says what was being done ("committing the batch").
+pub fn store_error_from_dom_exception(context: &str, e: &web_sys::DomException) -> StoreError {
+    map_dom_error(context, &e.name(), &e.message())
+}
+
 fn map_idb_error(context: &str, e: IdbError) -> StoreError {
     match e {
         IdbError::DomException(dom) => {
             let dom: web_sys::DomException = dom.into();
-            map_dom_error(context, &dom.name(), &dom.message())
+            store_error_from_dom_exception(context, &dom)
         }
         IdbError::MissingData(UnexpectedDataError::TransactionAborted) => StoreError::Backend(
             format!("{context}: the transaction was aborted and nothing was written; retry"),

@@ -12,7 +12,7 @@ use agent_world_wasm::core::store::{
 };
 use agent_world_wasm::core::store_contract::{self, agent, chat, world};
 use agent_world_wasm::web::clock::new_id;
-use agent_world_wasm::web::idb_store::{IdbStore, SCHEMA_VERSION};
+use agent_world_wasm::web::idb_store::{store_error_from_dom_exception, IdbStore, SCHEMA_VERSION};
 use indexed_db_futures::database::Database;
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::TransactionMode;
@@ -489,4 +489,39 @@ pub async fn a_foreign_database_is_refused() {
         "{err:?}"
     );
     delete_db(&name).await;
+}
+
+/// Deleting the database elsewhere (another tab's "delete all data") is not blocked by this
+/// connection either, and later calls say what happened.
+pub async fn a_delete_elsewhere_closes_this_connection() {
+    let name = fresh_name();
+    let s = open(&name).await;
+    s.apply(seed()).await.unwrap();
+    delete_db(&name).await;
+    let err = s.list_worlds().await.unwrap_err();
+    assert!(
+        matches!(err, StoreError::Backend(ref m) if m.contains("deleted")),
+        "{err:?}"
+    );
+    // A new connection starts from an empty database.
+    let fresh = open(&name).await;
+    assert!(fresh.list_worlds().await.unwrap().is_empty());
+    drop((s, fresh));
+    delete_db(&name).await;
+}
+
+/// DOMException names map to typed errors (a quota error cannot be provoked reliably in a
+/// test browser, so the mapping is checked on constructed exceptions).
+pub fn dom_exceptions_map_to_typed_errors() {
+    let map = |name: &str| {
+        let e = web_sys::DomException::new_with_message_and_name("boom", name).unwrap();
+        store_error_from_dom_exception("committing the batch", &e)
+    };
+    assert!(
+        matches!(map("QuotaExceededError"), StoreError::QuotaExceeded(m) if m.contains("boom"))
+    );
+    assert!(matches!(map("VersionError"), StoreError::Version(_)));
+    assert!(matches!(map("ConstraintError"), StoreError::Invalid(_)));
+    assert!(matches!(map("AbortError"), StoreError::Backend(m) if m.contains("aborted")));
+    assert!(matches!(map("UnknownError"), StoreError::Backend(m) if m.contains("UnknownError")));
 }
