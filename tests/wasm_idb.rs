@@ -55,3 +55,8 @@ async fn a_delete_elsewhere_closes_this_connection() {
 fn dom_exceptions_map_to_typed_errors() {
     idb_support::dom_exceptions_map_to_typed_errors();
 }
+
+#[wasm_bindgen_test]
+async fn ops_see_earlier_deletes_of_the_batch() {
+    idb_support::ops_see_earlier_deletes_of_the_batch().await;
+}

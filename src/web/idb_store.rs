@@ -8,12 +8,13 @@
 //!   all six, so an export is a consistent snapshot). Read transactions are dropped, not
 //!   committed: indexed_db_futures aborts a dropped transaction, which discards nothing in a
 //!   read-only one;
-//! - [`Store::apply`] is ONE `readwrite` transaction over all six stores. The ops run in order and
-//!   each is checked against the transaction's own view of the data (which includes the
-//!   earlier ops of the batch) before it writes: the same rules as the memory store (missing
-//!   world or chat, duplicate message id → [`StoreError::Invalid`]). The first failing check
-//!   aborts the transaction, so nothing of the batch is written; otherwise the batch ends with
-//!   `commit().await`.
+//! - [`Store::apply`] is ONE `readwrite` transaction over all six stores, in two passes. First
+//!   every op is validated with reads only, against the data in the transaction plus the
+//!   effects of the earlier ops of the batch: the memory store's rules (missing world or chat,
+//!   duplicate message id → [`StoreError::Invalid`]). An invalid batch aborts the transaction
+//!   before anything was written. Then every op is performed, and the batch ends with
+//!   `commit().await`; a failure while writing (quota, disk) aborts the transaction, which
+//!   rolls back the writes already made.
 //! - Only IndexedDB requests are awaited while a transaction is open: awaiting anything else
 //!   (a timer, fetch, a JS promise) would let the browser auto-commit it half-way.
 //!
@@ -270,18 +271,11 @@ impl IdbStore {
                 memory: self.store(&tx, MEMORY)?,
                 states: self.store(&tx, AGENT_STATES)?,
             };
-            let mut batch = Batch::default();
-            let mut outcome = Ok(());
-            for op in ops {
-                if let Err(e) = batch.run(&stores, op).await {
-                    outcome = Err(e);
-                    break;
-                }
-            }
-            outcome
+            validate_then_write(&stores, ops).await
         };
         if let Err(e) = outcome {
-            // Roll back everything the batch wrote so far; the abort's own result adds nothing.
+            // Roll back whatever was written (nothing, when validation failed); the abort's own
+            // result adds nothing to the error.
             let _ = tx.abort().await;
             return Err(self.closed_error().unwrap_or(e));
         }
@@ -293,6 +287,19 @@ impl IdbStore {
             })),
         }
     }
+}
+
+/// The two passes of `apply` inside its transaction: check every op (reads only), then write.
+async fn validate_then_write(stores: &Stores<'_>, ops: Vec<StoreOp>) -> Result<(), StoreError> {
+    let mut validation = Validation::default();
+    for op in &ops {
+        validation.check(stores, op).await?;
+    }
+    let mut batch = Batch::default();
+    for op in ops {
+        batch.run(stores, op).await?;
+    }
+    Ok(())
 }
 
 impl Drop for IdbStore {
@@ -331,12 +338,10 @@ struct Stores<'t> {
     states: ObjectStore<'t>,
 }
 
-/// What one `apply` has learned so far (saves a request per op in long batches). Only facts
-/// the batch itself cannot invalidate behind our back: deletes remove them.
+/// The write pass of one `apply` (runs only after [`Validation`] accepted the whole batch).
+/// Caches the next sequence numbers so a long batch asks the database once per chat.
 #[derive(Default)]
 struct Batch {
-    live_worlds: HashSet<String>,
-    live_chats: HashSet<(String, String)>,
     /// Next `seq` per message key prefix `[world, chat]`.
     message_seq: HashMap<(String, String), f64>,
     /// Next `seq` per memory key prefix `[world, chat, agent]`.
@@ -353,7 +358,6 @@ impl Batch {
                     world,
                 };
                 put(&s.worlds, &row, "writing a world").await?;
-                self.live_worlds.insert(row.world_id);
             }
             StoreOp::DeleteWorld { world_id } => {
                 let w = world_id.as_str();
@@ -362,11 +366,8 @@ impl Batch {
                 for store in [&s.agents, &s.chats, &s.messages, &s.memory, &s.states] {
                     delete(store, prefix_range(&[w]), ctx).await?;
                 }
-                self.live_worlds.remove(w);
-                self.live_chats.retain(|(cw, _)| cw != w);
             }
             StoreOp::PutAgent { world_id, agent } => {
-                self.require_world(s, &world_id).await?;
                 let k: JsValue = key(&[&world_id, &agent.id]).into();
                 let existing: Option<AgentRow> =
                     get_row(&s.agents, &k, AGENTS, "reading an agent").await?;
@@ -384,7 +385,6 @@ impl Batch {
                 put(&s.agents, &row, "writing an agent").await?;
             }
             StoreOp::DeleteAgent { world_id, agent_id } => {
-                self.require_world(s, &world_id).await?;
                 let (w, a) = (world_id.as_str(), agent_id.as_str());
                 let ctx = "deleting an agent";
                 delete(&s.agents, KeyRange::Only(key(&[w, a]).into()), ctx).await?;
@@ -401,7 +401,6 @@ impl Batch {
                 }
             }
             StoreOp::PutChat(chat) => {
-                self.require_world(s, &chat.world_id).await?;
                 let row = ChatRow {
                     v: RECORD_VERSION,
                     world_id: chat.world_id.clone(),
@@ -409,7 +408,6 @@ impl Batch {
                     chat,
                 };
                 put(&s.chats, &row, "writing a chat").await?;
-                self.live_chats.insert((row.world_id, row.chat_id));
             }
             StoreOp::DeleteChat { world_id, chat_id } => {
                 let (w, c) = (world_id.as_str(), chat_id.as_str());
@@ -418,28 +416,12 @@ impl Batch {
                 for store in [&s.messages, &s.memory, &s.states] {
                     delete(store, prefix_range(&[w, c]), ctx).await?;
                 }
-                self.live_chats.remove(&(world_id, chat_id));
             }
             StoreOp::AppendMessage {
                 world_id,
                 chat_id,
                 message,
             } => {
-                self.require_chat(s, &world_id, &chat_id).await?;
-                let by_id = s
-                    .messages
-                    .index(MESSAGES_BY_ID)
-                    .map_err(|e| map_idb_error("opening the message-id index", e))?;
-                let id_key: JsValue = key(&[&world_id, &chat_id, &message.message_id]).into();
-                if get_index_key(&by_id, id_key, "checking a message id")
-                    .await?
-                    .is_some()
-                {
-                    return Err(StoreError::Invalid(format!(
-                        "message {:?} already exists in chat {chat_id:?}",
-                        message.message_id
-                    )));
-                }
                 let prefix = (world_id.clone(), chat_id.clone());
                 let seq = match self.message_seq.get(&prefix) {
                     Some(seq) => *seq,
@@ -462,7 +444,6 @@ impl Batch {
                 agent_id,
                 entry,
             } => {
-                self.require_chat(s, &world_id, &chat_id).await?;
                 let prefix = (world_id.clone(), chat_id.clone(), agent_id.clone());
                 let seq = match self.memory_seq.get(&prefix) {
                     Some(seq) => *seq,
@@ -492,7 +473,6 @@ impl Batch {
                 chat_id,
                 state,
             } => {
-                self.require_chat(s, &world_id, &chat_id).await?;
                 let row = StateRow {
                     v: RECORD_VERSION,
                     world_id,
@@ -505,32 +485,140 @@ impl Batch {
         }
         Ok(())
     }
+}
+
+/// The check pass of one `apply`: every op against the data as it stands in the transaction
+/// plus the effects of the earlier ops of the batch, with reads only (the rules of the memory
+/// store). Nothing is written until the whole batch passes, so an invalid batch leaves the
+/// database untouched even before the transaction is aborted.
+#[derive(Default)]
+struct Validation {
+    /// Whether a world exists, from a lookup or an earlier op of the batch.
+    worlds: HashMap<String, bool>,
+    /// Whether a chat exists, likewise.
+    chats: HashMap<(String, String), bool>,
+    /// Worlds deleted earlier in the batch: their stored chats and messages are gone.
+    cleared_worlds: HashSet<String>,
+    /// Chats deleted earlier in the batch: their stored messages are gone.
+    cleared_chats: HashSet<(String, String)>,
+    /// Message ids appended earlier in the batch (and not deleted since).
+    new_ids: HashSet<(String, String, String)>,
+}
+
+impl Validation {
+    async fn check(&mut self, s: &Stores<'_>, op: &StoreOp) -> Result<(), StoreError> {
+        match op {
+            StoreOp::PutWorld(w) => {
+                self.worlds.insert(w.id.clone(), true);
+            }
+            StoreOp::DeleteWorld { world_id } => {
+                self.worlds.insert(world_id.clone(), false);
+                self.cleared_worlds.insert(world_id.clone());
+                self.chats.retain(|(w, _), _| w != world_id);
+                self.new_ids.retain(|(w, _, _)| w != world_id);
+            }
+            StoreOp::PutAgent { world_id, .. } | StoreOp::DeleteAgent { world_id, .. } => {
+                self.require_world(s, world_id).await?;
+            }
+            StoreOp::PutChat(c) => {
+                self.require_world(s, &c.world_id).await?;
+                self.chats.insert((c.world_id.clone(), c.id.clone()), true);
+            }
+            StoreOp::DeleteChat { world_id, chat_id } => {
+                let pair = (world_id.clone(), chat_id.clone());
+                self.chats.insert(pair.clone(), false);
+                self.new_ids
+                    .retain(|(w, c, _)| (w, c) != (&pair.0, &pair.1));
+                self.cleared_chats.insert(pair);
+            }
+            StoreOp::ClearMemory { .. } => {}
+            StoreOp::AppendMessage {
+                world_id,
+                chat_id,
+                message,
+            } => {
+                self.require_chat(s, world_id, chat_id).await?;
+                let id = (
+                    world_id.clone(),
+                    chat_id.clone(),
+                    message.message_id.clone(),
+                );
+                let duplicate = self.new_ids.contains(&id) || {
+                    // Stored messages count only if the batch has not deleted them already.
+                    let pair = (world_id.clone(), chat_id.clone());
+                    !self.cleared_worlds.contains(world_id)
+                        && !self.cleared_chats.contains(&pair)
+                        && self.stored_message(s, &id).await?
+                };
+                if duplicate {
+                    return Err(StoreError::Invalid(format!(
+                        "message {:?} already exists in chat {chat_id:?}",
+                        message.message_id
+                    )));
+                }
+                self.new_ids.insert(id);
+            }
+            StoreOp::AppendMemory {
+                world_id, chat_id, ..
+            }
+            | StoreOp::PutAgentState {
+                world_id, chat_id, ..
+            } => {
+                self.require_chat(s, world_id, chat_id).await?;
+            }
+        }
+        Ok(())
+    }
 
     async fn require_world(&mut self, s: &Stores<'_>, w: &str) -> Result<(), StoreError> {
-        if self.live_worlds.contains(w) {
-            return Ok(());
+        let live = match self.worlds.get(w) {
+            Some(live) => *live,
+            None => {
+                let found = get_key(&s.worlds, JsValue::from_str(w), "checking a world").await?;
+                self.worlds.insert(w.to_string(), found.is_some());
+                found.is_some()
+            }
+        };
+        if live {
+            Ok(())
+        } else {
+            Err(StoreError::Invalid(format!("world {w:?} does not exist")))
         }
-        let found = get_key(&s.worlds, JsValue::from_str(w), "checking a world").await?;
-        if found.is_none() {
-            return Err(StoreError::Invalid(format!("world {w:?} does not exist")));
-        }
-        self.live_worlds.insert(w.to_string());
-        Ok(())
     }
 
     async fn require_chat(&mut self, s: &Stores<'_>, w: &str, c: &str) -> Result<(), StoreError> {
         let pair = (w.to_string(), c.to_string());
-        if self.live_chats.contains(&pair) {
-            return Ok(());
-        }
-        let found = get_key(&s.chats, key(&[w, c]).into(), "checking a chat").await?;
-        if found.is_none() {
-            return Err(StoreError::Invalid(format!(
+        let live = match self.chats.get(&pair) {
+            Some(live) => *live,
+            // The world was deleted earlier in the batch and the chat not put again.
+            None if self.cleared_worlds.contains(w) => false,
+            None => {
+                let found = get_key(&s.chats, key(&[w, c]).into(), "checking a chat").await?;
+                self.chats.insert(pair, found.is_some());
+                found.is_some()
+            }
+        };
+        if live {
+            Ok(())
+        } else {
+            Err(StoreError::Invalid(format!(
                 "chat {c:?} does not exist in world {w:?}"
-            )));
+            )))
         }
-        self.live_chats.insert(pair);
-        Ok(())
+    }
+
+    async fn stored_message(
+        &self,
+        s: &Stores<'_>,
+        (w, c, id): &(String, String, String),
+    ) -> Result<bool, StoreError> {
+        let by_id = s
+            .messages
+            .index(MESSAGES_BY_ID)
+            .map_err(|e| map_idb_error("opening the message-id index", e))?;
+        let id_key: JsValue = key(&[w, c, id]).into();
+        let found = get_index_key(&by_id, id_key, "checking a message id").await?;
+        Ok(found.is_some())
     }
 }
 

@@ -525,3 +525,41 @@ pub fn dom_exceptions_map_to_typed_errors() {
     assert!(matches!(map("AbortError"), StoreError::Backend(m) if m.contains("aborted")));
     assert!(matches!(map("UnknownError"), StoreError::Backend(m) if m.contains("UnknownError")));
 }
+
+/// Ops see the effects of earlier ops of the same batch: a chat deleted and re-created in one
+/// batch starts empty, so re-appending an id it used to hold is not a duplicate; a chat of a
+/// world deleted earlier in the batch no longer exists.
+pub async fn ops_see_earlier_deletes_of_the_batch() {
+    let name = fresh_name();
+    let s = open(&name).await;
+    s.apply(seed()).await.unwrap();
+    s.apply(vec![
+        StoreOp::DeleteChat {
+            world_id: "w".into(),
+            chat_id: "c".into(),
+        },
+        StoreOp::PutChat(chat("w", "c")),
+        append("w", "c", "m1"),
+    ])
+    .await
+    .unwrap();
+    assert_eq!(ids(&s.messages("w", "c", None, 10).await.unwrap()), ["m1"]);
+    assert!(s.last_memory("w", "c", "a", 10).await.unwrap().is_empty());
+    let err = s
+        .apply(vec![
+            StoreOp::DeleteWorld {
+                world_id: "w".into(),
+            },
+            StoreOp::PutWorld(world("w")),
+            append("w", "c", "m2"),
+        ])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Invalid(ref m) if m.contains("chat")),
+        "{err:?}"
+    );
+    assert_eq!(ids(&s.messages("w", "c", None, 10).await.unwrap()), ["m1"]);
+    drop(s);
+    delete_db(&name).await;
+}
