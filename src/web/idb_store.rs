@@ -24,9 +24,12 @@
 //!
 //! Connection life: when another tab opens the database with a higher version (or deletes it),
 //! the `versionchange` handler closes this connection at once, so that tab's upgrade is never
-//! blocked by us; every later call returns [`StoreError::Version`] instead of hanging. An open
-//! that is itself blocked by an older connection that does not close fails with
-//! [`StoreError::Blocked`].
+//! blocked by us; every later call fails at once with a clear error instead of hanging
+//! ([`StoreError::Version`] after an upgrade, [`StoreError::Backend`] after a delete, `close()`
+//! or the browser dropping the connection). An open that is itself blocked by an older
+//! connection that does not close fails with [`StoreError::Blocked`]; the caller may retry once
+//! the other tab is closed. `delete_database` has no such escape: it waits until connections
+//! from other code close (ours close themselves).
 //!
 //! Errors: DOMException names are mapped to [`StoreError`] variants (`QuotaExceededError` →
 //! `QuotaExceeded`, `VersionError` → `Version`, `AbortError` or an aborted transaction →
