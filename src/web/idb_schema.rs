@@ -54,10 +54,14 @@ pub const MESSAGES_BY_ID: &str = "byMessageId";
 /// Every object store (an `apply` transaction spans all of them).
 pub const ALL_STORES: [&str; 6] = [WORLDS, AGENTS, CHATS, MESSAGES, MEMORY, AGENT_STATES];
 
-/// One migration: brings the database from `version - 1` to `version`.
+/// One migration: brings the database from `version - 1` to `version`. It gets the database
+/// (to create or delete stores) and the version-change transaction (to reach existing stores:
+/// add an index, rewrite records with a cursor). indexed_db_futures' upgrade callback does not
+/// hand that transaction over, so [`IdbStore::open`](super::idb_store::IdbStore::open) takes
+/// it from the open request.
 pub struct Step {
     pub version: u32,
-    pub apply: fn(&Database) -> Result<(), IdbError>,
+    pub apply: fn(&Database, &web_sys::IdbTransaction) -> Result<(), IdbError>,
 }
 
 /// The migrations, oldest first. Append; never edit a released step.
@@ -67,19 +71,24 @@ pub const UPGRADE_STEPS: &[Step] = &[Step {
 }];
 
 /// Runs the steps above `old_version` up to `new_version` (the `upgradeneeded` handler).
-pub fn upgrade(db: &Database, old_version: f64, new_version: Option<f64>) -> Result<(), IdbError> {
+pub fn upgrade(
+    db: &Database,
+    tx: &web_sys::IdbTransaction,
+    old_version: f64,
+    new_version: Option<f64>,
+) -> Result<(), IdbError> {
     let new_version = new_version.unwrap_or(f64::from(DB_VERSION));
     for step in UPGRADE_STEPS {
         let v = f64::from(step.version);
         if v > old_version && v <= new_version {
-            (step.apply)(db)?;
+            (step.apply)(db, tx)?;
         }
     }
     Ok(())
 }
 
-/// Version 1: the six stores and the message-id index.
-fn v1(db: &Database) -> Result<(), IdbError> {
+/// Version 1: the six stores and the message-id index (a fresh database: no transaction work).
+fn v1(db: &Database, _tx: &web_sys::IdbTransaction) -> Result<(), IdbError> {
     db.create_object_store(WORLDS)
         .with_key_path(KeyPath::from("worldId"))
         .build()?;

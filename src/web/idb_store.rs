@@ -36,7 +36,7 @@
 //! `Backend`, `ConstraintError` → `Invalid`); an unreadable record → `Backend` naming the store
 //! and key, a record from a newer format → `Version`. Stored data never causes a panic.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
@@ -108,14 +108,27 @@ impl IdbStore {
     /// database was not made by this store.
     pub async fn open(db_name: &str) -> Result<IdbStore, StoreError> {
         let (blocked, on_blocked) = blocked_signal();
+        // The upgrade steps need the version-change transaction, which only the open request
+        // carries; it is filled in right after `build`, long before `upgradeneeded` fires.
+        let raw_request: Rc<RefCell<Option<web_sys::IdbOpenDbRequest>>> = Rc::default();
+        let on_upgrade = {
+            let raw_request = raw_request.clone();
+            move |event: VersionChangeEvent, db: Database| {
+                let tx = raw_request.borrow().as_ref().and_then(|r| r.transaction());
+                let Some(tx) = tx else {
+                    let msg = "the upgrade has no version-change transaction; reload the page";
+                    return Err(JsValue::from(js_sys::Error::new(msg)).into());
+                };
+                super::idb_schema::upgrade(&db, &tx, event.old_version(), event.new_version())
+            }
+        };
         let request = Database::open(db_name)
             .with_version(DB_VERSION)
             .with_on_blocked(on_blocked)
-            .with_on_upgrade_needed(|event: VersionChangeEvent, db: Database| {
-                super::idb_schema::upgrade(&db, event.old_version(), event.new_version())
-            })
+            .with_on_upgrade_needed(on_upgrade)
             .build()
             .map_err(|e| open_error(db_name, e))?;
+        *raw_request.borrow_mut() = Some(request.as_sys().clone());
         let request = Box::pin(request);
         match select(request, blocked).await {
             Either::Left((opened, _)) => {
