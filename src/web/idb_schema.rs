@@ -2,18 +2,19 @@
 //! database version, the object stores with their key paths and indexes, the record shapes, and
 //! the versioned upgrade steps.
 //!
-//! | store          | key path                                   | index                                              | record            |
-//! |----------------|--------------------------------------------|----------------------------------------------------|-------------------|
-//! | `worlds`       | `worldId`                                  |                                                    | [`WorldRow`]      |
-//! | `agents`       | `[worldId, agentId]`                       |                                                    | [`AgentRow`]      |
-//! | `chats`        | `[worldId, chatId]`                        |                                                    | [`ChatRow`]       |
-//! | `messages`     | `[worldId, chatId, seq]`                   | `byMessageId` on `[worldId, chatId, messageId]`, unique | [`MessageRow`] |
-//! | `memory`       | `[worldId, chatId, agentId, seq]`          |                                                    | [`MemoryRow`]     |
-//! | `agent_states` | `[worldId, chatId, agentId]`               |                                                    | [`StateRow`]      |
+//! | store          | key path                          | index                                        | record         |
+//! |----------------|-----------------------------------|----------------------------------------------|----------------|
+//! | `worlds`       | `worldId`                         |                                              | [`WorldRow`]   |
+//! | `agents`       | `[worldId, agentId]`              |                                              | [`AgentRow`]   |
+//! | `chats`        | `[worldId, chatId]`               |                                              | [`ChatRow`]    |
+//! | `messages`     | `[worldId, chatId, seq]`          | `byMessageId`: `[worldId, chatId, messageId]`, unique | [`MessageRow`] |
+//! | `memory`       | `[worldId, chatId, agentId, seq]` |                                              | [`MemoryRow`]  |
+//! | `agent_states` | `[worldId, chatId, agentId]`      |                                              | [`StateRow`]   |
 //!
 //! Why compound keys: every "everything of a world / chat / agent in a chat" question is a key
 //! range on a key prefix (see [`prefix_range`]), so reads, paging and cascading deletes never scan
-//! another world's data and need no secondary index. `seq` is a per-chat (messages) or per
+//! another world's data and need no secondary index (a "chats by world" index would duplicate
+//! the `[worldId, …]` prefix of the primary key). `seq` is a per-chat (messages) or per
 //! agent-and-chat (memory) counter that only grows, so key order is append order and the last
 //! `n` are a reverse cursor walk. `agents` carry an `order` field (first-put order, the routing
 //! order of spec §4) because their key order is alphabetical.
