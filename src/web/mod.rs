@@ -5,5 +5,7 @@
 pub mod clock;
 pub mod custom_provider;
 pub mod fetch;
+pub mod idb_schema;
+pub mod idb_store;
 pub mod llm_fetch;
 pub mod timer;

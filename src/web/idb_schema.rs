@@ -1,0 +1,211 @@
+//! The IndexedDB schema of [`IdbStore`](super::idb_store::IdbStore), declared in one place: the
+//! database version, the object stores with their key paths and indexes, the record shapes, and
+//! the versioned upgrade steps.
+//!
+//! | store          | key path                          | index                                        | record         |
+//! |----------------|-----------------------------------|----------------------------------------------|----------------|
+//! | `worlds`       | `worldId`                         |                                              | [`WorldRow`]   |
+//! | `agents`       | `[worldId, agentId]`              |                                              | [`AgentRow`]   |
+//! | `chats`        | `[worldId, chatId]`               |                                              | [`ChatRow`]    |
+//! | `messages`     | `[worldId, chatId, seq]`          | `byMessageId`: `[worldId, chatId, messageId]`, unique | [`MessageRow`] |
+//! | `memory`       | `[worldId, chatId, agentId, seq]` |                                              | [`MemoryRow`]  |
+//! | `agent_states` | `[worldId, chatId, agentId]`      |                                              | [`StateRow`]   |
+//!
+//! Why compound keys: every "everything of a world / chat / agent in a chat" question is a key
+//! range on a key prefix (see [`prefix_range`]), so reads, paging and cascading deletes never scan
+//! another world's data and need no secondary index (a "chats by world" index would duplicate
+//! the `[worldId, …]` prefix of the primary key). `seq` is a per-chat (messages) or per
+//! agent-and-chat (memory) counter that only grows, so key order is append order and the last
+//! `n` are a reverse cursor walk. `agents` carry an `order` field (first-put order, the routing
+//! order of spec §4) because their key order is alphabetical.
+//!
+//! Every record carries `v`, the record format version ([`RECORD_VERSION`]). A record without a
+//! readable `v` is corrupt; one with a larger `v` was written by a newer app. Both are reported
+//! as errors naming the record, never a panic.
+//!
+//! Migrations: [`UPGRADE_STEPS`] lists one step per database version. Opening runs the steps
+//! whose version is above the database's old version, in order, inside the browser's
+//! version-change transaction (atomic: a failing step leaves the old database). Version 2 is an
+//! added `Step { version: 2, apply: v2 }` and `DB_VERSION = 2`, never an edit of `v1`.
+
+use indexed_db_futures::database::Database;
+use indexed_db_futures::error::Error as IdbError;
+use indexed_db_futures::prelude::*;
+use indexed_db_futures::{KeyPath, KeyRange};
+use js_sys::Array;
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::JsValue;
+
+use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
+use crate::core::store::AgentChatState;
+
+/// The IndexedDB database version this code creates and understands.
+pub const DB_VERSION: u32 = 1;
+/// The format version written into every record's `v` field.
+pub const RECORD_VERSION: u32 = 1;
+
+pub const WORLDS: &str = "worlds";
+pub const AGENTS: &str = "agents";
+pub const CHATS: &str = "chats";
+pub const MESSAGES: &str = "messages";
+pub const MEMORY: &str = "memory";
+pub const AGENT_STATES: &str = "agent_states";
+/// Unique index of `messages` on `[worldId, chatId, messageId]`.
+pub const MESSAGES_BY_ID: &str = "byMessageId";
+/// Every object store (an `apply` transaction spans all of them).
+pub const ALL_STORES: [&str; 6] = [WORLDS, AGENTS, CHATS, MESSAGES, MEMORY, AGENT_STATES];
+
+/// One migration: brings the database from `version - 1` to `version`. It gets the database
+/// (to create or delete stores) and the version-change transaction (to reach existing stores:
+/// add an index, rewrite records with a cursor). indexed_db_futures' upgrade callback does not
+/// hand that transaction over, so [`IdbStore::open`](super::idb_store::IdbStore::open) takes
+/// it from the open request.
+pub struct Step {
+    pub version: u32,
+    pub apply: fn(&Database, &web_sys::IdbTransaction) -> Result<(), IdbError>,
+}
+
+/// The migrations, oldest first. Append; never edit a released step.
+pub const UPGRADE_STEPS: &[Step] = &[Step {
+    version: 1,
+    apply: v1,
+}];
+
+/// Runs the steps above `old_version` up to `new_version` (the `upgradeneeded` handler).
+pub fn upgrade(
+    db: &Database,
+    tx: &web_sys::IdbTransaction,
+    old_version: f64,
+    new_version: Option<f64>,
+) -> Result<(), IdbError> {
+    let new_version = new_version.unwrap_or(f64::from(DB_VERSION));
+    for step in UPGRADE_STEPS {
+        let v = f64::from(step.version);
+        if v > old_version && v <= new_version {
+            (step.apply)(db, tx)?;
+        }
+    }
+    Ok(())
+}
+
+/// Version 1: the six stores and the message-id index (a fresh database: no transaction work).
+fn v1(db: &Database, _tx: &web_sys::IdbTransaction) -> Result<(), IdbError> {
+    db.create_object_store(WORLDS)
+        .with_key_path(KeyPath::from("worldId"))
+        .build()?;
+    db.create_object_store(AGENTS)
+        .with_key_path(KeyPath::from(["worldId", "agentId"]))
+        .build()?;
+    db.create_object_store(CHATS)
+        .with_key_path(KeyPath::from(["worldId", "chatId"]))
+        .build()?;
+    let messages = db
+        .create_object_store(MESSAGES)
+        .with_key_path(KeyPath::from(["worldId", "chatId", "seq"]))
+        .build()?;
+    messages
+        .create_index(
+            MESSAGES_BY_ID,
+            KeyPath::from(["worldId", "chatId", "messageId"]),
+        )
+        .with_unique(true)
+        .build()?;
+    db.create_object_store(MEMORY)
+        .with_key_path(KeyPath::from(["worldId", "chatId", "agentId", "seq"]))
+        .build()?;
+    db.create_object_store(AGENT_STATES)
+        .with_key_path(KeyPath::from(["worldId", "chatId", "agentId"]))
+        .build()?;
+    Ok(())
+}
+
+/// A `worlds` record.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorldRow {
+    pub v: u32,
+    pub world_id: String,
+    pub world: WorldData,
+}
+
+/// An `agents` record; `order` is the first-put position within the world.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentRow {
+    pub v: u32,
+    pub world_id: String,
+    pub agent_id: String,
+    pub order: f64,
+    pub agent: Agent,
+}
+
+/// A `chats` record.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ChatRow {
+    pub v: u32,
+    pub world_id: String,
+    pub chat_id: String,
+    pub chat: Chat,
+}
+
+/// A `messages` record; `messageId` is copied out of `message` for the unique index.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MessageRow {
+    pub v: u32,
+    pub world_id: String,
+    pub chat_id: String,
+    pub seq: f64,
+    pub message_id: String,
+    pub message: Message,
+}
+
+/// A `memory` record.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MemoryRow {
+    pub v: u32,
+    pub world_id: String,
+    pub chat_id: String,
+    pub agent_id: String,
+    pub seq: f64,
+    pub entry: MemoryEntry,
+}
+
+/// An `agent_states` record.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StateRow {
+    pub v: u32,
+    pub world_id: String,
+    pub chat_id: String,
+    pub agent_id: String,
+    pub state: AgentChatState,
+}
+
+/// A compound key of string parts.
+pub fn key(parts: &[&str]) -> Array {
+    parts.iter().map(|p| JsValue::from_str(p)).collect()
+}
+
+/// A compound key of string parts followed by a sequence number.
+pub fn seq_key(parts: &[&str], seq: f64) -> JsValue {
+    let k = key(parts);
+    k.push(&JsValue::from_f64(seq));
+    k.into()
+}
+
+/// Every key that starts with `parts`: from `[..parts]` to `[..parts, []]`. An array sorts above
+/// every string and number key, so `[..parts, []]` is above every key under the prefix and
+/// below the next prefix (`["w"]` never reaches `["w2", …]`).
+pub fn prefix_range(parts: &[&str]) -> KeyRange<JsValue> {
+    let upper = key(parts);
+    upper.push(&Array::new());
+    KeyRange::Bound(key(parts).into(), false, upper.into(), false)
+}
+
+/// Keys under `parts` strictly below `[..parts, seq]`.
+pub fn below_range(parts: &[&str], seq: f64) -> KeyRange<JsValue> {
+    KeyRange::Bound(key(parts).into(), false, seq_key(parts, seq), true)
+}

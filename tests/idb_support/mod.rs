@@ -1,0 +1,565 @@
+//! The IndexedDB store's cases, written once and run in a Chromium page (`wasm_idb.rs`) and a
+//! Chromium dedicated worker (`wasm_idb_worker.rs`). Every case uses fresh randomly named
+//! databases and deletes them at the end.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use agent_world_wasm::core::model::{MemoryEntry, MemoryRole, Message, MessageKind, Timestamp};
+use agent_world_wasm::core::store::{
+    AgentChatState, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
+};
+use agent_world_wasm::core::store_contract::{self, agent, chat, world};
+use agent_world_wasm::web::clock::new_id;
+use agent_world_wasm::web::idb_store::{store_error_from_dom_exception, IdbStore, SCHEMA_VERSION};
+use indexed_db_futures::database::Database;
+use indexed_db_futures::prelude::*;
+use indexed_db_futures::transaction::TransactionMode;
+use wasm_bindgen::JsValue;
+
+pub fn fresh_name() -> String {
+    format!("aww-idb-test-{}", new_id())
+}
+
+async fn delete_db(name: &str) {
+    IdbStore::delete_database(name)
+        .await
+        .unwrap_or_else(|e| panic!("deleting {name}: {e}"));
+}
+
+async fn open(name: &str) -> IdbStore {
+    IdbStore::open(name)
+        .await
+        .unwrap_or_else(|e| panic!("opening {name}: {e}"))
+}
+
+/// A store that opens its (fresh, randomly named) database on first use: the contract's `make`
+/// is synchronous and opening IndexedDB is not.
+struct LazyIdb {
+    name: String,
+    inner: RefCell<Option<Rc<IdbStore>>>,
+}
+
+impl LazyIdb {
+    async fn get(&self) -> Rc<IdbStore> {
+        let existing = self.inner.borrow().clone();
+        if let Some(s) = existing {
+            return s;
+        }
+        let s = Rc::new(open(&self.name).await);
+        *self.inner.borrow_mut() = Some(s.clone());
+        s
+    }
+}
+
+impl Store for LazyIdb {
+    fn list_worlds(
+        &self,
+    ) -> LocalBoxFuture<'_, Result<Vec<agent_world_wasm::core::model::WorldData>, StoreError>> {
+        Box::pin(async move { self.get().await.list_worlds().await })
+    }
+    fn load_world<'a>(
+        &'a self,
+        w: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<agent_world_wasm::core::model::WorldData>, StoreError>>
+    {
+        Box::pin(async move { self.get().await.load_world(w).await })
+    }
+    fn agents<'a>(
+        &'a self,
+        w: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<agent_world_wasm::core::model::Agent>, StoreError>> {
+        Box::pin(async move { self.get().await.agents(w).await })
+    }
+    fn chats<'a>(
+        &'a self,
+        w: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<agent_world_wasm::core::model::Chat>, StoreError>> {
+        Box::pin(async move { self.get().await.chats(w).await })
+    }
+    fn agent_states<'a>(
+        &'a self,
+        w: &'a str,
+        c: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<AgentChatState>, StoreError>> {
+        Box::pin(async move { self.get().await.agent_states(w, c).await })
+    }
+    fn last_memory<'a>(
+        &'a self,
+        w: &'a str,
+        c: &'a str,
+        a: &'a str,
+        n: usize,
+    ) -> LocalBoxFuture<'a, Result<Vec<MemoryEntry>, StoreError>> {
+        Box::pin(async move { self.get().await.last_memory(w, c, a, n).await })
+    }
+    fn messages<'a>(
+        &'a self,
+        w: &'a str,
+        c: &'a str,
+        before: Option<&'a str>,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<Vec<Message>, StoreError>> {
+        Box::pin(async move { self.get().await.messages(w, c, before, limit).await })
+    }
+    fn dump<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>> {
+        Box::pin(async move { self.get().await.dump(w).await })
+    }
+    fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move { self.get().await.apply(ops).await })
+    }
+}
+
+/// The store contract, unchanged, with a fresh database per case.
+pub async fn contract_passes() {
+    let names: Rc<RefCell<Vec<String>>> = Rc::default();
+    let make = {
+        let names = names.clone();
+        move || {
+            let name = fresh_name();
+            names.borrow_mut().push(name.clone());
+            Rc::new(LazyIdb {
+                name,
+                inner: RefCell::new(None),
+            }) as Rc<dyn Store>
+        }
+    };
+    store_contract::run_store_contract(&make).await;
+    // Each case dropped its store (closing its connection), so the deletes are not blocked.
+    let names = names.borrow().clone();
+    assert!(names.len() >= 10, "one database per contract case");
+    for name in names {
+        delete_db(&name).await;
+    }
+}
+
+fn msg(chat_id: &str, id: &str) -> Message {
+    Message {
+        message_id: id.to_string(),
+        chat_id: Some(chat_id.to_string()),
+        sender: "HUMAN".into(),
+        content: format!("content of {id}"),
+        created_at: Timestamp(2),
+        reply_to_message_id: None,
+        kind: MessageKind::Message,
+    }
+}
+
+fn append(w: &str, c: &str, id: &str) -> StoreOp {
+    StoreOp::AppendMessage {
+        world_id: w.into(),
+        chat_id: c.into(),
+        message: msg(c, id),
+    }
+}
+
+fn remember(w: &str, c: &str, a: &str, id: &str) -> StoreOp {
+    StoreOp::AppendMemory {
+        world_id: w.into(),
+        chat_id: c.into(),
+        agent_id: a.into(),
+        entry: MemoryEntry {
+            role: MemoryRole::User,
+            content: format!("memory {id}"),
+            sender: Some("HUMAN".into()),
+            message_id: id.to_string(),
+            chat_id: Some(c.to_string()),
+            created_at: Timestamp(3),
+        },
+    }
+}
+
+fn put_state(w: &str, c: &str, a: &str, n: u32) -> StoreOp {
+    StoreOp::PutAgentState {
+        world_id: w.into(),
+        chat_id: c.into(),
+        state: AgentChatState {
+            agent_id: a.into(),
+            llm_call_count: n,
+            last_llm_call: Some(Timestamp(7)),
+        },
+    }
+}
+
+fn ids(v: &[Message]) -> Vec<String> {
+    v.iter().map(|m| m.message_id.clone()).collect()
+}
+
+fn seed() -> Vec<StoreOp> {
+    vec![
+        StoreOp::PutWorld(world("w")),
+        StoreOp::PutAgent {
+            world_id: "w".into(),
+            agent: agent("a"),
+        },
+        StoreOp::PutChat(chat("w", "c")),
+        append("w", "c", "m1"),
+        append("w", "c", "m2"),
+        remember("w", "c", "a", "e1"),
+        put_state("w", "c", "a", 4),
+    ]
+}
+
+/// Committed batches are on disk: a second connection sees them while the first is open, and
+/// a connection opened after closing both sees everything, appends continuing in order.
+pub async fn data_survives_closing_and_reopening() {
+    let name = fresh_name();
+    let first = open(&name).await;
+    first.apply(seed()).await.unwrap();
+    let second = open(&name).await;
+    assert_eq!(
+        ids(&second.messages("w", "c", None, 10).await.unwrap()),
+        ["m1", "m2"]
+    );
+    first.close();
+    second.close();
+    assert!(matches!(
+        first.load_world("w").await,
+        Err(StoreError::Backend(ref m)) if m.contains("closed")
+    ));
+    drop((first, second));
+
+    let third = open(&name).await;
+    assert_eq!(third.load_world("w").await.unwrap(), Some(world("w")));
+    assert_eq!(third.agents("w").await.unwrap(), vec![agent("a")]);
+    assert_eq!(third.chats("w").await.unwrap(), vec![chat("w", "c")]);
+    let mem = third.last_memory("w", "c", "a", 10).await.unwrap();
+    assert_eq!(mem.len(), 1);
+    let states = third.agent_states("w", "c").await.unwrap();
+    assert_eq!(states.first().map(|s| s.llm_call_count), Some(4));
+    // Appending after a reopen continues the sequence (no collision with stored seqs).
+    third.apply(vec![append("w", "c", "m3")]).await.unwrap();
+    assert_eq!(
+        ids(&third.messages("w", "c", None, 10).await.unwrap()),
+        ["m1", "m2", "m3"]
+    );
+    let dump = third.dump("w").await.unwrap();
+    assert_eq!(dump.chats.first().map(|c| c.messages.len()), Some(3));
+    drop(third);
+    delete_db(&name).await;
+}
+
+/// A duplicate message id in the middle of a batch fails it with `Invalid`, and a fresh
+/// connection sees nothing of the batch (not the writes before the duplicate, nor after).
+pub async fn a_failing_batch_writes_nothing() {
+    let name = fresh_name();
+    let s = open(&name).await;
+    s.apply(seed()).await.unwrap();
+    let batch = vec![
+        StoreOp::PutWorld(world("w2")),
+        StoreOp::PutChat(chat("w", "c2")),
+        append("w", "c2", "x1"),
+        append("w", "c", "m3"),
+        StoreOp::PutAgent {
+            world_id: "w".into(),
+            agent: agent("b"),
+        },
+        remember("w", "c", "a", "e2"),
+        put_state("w", "c", "a", 9),
+        StoreOp::DeleteAgent {
+            world_id: "w".into(),
+            agent_id: "a".into(),
+        },
+        append("w", "c", "m1"), // duplicate of a stored message
+        append("w", "c", "m4"),
+    ];
+    let err = s.apply(batch).await.unwrap_err();
+    assert!(
+        matches!(err, StoreError::Invalid(ref m) if m.contains("\"m1\"")),
+        "unexpected error {err:?}"
+    );
+    // A duplicate of a message appended earlier in the same batch fails too.
+    let err = s
+        .apply(vec![append("w", "c", "m9"), append("w", "c", "m9")])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Invalid(_)), "{err:?}");
+    s.close();
+    drop(s);
+
+    let fresh = open(&name).await;
+    assert_eq!(fresh.load_world("w2").await.unwrap(), None);
+    assert_eq!(fresh.chats("w").await.unwrap(), vec![chat("w", "c")]);
+    assert_eq!(
+        ids(&fresh.messages("w", "c", None, 10).await.unwrap()),
+        ["m1", "m2"]
+    );
+    assert!(fresh
+        .messages("w", "c2", None, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(fresh.agents("w").await.unwrap(), vec![agent("a")]);
+    assert_eq!(fresh.last_memory("w", "c", "a", 10).await.unwrap().len(), 1);
+    let states = fresh.agent_states("w", "c").await.unwrap();
+    assert_eq!(states.first().map(|s| s.llm_call_count), Some(4));
+    drop(fresh);
+    delete_db(&name).await;
+}
+
+/// Puts `value` (a JSON text) into `store` with a raw connection, bypassing `IdbStore`.
+async fn raw_put(name: &str, store: &str, value: &str) {
+    let db = Database::open(name).await.expect("raw open");
+    let tx = db
+        .transaction(store)
+        .with_mode(TransactionMode::Readwrite)
+        .build()
+        .expect("raw tx");
+    let value: JsValue = js_sys::JSON::parse(value).expect("json");
+    tx.object_store(store)
+        .expect("raw store")
+        .put(value)
+        .primitive()
+        .expect("raw put")
+        .await
+        .expect("raw put done");
+    tx.commit().await.expect("raw commit");
+    db.close();
+}
+
+/// 10,000 messages: pages at both ends and in the middle are right, and paging never reads
+/// the rest of the chat. Proven without timing: message #10 is overwritten with garbage, and
+/// every page that does not include it still reads fine (a full load would hit the garbage),
+/// while the page that includes it reports an error naming the store.
+pub async fn paging_over_ten_thousand_messages_is_bounded() {
+    let name = fresh_name();
+    let s = open(&name).await;
+    s.apply(vec![
+        StoreOp::PutWorld(world("w")),
+        StoreOp::PutChat(chat("w", "c")),
+    ])
+    .await
+    .unwrap();
+    for block in 0..5 {
+        let ops = (1..=2000)
+            .map(|i| append("w", "c", &format!("m{}", block * 2000 + i)))
+            .collect();
+        s.apply(ops).await.unwrap();
+    }
+    let page = |before: Option<&'static str>, limit: usize| {
+        let s = &s;
+        async move { ids(&s.messages("w", "c", before, limit).await.unwrap()) }
+    };
+    let want =
+        |from: usize, to: usize| -> Vec<String> { (from..=to).map(|i| format!("m{i}")).collect() };
+    assert_eq!(page(None, 50).await, want(9951, 10000));
+    assert_eq!(page(Some("m9951"), 50).await, want(9901, 9950));
+    assert_eq!(page(Some("m5001"), 3).await, want(4998, 5000));
+    assert_eq!(page(Some("m2001"), 1).await, want(2000, 2000));
+    assert_eq!(page(Some("m51"), 100).await, want(1, 50));
+    assert_eq!(page(Some("m1"), 100).await, Vec::<String>::new());
+    assert_eq!(page(Some("m10001"), 5).await, Vec::<String>::new());
+
+    // seq 10 holds m10 (seqs start at 1 and follow append order).
+    raw_put(
+        &name,
+        "messages",
+        r#"{"worldId":"w","chatId":"c","seq":10,"garbage":true}"#,
+    )
+    .await;
+    assert_eq!(page(None, 50).await, want(9951, 10000));
+    assert_eq!(page(Some("m5001"), 3).await, want(4998, 5000));
+    assert_eq!(page(Some("m9"), 8).await, want(1, 8));
+    // The garbage has no messageId, so the index no longer finds "m10": an unknown cursor.
+    assert_eq!(page(Some("m10"), 5).await, Vec::<String>::new());
+    assert_eq!(page(Some("m31"), 20).await, want(11, 30));
+    let err = s.messages("w", "c", Some("m12"), 5).await.unwrap_err();
+    assert!(
+        matches!(err, StoreError::Backend(ref m) if m.contains("unreadable messages record")),
+        "{err:?}"
+    );
+    drop(s);
+    delete_db(&name).await;
+}
+
+/// Records corrupted with raw IndexedDB give errors, not panics: a record without a format
+/// version, one with the right version but the wrong shape, and one from a newer format.
+pub async fn corrupted_records_give_errors() {
+    let name = fresh_name();
+    let s = open(&name).await;
+    s.apply(seed()).await.unwrap();
+
+    raw_put(&name, "worlds", r#"{"worldId":"junk","hello":1}"#).await;
+    let err = s.list_worlds().await.unwrap_err();
+    assert!(
+        matches!(err, StoreError::Backend(ref m) if m.contains("unreadable worlds record")),
+        "{err:?}"
+    );
+    assert!(s.load_world("junk").await.is_err());
+    assert_eq!(s.load_world("w").await.unwrap(), Some(world("w")));
+
+    raw_put(
+        &name,
+        "agents",
+        r#"{"v":1,"worldId":"w","agentId":"z","order":5,"agent":{"id":3}}"#,
+    )
+    .await;
+    let err = s.agents("w").await.unwrap_err();
+    assert!(
+        matches!(err, StoreError::Backend(ref m) if m.contains("unreadable agents record")),
+        "{err:?}"
+    );
+    // A batch that must read the corrupted record fails as a whole and writes nothing.
+    let err = s
+        .apply(vec![
+            append("w", "c", "m3"),
+            StoreOp::PutAgent {
+                world_id: "w".into(),
+                agent: agent("y"),
+            },
+        ])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Backend(_)), "{err:?}");
+    assert_eq!(
+        ids(&s.messages("w", "c", None, 10).await.unwrap()),
+        ["m1", "m2"]
+    );
+
+    raw_put(
+        &name,
+        "memory",
+        r#"{"v":99,"worldId":"w","chatId":"c","agentId":"a","seq":100,"entry":{}}"#,
+    )
+    .await;
+    let err = s.last_memory("w", "c", "a", 5).await.unwrap_err();
+    assert!(
+        matches!(err, StoreError::Version(ref m) if m.contains("memory")),
+        "{err:?}"
+    );
+
+    raw_put(
+        &name,
+        "agent_states",
+        r#"{"worldId":"w","chatId":"c","agentId":"q","state":"nonsense"}"#,
+    )
+    .await;
+    assert!(s.agent_states("w", "c").await.is_err());
+    assert!(s.dump("w").await.is_err());
+    drop(s);
+    delete_db(&name).await;
+}
+
+/// Another tab opening the database at a higher version: this connection closes at once (the
+/// upgrade is not blocked) and reports a clear `Version` error afterwards; reopening the newer
+/// database with this code fails with `Version` too.
+pub async fn a_newer_version_elsewhere_closes_this_connection() {
+    let name = fresh_name();
+    let s = open(&name).await;
+    s.apply(seed()).await.unwrap();
+    let newer = SCHEMA_VERSION + 1;
+    let other = Database::open(name.as_str())
+        .with_version(newer)
+        .with_on_upgrade_needed(|_, _| Ok(()))
+        .await
+        .expect("the upgrade must not be blocked by the old connection");
+    let err = s.load_world("w").await.unwrap_err();
+    assert!(
+        matches!(err, StoreError::Version(ref m) if m.contains("upgraded") && m.contains("reload")),
+        "{err:?}"
+    );
+    assert!(matches!(
+        s.apply(vec![append("w", "c", "m3")]).await,
+        Err(StoreError::Version(_))
+    ));
+    other.close();
+    let err = IdbStore::open(&name).await.unwrap_err();
+    assert!(matches!(err, StoreError::Version(_)), "{err:?}");
+    drop(s);
+    delete_db(&name).await;
+}
+
+/// A database of the right version that this store did not create is refused with a clear
+/// error instead of failing later.
+pub async fn a_foreign_database_is_refused() {
+    let name = fresh_name();
+    let db = Database::open(name.as_str())
+        .with_version(SCHEMA_VERSION)
+        .with_on_upgrade_needed(|_, db| {
+            db.create_object_store("kv").build()?;
+            Ok(())
+        })
+        .await
+        .expect("raw open");
+    db.close();
+    let err = IdbStore::open(&name).await.unwrap_err();
+    assert!(
+        matches!(err, StoreError::Backend(ref m) if m.contains("not created by this app")),
+        "{err:?}"
+    );
+    delete_db(&name).await;
+}
+
+/// Deleting the database elsewhere (another tab's "delete all data") is not blocked by this
+/// connection either, and later calls say what happened.
+pub async fn a_delete_elsewhere_closes_this_connection() {
+    let name = fresh_name();
+    let s = open(&name).await;
+    s.apply(seed()).await.unwrap();
+    delete_db(&name).await;
+    let err = s.list_worlds().await.unwrap_err();
+    assert!(
+        matches!(err, StoreError::Backend(ref m) if m.contains("deleted")),
+        "{err:?}"
+    );
+    // A new connection starts from an empty database.
+    let fresh = open(&name).await;
+    assert!(fresh.list_worlds().await.unwrap().is_empty());
+    drop((s, fresh));
+    delete_db(&name).await;
+}
+
+/// DOMException names map to typed errors (a quota error cannot be provoked reliably in a
+/// test browser, so the mapping is checked on constructed exceptions).
+pub fn dom_exceptions_map_to_typed_errors() {
+    let map = |name: &str| {
+        let e = web_sys::DomException::new_with_message_and_name("boom", name).unwrap();
+        store_error_from_dom_exception("committing the batch", &e)
+    };
+    assert!(
+        matches!(map("QuotaExceededError"), StoreError::QuotaExceeded(m) if m.contains("boom"))
+    );
+    assert!(matches!(map("VersionError"), StoreError::Version(_)));
+    assert!(matches!(map("ConstraintError"), StoreError::Invalid(_)));
+    assert!(matches!(map("AbortError"), StoreError::Backend(m) if m.contains("aborted")));
+    assert!(matches!(map("UnknownError"), StoreError::Backend(m) if m.contains("UnknownError")));
+}
+
+/// Ops see the effects of earlier ops of the same batch: a chat deleted and re-created in one
+/// batch starts empty, so re-appending an id it used to hold is not a duplicate; a chat of a
+/// world deleted earlier in the batch no longer exists.
+pub async fn ops_see_earlier_deletes_of_the_batch() {
+    let name = fresh_name();
+    let s = open(&name).await;
+    s.apply(seed()).await.unwrap();
+    s.apply(vec![
+        StoreOp::DeleteChat {
+            world_id: "w".into(),
+            chat_id: "c".into(),
+        },
+        StoreOp::PutChat(chat("w", "c")),
+        append("w", "c", "m1"),
+    ])
+    .await
+    .unwrap();
+    assert_eq!(ids(&s.messages("w", "c", None, 10).await.unwrap()), ["m1"]);
+    assert!(s.last_memory("w", "c", "a", 10).await.unwrap().is_empty());
+    let err = s
+        .apply(vec![
+            StoreOp::DeleteWorld {
+                world_id: "w".into(),
+            },
+            StoreOp::PutWorld(world("w")),
+            append("w", "c", "m2"),
+        ])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Invalid(ref m) if m.contains("chat")),
+        "{err:?}"
+    );
+    assert_eq!(ids(&s.messages("w", "c", None, 10).await.unwrap()), ["m1"]);
+    drop(s);
+    delete_db(&name).await;
+}

@@ -1,0 +1,62 @@
+//! Ring 3: the IndexedDB store in a dedicated Web Worker in headless Chromium (no `window`: the factory is found through the global scope): the store contract unchanged, plus
+//! persistence across connections, atomic batches, bounded paging, corrupted records and a
+//! newer version opened elsewhere (cases in `idb_support`).
+#![cfg(target_arch = "wasm32")]
+// A test that panics is a failing test; clippy does not see wasm_bindgen_test fns as tests.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod idb_support;
+
+use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
+
+wasm_bindgen_test_configure!(run_in_dedicated_worker);
+
+#[wasm_bindgen_test]
+async fn the_store_contract_passes_in_a_worker() {
+    idb_support::contract_passes().await;
+}
+
+#[wasm_bindgen_test]
+async fn data_survives_closing_and_reopening() {
+    idb_support::data_survives_closing_and_reopening().await;
+}
+
+#[wasm_bindgen_test]
+async fn a_failing_batch_writes_nothing() {
+    idb_support::a_failing_batch_writes_nothing().await;
+}
+
+#[wasm_bindgen_test]
+async fn paging_over_ten_thousand_messages_is_bounded() {
+    idb_support::paging_over_ten_thousand_messages_is_bounded().await;
+}
+
+#[wasm_bindgen_test]
+async fn corrupted_records_give_errors() {
+    idb_support::corrupted_records_give_errors().await;
+}
+
+#[wasm_bindgen_test]
+async fn a_newer_version_elsewhere_closes_this_connection() {
+    idb_support::a_newer_version_elsewhere_closes_this_connection().await;
+}
+
+#[wasm_bindgen_test]
+async fn a_foreign_database_is_refused() {
+    idb_support::a_foreign_database_is_refused().await;
+}
+
+#[wasm_bindgen_test]
+async fn a_delete_elsewhere_closes_this_connection() {
+    idb_support::a_delete_elsewhere_closes_this_connection().await;
+}
+
+#[wasm_bindgen_test]
+fn dom_exceptions_map_to_typed_errors() {
+    idb_support::dom_exceptions_map_to_typed_errors();
+}
+
+#[wasm_bindgen_test]
+async fn ops_see_earlier_deletes_of_the_batch() {
+    idb_support::ops_see_earlier_deletes_of_the_batch().await;
+}
