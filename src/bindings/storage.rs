@@ -1,10 +1,13 @@
 //! Where a world lives: the `storage` option of `AgentWorld.create/open/list/delete/import`.
 //!
-//! `"memory"` is one store shared by every world of this module instance (so `open` finds what
-//! `create` made, until the page or process ends). IndexedDB and application-supplied stores
-//! are added by the persistence work; until then asking for them is a clear error, never a
-//! silent fallback that would lose data the application expected to keep.
+//! `"indexeddb"` (the default wherever `globalThis.indexedDB` exists: pages and workers) is one
+//! database, [`DATABASE_NAME`], opened once per module instance and shared by every world.
+//! `"memory"` (the default elsewhere: Node, Deno, workerd) is one store shared by every world of
+//! this module instance, so `open` finds what `create` made until the page or process ends.
+//! Asking for IndexedDB where it does not exist is a clear error, never a silent fallback that
+//! would lose data the application expected to keep.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
@@ -12,9 +15,20 @@ use wasm_bindgen::prelude::*;
 use crate::bindings::error::invalid_argument;
 use crate::core::memory_store::MemoryStore;
 use crate::core::store::Store;
+use crate::web::idb_store::IdbStore;
+
+/// The IndexedDB database that holds every world of an origin.
+pub const DATABASE_NAME: &str = "agent-world-wasm";
 
 thread_local! {
     static MEMORY: Rc<MemoryStore> = Rc::new(MemoryStore::new());
+    static IDB: RefCell<Option<Rc<IdbStore>>> = const { RefCell::new(None) };
+}
+
+/// Whether this runtime has IndexedDB (pages and workers do; Node, Deno and workerd do not).
+pub fn indexeddb_available() -> bool {
+    js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("indexedDB"))
+        .is_ok_and(|v| v.is_object())
 }
 
 /// The storage choice read from an options object.
@@ -42,9 +56,14 @@ impl CommonOptions {
     /// Reads `storage` and `debug` from `options` (which may be undefined) and returns a copy
     /// of it without them.
     pub fn read(options: &JsValue, what: &str) -> Result<Self, JsValue> {
+        let default = if indexeddb_available() {
+            Storage::IndexedDb
+        } else {
+            Storage::Memory
+        };
         if options.is_undefined() || options.is_null() {
             return Ok(Self {
-                storage: Storage::Memory,
+                storage: default,
                 debug: false,
                 rest: js_sys::Object::new().into(),
             });
@@ -53,7 +72,7 @@ impl CommonOptions {
             return Err(invalid_argument(what, "must be an object"));
         }
         let storage = match get(options, "storage") {
-            v if v.is_undefined() || v.is_null() => Storage::Memory,
+            v if v.is_undefined() || v.is_null() => default,
             v => match v.as_string().as_deref() {
                 Some("memory") => Storage::Memory,
                 Some("indexeddb") => Storage::IndexedDb,
@@ -82,14 +101,32 @@ impl CommonOptions {
         })
     }
 
-    pub fn store(&self) -> Result<Rc<dyn Store>, JsValue> {
+    /// The store to use, opening the IndexedDB database on first use.
+    pub async fn store(&self) -> Result<Rc<dyn Store>, JsValue> {
         match self.storage {
             Storage::Memory => Ok(MEMORY.with(|m| m.clone() as Rc<dyn Store>)),
-            Storage::IndexedDb => Err(crate::bindings::error::agent_world_error(
-                "storage_unavailable",
-                "IndexedDB storage is not available in this build yet; pass { storage: \"memory\" }",
-                None,
-            )),
+            Storage::IndexedDb => {
+                if let Some(store) = IDB.with(|c| c.borrow().clone()) {
+                    return Ok(store);
+                }
+                if !indexeddb_available() {
+                    return Err(crate::bindings::error::agent_world_error(
+                        "storage_unavailable",
+                        "IndexedDB is not available in this runtime (Node, Deno and workerd have none); pass { storage: \"memory\" } or a store object",
+                        None,
+                    ));
+                }
+                let store = Rc::new(IdbStore::open(DATABASE_NAME).await.map_err(|e| {
+                    crate::bindings::error::agent_world_error(e.code(), &e.to_string(), None)
+                })?);
+                // Another call may have opened it while we awaited: keep the first.
+                let kept =
+                    IDB.with(|c| c.borrow_mut().get_or_insert_with(|| store.clone()).clone());
+                if !Rc::ptr_eq(&kept, &store) {
+                    store.close();
+                }
+                Ok(kept)
+            }
         }
     }
 }

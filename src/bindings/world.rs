@@ -72,9 +72,9 @@ pub struct AgentWorld {
     h: Rc<Handle>,
 }
 
-fn services(options: &CommonOptions) -> Result<(Services, Rc<FetchLlm>), JsValue> {
+async fn services(options: &CommonOptions) -> Result<(Services, Rc<FetchLlm>), JsValue> {
     let llm = Rc::new(FetchLlm::new(is_browser_like()));
-    let store = options.store()?;
+    let store = options.store().await?;
     Ok((
         Services {
             store,
@@ -103,7 +103,7 @@ impl AgentWorld {
     pub async fn create(options: JsValue) -> Result<AgentWorld, JsValue> {
         let options = CommonOptions::read(&options, "AgentWorld.create options")?;
         let input: CreateWorld = from_js(options.rest.clone(), "AgentWorld.create options")?;
-        let (svc, llm) = services(&options)?;
+        let (svc, llm) = services(&options).await?;
         let world = World::create(svc, input).await.map_err(from_world_error)?;
         world.set_debug(options.debug);
         Ok(wrap(world, llm))
@@ -117,7 +117,7 @@ impl AgentWorld {
     /// ```
     pub async fn open(id: String, options: JsValue) -> Result<AgentWorld, JsValue> {
         let options = CommonOptions::read(&options, "AgentWorld.open options")?;
-        let (svc, llm) = services(&options)?;
+        let (svc, llm) = services(&options).await?;
         let world = World::open(svc, &id).await.map_err(from_world_error)?;
         world.set_debug(options.debug);
         Ok(wrap(world, llm))
@@ -131,7 +131,7 @@ impl AgentWorld {
     /// ```
     pub async fn list(options: JsValue) -> Result<JsValue, JsValue> {
         let options = CommonOptions::read(&options, "AgentWorld.list options")?;
-        let store = options.store()?;
+        let store = options.store().await?;
         to_js(
             &World::list(store.as_ref())
                 .await
@@ -147,7 +147,7 @@ impl AgentWorld {
     /// ```
     pub async fn delete(id: String, options: JsValue) -> Result<bool, JsValue> {
         let options = CommonOptions::read(&options, "AgentWorld.delete options")?;
-        let store = options.store()?;
+        let store = options.store().await?;
         World::delete(store.as_ref(), &id)
             .await
             .map_err(from_world_error)
@@ -165,7 +165,7 @@ impl AgentWorld {
             invalid_argument("json", "must be a string (the result of world.export())")
         })?;
         let options = CommonOptions::read(&options, "AgentWorld.import options")?;
-        let (svc, llm) = services(&options)?;
+        let (svc, llm) = services(&options).await?;
         let world = World::import(svc, &json).await.map_err(from_world_error)?;
         world.set_debug(options.debug);
         Ok(wrap(world, llm))
@@ -362,6 +362,16 @@ impl AgentWorld {
     /// The agents, in the order they were added (the order they answer in).
     pub fn agents(&self) -> Result<JsValue, JsValue> {
         to_js(&self.h.world.agents())
+    }
+
+    /// What an agent remembers of the current chat (the window its next LLM call starts from),
+    /// oldest first; `undefined` for an unknown agent.
+    #[wasm_bindgen(js_name = agentMemory)]
+    pub fn agent_memory(&self, agent_id: String) -> Result<JsValue, JsValue> {
+        match self.h.world.agent_memory(&agent_id) {
+            Some(memory) => to_js(&memory),
+            None => Ok(JsValue::UNDEFINED),
+        }
     }
 
     /// Changes the world's settings.
