@@ -455,3 +455,42 @@ fn input_bounds_name_prompt_temperature_tokens_history() {
     }));
     assert!(ok.is_ok());
 }
+
+#[test]
+fn message_event_payload_has_every_field_and_ids_are_unique() {
+    let h = harness();
+    h.add("alice");
+    h.llm.reply("alice", "hi");
+    h.send("hello");
+    let ms = h.of(Topic::Message);
+    assert_eq!(ms.len(), 2);
+    let chat = h.world.current_chat().unwrap().id;
+    for m in &ms {
+        for k in [
+            "messageId",
+            "chatId",
+            "sender",
+            "content",
+            "kind",
+            "createdAt",
+        ] {
+            assert!(m.get(k).is_some(), "{k} in {m}");
+        }
+        assert_eq!(m["chatId"], chat.as_str());
+        assert_eq!(m["kind"], "message");
+        assert!(!m["messageId"].as_str().unwrap().is_empty());
+    }
+    assert!(ms[0].get("replyToMessageId").is_none());
+    assert_eq!(ms[1]["replyToMessageId"], ms[0]["messageId"]);
+    assert_ne!(ms[0]["messageId"], ms[1]["messageId"]);
+    assert_eq!(ms[0]["createdAt"], "2026-11-18T11:06:41.000Z");
+}
+
+#[test]
+fn message_event_carries_chat_id_null_with_session_mode_off() {
+    let h = harness();
+    block_on(h.world.set_session_mode(false)).unwrap();
+    h.send("hello");
+    let m = &h.of(Topic::Message)[0];
+    assert!(m.get("chatId").is_some_and(Value::is_null), "{m}");
+}
