@@ -683,3 +683,23 @@ fn updated_at_changes_on_append_and_rename() {
     let c2 = block_on(h.world.rename_chat(&c1.id, "Other")).unwrap();
     assert!(c2.updated_at > c1.updated_at);
 }
+
+#[test]
+fn delete_unknown_chat_returns_false_with_no_event_and_no_change() {
+    let h = harness();
+    let before = h.world.list_chats();
+    h.clear_events();
+    assert!(!block_on(h.world.delete_chat("missing")).unwrap());
+    assert!(h.system("chat-deleted").is_empty());
+    assert_eq!(h.world.list_chats(), before);
+}
+
+#[test]
+fn clear_agent_memory_counter_reset_is_persisted() {
+    let h = harness();
+    h.add("alice");
+    h.llm.reply("alice", "a");
+    h.send("hello");
+    block_on(h.world.clear_agent_memory("alice")).unwrap();
+    assert_eq!(h.reopen().agent("alice").unwrap().llm_call_count, 0);
+}

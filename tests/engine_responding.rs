@@ -946,3 +946,12 @@ fn step5_non_streaming_failure_still_emits_start_and_error() {
     assert_eq!(kinds, vec!["start", "error"]);
     assert_eq!(h.count("alice"), 1);
 }
+
+#[test]
+fn step5_m_stays_in_memory_after_an_empty_reply() {
+    let h = harness();
+    h.add("alice");
+    h.llm.reply("alice", " \n ");
+    h.send("hello");
+    assert_eq!(h.memory("alice"), vec![("user".into(), "hello".into())]);
+}
