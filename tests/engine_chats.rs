@@ -703,3 +703,17 @@ fn clear_agent_memory_counter_reset_is_persisted() {
     block_on(h.world.clear_agent_memory("alice")).unwrap();
     assert_eq!(h.reopen().agent("alice").unwrap().llm_call_count, 0);
 }
+
+#[test]
+fn chat_saved_and_chat_title_updated_carry_the_chat_id() {
+    let h = harness();
+    let id = h.world.current_chat().unwrap().id;
+    h.send("What is 2+2?");
+    let saved = h.system("chat-saved");
+    assert_eq!(saved[0]["chatId"], id.as_str());
+    assert_eq!(saved[0]["messageCount"], 1);
+    let t = h.system("chat-title-updated");
+    assert_eq!(t[0]["chatId"], id.as_str());
+    assert_eq!(t[0]["name"], "What is 2+2?");
+    assert_eq!(t[0]["titleSource"], "auto");
+}

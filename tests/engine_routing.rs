@@ -511,3 +511,18 @@ fn section7_queue_defaults_are_100_pending_and_concurrency_one() {
     assert_eq!(full.len(), 2);
     assert!(full.iter().all(|e| e["code"] == "queue_full"));
 }
+
+#[test]
+fn rule8_the_reset_applies_to_every_agent_not_only_the_addressed_ones() {
+    let h = harness();
+    h.add("alice");
+    h.add("bob");
+    h.llm.reply("alice", "a");
+    h.llm.reply("bob", "b");
+    h.send_as("@alice @bob go", Some("carol"));
+    assert_eq!((h.count("alice"), h.count("bob")), (1, 1));
+    h.llm.reply("alice", "a2");
+    h.send("@alice only you");
+    assert_eq!(h.count("alice"), 1, "reset to 0, then this call");
+    assert_eq!(h.count("bob"), 0, "bob was reset too, though not addressed");
+}
