@@ -717,3 +717,20 @@ fn chat_saved_and_chat_title_updated_carry_the_chat_id() {
     assert_eq!(t[0]["name"], "What is 2+2?");
     assert_eq!(t[0]["titleSource"], "auto");
 }
+
+#[test]
+fn llm_title_uses_the_last_human_message_before_the_world_is_idle() {
+    // Spec ambiguity: several human messages before idle → the last one (and its first reply).
+    let h = llm_title_harness();
+    h.llm.reply("titler", "Two");
+    h.clock.advance(1000);
+    block_on(h.world.send("first question", None)).unwrap();
+    block_on(h.world.send("second question", None)).unwrap();
+    block_on(h.world.run_until_idle());
+    let calls = h.llm.calls_to("titler");
+    assert_eq!(calls.len(), 1);
+    assert_eq!(
+        calls[0].messages[0].content,
+        "Write a short title (at most 6 words) for a chat that starts with:\nUser: second question"
+    );
+}

@@ -955,3 +955,22 @@ fn step5_m_stays_in_memory_after_an_empty_reply() {
     h.send("hello");
     assert_eq!(h.memory("alice"), vec![("user".into(), "hello".into())]);
 }
+
+#[test]
+fn step5_whitespace_only_partial_text_is_reported_but_not_kept_as_interrupted() {
+    // Spec ambiguity: a blank partial text is carried by the SSE error, not kept in the chat.
+    let h = harness();
+    h.add("alice");
+    h.llm.script(
+        "alice",
+        vec![
+            Step::Text(" \n ".into()),
+            Step::Fail(LlmError::Custom {
+                message: "x".into(),
+            }),
+        ],
+    );
+    h.send("hello");
+    assert_eq!(h.sse("error")[0]["partialContent"], " \n ");
+    assert_eq!(h.transcript().len(), 1);
+}
