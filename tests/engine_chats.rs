@@ -510,3 +510,227 @@ fn world_crud_create_exists_open_list_delete() {
     assert!(!block_on(World::delete(&*h.store, "test-world")).unwrap());
     assert!(block_on(World::list(&*h.store)).unwrap().is_empty());
 }
+
+#[test]
+fn new_chat_reuse_keeps_id_name_and_title_source() {
+    let h = harness();
+    let c = h.world.current_chat().unwrap();
+    block_on(h.world.rename_chat(&c.id, "Planning")).unwrap();
+    let r = block_on(h.world.new_chat()).unwrap();
+    assert_eq!(r.id, c.id);
+    assert_eq!(r.name, "Planning");
+    assert_eq!(r.title_source, TitleSource::Manual);
+    assert_eq!(h.world.list_chats().len(), 1);
+    assert!(h.system("new-chat-created").is_empty());
+}
+
+#[test]
+fn new_chat_resets_every_agent_and_the_reset_is_persisted() {
+    let h = harness();
+    h.add("alice");
+    h.llm.reply("alice", "a");
+    h.send("hello");
+    block_on(h.world.new_chat()).unwrap();
+    let w2 = h.reopen();
+    assert_eq!(w2.agent("alice").unwrap().llm_call_count, 0);
+    assert!(w2.agent_memory("alice").unwrap().is_empty());
+    assert_eq!(w2.info().current_chat_id, h.world.info().current_chat_id);
+}
+
+/// A chat `one` with a message, then chat `two` current with alice streaming (hanging) and
+/// bob queued for "Hello everyone!"; `leave` runs while alice's call hangs.
+fn leave_while_busy<F>(leave: F) -> (H, String, String)
+where
+    F: FnOnce(World, String) -> futures_util::future::LocalBoxFuture<'static, ()>,
+{
+    let h = harness();
+    h.add("alice");
+    h.add("bob");
+    h.send_as("a note", Some("system"));
+    let one = h.world.current_chat().unwrap().id;
+    block_on(h.world.new_chat()).unwrap();
+    let two = h.world.current_chat().unwrap().id;
+    h.llm
+        .script("alice", vec![Step::Text("x".into()), Step::Hang]);
+    h.llm.reply("bob", "late");
+    h.clock.advance(1000);
+    block_on(h.world.send("Hello everyone!", None)).unwrap();
+    h.clear_events();
+    let fut = leave(h.world.clone(), one.clone());
+    block_on(futures_util::future::join(h.world.run_until_idle(), fut));
+    (h, one, two)
+}
+
+fn assert_left_calls_cancelled(h: &H) {
+    assert_eq!(h.sse("start").len(), 2, "the queued call emits start too");
+    let errs = h.sse("error");
+    assert_eq!(errs.len(), 2);
+    assert!(errs.iter().all(|e| e["error"] == "openai: cancelled"));
+    let sys = h.system("error");
+    assert_eq!(sys.len(), 2);
+    assert!(sys.iter().all(|e| e["code"] == "llm_aborted"));
+    assert_eq!(h.calls("bob"), 0);
+    assert!(h.of(Topic::Message).is_empty(), "nothing lands anywhere");
+}
+
+#[test]
+fn load_chat_cancels_the_left_chats_calls_and_a_queued_one_keeps_its_turn() {
+    let (h, one, two) = leave_while_busy(|w, one| {
+        Box::pin(async move {
+            w.load_chat(&one).await.unwrap();
+        })
+    });
+    assert_left_calls_cancelled(&h);
+    assert_eq!(block_on(h.world.messages(&one, None, 10)).unwrap().len(), 1);
+    assert_eq!(block_on(h.world.messages(&two, None, 10)).unwrap().len(), 1);
+    block_on(h.world.load_chat(&two)).unwrap();
+    assert_eq!(h.count("bob"), 1, "the cancelled queued call kept its turn");
+    assert_eq!(h.count("alice"), 1);
+}
+
+#[test]
+fn delete_current_chat_cancels_its_calls_so_no_reply_lands_in_the_next_one() {
+    let (h, one, two) = leave_while_busy(|w, _| {
+        Box::pin(async move {
+            let id = w.current_chat().unwrap().id;
+            assert!(w.delete_chat(&id).await.unwrap());
+        })
+    });
+    assert_left_calls_cancelled(&h);
+    assert_eq!(h.world.current_chat().unwrap().id, one);
+    assert_eq!(block_on(h.world.messages(&one, None, 10)).unwrap().len(), 1);
+    assert!(block_on(h.world.messages(&two, None, 10)).is_err());
+}
+
+#[test]
+fn clear_agent_memory_with_session_mode_off_empties_ram() {
+    let h = harness();
+    h.add("alice");
+    block_on(h.world.set_session_mode(false)).unwrap();
+    h.llm.reply("alice", "a");
+    h.send("hello");
+    assert_eq!(h.memory("alice").len(), 2);
+    h.clear_events();
+    block_on(h.world.clear_agent_memory("alice")).unwrap();
+    assert!(h.memory("alice").is_empty());
+    assert_eq!(h.count("alice"), 0);
+    assert_eq!(h.of(Topic::World)[0]["type"], "agent-updated");
+}
+
+#[test]
+fn session_mode_off_still_persists_world_and_agent_settings() {
+    let h = harness();
+    block_on(h.world.set_session_mode(false)).unwrap();
+    h.add("alice");
+    block_on(h.world.update(agent_world_wasm::core::model::WorldPatch {
+        turn_limit: Some(7.0),
+        ..Default::default()
+    }))
+    .unwrap();
+    let w2 = h.reopen();
+    assert_eq!(w2.agents().len(), 1);
+    assert_eq!(w2.info().turn_limit, 7);
+    assert!(w2.info().current_chat_id.is_none());
+}
+
+#[test]
+fn world_fields_all_persist() {
+    let h = llm_title_harness();
+    block_on(h.world.update(agent_world_wasm::core::model::WorldPatch {
+        description: Some(Some("about".into())),
+        history_limit: Some(4),
+        ..Default::default()
+    }))
+    .unwrap();
+    assert_eq!(h.reopen().info(), h.world.info());
+}
+
+#[test]
+fn llm_title_prompt_uses_the_first_reply_to_the_human_message() {
+    let h = llm_title_harness();
+    h.add("alice");
+    h.add("bob");
+    h.llm.reply("alice", "Alice first.");
+    h.llm.reply("bob", "Bob second.");
+    h.llm.reply("titler", "Greetings");
+    h.send("Hello everyone, plan the week");
+    let calls = h.llm.calls_to("titler");
+    assert_eq!(calls.len(), 1);
+    assert_eq!(
+        calls[0].messages[0].content,
+        "Write a short title (at most 6 words) for a chat that starts with:\nUser: Hello everyone, plan the week\nalice: Alice first."
+    );
+}
+
+#[test]
+fn llm_title_is_not_a_turn_and_emits_no_sse_even_without_agents() {
+    let h = llm_title_harness();
+    h.llm.reply("titler", "Lonely question");
+    h.send("Is anyone there?");
+    assert_eq!(h.llm.calls_to("titler").len(), 1);
+    assert!(h.of(Topic::Sse).is_empty());
+    assert_eq!(h.world.current_chat().unwrap().name, "Lonely question");
+}
+
+#[test]
+fn updated_at_changes_on_append_and_rename() {
+    let h = harness();
+    let c0 = h.world.current_chat().unwrap();
+    h.send("hello");
+    let c1 = h.world.current_chat().unwrap();
+    assert!(c1.updated_at > c0.updated_at);
+    h.clock.advance(500);
+    let c2 = block_on(h.world.rename_chat(&c1.id, "Other")).unwrap();
+    assert!(c2.updated_at > c1.updated_at);
+}
+
+#[test]
+fn delete_unknown_chat_returns_false_with_no_event_and_no_change() {
+    let h = harness();
+    let before = h.world.list_chats();
+    h.clear_events();
+    assert!(!block_on(h.world.delete_chat("missing")).unwrap());
+    assert!(h.system("chat-deleted").is_empty());
+    assert_eq!(h.world.list_chats(), before);
+}
+
+#[test]
+fn clear_agent_memory_counter_reset_is_persisted() {
+    let h = harness();
+    h.add("alice");
+    h.llm.reply("alice", "a");
+    h.send("hello");
+    block_on(h.world.clear_agent_memory("alice")).unwrap();
+    assert_eq!(h.reopen().agent("alice").unwrap().llm_call_count, 0);
+}
+
+#[test]
+fn chat_saved_and_chat_title_updated_carry_the_chat_id() {
+    let h = harness();
+    let id = h.world.current_chat().unwrap().id;
+    h.send("What is 2+2?");
+    let saved = h.system("chat-saved");
+    assert_eq!(saved[0]["chatId"], id.as_str());
+    assert_eq!(saved[0]["messageCount"], 1);
+    let t = h.system("chat-title-updated");
+    assert_eq!(t[0]["chatId"], id.as_str());
+    assert_eq!(t[0]["name"], "What is 2+2?");
+    assert_eq!(t[0]["titleSource"], "auto");
+}
+
+#[test]
+fn llm_title_uses_the_last_human_message_before_the_world_is_idle() {
+    // Spec ambiguity: several human messages before idle → the last one (and its first reply).
+    let h = llm_title_harness();
+    h.llm.reply("titler", "Two");
+    h.clock.advance(1000);
+    block_on(h.world.send("first question", None)).unwrap();
+    block_on(h.world.send("second question", None)).unwrap();
+    block_on(h.world.run_until_idle());
+    let calls = h.llm.calls_to("titler");
+    assert_eq!(calls.len(), 1);
+    assert_eq!(
+        calls[0].messages[0].content,
+        "Write a short title (at most 6 words) for a chat that starts with:\nUser: second question"
+    );
+}

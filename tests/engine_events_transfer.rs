@@ -455,3 +455,144 @@ fn input_bounds_name_prompt_temperature_tokens_history() {
     }));
     assert!(ok.is_ok());
 }
+
+#[test]
+fn message_event_payload_has_every_field_and_ids_are_unique() {
+    let h = harness();
+    h.add("alice");
+    h.llm.reply("alice", "hi");
+    h.send("hello");
+    let ms = h.of(Topic::Message);
+    assert_eq!(ms.len(), 2);
+    let chat = h.world.current_chat().unwrap().id;
+    for m in &ms {
+        for k in [
+            "messageId",
+            "chatId",
+            "sender",
+            "content",
+            "kind",
+            "createdAt",
+        ] {
+            assert!(m.get(k).is_some(), "{k} in {m}");
+        }
+        assert_eq!(m["chatId"], chat.as_str());
+        assert_eq!(m["kind"], "message");
+        assert!(!m["messageId"].as_str().unwrap().is_empty());
+    }
+    assert!(ms[0].get("replyToMessageId").is_none());
+    assert_eq!(ms[1]["replyToMessageId"], ms[0]["messageId"]);
+    assert_ne!(ms[0]["messageId"], ms[1]["messageId"]);
+    assert_eq!(ms[0]["createdAt"], "2026-11-18T11:06:41.000Z");
+}
+
+#[test]
+fn message_event_carries_chat_id_null_with_session_mode_off() {
+    let h = harness();
+    block_on(h.world.set_session_mode(false)).unwrap();
+    h.send("hello");
+    let m = &h.of(Topic::Message)[0];
+    assert!(m.get("chatId").is_some_and(Value::is_null), "{m}");
+}
+
+fn keys(v: &Value) -> Vec<String> {
+    let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+    k.sort();
+    k
+}
+
+fn sorted(v: &[&str]) -> Vec<String> {
+    let mut k: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+    k.sort();
+    k
+}
+
+#[test]
+fn data_model_uses_the_js_field_names_of_section_1() {
+    let h = harness_with(agent_world_wasm::core::model::CreateWorld {
+        name: "Full".into(),
+        description: Some("d".into()),
+        chat_llm_provider: Some("openai".into()),
+        chat_llm_model: Some("titler".into()),
+        ..Default::default()
+    });
+    let w = serde_json::to_value(h.world.info()).unwrap();
+    assert_eq!(
+        keys(&w),
+        sorted(&[
+            "id",
+            "name",
+            "description",
+            "turnLimit",
+            "historyLimit",
+            "currentChatId",
+            "chatLLMProvider",
+            "chatLLMModel",
+            "createdAt",
+            "lastUpdated"
+        ])
+    );
+    h.add_with(NewAgent {
+        name: "Alice".into(),
+        provider: "openai".into(),
+        model: "alice".into(),
+        system_prompt: Some("p".into()),
+        temperature: Some(0.5),
+        max_tokens: Some(10),
+        history_limit: Some(5),
+        ..Default::default()
+    });
+    h.llm.reply("alice", "hi");
+    h.llm.reply("titler", "T");
+    h.send("hello");
+    let a = serde_json::to_value(h.world.agent("alice").unwrap()).unwrap();
+    assert_eq!(
+        keys(&a),
+        sorted(&[
+            "id",
+            "name",
+            "type",
+            "provider",
+            "model",
+            "systemPrompt",
+            "temperature",
+            "maxTokens",
+            "historyLimit",
+            "stream",
+            "llmCallCount",
+            "lastLLMCall",
+            "createdAt",
+            "lastActive",
+            "status"
+        ])
+    );
+    let c = serde_json::to_value(h.world.current_chat().unwrap()).unwrap();
+    assert_eq!(
+        keys(&c),
+        sorted(&[
+            "id",
+            "worldId",
+            "name",
+            "messageCount",
+            "titleSource",
+            "createdAt",
+            "updatedAt"
+        ])
+    );
+    let mem = h.world.agent_memory("alice").unwrap();
+    let m0 = serde_json::to_value(&mem[0]).unwrap();
+    assert_eq!(
+        keys(&m0),
+        sorted(&[
+            "role",
+            "content",
+            "sender",
+            "messageId",
+            "chatId",
+            "createdAt"
+        ])
+    );
+    let m1 = serde_json::to_value(&mem[1]).unwrap();
+    assert_eq!(m1["role"], "assistant");
+    assert!(m1.get("sender").is_none(), "own replies have no sender");
+}

@@ -817,3 +817,160 @@ fn everything_still_works_with_a_slow_store() {
     assert_eq!(senders, vec!["HUMAN", "alice", "bob"]);
     assert_eq!(h.memory("bob").len(), 2);
 }
+
+#[test]
+fn step3_counter_and_last_llm_call_are_persisted_when_the_message_is_published() {
+    let h = harness();
+    h.add("alice");
+    h.llm.reply("alice", "hi");
+    h.clock.advance(1000);
+    let now = agent_world_wasm::core::model::Timestamp(
+        agent_world_wasm::core::clock::Clock::now_ms(&*h.clock),
+    );
+    block_on(h.world.send("hello", None)).unwrap();
+    // Not run yet: the queued call has already used (and persisted) its turn.
+    let w2 = h.reopen();
+    let a = w2.agent("alice").unwrap();
+    assert_eq!(a.llm_call_count, 1);
+    assert_eq!(a.last_llm_call, Some(now));
+    assert_eq!(h.world.agent("alice").unwrap().last_llm_call, Some(now));
+}
+
+#[test]
+fn step7_done_tag_text_is_published_without_auto_mention_and_stored() {
+    let h = harness();
+    h.add("alice");
+    h.add("bob");
+    h.llm.reply("alice", "@bob All set. <world>done</world>");
+    h.send_as("@alice finish it", Some("bob"));
+    let t = h.transcript();
+    assert_eq!(t.len(), 2);
+    assert_eq!(
+        t[1].content, "All set.",
+        "no auto-mention after a world tag"
+    );
+    assert_eq!(
+        h.memory("alice"),
+        vec![
+            ("user".into(), "@alice finish it".into()),
+            ("assistant".into(), "All set.".into())
+        ]
+    );
+    assert_eq!(h.calls("bob"), 0);
+}
+
+#[test]
+fn step7_stop_tag_with_nothing_left_publishes_and_stores_nothing() {
+    let h = harness();
+    h.add("alice");
+    h.llm.reply("alice", "@bob\n<world>stop</world>");
+    h.send_as("@alice anything?", Some("bob"));
+    assert_eq!(h.transcript().len(), 1);
+    assert_eq!(
+        h.memory("alice"),
+        vec![("user".into(), "@alice anything?".into())]
+    );
+    assert!(
+        h.system("error").is_empty(),
+        "an empty stop is not an error"
+    );
+}
+
+#[test]
+fn step7_pass_reply_to_an_agent_is_not_auto_mentioned() {
+    let h = harness();
+    h.add("alice");
+    h.llm.reply("alice", "Over. <world>PASS</world>");
+    h.send_as("@alice your move", Some("bob"));
+    let t = h.transcript();
+    assert_eq!(t[1].content, "Over.");
+    assert_eq!(t[2].kind, MessageKind::Pass);
+    assert_eq!(t[2].content, "@human alice is passing control to you");
+}
+
+#[test]
+fn step7_empty_to_list_behaves_like_done() {
+    let h = harness();
+    h.add("alice");
+    h.llm.reply("alice", "Thanks. <world>to: , </world>");
+    h.send_as("@alice go", Some("bob"));
+    let t = h.transcript();
+    assert_eq!(t.len(), 2);
+    assert_eq!(t[1].content, "Thanks.");
+}
+
+#[test]
+fn step7_tag_inside_a_fenced_code_block_does_not_count() {
+    let h = harness();
+    h.add("alice");
+    let reply = "Write this:\n```\n<world>pass</world>\n```";
+    h.llm.reply("alice", reply);
+    h.send("how do I pass?");
+    let t = h.transcript();
+    assert_eq!(t.len(), 2, "no pass notice");
+    assert_eq!(t[1].content, reply);
+}
+
+#[test]
+fn step9_a_reply_to_the_world_is_auto_mentioned() {
+    // The contract: auto-mention unless the sender of M is `human` or this agent.
+    let h = harness();
+    h.add("alice");
+    h.llm.reply("alice", "Noted.");
+    h.send_as("The sun sets.", Some("World"));
+    assert_eq!(h.transcript()[1].content, "@World Noted.");
+}
+
+#[test]
+fn step5_non_streaming_failure_still_emits_start_and_error() {
+    let h = harness();
+    h.add_with(NewAgent {
+        name: "alice".into(),
+        provider: "openai".into(),
+        model: "alice".into(),
+        stream: Some(false),
+        ..Default::default()
+    });
+    h.llm.script(
+        "alice",
+        vec![Step::Fail(LlmError::Custom {
+            message: "nope".into(),
+        })],
+    );
+    h.send("hello");
+    let kinds: Vec<String> = h
+        .of(Topic::Sse)
+        .iter()
+        .map(|v| v["type"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(kinds, vec!["start", "error"]);
+    assert_eq!(h.count("alice"), 1);
+}
+
+#[test]
+fn step5_m_stays_in_memory_after_an_empty_reply() {
+    let h = harness();
+    h.add("alice");
+    h.llm.reply("alice", " \n ");
+    h.send("hello");
+    assert_eq!(h.memory("alice"), vec![("user".into(), "hello".into())]);
+}
+
+#[test]
+fn step5_whitespace_only_partial_text_is_reported_but_not_kept_as_interrupted() {
+    // Spec ambiguity: a blank partial text is carried by the SSE error, not kept in the chat.
+    let h = harness();
+    h.add("alice");
+    h.llm.script(
+        "alice",
+        vec![
+            Step::Text(" \n ".into()),
+            Step::Fail(LlmError::Custom {
+                message: "x".into(),
+            }),
+        ],
+    );
+    h.send("hello");
+    assert_eq!(h.sse("error")[0]["partialContent"], " \n ");
+    assert_eq!(h.transcript().len(), 1);
+}

@@ -388,3 +388,141 @@ fn debug_reason_names_the_turn_limit() {
     assert_eq!(tl.len(), 1);
     assert_eq!(tl[0]["reason"], "turn limit reached (1)");
 }
+
+#[test]
+fn send_rejects_an_empty_sender_string_and_uses_human_for_none() {
+    let h = harness();
+    let e = block_on(h.world.send("hi", Some(""))).unwrap_err();
+    assert_eq!(e.code(), "invalid_sender");
+    assert!(h.of(Topic::Message).is_empty(), "nothing was published");
+    let m = block_on(h.world.send("hi", None)).unwrap();
+    assert_eq!(m.sender, "HUMAN");
+}
+
+#[test]
+fn mentions_match_ids_only_test_underscore_agent_does_not_name_test_dash_agent() {
+    // A line-start mention of nobody: `test-agent` is not named, so it does not answer.
+    assert!(!responds("@test_agent please help", "user"));
+    assert!(!responds("@test_agent please help", "other-agent"));
+}
+
+#[test]
+fn rule2_engine_notices_are_never_answered_even_when_they_mention_an_agent() {
+    use agent_world_wasm::core::llm::types::LlmError;
+    use agent_world_wasm::core::testing::Step;
+    let h = harness();
+    h.world.set_debug(true);
+    h.add("alice");
+    h.add("bob");
+    // alice's call fails after streaming a hand-off to bob: it is kept as `interrupted`.
+    h.llm.script(
+        "alice",
+        vec![
+            Step::Text("@bob please finish this".into()),
+            Step::Fail(LlmError::Custom {
+                message: "cut".into(),
+            }),
+        ],
+    );
+    h.llm.reply("bob", "never");
+    h.send("@alice go");
+    let notice = h.transcript().pop().unwrap();
+    assert_eq!(notice.kind, MessageKind::Interrupted);
+    assert_eq!(notice.content, "@bob please finish this");
+    assert_eq!(h.calls("bob"), 0, "a notice is never answered");
+    let d: Vec<_> = h
+        .system("debug")
+        .into_iter()
+        .filter(|v| v["messageId"] == notice.message_id.as_str() && v["agent"] == "bob")
+        .collect();
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0]["decision"], "ignore");
+    assert_eq!(d[0]["reason"], "engine notices are never answered");
+}
+
+#[test]
+fn rule7_turn_limit_wording_is_verbatim_plural_included_for_limit_one() {
+    let h = harness_with(CreateWorld {
+        name: "One".into(),
+        turn_limit: Some(1.0),
+        ..Default::default()
+    });
+    h.add("alice");
+    h.llm.reply("alice", "one");
+    h.send_as("@alice first", Some("bob"));
+    h.send_as("@alice second", Some("bob"));
+    assert_eq!(
+        h.transcript().last().unwrap().content,
+        "@human Turn limit reached (1 LLM calls). Please take control of the conversation."
+    );
+}
+
+#[test]
+fn section4_decision_and_increment_happen_at_publish_saving_m_when_the_call_leaves_the_queue() {
+    use agent_world_wasm::core::llm::types::{ChatMessage, Role};
+    let h = harness();
+    h.add("alice");
+    h.llm.reply("alice", "a1");
+    h.llm.reply("alice", "a2");
+    h.clock.advance(1000);
+    block_on(h.world.send("@alice one", None)).unwrap();
+    assert_eq!(
+        h.count("alice"),
+        1,
+        "the turn is used when the message is published"
+    );
+    block_on(h.world.send("@alice two", None)).unwrap();
+    assert!(
+        h.memory("alice").is_empty(),
+        "M is saved when the call leaves the queue, not when it is queued"
+    );
+    block_on(h.world.run_until_idle());
+    let calls = h.llm.calls_to("alice");
+    assert_eq!(calls.len(), 2);
+    assert_eq!(
+        calls[0].messages,
+        vec![ChatMessage::new(Role::User, "@alice one")]
+    );
+    assert_eq!(
+        calls[1].messages,
+        vec![
+            ChatMessage::new(Role::User, "@alice one"),
+            ChatMessage::new(Role::Assistant, "a1"),
+            ChatMessage::new(Role::User, "@alice two"),
+        ],
+        "the input holds everything published before the call left the queue"
+    );
+}
+
+#[test]
+fn section7_queue_defaults_are_100_pending_and_concurrency_one() {
+    let h = harness();
+    for a in ["a", "b"] {
+        h.add(a);
+    }
+    // 50 public messages queue 100 calls: all accepted; the 101st is refused.
+    h.clock.advance(1000);
+    for i in 0..50 {
+        block_on(h.world.send(&format!("m{i}"), None)).unwrap();
+    }
+    assert!(h.system("error").is_empty());
+    block_on(h.world.send("one more", None)).unwrap();
+    let full = h.system("error");
+    assert_eq!(full.len(), 2);
+    assert!(full.iter().all(|e| e["code"] == "queue_full"));
+}
+
+#[test]
+fn rule8_the_reset_applies_to_every_agent_not_only_the_addressed_ones() {
+    let h = harness();
+    h.add("alice");
+    h.add("bob");
+    h.llm.reply("alice", "a");
+    h.llm.reply("bob", "b");
+    h.send_as("@alice @bob go", Some("carol"));
+    assert_eq!((h.count("alice"), h.count("bob")), (1, 1));
+    h.llm.reply("alice", "a2");
+    h.send("@alice only you");
+    assert_eq!(h.count("alice"), 1, "reset to 0, then this call");
+    assert_eq!(h.count("bob"), 0, "bob was reset too, though not addressed");
+}

@@ -19,6 +19,10 @@
 //! - If saving M to memory fails, the LLM is not called; the turn is spent and the failure is
 //!   reported as SSE `error` and system `error` with `storage_error`.
 //! - An LLM title call with no reply yet (no agent answered) sends the `User:` line alone.
+//! - When several human messages arrive before the world is idle, the LLM title is asked for
+//!   the last of them (and the first reply to it).
+//! - A partial text that is only whitespace is carried by the SSE `error` as `partialContent`
+//!   but not kept as an `interrupted` message (it would show as an empty message).
 
 use std::future::Future;
 use std::pin::Pin;

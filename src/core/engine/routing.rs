@@ -5,6 +5,9 @@
 //! calls, chat metadata, title), persisted as one store batch when session mode is on, and only
 //! then committed to RAM. Turn-limit notices the plan produces are published afterwards, each as
 //! its own change, so nothing publishes recursively while the lock is held.
+//!
+//! Where the spec gives no order: the `turn-limit` system event is emitted with the declined
+//! message's events, before the notice's own `message` event.
 
 use std::collections::VecDeque;
 
