@@ -245,7 +245,7 @@ export function renderAgents(agents, working, handlers) {
     avatar(a.id, a.name),
     h('div', { class: 'agent-text' },
       h('div', { class: 'agent-name' }, a.name, h('span', { class: 'agent-id' }, ` @${a.id}`)),
-      h('div', { class: 'agent-model' }, `${a.provider} · ${a.model}`)),
+      h('div', { class: 'agent-model', title: `${a.provider} · ${a.model}` }, `${a.model} · ${a.provider}`)),
     h('span', { class: 'typing', 'aria-hidden': 'true' }, h('i'), h('i'), h('i')),
     h('button', { type: 'button', class: 'icon-btn tiny', 'aria-label': `Edit agent ${a.name}`, title: 'Edit', onclick: () => handlers.edit(a) }, '✎'))));
 }

@@ -51,12 +51,13 @@ async function createWorld(page, name, turnLimit) {
   await page.waitForFunction((n) => document.getElementById('world-title').textContent.startsWith(n), name);
 }
 
-async function addAgent(page, { name, model, systemPrompt = '', provider = 'openai-compatible' }) {
+async function addAgent(page, { name, model, systemPrompt = '', provider = 'openai-compatible', screenshot }) {
   await page.click('#add-agent');
   await page.fill('#agent-name', name);
   await page.selectOption('#agent-provider', provider);
   await page.fill('#agent-model', model);
   await page.fill('#agent-prompt', systemPrompt);
+  if (screenshot) await shot(page, screenshot);
   await page.click('#agent-save');
   await page.waitForSelector('#agent-dialog', { state: 'hidden' });
   await page.waitForSelector(`.agent-item[data-agent-id="${name.toLowerCase()}"]`);
@@ -129,6 +130,7 @@ test('a world and two agents made in the UI: both stream, a mention picks one', 
   await page.type('#input', '@b');
   await page.waitForSelector('#mention-list .mention-opt');
   assert.equal(await page.textContent('#mention-list .mention-opt[aria-selected="true"] .mention-id'), '@bob');
+  await shot(page, 'demo-mention-autocomplete.png');
   await page.press('#input', 'Enter');
   assert.equal(await page.inputValue('#input'), '@bob ');
   await page.type('#input', 'just you, please');
@@ -249,7 +251,7 @@ test('errors show inline with a retry button; debug explains routing', async (t)
   await page.click('#settings-form button[type="submit"]');
   await page.waitForSelector('#debug-panel:not([hidden])');
 
-  await addAgent(page, { name: 'Dana', provider: 'anthropic', model: 'claude-3-5-haiku-latest' });
+  await addAgent(page, { name: 'Dana', provider: 'anthropic', model: 'claude-3-5-haiku-latest', screenshot: 'demo-agent-dialog.png' });
   await send(page, '@dana are you there?');
   const error = page.locator('.inline-error[data-code="provider_not_configured"]');
   await error.waitFor({ timeout: 10_000 });
@@ -288,6 +290,7 @@ test('model output cannot run script, open dialogs or hang the page', async (t) 
   assert.match(await page.textContent('.msg[data-sender="img"] .body'), /<img src=x onerror=/);
   assert.equal(await page.textContent('.msg[data-sender="scr"] pre code'), '<script>alert(1)</script>');
   assert.equal(await page.getAttribute('.msg[data-sender="huge"]', 'data-length'), '1000000');
+  await shot(page, 'demo-hostile.png');
 
   // Still responsive: typing lands at once.
   const t0 = Date.now();
