@@ -149,7 +149,12 @@ const DEMO_AGENTS = [
   },
   {
     name: 'Bob', model: 'mock-bob',
-    systemPrompt: 'You are Bob, a careful engineer. Point out one risk in each answer.',
+    systemPrompt: [
+      'You are Bob, a careful engineer. Point out one risk in each answer.',
+      '',
+      '# Script for the local mock LLM (remove with a real provider): show some reasoning.',
+      'mock-reasoning: Check the risky part first: what could break, and who would notice?',
+    ].join('\n'),
   },
   {
     name: 'Carol', model: 'mock-carol',

@@ -34,13 +34,15 @@ async function openApp(t, viewport = { width: 1200, height: 800 }) {
   const page = await context.newPage();
   const problems = [];
   const dialogs = [];
+  const consoleText = [];
+  page.on('console', (m) => consoleText.push(m.text()));
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
   page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
   page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
   t.after(() => context.close());
   await page.goto(demo.url);
   await page.waitForSelector('#app[data-ready="true"]', { timeout: 20_000 });
-  return { page, problems, dialogs };
+  return { page, problems, dialogs, consoleText };
 }
 
 async function createWorld(page, name, turnLimit) {
@@ -92,6 +94,10 @@ test('the Demo World is ready on first load and shows an agent hand-over', async
   assert.deepEqual(await page.$$eval('.msg', (els) => els.map((e) => e.dataset.sender)),
     ['HUMAN', 'alice', 'bob', 'carol', 'alice', 'carol']);
   assert.ok(await count(page, '.msg[data-sender="carol"] .mention'), 'the hand-over mention is highlighted');
+  // Bob's scripted reasoning is there, collapsed.
+  const reasoning = page.locator('.msg[data-sender="bob"] details.reasoning');
+  assert.equal(await reasoning.getAttribute('open'), null);
+  assert.match(await reasoning.textContent(), /Check the risky part first/);
   // The chat got its title from the first message, live.
   await page.waitForFunction(() => document.querySelector('.chat-item.current .chat-name')
     ?.textContent === 'What should we build today?');
@@ -320,5 +326,50 @@ test('phone width: the sidebar becomes a drawer', async (t) => {
   await page.click('#close-sidebar');
   await page.waitForTimeout(300);
   assert.equal(await page.getAttribute('#open-sidebar', 'aria-expanded'), 'false');
+  assert.deepEqual(problems, []);
+});
+
+test('settings: a real provider key, remembered only when asked; an agent switches provider', async (t) => {
+  const { page, problems, consoleText } = await openApp(t);
+  const KEY = 'sk-e2e-secret-123';
+  const stored = () => page.evaluate(() => localStorage.getItem('agent-world-demo.providers'));
+  await page.click('#open-settings');
+  await page.fill('#pf-openai-apiKey', KEY);
+  await page.fill('#pf-openai-baseUrl', `${demo.mockUrl}/v1`);
+  assert.equal(await page.getAttribute('#pf-openai-apiKey', 'type'), 'password');
+  await page.click('#settings-form button[type="submit"]');
+  await page.waitForSelector('#settings-dialog', { state: 'hidden' });
+  assert.equal(await stored(), null, 'not remembered unless asked');
+
+  // Bob moves to the "real" OpenAI provider (the mock's keyed /v1 route stands in for it).
+  await page.click('[aria-label="Edit agent Bob"]');
+  await page.selectOption('#agent-provider', 'openai');
+  await page.click('#agent-save');
+  await page.waitForSelector('#agent-dialog', { state: 'hidden' });
+  assert.match(await page.textContent('.agent-item[data-agent-id="bob"] .agent-model'), /mock-bob · openai$/);
+  await send(page, '@bob which provider are you on?');
+  await page.waitForSelector('.msg.final[data-sender="bob"]', { timeout: 10_000 });
+  await idle(page);
+  const log = await (await fetch(`${demo.mockUrl}/__mock/requests`)).json();
+  const last = log.filter((r) => r.body?.model === 'mock-bob').at(-1);
+  assert.equal(last.provider, 'openai');
+  assert.equal(last.headers.authorization, '***', 'the key was sent (the log masks it)');
+
+  // Remember: stored, and back after a reload; unticked: gone.
+  await page.click('#open-settings');
+  await page.check('#remember-keys');
+  await page.click('#settings-form button[type="submit"]');
+  await page.waitForSelector('#settings-dialog', { state: 'hidden' });
+  assert.match(await stored(), new RegExp(KEY));
+  await page.reload();
+  await page.waitForSelector('#app[data-ready="true"]', { timeout: 20_000 });
+  await page.click('#open-settings');
+  assert.equal(await page.inputValue('#pf-openai-apiKey'), KEY);
+  assert.equal(await page.isChecked('#remember-keys'), true);
+  await page.uncheck('#remember-keys');
+  await page.click('#settings-form button[type="submit"]');
+  await page.waitForSelector('#settings-dialog', { state: 'hidden' });
+  assert.equal(await stored(), null);
+  assert.ok(!consoleText.some((line) => line.includes(KEY)), 'the key is never logged');
   assert.deepEqual(problems, []);
 });
