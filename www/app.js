@@ -20,7 +20,7 @@ let quietAbortsUntil = 0;
 
 const view = new ChatView($('messages'), {
   onRetry: () => lastHuman && sendMessage(lastHuman),
-  onSuggest: (text) => { $('input').value = text; autosize(); sendMessage(text); $('input').value = ''; autosize(); },
+  onSuggest: (text) => sendMessage(text),
 });
 
 const storageOpts = () => ({ storage: state.storage });
@@ -70,10 +70,13 @@ async function probeStorage() {
     await AgentWorld.list({ storage: 'indexeddb' });
     state.storage = 'indexeddb';
   } catch (err) {
-    if (!isAgentWorldError(err) || err.code !== 'storage_unavailable') throw err;
+    // This build has no IndexedDB storage yet (storage_unavailable), or the browser refuses it
+    // (private mode, disabled storage): keep worlds in memory and say so.
     state.storage = 'memory';
     const note = $('storage-note');
-    note.textContent = 'This build keeps worlds in memory only; they are lost on reload. Export a world to keep it.';
+    note.textContent = isAgentWorldError(err) && err.code === 'storage_unavailable'
+      ? 'This build keeps worlds in memory only; they are lost on reload. Export a world to keep it.'
+      : `IndexedDB is not available here (${explain(err)}): worlds are kept in memory only and lost on reload.`;
     note.hidden = false;
   }
 }
