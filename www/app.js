@@ -21,6 +21,7 @@ let quietAbortsUntil = 0;
 const view = new ChatView($('messages'), {
   onRetry: () => lastHuman && sendMessage(lastHuman),
   onSuggest: (text) => sendMessage(text),
+  onAddAgent: () => openAgentDialog(),
 });
 
 const storageOpts = () => ({ storage: state.storage });
@@ -337,6 +338,7 @@ function refreshAgents() {
   agents = world ? world.agents() : [];
   view.setAgents(agents);
   renderAgents(agents, working, agentHandlers);
+  if (world) view.showEmpty(agents.length > 0);
 }
 
 const agentHandlers = { edit: (a) => openAgentDialog(a) };
@@ -382,7 +384,6 @@ async function saveAgent() {
     await world.addAgent(create);
   }
   refreshAgents();
-  view.showEmpty(agents.length > 0);
 }
 
 async function removeAgent() {
@@ -604,6 +605,12 @@ function wireDialog(dialogId, formId, onSubmit, errorId) {
 
 function wire() {
   const input = $('input');
+  const narrow = matchMedia('(max-width: 760px)');
+  const placeholder = () => {
+    input.placeholder = narrow.matches ? 'Message, or @mention…' : 'Message everyone, or @mention an agent…';
+  };
+  narrow.addEventListener('change', placeholder);
+  placeholder();
   const mentions = attachMentions(input, $('mention-list'), () => agents);
   input.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && !mentions.isOpen()) {

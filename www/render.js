@@ -9,10 +9,11 @@ const time = (ms) => new Date(ms).toLocaleTimeString([], { hour: '2-digit', minu
 
 /** The conversation pane. One bubble per messageId: the stream and the final message share it. */
 export class ChatView {
-  constructor(root, { onRetry, onSuggest }) {
+  constructor(root, { onRetry, onSuggest, onAddAgent }) {
     this.root = root;
     this.onRetry = onRetry;
     this.onSuggest = onSuggest;
+    this.onAddAgent = onAddAgent;
     this.agents = new Map();
     this.reset();
   }
@@ -48,9 +49,11 @@ export class ChatView {
       h('h2', {}, hasAgents ? 'Say hello to the agents' : 'No agents yet'),
       h('p', {}, hasAgents
         ? `${names.join(', ')} answer a message to everyone; an @mention at the start of a line picks who answers. Agents hand over to each other with mentions, and the turn limit stops loops.`
-        : 'Add an agent in the sidebar (name, provider, model) and start talking.'),
+        : 'An agent is a name, a provider, a model and a system prompt. Add one and start talking.'),
       tries.length ? h('div', { class: 'suggestions' }, tries.map((t) =>
-        h('button', { type: 'button', class: 'suggestion', onclick: () => this.onSuggest(t) }, t))) : null);
+        h('button', { type: 'button', class: 'suggestion', onclick: () => this.onSuggest(t) }, t))) : null,
+      !hasAgents && this.onAddAgent ? h('div', { class: 'suggestions' },
+        h('button', { type: 'button', class: 'suggestion', onclick: () => this.onAddAgent() }, '+ Add an agent')) : null);
     this.root.append(this.empty);
   }
 
