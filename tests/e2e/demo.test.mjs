@@ -146,6 +146,21 @@ test('a world and two agents made in the UI: both stream, a mention picks one', 
   await page.waitForTimeout(300);
   assert.equal(await finals(page, 'alice'), 1, 'Alice stays silent when Bob is mentioned');
   assert.ok(await count(page, '.msg.from-human .mention'), 'the mention is highlighted in my message');
+
+  // Edit Alice (temperature, max tokens), then remove her.
+  await page.click('[aria-label="Edit agent Alice"]');
+  assert.equal(await page.inputValue('#agent-model'), 'mock-alice');
+  await page.fill('#agent-temperature', '0.3');
+  await page.fill('#agent-max-tokens', '256');
+  await page.click('#agent-save');
+  await page.waitForSelector('#agent-dialog', { state: 'hidden' });
+  await page.click('[aria-label="Edit agent Alice"]');
+  assert.equal(await page.inputValue('#agent-temperature'), '0.3');
+  assert.equal(await page.inputValue('#agent-max-tokens'), '256');
+  await page.click('#agent-remove');
+  await page.click('#ask-ok');
+  await page.waitForSelector('.agent-item[data-agent-id="alice"]', { state: 'detached' });
+  assert.equal(await count(page, '.agent-item'), 1);
   assert.deepEqual(problems, []);
 });
 
