@@ -38,7 +38,8 @@ export function safeHref(raw) {
   }
 }
 
-const INLINE = /`([^`\n]+)`|\*\*(?=\S)([^\n]+?)\*\*|(?<![\p{L}\p{N}*])\*(?=\S)([^*\n]+?)\*(?![\p{L}\p{N}*])|(?<![\p{L}\p{N}_])_(?=\S)([^_\n]+?)_(?![\p{L}\p{N}_])|\[([^\]\n]+)\]\(([^)\s]+)\)/gu;
+// Bounded repetitions keep the scan linear on hostile input (a long line of `[`…).
+const INLINE = /`([^`\n]{1,2000})`|\*\*(?=\S)([^\n]{1,500}?)\*\*|(?<![\p{L}\p{N}*])\*(?=\S)([^*\n]{1,500}?)\*(?![\p{L}\p{N}*])|(?<![\p{L}\p{N}_])_(?=\S)([^_\n]{1,500}?)_(?![\p{L}\p{N}_])|\[([^\]\n]{1,500})\]\(([^)\s]{1,2000})\)/gu;
 
 /** Inline markdown of one line into `parent`. */
 function appendInline(parent, text, ctx, depth = 0) {

@@ -309,6 +309,7 @@ test('model output cannot run script, open dialogs or hang the page', async (t) 
   assert.equal(await count(page, 'a[href^="javascript:" i], a[href^="data:" i]'), 0);
   assert.equal(await page.getAttribute('.msg[data-sender="lnk"] a', 'href'), 'https://example.com/');
   assert.match(await page.textContent('.msg[data-sender="img"] .body'), /<img src=x onerror=/);
+  assert.equal(await page.textContent('.msg[data-sender="img"] .body strong'), 'bold', 'safe markdown still renders');
   assert.equal(await page.textContent('.msg[data-sender="scr"] pre code'), '<script>alert(1)</script>');
   assert.equal(await page.getAttribute('.msg[data-sender="huge"]', 'data-length'), '1000000');
   await shot(page, 'demo-hostile.png');
