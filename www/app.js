@@ -90,7 +90,7 @@ async function refreshWorlds() {
   const worlds = await listWorlds();
   renderWorlds(worlds, world?.id);
   const none = !world;
-  for (const id of ['export-world', 'delete-world', 'new-chat', 'add-agent', 'input', 'send']) $(id).disabled = none;
+  for (const id of ['edit-world', 'export-world', 'delete-world', 'new-chat', 'add-agent', 'input', 'send']) $(id).disabled = none;
   return worlds;
 }
 
@@ -215,7 +215,7 @@ async function showNoWorld() {
     h('div', { class: 'empty-mark', 'aria-hidden': 'true' }, '◎'),
     h('h2', {}, 'Create a world'),
     h('p', {}, 'A world holds agents and chats. Create one, or import a world you exported.'),
-    h('div', { class: 'suggestions' }, h('button', { type: 'button', class: 'suggestion', onclick: () => openWorldDialog() }, '+ New world'))));
+    h('div', { class: 'suggestions' }, h('button', { type: 'button', class: 'suggestion', onclick: () => openWorldDialog(false) }, '+ New world'))));
 }
 
 async function exportWorld() {
@@ -547,12 +547,37 @@ function ask({ title, text = '', input = null, label = 'Name', ok = 'OK' }) {
   });
 }
 
-function openWorldDialog() {
+/** The world dialog: create a world, or (editWorld) change the open one's settings. */
+let editingWorld = false;
+function openWorldDialog(edit = false) {
   const f = $('world-form');
   f.reset();
+  editingWorld = edit && !!world;
+  if (editingWorld) {
+    const info = world.info();
+    f.name.value = info.name;
+    f.description.value = info.description ?? '';
+    f.turnLimit.value = String(info.turnLimit);
+  }
+  $('world-dialog-title').textContent = editingWorld ? 'World settings' : 'Create a world';
+  $('world-save').textContent = editingWorld ? 'Save' : 'Create';
   $('world-error').textContent = '';
   $('world-dialog').showModal();
   f.name.focus();
+}
+
+async function saveWorld() {
+  const f = $('world-form');
+  if (!editingWorld) return createWorld(f);
+  const description = f.description.value.trim();
+  await world.update({
+    name: f.name.value.trim(),
+    description: description || null,
+    turnLimit: Number(f.turnLimit.value) || undefined,
+  });
+  refreshTitles();
+  await refreshWorlds();
+  return true;
 }
 
 function openSidebar() {
@@ -633,7 +658,8 @@ function wire() {
   $('agent-provider').replaceChildren(...PROVIDERS.map((p) => h('option', { value: p.id }, `${p.label} (${p.id})`)));
   $('agent-provider').addEventListener('change', fillModelHints);
   $('agent-remove').addEventListener('click', () => guard('Could not remove the agent', removeAgent));
-  $('new-world').addEventListener('click', openWorldDialog);
+  $('new-world').addEventListener('click', () => openWorldDialog(false));
+  $('edit-world').addEventListener('click', () => openWorldDialog(true));
   $('delete-world').addEventListener('click', () => guard('Could not delete the world', deleteWorld));
   $('export-world').addEventListener('click', () => guard('Could not export', exportWorld));
   $('import-file').addEventListener('change', async (e) => {
@@ -650,7 +676,7 @@ function wire() {
     if (e.key === 'Escape' && $('app').classList.contains('sidebar-open')) closeSidebar();
   });
   wireDialog('agent-dialog', 'agent-form', saveAgent, 'agent-error');
-  wireDialog('world-dialog', 'world-form', () => createWorld($('world-form')), 'world-error');
+  wireDialog('world-dialog', 'world-form', saveWorld, 'world-error');
   wireDialog('settings-dialog', 'settings-form', saveSettings, 'settings-error');
   wireDialog('ask-dialog', 'ask-form', null);
 }

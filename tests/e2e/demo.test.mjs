@@ -207,6 +207,17 @@ test('ping-pong to the turn-limit notice; chats: new, back, delete with fallback
   await page.waitForFunction(() => document.getElementById('chat-title').textContent === 'second chat here');
   assert.equal(await count(page, '.chat-item'), 1);
   assert.equal(await page.textContent('.msg.from-human .body'), '@pong second chat here');
+
+  // World settings: a higher turn limit lets the rally run longer.
+  await page.click('#edit-world');
+  assert.equal(await page.inputValue('#world-turn-limit'), '2');
+  await page.fill('#world-turn-limit', '3');
+  await page.click('#world-save');
+  await page.waitForFunction(() => document.getElementById('world-title').textContent === 'Ping Pong · turn limit 3');
+  await send(page, '@ping again');
+  await page.waitForFunction(() => document.querySelectorAll('.notice-turn-limit').length === 2, null, { timeout: 20_000 });
+  await idle(page);
+  assert.match(await page.locator('.notice-turn-limit').last().textContent(), /\(3 LLM calls\)/);
   assert.deepEqual(problems, []);
 });
 
