@@ -1,40 +1,713 @@
-// The demo app. It loads the wasm module (explicit init, as a plain <script type="module"> must)
-// and streams a reply from the local mock LLM that `make demo` serves.
-import init, { version } from '/pkg/web/agent_world_wasm.js';
+// The demo app: worlds, agents, chats and a live, streaming conversation, all in the page.
+// Plain ES modules over the package's `web` build (explicit init), no framework, no build step.
+import init, { AgentWorld, isAgentWorldError, version } from '/pkg/web/agent_world_wasm.js';
+import { $, h } from './dom.js';
+import { attachMentions } from './mentions.js';
+import { ChatView, addDebug, renderAgents, renderChats, renderWorlds } from './render.js';
+import {
+  FIELD_LABELS, PROVIDERS, effectiveProviders, loadRemembered, persistSettings, setProviders, state,
+} from './state.js';
 
-const $ = (id) => document.getElementById(id);
+/** The open world handle, and the unsubscribe functions of its event callbacks. */
+let world = null;
+let offs = [];
+let agents = [];
+const working = new Set();
+let busy = false;
+let lastHuman = null;
+/** Until this time, `llm_aborted` errors are ours (stop, chat switch) and are not shown. */
+let quietAbortsUntil = 0;
 
-async function main() {
-  await init();
-  $('version').textContent = version();
-  const { mockBaseUrl } = await (await fetch('/demo-config.json')).json();
-  $('status').textContent = `streaming from ${mockBaseUrl}…`;
-  const res = await fetch(`${mockBaseUrl}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: 'Bearer demo' },
-    body: JSON.stringify({
-      model: 'mock-alice', stream: true,
-      messages: [{ role: 'user', content: 'Hello! What can this demo do?' }],
-    }),
-  });
-  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    buffer += value;
-    const frames = buffer.split('\n\n');
-    buffer = frames.pop();
-    for (const frame of frames) {
-      const data = frame.replace(/^data: /, '');
-      if (data === '[DONE]') continue;
-      const delta = JSON.parse(data).choices?.[0]?.delta?.content;
-      if (delta) $('reply').textContent += delta;
+const view = new ChatView($('messages'), {
+  onRetry: () => lastHuman && sendMessage(lastHuman),
+  onSuggest: (text) => sendMessage(text),
+  onAddAgent: () => openAgentDialog(),
+});
+
+const storageOpts = () => ({ storage: state.storage });
+const worldOpts = () => ({ storage: state.storage, debug: state.debug });
+
+// ---------------------------------------------------------------------------------------------
+// Status and errors
+
+let statusTimer = 0;
+function status(text, kind = 'info', ms = 0) {
+  const el = $('status');
+  clearTimeout(statusTimer);
+  el.textContent = text;
+  el.className = `status ${text ? 'show' : ''} status-${kind}`;
+  if (ms) statusTimer = setTimeout(() => status(workingText()), ms);
+}
+
+function workingText() {
+  if (!working.size) return '';
+  const names = [...working].map((id) => agents.find((a) => a.id === id)?.name ?? id);
+  return `${names.join(', ')} ${names.length > 1 ? 'are' : 'is'} answering…`;
+}
+
+function explain(err) {
+  if (isAgentWorldError(err)) return `${err.message} (${err.code})`;
+  return err?.message ?? String(err);
+}
+
+function fail(err, what) {
+  status(`${what}: ${explain(err)}`, 'error', 8000);
+}
+
+function setBusy(on) {
+  busy = on;
+  $('stop').disabled = !on;
+  $('app').classList.toggle('busy', on);
+  if (!on) working.clear();
+  renderAgents(agents, working, agentHandlers);
+  if (!on) status('');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Worlds
+
+async function probeStorage() {
+  try {
+    await AgentWorld.list({ storage: 'indexeddb' });
+    state.storage = 'indexeddb';
+  } catch (err) {
+    // This build has no IndexedDB storage yet (storage_unavailable), or the browser refuses it
+    // (private mode, disabled storage): keep worlds in memory and say so.
+    state.storage = 'memory';
+    const note = $('storage-note');
+    note.textContent = isAgentWorldError(err) && err.code === 'storage_unavailable'
+      ? 'This build keeps worlds in memory only; they are lost on reload. Export a world to keep it.'
+      : `IndexedDB is not available here (${explain(err)}): worlds are kept in memory only and lost on reload.`;
+    note.hidden = false;
+  }
+}
+
+async function listWorlds() {
+  return AgentWorld.list(storageOpts());
+}
+
+async function refreshWorlds() {
+  const worlds = await listWorlds();
+  renderWorlds(worlds, world?.id);
+  const none = !world;
+  for (const id of ['edit-world', 'export-world', 'delete-world', 'new-chat', 'add-agent', 'input', 'send']) $(id).disabled = none;
+  return worlds;
+}
+
+function detach() {
+  for (const off of offs) off();
+  offs = [];
+  if (world) {
+    world.stop();
+    world.free();
+  }
+  world = null;
+  agents = [];
+  working.clear();
+  setBusy(false);
+}
+
+function applyProviders(target = world) {
+  const errors = [];
+  for (const [provider, settings] of Object.entries(effectiveProviders())) {
+    try {
+      target.configureProvider(provider, settings);
+    } catch (err) {
+      errors.push(`${provider}: ${explain(err)}`);
     }
   }
-  $('status').textContent = 'done';
+  return errors;
+}
+
+/** Makes `handle` the open world: providers, event callbacks, sidebar, current chat. */
+async function attach(handle) {
+  detach();
+  world = handle;
+  applyProviders();
+  offs.push(world.on('message', onMessage));
+  offs.push(world.on('sse', onSse));
+  offs.push(world.on('system', onSystem));
+  offs.push(world.on('world', onWorldEvent));
+  $('debug-panel').hidden = !state.debug;
+  $('debug-list').replaceChildren();
+  $('debug-count').textContent = '0';
+  if (!world.currentChat()) await world.setSessionMode(true);
+  refreshAgents();
+  refreshTitles();
+  await refreshWorlds();
+  await showCurrentChat();
+}
+
+async function openWorld(id) {
+  try {
+    await attach(await AgentWorld.open(id, worldOpts()));
+  } catch (err) {
+    fail(err, 'Could not open the world');
+  }
+}
+
+const DEMO_AGENTS = [
+  {
+    name: 'Alice', model: 'mock-alice',
+    systemPrompt: 'You are Alice, a friendly product planner. Answer in two or three sentences.',
+  },
+  {
+    name: 'Bob', model: 'mock-bob',
+    systemPrompt: [
+      'You are Bob, a careful engineer. Point out one risk in each answer.',
+      '',
+      '# Script for the local mock LLM (remove with a real provider): show some reasoning.',
+      'mock-reasoning: Check the risky part first: what could break, and who would notice?',
+    ].join('\n'),
+  },
+  {
+    name: 'Carol', model: 'mock-carol',
+    systemPrompt: [
+      'You are Carol, the coordinator. When a question needs a second opinion, hand it to a colleague with an @mention on its own line.',
+      '',
+      '# Script for the local mock LLM (remove these lines with a real provider):',
+      'mock-reply: Good question. Let me bring in a second opinion.\\n@alice, could you take a closer look at this?',
+      'mock-reply: Thanks, Alice, that settles it for me. **Over to you!** <world>pass</world>',
+      'mock-reply: Noted; Alice and Bob have covered it. <world>pass</world>',
+    ].join('\n'),
+  },
+];
+
+/** First visit with the demo server: a ready-made world whose agents talk through the mock. */
+async function createDemoWorld() {
+  const handle = await AgentWorld.create({
+    name: 'Demo World', description: 'Three agents on the local mock LLM', turnLimit: 5, ...worldOpts(),
+  });
+  applyProviders(handle);
+  for (const a of DEMO_AGENTS) await handle.addAgent({ ...a, provider: 'openai-compatible' });
+  await attach(handle);
+}
+
+async function createWorld(form) {
+  const name = form.name.value.trim();
+  const description = form.description.value.trim();
+  const turnLimit = Number(form.turnLimit.value) || undefined;
+  const handle = await AgentWorld.create({ name, ...(description ? { description } : {}), turnLimit, ...worldOpts() });
+  await attach(handle);
+  status(`Created “${name}”. Add an agent to start.`, 'ok', 4000);
+}
+
+async function deleteWorld() {
+  if (!world) return;
+  const info = world.info();
+  if (!(await ask({ title: 'Delete this world?', text: `“${info.name}”, its agents and all its chats are deleted. This cannot be undone.`, ok: 'Delete' }))) return;
+  detach();
+  await AgentWorld.delete(info.id, storageOpts());
+  const rest = await listWorlds();
+  if (rest.length) await openWorld(rest[0].id);
+  else await showNoWorld();
+}
+
+async function showNoWorld() {
+  await refreshWorlds();
+  view.reset();
+  view.setAgents([]);
+  renderAgents([], working, agentHandlers);
+  renderChats([], null, chatHandlers);
+  $('chat-title').textContent = 'No world open';
+  $('world-title').textContent = '';
+  view.root.append(h('div', { class: 'empty' },
+    h('div', { class: 'empty-mark', 'aria-hidden': 'true' }, '◎'),
+    h('h2', {}, 'Create a world'),
+    h('p', {}, 'A world holds agents and chats. Create one, or import a world you exported.'),
+    h('div', { class: 'suggestions' }, h('button', { type: 'button', class: 'suggestion', onclick: () => openWorldDialog(false) }, '+ New world'))));
+}
+
+async function exportWorld() {
+  const json = await world.export();
+  const url = URL.createObjectURL(new Blob([json], { type: 'application/json' }));
+  const a = h('a', { href: url, download: `${world.id}.json` });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  status(`Exported ${world.id}.json (API keys are never exported).`, 'ok', 4000);
+}
+
+async function importWorld(file) {
+  const text = await file.text();
+  try {
+    await attach(await AgentWorld.import(text, worldOpts()));
+    status(`Imported “${world.info().name}”.`, 'ok', 4000);
+  } catch (err) {
+    if (isAgentWorldError(err) && err.code === 'world_exists') {
+      status('A world with this id is already open here: delete it first, then import the file.', 'error', 8000);
+    } else {
+      fail(err, 'Could not import');
+    }
+  }
+}
+
+function refreshTitles() {
+  if (!world) return;
+  const info = world.info();
+  const chat = world.currentChat();
+  $('chat-title').textContent = chat?.name ?? 'Session off';
+  $('world-title').textContent = `${info.name} · turn limit ${info.turnLimit}`;
+  document.title = `${chat?.name ?? info.name} · agent-world-wasm`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Chats
+
+let chatsTimer = 0;
+function refreshChats() {
+  // Coalesce the bursts of events (chat-saved after every message) into one repaint.
+  if (chatsTimer) return;
+  chatsTimer = requestAnimationFrame(() => {
+    chatsTimer = 0;
+    if (!world) return;
+    renderChats(world.listChats(), world.currentChat()?.id, chatHandlers);
+    refreshTitles();
+  });
+}
+
+async function showCurrentChat() {
+  view.reset();
+  view.setAgents(agents);
+  const chat = world.currentChat();
+  refreshChats();
+  if (!chat) return view.showEmpty(agents.length > 0);
+  const page = await world.messages(chat.id, { limit: 200 });
+  if (page.length === 200) {
+    view.root.append(h('button', {
+      type: 'button', class: 'small-btn load-earlier',
+      onclick: (e) => loadEarlier(chat.id, page[0].messageId, e.currentTarget),
+    }, 'Load earlier messages'));
+  }
+  for (const m of page) view.message(m);
+  view.showEmpty(agents.length > 0);
+  view.scroll(true);
+}
+
+async function loadEarlier(chatId, before, button) {
+  const older = await world.messages(chatId, { before, limit: 200 });
+  const anchor = button.nextSibling;
+  button.remove();
+  const tmp = new ChatView(document.createElement('div'), {});
+  tmp.setAgents(agents);
+  for (const m of older) tmp.message(m);
+  for (const el of [...tmp.root.children]) view.root.insertBefore(el, anchor);
+  if (older.length === 200) {
+    view.root.prepend(h('button', { type: 'button', class: 'small-btn load-earlier',
+      onclick: (e) => loadEarlier(chatId, older[0].messageId, e.currentTarget) }, 'Load earlier messages'));
+  }
+}
+
+const chatHandlers = {
+  open: (id) => guard('Could not open the chat', async () => {
+    if (id === world.currentChat()?.id) return closeSidebar();
+    quietAbortsUntil = Date.now() + 3000;
+    await world.loadChat(id);
+    await showCurrentChat();
+    closeSidebar();
+  }),
+  rename: (chat) => guard('Could not rename', async () => {
+    const name = await ask({ title: 'Rename chat', input: chat.name, label: 'Chat name', ok: 'Rename' });
+    if (name && name.trim()) await world.renameChat(chat.id, name.trim());
+    refreshChats();
+  }),
+  remove: (chat) => guard('Could not delete the chat', async () => {
+    if (!(await ask({ title: 'Delete this chat?', text: `“${chat.name}” and its ${chat.messageCount} messages are deleted.`, ok: 'Delete' }))) return;
+    const wasCurrent = chat.id === world.currentChat()?.id;
+    quietAbortsUntil = Date.now() + 3000;
+    await world.deleteChat(chat.id);
+    if (!world.currentChat()) await world.newChat();
+    if (wasCurrent || !world.currentChat()) await showCurrentChat();
+    else refreshChats();
+  }),
+};
+
+async function newChat() {
+  quietAbortsUntil = Date.now() + 3000;
+  await world.newChat();
+  await showCurrentChat();
+  closeSidebar();
+  $('input').focus();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agents
+
+function refreshAgents() {
+  agents = world ? world.agents() : [];
+  view.setAgents(agents);
+  renderAgents(agents, working, agentHandlers);
+  if (world) view.showEmpty(agents.length > 0);
+}
+
+const agentHandlers = { edit: (a) => openAgentDialog(a) };
+let editing = null;
+
+function openAgentDialog(agent = null) {
+  editing = agent;
+  const f = $('agent-form');
+  $('agent-dialog-title').textContent = agent ? `Edit ${agent.name}` : 'Add an agent';
+  f.name.value = agent?.name ?? '';
+  f.provider.value = agent?.provider ?? 'openai-compatible';
+  f.model.value = agent?.model ?? (state.demo ? 'mock-dana' : '');
+  f.systemPrompt.value = agent?.systemPrompt ?? '';
+  f.temperature.value = agent?.temperature ?? '';
+  f.maxTokens.value = agent?.maxTokens ?? '';
+  $('agent-remove').hidden = !agent;
+  $('agent-error').textContent = '';
+  fillModelHints();
+  $('agent-dialog').showModal();
+  f.name.focus();
+}
+
+function fillModelHints() {
+  const p = PROVIDERS.find((x) => x.id === $('agent-provider').value);
+  $('model-hints').replaceChildren(...(p?.models ?? []).map((m) => h('option', { value: m })));
+}
+
+async function saveAgent() {
+  const f = $('agent-form');
+  const num = (v) => (v.trim() === '' ? null : Number(v));
+  const fields = {
+    name: f.name.value.trim(),
+    provider: f.provider.value,
+    model: f.model.value.trim(),
+    systemPrompt: f.systemPrompt.value.trim() ? f.systemPrompt.value : null,
+    temperature: num(f.temperature.value),
+    maxTokens: num(f.maxTokens.value),
+  };
+  if (editing) {
+    await world.updateAgent(editing.id, fields);
+  } else {
+    const create = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null));
+    await world.addAgent(create);
+  }
+  refreshAgents();
+}
+
+async function removeAgent() {
+  if (!editing) return;
+  const a = editing;
+  $('agent-dialog').close();
+  if (!(await ask({ title: `Remove ${a.name}?`, text: 'The agent leaves this world; the chats keep its messages.', ok: 'Remove' }))) return;
+  await world.removeAgent(a.id);
+  refreshAgents();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversation
+
+async function sendMessage(text) {
+  if (!world || !text.trim()) return;
+  lastHuman = text;
+  setBusy(true);
+  try {
+    await world.send(text);
+  } catch (err) {
+    fail(err, 'Not sent');
+  }
+  world.idle().then(() => setBusy(false), () => setBusy(false));
+}
+
+function onMessage(m) {
+  const chat = world?.currentChat();
+  if (chat && m.chatId && m.chatId !== chat.id) return;
+  view.message(m);
+  refreshChats();
+}
+
+function onSse(e) {
+  view.sse(e);
+  if (e.type === 'start') {
+    working.add(e.agentName);
+    if (!busy) setBusy(true);
+  } else if (e.type === 'end' || e.type === 'error') {
+    working.delete(e.agentName);
+  } else {
+    return;
+  }
+  renderAgents(agents, working, agentHandlers);
+  status(workingText());
+}
+
+function onSystem(e) {
+  switch (e.type) {
+    case 'error':
+      if (e.code === 'llm_aborted' && Date.now() < quietAbortsUntil) return;
+      view.error(e);
+      break;
+    case 'debug':
+      addDebug(e, new Map(agents.map((a) => [a.id, a])));
+      break;
+    case 'chat-title-updated':
+    case 'chat-saved':
+    case 'chat-reused':
+    case 'new-chat-created':
+    case 'chat-loaded':
+    case 'chat-deleted':
+      refreshChats();
+      break;
+    default:
+  }
+}
+
+function onWorldEvent(e) {
+  if (e.type === 'idle') setBusy(false);
+  else if (e.type.startsWith('agent-')) refreshAgents();
+  else if (e.type === 'world-updated') refreshTitles();
+}
+
+function stop() {
+  if (!world) return;
+  quietAbortsUntil = Date.now() + 3000;
+  world.stop();
+  view.localNote('Stopped. The agents’ work in progress was cancelled.');
+  setBusy(false);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Settings
+
+function buildProviderFields() {
+  const box = $('provider-fields');
+  const effective = effectiveProviders();
+  box.replaceChildren(...PROVIDERS.map((p) => h('div', { class: 'provider' },
+    h('div', { class: 'provider-name' }, p.label, h('code', {}, p.id)),
+    h('div', { class: 'provider-inputs' }, p.fields.map((field) => {
+      const id = `pf-${p.id}-${field}`;
+      const secret = field === 'apiKey';
+      const value = state.providers[p.id]?.[field] ?? '';
+      const placeholder = p.id === 'openai-compatible' && field === 'baseUrl' && state.demo
+        ? effective[p.id].baseUrl : field === 'apiKey' && p.id === 'openai-compatible' ? 'optional' : '';
+      return h('div', { class: 'pf' },
+        h('label', { for: id }, FIELD_LABELS[field]),
+        h('input', {
+          id, 'data-provider': p.id, 'data-field': field, type: secret ? 'password' : 'text',
+          value, placeholder, autocomplete: 'off', spellcheck: 'false',
+        }));
+    })))));
+}
+
+function openSettings() {
+  buildProviderFields();
+  $('remember-keys').checked = state.remember;
+  $('debug-toggle').checked = state.debug;
+  $('settings-error').textContent = '';
+  $('settings-dialog').showModal();
+}
+
+async function saveSettings() {
+  const providers = {};
+  for (const input of $('provider-fields').querySelectorAll('input')) {
+    const { provider, field } = input.dataset;
+    if (input.value.trim()) (providers[provider] ??= {})[field] = input.value.trim();
+  }
+  setProviders(providers);
+  state.remember = $('remember-keys').checked;
+  const debugChanged = state.debug !== $('debug-toggle').checked;
+  state.debug = $('debug-toggle').checked;
+  persistSettings();
+  if (world && debugChanged) {
+    // Debug events are chosen when a world is opened: reopen it.
+    const id = world.id;
+    detach();
+    await openWorld(id);
+  }
+  const errors = world ? applyProviders() : [];
+  if (errors.length) {
+    $('settings-error').textContent = errors.join(' · ');
+    return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dialogs and layout
+
+function ask({ title, text = '', input = null, label = 'Name', ok = 'OK' }) {
+  const dlg = $('ask-dialog');
+  $('ask-title').textContent = title;
+  $('ask-text').textContent = text;
+  $('ask-text').hidden = !text;
+  $('ask-label').textContent = label;
+  $('ask-label').hidden = input === null;
+  $('ask-input').hidden = input === null;
+  $('ask-input').value = input ?? '';
+  $('ask-ok').textContent = ok;
+  $('ask-ok').classList.toggle('danger-fill', ok === 'Delete' || ok === 'Remove');
+  dlg.returnValue = '';
+  dlg.showModal();
+  if (input !== null) $('ask-input').select();
+  return new Promise((resolve) => {
+    dlg.addEventListener('close', () => {
+      if (dlg.returnValue !== 'ok') resolve(input === null ? false : null);
+      else resolve(input === null ? true : $('ask-input').value);
+    }, { once: true });
+  });
+}
+
+/** The world dialog: create a world, or (editWorld) change the open one's settings. */
+let editingWorld = false;
+function openWorldDialog(edit = false) {
+  const f = $('world-form');
+  f.reset();
+  editingWorld = edit && !!world;
+  if (editingWorld) {
+    const info = world.info();
+    f.name.value = info.name;
+    f.description.value = info.description ?? '';
+    f.turnLimit.value = String(info.turnLimit);
+  }
+  $('world-dialog-title').textContent = editingWorld ? 'World settings' : 'Create a world';
+  $('world-save').textContent = editingWorld ? 'Save' : 'Create';
+  $('world-error').textContent = '';
+  $('world-dialog').showModal();
+  f.name.focus();
+}
+
+async function saveWorld() {
+  const f = $('world-form');
+  if (!editingWorld) return createWorld(f);
+  const description = f.description.value.trim();
+  await world.update({
+    name: f.name.value.trim(),
+    description: description || null,
+    turnLimit: Number(f.turnLimit.value) || undefined,
+  });
+  refreshTitles();
+  await refreshWorlds();
+  return true;
+}
+
+function openSidebar() {
+  $('app').classList.add('sidebar-open');
+  $('scrim').hidden = false;
+  $('open-sidebar').setAttribute('aria-expanded', 'true');
+}
+
+function closeSidebar() {
+  $('app').classList.remove('sidebar-open');
+  $('scrim').hidden = true;
+  $('open-sidebar').setAttribute('aria-expanded', 'false');
+}
+
+function autosize() {
+  const t = $('input');
+  t.style.height = 'auto';
+  t.style.height = `${Math.min(t.scrollHeight, 200)}px`;
+}
+
+/** Runs an async UI action, reporting its failure in the status line. */
+async function guard(what, fn) {
+  try {
+    return await fn();
+  } catch (err) {
+    fail(err, what);
+    return undefined;
+  }
+}
+
+/** A dialog whose form submits with its own handler, closing only on success. */
+function wireDialog(dialogId, formId, onSubmit, errorId) {
+  const dlg = $(dialogId);
+  const form = $(formId);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const submitter = e.submitter;
+    if (!onSubmit) {
+      dlg.close(submitter?.value ?? 'ok');
+      return;
+    }
+    try {
+      if ((await onSubmit()) !== false) dlg.close('ok');
+    } catch (err) {
+      $(errorId).textContent = explain(err);
+    }
+  });
+  for (const b of form.querySelectorAll('[data-close]')) b.addEventListener('click', () => dlg.close(''));
+}
+
+function wire() {
+  const input = $('input');
+  const narrow = matchMedia('(max-width: 760px)');
+  const placeholder = () => {
+    input.placeholder = narrow.matches ? 'Message, or @mention…' : 'Message everyone, or @mention an agent…';
+  };
+  narrow.addEventListener('change', placeholder);
+  placeholder();
+  const mentions = attachMentions(input, $('mention-list'), () => agents);
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && !mentions.isOpen()) {
+      e.preventDefault();
+      $('composer').requestSubmit();
+    }
+  });
+  input.addEventListener('input', autosize);
+  $('composer').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const text = input.value;
+    if (!text.trim()) return;
+    input.value = '';
+    autosize();
+    sendMessage(text);
+  });
+  $('stop').addEventListener('click', stop);
+  $('new-chat').addEventListener('click', () => guard('Could not start a chat', newChat));
+  $('add-agent').addEventListener('click', () => openAgentDialog());
+  $('agent-provider').replaceChildren(...PROVIDERS.map((p) => h('option', { value: p.id }, `${p.label} (${p.id})`)));
+  $('agent-provider').addEventListener('change', fillModelHints);
+  $('agent-remove').addEventListener('click', () => guard('Could not remove the agent', removeAgent));
+  $('new-world').addEventListener('click', () => openWorldDialog(false));
+  $('edit-world').addEventListener('click', () => openWorldDialog(true));
+  $('delete-world').addEventListener('click', () => guard('Could not delete the world', deleteWorld));
+  $('export-world').addEventListener('click', () => guard('Could not export', exportWorld));
+  $('import-file').addEventListener('change', async (e) => {
+    const file = e.target.files?.[0];
+    e.target.value = '';
+    if (file) await guard('Could not import', () => importWorld(file));
+  });
+  $('world-select').addEventListener('change', (e) => e.target.value && openWorld(e.target.value));
+  $('open-settings').addEventListener('click', openSettings);
+  $('open-sidebar').addEventListener('click', openSidebar);
+  $('close-sidebar').addEventListener('click', closeSidebar);
+  $('scrim').addEventListener('click', closeSidebar);
+  document.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape' && $('app').classList.contains('sidebar-open')) closeSidebar();
+  });
+  wireDialog('agent-dialog', 'agent-form', saveAgent, 'agent-error');
+  wireDialog('world-dialog', 'world-form', saveWorld, 'world-error');
+  wireDialog('settings-dialog', 'settings-form', saveSettings, 'settings-error');
+  wireDialog('ask-dialog', 'ask-form', null);
+}
+
+async function demoConfig() {
+  try {
+    const res = await fetch('/demo-config.json', { cache: 'no-store' });
+    if (!res.ok) return null;
+    const cfg = await res.json();
+    return typeof cfg?.mockBaseUrl === 'string' ? cfg : null;
+  } catch {
+    return null;
+  }
+}
+
+async function main() {
+  wire();
+  status('Loading the engine…');
+  await init();
+  $('version').textContent = version();
+  loadRemembered();
+  state.demo = await demoConfig();
+  await probeStorage();
+  const worlds = await listWorlds();
+  if (worlds.length) await openWorld(worlds[0].id);
+  else if (state.demo) await createDemoWorld();
+  else await showNoWorld();
+  status('');
+  $('app').dataset.ready = 'true';
 }
 
 main().catch((err) => {
-  $('status').textContent = `error: ${err.message}`;
+  status(`The demo could not start: ${explain(err)}`, 'error');
 });

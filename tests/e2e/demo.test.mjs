@@ -1,13 +1,18 @@
-// Ring 5: the demo in real headless Chromium (Debian's), driven by playwright-core, against the
-// same server `make demo` runs. Screenshots go to test-output/.
+// Ring 5: the demo app in real headless Chromium (Debian's), driven by playwright-core, against
+// the same server `make demo` runs (static files + the local mock LLM). Every test opens a fresh
+// page, so every test starts from the ready-made "Demo World" (worlds live in memory until
+// IndexedDB storage lands). Screenshots of the main states go to test-output/.
+//
+// Not covered yet: reload persistence (needs IndexedDB storage; this build keeps worlds in memory).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import { startDemo } from '../../scripts/demo-server.mjs';
 
 const out = new URL('../../test-output/', import.meta.url);
 mkdirSync(out, { recursive: true });
+const shot = (page, name, opts = {}) => page.screenshot({ path: new URL(name, out).pathname, ...opts });
 let demo, browser;
 
 before(async () => {
@@ -23,18 +28,375 @@ after(async () => {
   await demo?.close();
 });
 
-test('the demo loads the wasm module and streams a reply from the mock', async () => {
-  const page = await browser.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+/** A fresh page on the demo, ready (engine loaded, Demo World open). */
+async function openApp(t, viewport = { width: 1200, height: 800 }) {
+  const context = await browser.newContext({ viewport, acceptDownloads: true });
+  const page = await context.newPage();
+  const problems = [];
+  const dialogs = [];
+  const consoleText = [];
+  page.on('console', (m) => consoleText.push(m.text()));
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
+  page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+  t.after(() => context.close());
   await page.goto(demo.url);
-  await page.waitForFunction(() => document.getElementById('status')?.textContent === 'done',
-    null, { timeout: 15_000 });
-  const version = await page.textContent('#version');
-  assert.match(version, /^\d+\.\d+\.\d+/);
-  const reply = await page.textContent('#reply');
-  assert.ok(reply.length > 20, `reply too short: ${reply}`);
-  await page.screenshot({ path: new URL('demo-loaded.png', out).pathname, fullPage: true });
-  assert.deepEqual(errors, []);
+  await page.waitForSelector('#app[data-ready="true"]', { timeout: 20_000 });
+  return { page, problems, dialogs, consoleText };
+}
+
+async function createWorld(page, name, turnLimit) {
+  await page.click('#new-world');
+  await page.fill('#world-name', name);
+  await page.fill('#world-turn-limit', String(turnLimit));
+  await page.click('#world-form button[type="submit"]');
+  await page.waitForFunction((n) => document.getElementById('world-title').textContent.startsWith(n), name);
+}
+
+async function addAgent(page, { name, model, systemPrompt = '', provider = 'openai-compatible', screenshot }) {
+  await page.click('#add-agent');
+  await page.fill('#agent-name', name);
+  await page.selectOption('#agent-provider', provider);
+  await page.fill('#agent-model', model);
+  await page.fill('#agent-prompt', systemPrompt);
+  if (screenshot) await shot(page, screenshot);
+  await page.click('#agent-save');
+  await page.waitForSelector('#agent-dialog', { state: 'hidden' });
+  await page.waitForSelector(`.agent-item[data-agent-id="${name.toLowerCase()}"]`);
+}
+
+async function send(page, text) {
+  await page.fill('#input', text);
+  await page.press('#input', 'Enter');
+}
+
+/** Waits until no agent works (the Stop button is disabled again). */
+async function idle(page, timeout = 20_000) {
+  await page.waitForFunction(() => document.getElementById('stop').disabled
+    && !document.querySelector('.msg.streaming'), null, { timeout });
+}
+
+const count = (page, selector) => page.locator(selector).count();
+const finals = (page, sender) => count(page, `.msg.final[data-sender="${sender}"]`);
+
+test('the Demo World is ready on first load and shows an agent hand-over', async (t) => {
+  const { page, problems } = await openApp(t);
+  assert.match(await page.textContent('#version'), /^\d+\.\d+\.\d+/);
+  assert.equal(await count(page, '.agent-item'), 3);
+  assert.equal(await page.isVisible('#storage-note'), true, 'the memory-only note is shown');
+  await page.waitForSelector('.empty .suggestion');
+  await shot(page, 'demo-empty.png');
+
+  await page.click('.empty .suggestion >> nth=0');
+  await page.waitForSelector('.notice-pass', { timeout: 20_000 });
+  await idle(page);
+  // Alice and Bob answer, Carol hands over to Alice, Alice answers Carol, Carol passes to you.
+  assert.deepEqual(await page.$$eval('.msg', (els) => els.map((e) => e.dataset.sender)),
+    ['HUMAN', 'alice', 'bob', 'carol', 'alice', 'carol']);
+  assert.ok(await count(page, '.msg[data-sender="carol"] .mention'), 'the hand-over mention is highlighted');
+  // Bob's scripted reasoning is there, collapsed.
+  const reasoning = page.locator('.msg[data-sender="bob"] details.reasoning');
+  assert.equal(await reasoning.getAttribute('open'), null);
+  assert.match(await reasoning.textContent(), /Check the risky part first/);
+  // The chat got its title from the first message, live.
+  await page.waitForFunction(() => document.querySelector('.chat-item.current .chat-name')
+    ?.textContent === 'What should we build today?');
+  assert.equal(await page.textContent('#chat-title'), 'What should we build today?');
+  await shot(page, 'demo-conversation.png');
+  assert.deepEqual(problems, []);
+});
+
+test('a world and two agents made in the UI: both stream, a mention picks one', async (t) => {
+  const { page, problems } = await openApp(t);
+  await createWorld(page, 'Studio', 5);
+  assert.equal(await count(page, '.agent-item'), 0);
+  await addAgent(page, { name: 'Alice', model: 'mock-alice', systemPrompt: 'mock-delay: 40' });
+  await addAgent(page, { name: 'Bob', model: 'mock-bob', systemPrompt: 'mock-delay: 40' });
+
+  await send(page, 'Hello both, how are you?');
+  // Alice's bubble grows while it streams, then Bob's (one call at a time, in order).
+  for (const who of ['alice', 'bob']) {
+    const live = page.locator(`.msg.streaming[data-sender="${who}"]`);
+    await live.waitFor({ timeout: 10_000 });
+    await page.waitForFunction((w) => Number(document.querySelector(`.msg.streaming[data-sender="${w}"]`)
+      ?.dataset.length ?? 0) > 0, who);
+    const first = Number(await live.getAttribute('data-length'));
+    await page.waitForTimeout(250);
+    const second = Number(await live.getAttribute('data-length'));
+    assert.ok(second > first, `${who}'s bubble did not grow while streaming (${first} → ${second})`);
+    assert.equal(await page.isDisabled('#stop'), false, 'Stop is enabled while agents work');
+    if (who === 'alice') await shot(page, 'demo-streaming.png');
+  }
+  await idle(page);
+  assert.equal(await finals(page, 'alice'), 1);
+  assert.equal(await finals(page, 'bob'), 1);
+
+  // Autocomplete: "@b" offers Bob; Enter picks him.
+  await page.fill('#input', '');
+  await page.type('#input', '@b');
+  await page.waitForSelector('#mention-list .mention-opt');
+  assert.equal(await page.textContent('#mention-list .mention-opt[aria-selected="true"] .mention-id'), '@bob');
+  await shot(page, 'demo-mention-autocomplete.png');
+  await page.press('#input', 'Enter');
+  assert.equal(await page.inputValue('#input'), '@bob ');
+  await page.type('#input', 'just you, please');
+  await page.press('#input', 'Enter');
+  await page.waitForFunction(() => document.querySelectorAll('.msg.final[data-sender="bob"]').length === 2);
+  await idle(page);
+  await page.waitForTimeout(300);
+  assert.equal(await finals(page, 'alice'), 1, 'Alice stays silent when Bob is mentioned');
+  assert.ok(await count(page, '.msg.from-human .mention'), 'the mention is highlighted in my message');
+
+  // Edit Alice (temperature, max tokens), then remove her.
+  await page.click('[aria-label="Edit agent Alice"]');
+  assert.equal(await page.inputValue('#agent-model'), 'mock-alice');
+  await page.fill('#agent-temperature', '0.3');
+  await page.fill('#agent-max-tokens', '256');
+  await page.click('#agent-save');
+  await page.waitForSelector('#agent-dialog', { state: 'hidden' });
+  await page.click('[aria-label="Edit agent Alice"]');
+  assert.equal(await page.inputValue('#agent-temperature'), '0.3');
+  assert.equal(await page.inputValue('#agent-max-tokens'), '256');
+  await page.click('#agent-remove');
+  await page.click('#ask-ok');
+  await page.waitForSelector('.agent-item[data-agent-id="alice"]', { state: 'detached' });
+  assert.equal(await count(page, '.agent-item'), 1);
+  assert.deepEqual(problems, []);
+});
+
+test('ping-pong to the turn-limit notice; chats: new, back, delete with fallback', async (t) => {
+  const { page, problems } = await openApp(t);
+  await createWorld(page, 'Ping Pong', 2);
+  await addAgent(page, { name: 'Ping', model: 'mock-ping', systemPrompt: 'mock-reply: @pong ping {n}' });
+  await addAgent(page, { name: 'Pong', model: 'mock-pong', systemPrompt: 'mock-reply: @ping pong {n}' });
+  await send(page, '@ping start the rally');
+  const notice = page.locator('.notice-turn-limit');
+  await notice.waitFor({ timeout: 20_000 });
+  await idle(page);
+  assert.match(await notice.textContent(), /Turn limit reached \(2 LLM calls\)/);
+  assert.equal(await finals(page, 'ping'), 2);
+  assert.equal(await finals(page, 'pong'), 2);
+  await page.waitForFunction(() => document.querySelector('.chat-item.current .chat-name')?.textContent === 'start the rally');
+  await shot(page, 'demo-turn-limit.png');
+
+  // A new chat: empty, current; the old one stays in the list.
+  await page.click('#new-chat');
+  await page.waitForFunction(() => document.getElementById('chat-title').textContent === 'New Chat');
+  assert.equal(await count(page, '.msg'), 0);
+  await page.waitForSelector('.empty');
+  await send(page, '@pong second chat here');
+  await page.waitForSelector('.notice-turn-limit', { timeout: 20_000 });
+  await idle(page);
+  await page.waitForFunction(() => document.querySelector('.chat-item.current .chat-name')?.textContent === 'second chat here');
+  assert.equal(await count(page, '.chat-item'), 2);
+
+  // Back to the first chat: its messages come back.
+  await page.click('.chat-item:has-text("start the rally") .chat-open');
+  await page.waitForFunction(() => document.getElementById('chat-title').textContent === 'start the rally');
+  assert.equal(await page.textContent('.msg.from-human .body'), '@ping start the rally');
+  assert.equal(await count(page, '.notice-turn-limit'), 1);
+  assert.equal(await page.getAttribute('.chat-item.current .chat-open', 'aria-current'), 'true');
+
+  // Rename it, then delete it: the other chat becomes current and is shown.
+  await page.click('.chat-item.current [aria-label^="Rename chat"]');
+  await page.fill('#ask-input', 'First rally');
+  await page.click('#ask-ok');
+  await page.waitForFunction(() => document.getElementById('chat-title').textContent === 'First rally');
+  await page.click('.chat-item.current [aria-label^="Delete chat"]');
+  await page.click('#ask-ok');
+  await page.waitForFunction(() => document.getElementById('chat-title').textContent === 'second chat here');
+  assert.equal(await count(page, '.chat-item'), 1);
+  assert.equal(await page.textContent('.msg.from-human .body'), '@pong second chat here');
+
+  // World settings: a higher turn limit lets the rally run longer.
+  await page.click('#edit-world');
+  assert.equal(await page.inputValue('#world-turn-limit'), '2');
+  await page.fill('#world-turn-limit', '3');
+  await page.click('#world-save');
+  await page.waitForFunction(() => document.getElementById('world-title').textContent === 'Ping Pong · turn limit 3');
+  await send(page, '@ping again');
+  await page.waitForFunction(() => document.querySelectorAll('.notice-turn-limit').length === 2, null, { timeout: 20_000 });
+  await idle(page);
+  assert.match(await page.locator('.notice-turn-limit').last().textContent(), /\(3 LLM calls\)/);
+  assert.deepEqual(problems, []);
+});
+
+test('export a world to a file and import it back', async (t) => {
+  const { page, problems } = await openApp(t);
+  await send(page, '@bob tell me something');
+  await page.waitForSelector('.msg.final[data-sender="bob"]', { timeout: 20_000 });
+  await idle(page);
+  const before = await page.$$eval('.msg .body', (els) => els.map((e) => e.textContent));
+
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-world')]);
+  assert.equal(download.suggestedFilename(), 'demo-world.json');
+  const file = new URL('demo-world.json', out).pathname;
+  await download.saveAs(file);
+  const doc = JSON.parse(readFileSync(file, 'utf8'));
+  assert.equal(doc.world.name, 'Demo World');
+  assert.doesNotMatch(JSON.stringify(doc), /apiKey/, 'no keys in an export');
+
+  // Delete it (nothing left), then import the file.
+  await page.click('#delete-world');
+  await page.click('#ask-ok');
+  await page.waitForFunction(() => document.getElementById('chat-title').textContent === 'No world open');
+  assert.equal(await count(page, '.msg'), 0);
+  await page.setInputFiles('#import-file', file);
+  await page.waitForFunction(() => document.getElementById('world-title').textContent.startsWith('Demo World'));
+  await page.waitForFunction((n) => document.querySelectorAll('.msg').length === n, before.length);
+  assert.deepEqual(await page.$$eval('.msg .body', (els) => els.map((e) => e.textContent)), before);
+  assert.equal(await count(page, '.agent-item'), 3);
+  // The imported world still talks (providers are re-applied; keys never travel in files).
+  await send(page, '@alice welcome back');
+  await page.waitForFunction(() => document.querySelectorAll('.msg.final[data-sender="alice"]').length === 1);
+  await idle(page);
+  assert.deepEqual(problems, []);
+});
+
+test('the Stop button cancels a slow reply', async (t) => {
+  const { page, problems } = await openApp(t);
+  await createWorld(page, 'Slow', 5);
+  await addAgent(page, { name: 'Slow', model: 'mock-slow', systemPrompt: 'mock-delay: 300' });
+  await send(page, 'take your time');
+  await page.waitForFunction(() => Number(document.querySelector('.msg.streaming[data-sender="slow"]')
+    ?.dataset.length ?? 0) > 0, null, { timeout: 10_000 });
+  assert.equal(await page.isDisabled('#stop'), false);
+  const t0 = Date.now();
+  await page.click('#stop');
+  await idle(page, 3000);
+  assert.ok(Date.now() - t0 < 3000);
+  const len = await page.getAttribute('.msg[data-sender="slow"]', 'data-length');
+  await page.waitForTimeout(900);
+  assert.equal(await page.getAttribute('.msg[data-sender="slow"]', 'data-length'), len, 'nothing streams after Stop');
+  assert.ok(await count(page, '.msg.interrupted[data-sender="slow"]'), 'the partial reply is kept, marked');
+  assert.ok(await count(page, '.notice-local'), 'a note says it stopped');
+  assert.equal(await count(page, '.inline-error'), 0, 'our own cancel is not shown as an error');
+  assert.deepEqual(problems, []);
+});
+
+test('errors show inline with a retry button; debug explains routing', async (t) => {
+  const { page, problems } = await openApp(t);
+  await page.click('#open-settings');
+  await page.waitForSelector('#settings-dialog[open]');
+  await shot(page, 'demo-settings.png');
+  await page.check('#debug-toggle');
+  await page.click('#settings-form button[type="submit"]');
+  await page.waitForSelector('#debug-panel:not([hidden])');
+
+  await addAgent(page, { name: 'Dana', provider: 'anthropic', model: 'claude-3-5-haiku-latest', screenshot: 'demo-agent-dialog.png' });
+  await send(page, '@dana are you there?');
+  const error = page.locator('.inline-error[data-code="provider_not_configured"]');
+  await error.waitFor({ timeout: 10_000 });
+  assert.match(await error.textContent(), /anthropic.*apiKey/);
+  await idle(page);
+  await page.click('.inline-error .retry-btn');
+  await page.waitForFunction(() => document.querySelectorAll('.inline-error').length === 2);
+  await idle(page);
+  assert.equal(await count(page, '.msg.from-human'), 2, 'retry re-sent my last message');
+
+  // Routing decisions: Alice, Bob and Carol ignored the message addressed to Dana.
+  await page.click('#debug-panel summary');
+  const lines = await page.$$eval('#debug-list li', (els) => els.map((e) => e.textContent));
+  assert.ok(lines.some((l) => /^ignore Alice/.test(l)), lines.join('\n'));
+  assert.ok(lines.some((l) => /^respond Dana/.test(l)), lines.join('\n'));
+  await shot(page, 'demo-debug-error.png');
+  assert.deepEqual(problems, []);
+});
+
+test('model output cannot run script, open dialogs or hang the page', async (t) => {
+  const { page, problems, dialogs } = await openApp(t);
+  await createWorld(page, 'Hostile', 5);
+  await addAgent(page, { name: 'Img', model: 'mock-img', systemPrompt: 'mock-reply: <img src=x onerror="window.__pwned=1"> **bold**' });
+  await addAgent(page, { name: 'Scr', model: 'mock-scr', systemPrompt: 'mock-reply: <script>window.__pwned=2</script>\\n```html\\n<script>alert(1)</script>\\n```' });
+  await addAgent(page, { name: 'Lnk', model: 'mock-lnk', systemPrompt: 'mock-reply: [click](javascript:alert(1)) [data](data:text/html,<script>alert(1)</script>) [ok](https://example.com)' });
+  await addAgent(page, { name: 'Huge', model: 'mock-huge', systemPrompt: 'mock-fault: huge:1000000' });
+  await send(page, 'show me what you have');
+  await page.waitForSelector('.msg.final[data-sender="huge"]', { timeout: 30_000 });
+  await idle(page, 30_000);
+
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  assert.deepEqual(dialogs, []);
+  assert.equal(await count(page, '.messages img, .messages script, .messages iframe'), 0);
+  assert.equal(await count(page, 'a[href^="javascript:" i], a[href^="data:" i]'), 0);
+  assert.equal(await page.getAttribute('.msg[data-sender="lnk"] a', 'href'), 'https://example.com/');
+  assert.match(await page.textContent('.msg[data-sender="img"] .body'), /<img src=x onerror=/);
+  assert.equal(await page.textContent('.msg[data-sender="img"] .body strong'), 'bold', 'safe markdown still renders');
+  assert.equal(await page.textContent('.msg[data-sender="scr"] pre code'), '<script>alert(1)</script>');
+  assert.equal(await page.getAttribute('.msg[data-sender="huge"]', 'data-length'), '1000000');
+  await shot(page, 'demo-hostile.png');
+
+  // Still responsive: typing lands at once.
+  const t0 = Date.now();
+  await page.fill('#input', 'still responsive', { timeout: 3000 });
+  assert.equal(await page.inputValue('#input'), 'still responsive');
+  assert.ok(Date.now() - t0 < 3000, `typing took ${Date.now() - t0} ms`);
+  await page.click('.msg[data-sender="huge"] .small-btn', { timeout: 3000 });
+  await page.fill('#input', 'and after showing 1 MB', { timeout: 3000 });
+  assert.deepEqual(problems, []);
+});
+
+test('phone width: the sidebar becomes a drawer', async (t) => {
+  const { page, problems } = await openApp(t, { width: 375, height: 740 });
+  assert.equal(await page.isVisible('#open-sidebar'), true);
+  const box = await page.locator('#sidebar').boundingBox();
+  assert.ok(box.x + box.width <= 1, 'the sidebar is off-screen');
+  await send(page, 'Hello everyone! What should we build today?');
+  await page.waitForSelector('.notice-pass', { timeout: 20_000 });
+  await idle(page);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px`);
+  await shot(page, 'demo-phone.png');
+  await page.click('#open-sidebar');
+  await page.waitForTimeout(300);
+  assert.equal(await page.getAttribute('#open-sidebar', 'aria-expanded'), 'true');
+  await shot(page, 'demo-phone-sidebar.png');
+  await page.click('#close-sidebar');
+  await page.waitForTimeout(300);
+  assert.equal(await page.getAttribute('#open-sidebar', 'aria-expanded'), 'false');
+  assert.deepEqual(problems, []);
+});
+
+test('settings: a real provider key, remembered only when asked; an agent switches provider', async (t) => {
+  const { page, problems, consoleText } = await openApp(t);
+  const KEY = 'sk-e2e-secret-123';
+  const stored = () => page.evaluate(() => localStorage.getItem('agent-world-demo.providers'));
+  await page.click('#open-settings');
+  await page.fill('#pf-openai-apiKey', KEY);
+  await page.fill('#pf-openai-baseUrl', `${demo.mockUrl}/v1`);
+  assert.equal(await page.getAttribute('#pf-openai-apiKey', 'type'), 'password');
+  await page.click('#settings-form button[type="submit"]');
+  await page.waitForSelector('#settings-dialog', { state: 'hidden' });
+  assert.equal(await stored(), null, 'not remembered unless asked');
+
+  // Bob moves to the "real" OpenAI provider (the mock's keyed /v1 route stands in for it).
+  await page.click('[aria-label="Edit agent Bob"]');
+  await page.selectOption('#agent-provider', 'openai');
+  await page.click('#agent-save');
+  await page.waitForSelector('#agent-dialog', { state: 'hidden' });
+  assert.match(await page.textContent('.agent-item[data-agent-id="bob"] .agent-model'), /mock-bob · openai$/);
+  await send(page, '@bob which provider are you on?');
+  await page.waitForSelector('.msg.final[data-sender="bob"]', { timeout: 10_000 });
+  await idle(page);
+  const log = await (await fetch(`${demo.mockUrl}/__mock/requests`)).json();
+  const last = log.filter((r) => r.body?.model === 'mock-bob').at(-1);
+  assert.equal(last.provider, 'openai');
+  assert.equal(last.headers.authorization, '***', 'the key was sent (the log masks it)');
+
+  // Remember: stored, and back after a reload; unticked: gone.
+  await page.click('#open-settings');
+  await page.check('#remember-keys');
+  await page.click('#settings-form button[type="submit"]');
+  await page.waitForSelector('#settings-dialog', { state: 'hidden' });
+  assert.match(await stored(), new RegExp(KEY));
+  await page.reload();
+  await page.waitForSelector('#app[data-ready="true"]', { timeout: 20_000 });
+  await page.click('#open-settings');
+  assert.equal(await page.inputValue('#pf-openai-apiKey'), KEY);
+  assert.equal(await page.isChecked('#remember-keys'), true);
+  await page.uncheck('#remember-keys');
+  await page.click('#settings-form button[type="submit"]');
+  await page.waitForSelector('#settings-dialog', { state: 'hidden' });
+  assert.equal(await stored(), null);
+  assert.ok(!consoleText.some((line) => line.includes(KEY)), 'the key is never logged');
+  assert.deepEqual(problems, []);
 });

@@ -1,0 +1,60 @@
+// Tiny DOM helpers. Text always goes in through textContent / text nodes, never innerHTML.
+
+/**
+ * Builds an element: h('button', {class: 'x', type: 'button', onclick: fn}, 'label', child).
+ * Attributes starting with `on` become listeners; `dataset`-style keys are set as attributes.
+ */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs ?? {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith('on') && typeof value === 'function') {
+      el.addEventListener(key.slice(2), value);
+    } else if (key === 'class') {
+      el.className = value;
+    } else if (key === 'text') {
+      el.textContent = value;
+    } else {
+      el.setAttribute(key, value === true ? '' : String(value));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+/** Appends strings (as text nodes) and nodes, flattening arrays and skipping null. */
+export function append(parent, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    parent.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return parent;
+}
+
+export const $ = (id) => document.getElementById(id);
+
+/** Replaces all children of `el`. */
+export function replaceChildren(el, ...children) {
+  el.replaceChildren();
+  return append(el, children);
+}
+
+const PALETTE = 8;
+
+/** A stable colour slot (0..7) for an agent id. */
+export function colourIndex(id) {
+  let hash = 2166136261;
+  for (const ch of String(id)) hash = Math.imul(hash ^ ch.codePointAt(0), 16777619);
+  return (hash >>> 0) % PALETTE;
+}
+
+export function initial(name) {
+  const first = [...String(name).trim()][0] ?? '?';
+  return first.toLocaleUpperCase();
+}
+
+/** An avatar circle with the agent's initial in its colour. */
+export function avatar(id, name, extra = '') {
+  return h('span', { class: `avatar hue-${colourIndex(id)} ${extra}`.trim(), 'aria-hidden': 'true' },
+    initial(name ?? id));
+}
