@@ -83,7 +83,8 @@ test('the Demo World is ready on first load and shows an agent hand-over', async
   const { page, problems } = await openApp(t);
   assert.match(await page.textContent('#version'), /^\d+\.\d+\.\d+/);
   assert.equal(await count(page, '.agent-item'), 3);
-  assert.equal(await page.isVisible('#storage-note'), true, 'the memory-only note is shown');
+  // IndexedDB works in Chromium: no "memory only" warning.
+  assert.equal(await page.isVisible('#storage-note'), false, 'the memory-only note is hidden');
   await page.waitForSelector('.empty .suggestion');
   await shot(page, 'demo-empty.png');
 
@@ -103,6 +104,16 @@ test('the Demo World is ready on first load and shows an agent hand-over', async
     ?.textContent === 'What should we build today?');
   assert.equal(await page.textContent('#chat-title'), 'What should we build today?');
   await shot(page, 'demo-conversation.png');
+
+  // Reload: the world, its agents, the chat and its title and every message come back from
+  // IndexedDB, and the ready-made world is not created a second time.
+  await page.reload();
+  await page.waitForSelector('.msg.final[data-sender="carol"]', { timeout: 15_000 });
+  assert.deepEqual(await page.$$eval('.msg', (els) => els.map((e) => e.dataset.sender)),
+    ['HUMAN', 'alice', 'bob', 'carol', 'alice', 'carol']);
+  assert.equal(await count(page, '.agent-item'), 3);
+  assert.equal(await page.textContent('#chat-title'), 'What should we build today?');
+  assert.equal(await page.locator('#world-select option').filter({ hasText: 'Demo World' }).count(), 1);
   assert.deepEqual(problems, []);
 });
 
