@@ -71,6 +71,10 @@ impl MemoryStore {
             })
             .collect();
         let mut new_ids: BTreeSet<(String, String, String)> = BTreeSet::new();
+        // Worlds and chats deleted earlier in this batch: their stored messages no longer count
+        // when checking for duplicate ids (a batch may delete a chat and write it anew).
+        let mut wiped_worlds: BTreeSet<String> = BTreeSet::new();
+        let mut wiped_chats: BTreeSet<(String, String)> = BTreeSet::new();
         let world_missing = |w: &str| StoreError::Invalid(format!("world {w:?} does not exist"));
         let chat_missing = |w: &str, c: &str| {
             StoreError::Invalid(format!("chat {c:?} does not exist in world {w:?}"))
@@ -83,6 +87,8 @@ impl MemoryStore {
                 StoreOp::DeleteWorld { world_id } => {
                     live_worlds.remove(world_id);
                     live_chats.retain(|(w, _)| w != world_id);
+                    new_ids.retain(|(w, _, _)| w != world_id);
+                    wiped_worlds.insert(world_id.clone());
                 }
                 StoreOp::PutAgent { world_id, .. } | StoreOp::DeleteAgent { world_id, .. } => {
                     if !live_worlds.contains(world_id) {
@@ -97,6 +103,8 @@ impl MemoryStore {
                 }
                 StoreOp::DeleteChat { world_id, chat_id } => {
                     live_chats.remove(&(world_id.clone(), chat_id.clone()));
+                    new_ids.retain(|(w, c, _)| !(w == world_id && c == chat_id));
+                    wiped_chats.insert((world_id.clone(), chat_id.clone()));
                 }
                 StoreOp::ClearMemory { .. } => {}
                 StoreOp::AppendMessage {
@@ -112,14 +120,17 @@ impl MemoryStore {
                         chat_id.clone(),
                         message.message_id.clone(),
                     );
-                    let exists = worlds
-                        .get(world_id)
-                        .and_then(|w| w.chats.get(chat_id))
-                        .is_some_and(|c| {
-                            c.messages
-                                .iter()
-                                .any(|m| m.message_id == message.message_id)
-                        });
+                    let wiped = wiped_worlds.contains(world_id)
+                        || wiped_chats.contains(&(world_id.clone(), chat_id.clone()));
+                    let exists = !wiped
+                        && worlds
+                            .get(world_id)
+                            .and_then(|w| w.chats.get(chat_id))
+                            .is_some_and(|c| {
+                                c.messages
+                                    .iter()
+                                    .any(|m| m.message_id == message.message_id)
+                            });
                     if exists || !new_ids.insert(key) {
                         return Err(StoreError::Invalid(format!(
                             "message {:?} already exists in chat {chat_id:?}",

@@ -138,6 +138,7 @@ pub async fn run_store_contract(make: &dyn Fn() -> Rc<dyn Store>) {
     cascade_deletes(make()).await;
     worlds_and_chats_are_isolated(make()).await;
     dump_holds_everything(make()).await;
+    a_batch_may_rewrite_a_chat_it_deleted(make()).await;
 }
 
 /// Put, replace, list and load worlds; a missing world loads as `None`.
@@ -216,6 +217,44 @@ pub async fn chats_and_messages_round_trip(s: Rc<dyn Store>) {
     let all = ok(s.messages("w", "c1", None, 100).await, "messages");
     assert_eq!(ids(&all), vec!["m1", "m2"]);
     assert_eq!(all.first(), Some(&msg("c1", "m1")));
+}
+
+/// Validation takes earlier ops of the batch into account both ways: a chat deleted and written
+/// anew in one batch may get messages whose ids it had before the delete (they are gone).
+pub async fn a_batch_may_rewrite_a_chat_it_deleted(s: Rc<dyn Store>) {
+    ok(
+        s.apply(vec![
+            StoreOp::PutWorld(world("w")),
+            StoreOp::PutChat(chat("w", "c")),
+            append("w", "c", "m1"),
+            append("w", "c", "m2"),
+        ])
+        .await,
+        "chat with two messages",
+    );
+    ok(
+        s.apply(vec![
+            StoreOp::DeleteChat {
+                world_id: "w".into(),
+                chat_id: "c".into(),
+            },
+            StoreOp::PutChat(chat("w", "c")),
+            append("w", "c", "m1"),
+        ])
+        .await,
+        "delete the chat, write it anew and reuse an old message id",
+    );
+    let all = ok(s.messages("w", "c", None, 100).await, "messages");
+    assert_eq!(
+        ids(&all),
+        vec!["m1"],
+        "only the rewritten chat's message is left"
+    );
+    // Within one batch a duplicate is still a duplicate.
+    let dup = s
+        .apply(vec![append("w", "c", "m3"), append("w", "c", "m3")])
+        .await;
+    assert!(matches!(dup, Err(StoreError::Invalid(_))), "{dup:?}");
 }
 
 /// `messages(before, limit)`: oldest first, the `limit` messages before the cursor.
