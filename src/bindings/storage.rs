@@ -130,3 +130,87 @@ impl CommonOptions {
         }
     }
 }
+
+fn storage_manager() -> Option<JsValue> {
+    let navigator =
+        js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("navigator")).ok()?;
+    let storage = js_sys::Reflect::get(&navigator, &JsValue::from_str("storage")).ok()?;
+    storage.is_object().then_some(storage)
+}
+
+async fn call_manager(method: &str) -> Result<Option<JsValue>, JsValue> {
+    let Some(manager) = storage_manager() else {
+        return Ok(None);
+    };
+    let Ok(function) = js_sys::Reflect::get(&manager, &JsValue::from_str(method))
+        .and_then(|f| f.dyn_into::<js_sys::Function>())
+    else {
+        return Ok(None);
+    };
+    let promise = function.call0(&manager).map_err(|e| {
+        crate::bindings::error::agent_world_error(
+            "storage_error",
+            &format!("navigator.storage.{method}() failed"),
+            Some(e),
+        )
+    })?;
+    let value = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&promise))
+        .await
+        .map_err(|e| {
+            crate::bindings::error::agent_world_error(
+                "storage_error",
+                &format!("navigator.storage.{method}() failed"),
+                Some(e),
+            )
+        })?;
+    Ok(Some(value))
+}
+
+/// Asks the browser to keep this origin's data (IndexedDB) even under storage pressure.
+/// Resolves `true` when storage is (now) persistent, `false` when the browser said no or the
+/// runtime has no storage manager (Node, Deno, workerd). Browsers may prompt the user or
+/// decide from engagement; call it from a user gesture such as a "keep my chats" button.
+///
+/// @example
+/// ```js
+/// button.onclick = async () => { kept.textContent = (await requestPersistentStorage()) ? "yes" : "no"; };
+/// ```
+#[wasm_bindgen(js_name = requestPersistentStorage)]
+pub async fn request_persistent_storage() -> Result<bool, JsValue> {
+    Ok(call_manager("persist")
+        .await?
+        .is_some_and(|v| v.is_truthy()))
+}
+
+/// How much storage this origin uses and may use, in bytes, or `null` where the runtime has no
+/// storage manager. Browsers round these figures on purpose.
+///
+/// @example
+/// ```js
+/// const e = await storageEstimate();
+/// if (e) console.log(`${(e.usage / 1e6).toFixed(1)} MB of ${(e.quota / 1e6).toFixed(0)} MB`);
+/// ```
+#[wasm_bindgen(js_name = storageEstimate, unchecked_return_type = "{ usage: number; quota: number } | null")]
+pub async fn storage_estimate() -> Result<JsValue, JsValue> {
+    let Some(estimate) = call_manager("estimate").await? else {
+        return Ok(JsValue::NULL);
+    };
+    let read = |key: &str| {
+        js_sys::Reflect::get(&estimate, &JsValue::from_str(key))
+            .ok()
+            .and_then(|v| v.as_f64())
+            .unwrap_or(0.0)
+    };
+    let out = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(
+        &out,
+        &JsValue::from_str("usage"),
+        &JsValue::from_f64(read("usage")),
+    );
+    let _ = js_sys::Reflect::set(
+        &out,
+        &JsValue::from_str("quota"),
+        &JsValue::from_f64(read("quota")),
+    );
+    Ok(out.into())
+}

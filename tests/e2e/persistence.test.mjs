@@ -80,6 +80,14 @@ test('a conversation, its chat title, memories and counters survive a reload', a
   });
   const afterReload = await page.evaluate(snapshot, worldId);
   assert.deepEqual(afterReload, beforeReload);
+  // The storage manager: usage is reported, and a persistence request gets a yes or a no.
+  const storage = await page.evaluate(async () => ({
+    estimate: await window.aww.storageEstimate(),
+    persisted: await window.aww.requestPersistentStorage(),
+  }));
+  assert.ok(storage.estimate.usage > 0 && storage.estimate.quota > storage.estimate.usage,
+    JSON.stringify(storage.estimate));
+  assert.equal(typeof storage.persisted, 'boolean');
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -6,7 +6,8 @@ import { createRequire } from 'node:module';
 import { startMockLlm } from '../mock-llm/server.mjs';
 
 const require = createRequire(import.meta.url);
-const { AgentWorld, isAgentWorldError } = require('../../pkg/nodejs/agent_world_wasm.js');
+const { AgentWorld, isAgentWorldError, storageEstimate, requestPersistentStorage } =
+  require('../../pkg/nodejs/agent_world_wasm.js');
 
 let mock;
 before(async () => { mock = await startMockLlm({ port: 0, delayMs: 0 }); });
@@ -109,4 +110,22 @@ test('a provider that is not configured fails the call, not the world', async ()
   const err = system.find((e) => e.type === 'error');
   assert.equal(err.code, 'provider_not_configured');
   assert.match(err.message, /provider 'anthropic' is not configured: missing apiKey/);
+});
+
+test('Node has no storage manager: no estimate, and persistence is not granted', async () => {
+  assert.equal(await storageEstimate(), null);
+  assert.equal(await requestPersistentStorage(), false);
+});
+
+test('worlds in memory storage can be listed, reopened and deleted', async () => {
+  const world = await pingPongWorld(3);
+  const id = world.id;
+  assert.ok((await AgentWorld.list()).some((w) => w.id === id));
+  const again = await AgentWorld.open(id);
+  assert.deepEqual(again.agents().map((a) => a.id), ['alice', 'bob']);
+  assert.equal(await AgentWorld.delete(id), true);
+  assert.equal(await AgentWorld.delete(id), false);
+  await assert.rejects(AgentWorld.open(id), (e) => e.code === 'world_not_found');
+  await assert.rejects(AgentWorld.create({ name: 'x', storage: 'indexeddb' }),
+    (e) => e.code === 'storage_unavailable');
 });
