@@ -60,7 +60,7 @@ const TS_ERRORS: &'static str = r#"
 /** An error thrown or rejected by agent-world-wasm. `code` is stable; `message` is for people. */
 export interface AgentWorldError extends Error {
   name: "AgentWorldError";
-  code: string;
+  code: AgentWorldErrorCode;
   cause?: unknown;
 }
 /** True when `value` is an error thrown by agent-world-wasm. */

@@ -2,5 +2,6 @@
 
 pub mod error;
 pub mod storage;
+pub mod types;
 pub mod version;
 pub mod world;

@@ -11,6 +11,7 @@ use wasm_bindgen::JsCast;
 
 use crate::bindings::error::{from_llm_error, from_world_error, invalid_argument};
 use crate::bindings::storage::CommonOptions;
+use crate::bindings::types::{or_undefined, PageOptionsArg, SendOptionsArg, StorageOptionsArg};
 use crate::core::engine::{Services, World};
 use crate::core::events::{Callback, Event, Topic, WorldEvent};
 use crate::core::llm::{ProviderConfig, ProviderKind};
@@ -100,7 +101,9 @@ impl AgentWorld {
     /// ```js
     /// const world = await AgentWorld.create({ name: "Team", turnLimit: 5 });
     /// ```
-    pub async fn create(options: JsValue) -> Result<AgentWorld, JsValue> {
+    pub async fn create(
+        #[wasm_bindgen(unchecked_param_type = "CreateWorldOptions")] options: JsValue,
+    ) -> Result<AgentWorld, JsValue> {
         let options = CommonOptions::read(&options, "AgentWorld.create options")?;
         let input: CreateWorld = from_js(options.rest.clone(), "AgentWorld.create options")?;
         let (svc, llm) = services(&options).await?;
@@ -115,7 +118,11 @@ impl AgentWorld {
     /// ```js
     /// const world = await AgentWorld.open("team");
     /// ```
-    pub async fn open(id: String, options: JsValue) -> Result<AgentWorld, JsValue> {
+    pub async fn open(
+        id: String,
+        options: Option<StorageOptionsArg>,
+    ) -> Result<AgentWorld, JsValue> {
+        let options = or_undefined(options);
         let options = CommonOptions::read(&options, "AgentWorld.open options")?;
         let (svc, llm) = services(&options).await?;
         let world = World::open(svc, &id).await.map_err(from_world_error)?;
@@ -129,7 +136,9 @@ impl AgentWorld {
     /// ```js
     /// for (const w of await AgentWorld.list()) console.log(w.id, w.name);
     /// ```
-    pub async fn list(options: JsValue) -> Result<JsValue, JsValue> {
+    #[wasm_bindgen(unchecked_return_type = "WorldInfo[]")]
+    pub async fn list(options: Option<StorageOptionsArg>) -> Result<JsValue, JsValue> {
+        let options = or_undefined(options);
         let options = CommonOptions::read(&options, "AgentWorld.list options")?;
         let store = options.store().await?;
         to_js(
@@ -145,7 +154,8 @@ impl AgentWorld {
     /// ```js
     /// await AgentWorld.delete("team");
     /// ```
-    pub async fn delete(id: String, options: JsValue) -> Result<bool, JsValue> {
+    pub async fn delete(id: String, options: Option<StorageOptionsArg>) -> Result<bool, JsValue> {
+        let options = or_undefined(options);
         let options = CommonOptions::read(&options, "AgentWorld.delete options")?;
         let store = options.store().await?;
         World::delete(store.as_ref(), &id)
@@ -160,7 +170,11 @@ impl AgentWorld {
     /// ```js
     /// const copy = await AgentWorld.import(json, { storage: "memory" });
     /// ```
-    pub async fn import(json: JsValue, options: JsValue) -> Result<AgentWorld, JsValue> {
+    pub async fn import(
+        #[wasm_bindgen(unchecked_param_type = "string")] json: JsValue,
+        options: Option<StorageOptionsArg>,
+    ) -> Result<AgentWorld, JsValue> {
+        let options = or_undefined(options);
         let json = json.as_string().ok_or_else(|| {
             invalid_argument("json", "must be a string (the result of world.export())")
         })?;
@@ -178,18 +192,19 @@ impl AgentWorld {
     }
 
     /// The world's settings.
+    #[wasm_bindgen(unchecked_return_type = "WorldInfo")]
     pub fn info(&self) -> Result<JsValue, JsValue> {
         to_js(&self.h.world.info())
     }
 
     /// Starts a new chat (reusing the current one when it has no messages).
-    #[wasm_bindgen(js_name = newChat)]
+    #[wasm_bindgen(js_name = newChat, unchecked_return_type = "Chat")]
     pub async fn new_chat(&self) -> Result<JsValue, JsValue> {
         to_js(&self.h.world.new_chat().await.map_err(from_world_error)?)
     }
 
     /// Makes a chat current and restores every agent's memory and counter from it.
-    #[wasm_bindgen(js_name = loadChat)]
+    #[wasm_bindgen(js_name = loadChat, unchecked_return_type = "Chat")]
     pub async fn load_chat(&self, id: String) -> Result<JsValue, JsValue> {
         to_js(
             &self
@@ -212,7 +227,7 @@ impl AgentWorld {
     }
 
     /// Renames a chat; a manual title is never overwritten automatically.
-    #[wasm_bindgen(js_name = renameChat)]
+    #[wasm_bindgen(js_name = renameChat, unchecked_return_type = "Chat")]
     pub async fn rename_chat(&self, id: String, name: String) -> Result<JsValue, JsValue> {
         to_js(
             &self
@@ -225,20 +240,25 @@ impl AgentWorld {
     }
 
     /// The chats, most recently updated first.
-    #[wasm_bindgen(js_name = listChats)]
+    #[wasm_bindgen(js_name = listChats, unchecked_return_type = "Chat[]")]
     pub fn list_chats(&self) -> Result<JsValue, JsValue> {
         to_js(&self.h.world.list_chats())
     }
 
     /// The current chat, or `null` when session mode is off.
-    #[wasm_bindgen(js_name = currentChat)]
+    #[wasm_bindgen(js_name = currentChat, unchecked_return_type = "Chat | null")]
     pub fn current_chat(&self) -> Result<JsValue, JsValue> {
         to_js(&self.h.world.current_chat())
     }
 
     /// A page of a chat's messages (`before`: a message id; `limit`: default 50).
-    #[wasm_bindgen(js_name = messages)]
-    pub async fn messages(&self, chat_id: String, options: JsValue) -> Result<JsValue, JsValue> {
+    #[wasm_bindgen(js_name = messages, unchecked_return_type = "Message[]")]
+    pub async fn messages(
+        &self,
+        chat_id: String,
+        options: Option<PageOptionsArg>,
+    ) -> Result<JsValue, JsValue> {
+        let options = or_undefined(options);
         let (before, limit) = read_page(&options)?;
         to_js(
             &self
@@ -283,7 +303,11 @@ impl AgentWorld {
     /// world.configureProvider("openai", { apiKey: "sk-..." });
     /// ```
     #[wasm_bindgen(js_name = configureProvider)]
-    pub fn configure_provider(&self, provider: String, settings: JsValue) -> Result<(), JsValue> {
+    pub fn configure_provider(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProviderName")] provider: String,
+        #[wasm_bindgen(unchecked_param_type = "ProviderSettings")] settings: JsValue,
+    ) -> Result<(), JsValue> {
         let kind = ProviderKind::parse(&provider).map_err(from_llm_error)?;
         let config: ProviderConfig =
             from_js(settings, &format!("settings of provider '{provider}'"))?;
@@ -307,7 +331,10 @@ impl AgentWorld {
     /// await world.addAgent({ name: "Local", provider: "custom", model: "my-model" });
     /// ```
     #[wasm_bindgen(js_name = registerProvider)]
-    pub fn register_provider(&self, provider: JsValue) -> Result<(), JsValue> {
+    pub fn register_provider(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "CustomProvider | null")] provider: JsValue,
+    ) -> Result<(), JsValue> {
         if provider.is_null() || provider.is_undefined() {
             self.h.llm.set_custom(None);
             return Ok(());
@@ -324,8 +351,11 @@ impl AgentWorld {
     /// ```js
     /// await world.addAgent({ name: "Alice", provider: "openai", model: "gpt-4o-mini" });
     /// ```
-    #[wasm_bindgen(js_name = addAgent)]
-    pub async fn add_agent(&self, config: JsValue) -> Result<JsValue, JsValue> {
+    #[wasm_bindgen(js_name = addAgent, unchecked_return_type = "Agent")]
+    pub async fn add_agent(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "AgentConfig")] config: JsValue,
+    ) -> Result<JsValue, JsValue> {
         let input: NewAgent = from_js(config, "addAgent config")?;
         let agent = self
             .h
@@ -337,8 +367,12 @@ impl AgentWorld {
     }
 
     /// Changes an agent's settings (its id never changes).
-    #[wasm_bindgen(js_name = updateAgent)]
-    pub async fn update_agent(&self, id: String, patch: JsValue) -> Result<JsValue, JsValue> {
+    #[wasm_bindgen(js_name = updateAgent, unchecked_return_type = "Agent")]
+    pub async fn update_agent(
+        &self,
+        id: String,
+        #[wasm_bindgen(unchecked_param_type = "AgentPatch")] patch: JsValue,
+    ) -> Result<JsValue, JsValue> {
         let patch: AgentPatch = from_js(patch, "updateAgent patch")?;
         let agent = self
             .h
@@ -360,13 +394,14 @@ impl AgentWorld {
     }
 
     /// The agents, in the order they were added (the order they answer in).
+    #[wasm_bindgen(unchecked_return_type = "Agent[]")]
     pub fn agents(&self) -> Result<JsValue, JsValue> {
         to_js(&self.h.world.agents())
     }
 
     /// What an agent remembers of the current chat (the window its next LLM call starts from),
     /// oldest first; `undefined` for an unknown agent.
-    #[wasm_bindgen(js_name = agentMemory)]
+    #[wasm_bindgen(js_name = agentMemory, unchecked_return_type = "MemoryEntry[] | undefined")]
     pub fn agent_memory(&self, agent_id: String) -> Result<JsValue, JsValue> {
         match self.h.world.agent_memory(&agent_id) {
             Some(memory) => to_js(&memory),
@@ -375,7 +410,11 @@ impl AgentWorld {
     }
 
     /// Changes the world's settings.
-    pub async fn update(&self, patch: JsValue) -> Result<JsValue, JsValue> {
+    #[wasm_bindgen(unchecked_return_type = "WorldInfo")]
+    pub async fn update(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "WorldPatch")] patch: JsValue,
+    ) -> Result<JsValue, JsValue> {
         let patch: WorldPatch = from_js(patch, "update patch")?;
         let world = self.h.world.update(patch).await.map_err(from_world_error)?;
         to_js(&world)
@@ -389,7 +428,13 @@ impl AgentWorld {
     /// await world.send("@alice, what do you think?");
     /// await world.idle();
     /// ```
-    pub async fn send(&self, content: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    #[wasm_bindgen(unchecked_return_type = "Message")]
+    pub async fn send(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] content: JsValue,
+        options: Option<SendOptionsArg>,
+    ) -> Result<JsValue, JsValue> {
+        let options = or_undefined(options);
         let content = content
             .as_string()
             .ok_or_else(|| invalid_argument("content", "must be a string"))?;
@@ -440,6 +485,9 @@ impl AgentWorld {
     /// const off = world.on("sse", (e) => e.type === "chunk" && process.stdout.write(e.content));
     /// off();
     /// ```
+    // Typed generically in TS_ON below (interface merging): the callback's event type follows
+    // the topic.
+    #[wasm_bindgen(skip_typescript)]
     pub fn on(&self, topic: String, callback: JsValue) -> Result<js_sys::Function, JsValue> {
         let topic = parse_topic(&topic)?;
         let callback: js_sys::Function = callback
@@ -483,6 +531,25 @@ impl AgentWorld {
         Ok(())
     }
 }
+
+// The generic `on`, merged into the class's declaration: the callback's event type follows the
+// topic.
+#[wasm_bindgen(typescript_custom_section)]
+const TS_ON: &'static str = r#"
+export interface AgentWorld {
+  /**
+   * Calls `callback` with every event of `topic`; returns the function that unsubscribes.
+   * A callback that throws is reported as a `system` `error` event (`callback_error`).
+   *
+   * @example
+   * ```js
+   * const off = world.on("sse", (e) => { if (e.type === "chunk") out.append(e.content ?? ""); });
+   * off();
+   * ```
+   */
+  on<T extends Topic>(topic: T, callback: (event: EventMap[T]) => void): () => void;
+}
+"#;
 
 fn parse_topic(topic: &str) -> Result<Topic, JsValue> {
     Ok(match topic {

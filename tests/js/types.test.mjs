@@ -1,0 +1,83 @@
+// The published TypeScript declarations: no `any` in the public surface, strict-mode usage
+// compiles and wrong usage does not, and the declared shapes match the objects the package
+// really returns.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { createRequire } from 'node:module';
+
+const root = new URL('../../', import.meta.url);
+const tsc = new URL('node_modules/.bin/tsc', root).pathname;
+const dts = (target) => readFileSync(new URL(`pkg/${target}/agent_world_wasm.d.ts`, root), 'utf8');
+
+/** The declarations without comments and without wasm-bindgen's raw ABI table (`InitOutput`:
+ * the instance's exports, typed by wasm-bindgen, not part of this package's API). */
+function publicSurface(text) {
+  return text
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/\/\/.*$/gm, '')
+    .replace(/export interface InitOutput \{[\s\S]*?\n\}/, '');
+}
+
+for (const target of ['web', 'nodejs']) {
+  test(`the ${target} build's declarations have no \`any\``, () => {
+    const offending = publicSurface(dts(target)).split('\n').filter((l) => /\bany\b/.test(l));
+    assert.deepEqual(offending, []);
+  });
+}
+
+const compile = (file) => promisify(execFile)(tsc, ['--noEmit', '--strict', '--target', 'es2022',
+  '--module', 'es2022', '--moduleResolution', 'bundler', '--lib', 'es2022,dom', '--skipLibCheck', 'false',
+  new URL(file, import.meta.url).pathname], { timeout: 60_000 });
+
+test('strict TypeScript accepts real usage', async () => {
+  await compile('types/usage.ts');
+});
+
+test('strict TypeScript rejects wrong usage (the types are not vacuous)', async () => {
+  await assert.rejects(compile('types/wrong.ts'), (e) => {
+    const out = String(e.stdout);
+    assert.match(out, /wrong\.ts\(4,/, 'send(42) must be an error');
+    assert.match(out, /wrong\.ts\(5,/, 'an unknown provider must be an error');
+    assert.match(out, /wrong\.ts\(6,/, 'an sse event has no turnLimit');
+    return true;
+  });
+});
+
+/** The keys of `interface Name { ... }` in the declarations: [all, required]. */
+function declaredKeys(name) {
+  const body = dts('nodejs').match(new RegExp(`export interface ${name} \\{([\\s\\S]*?)\\n\\}`))[1]
+    .replace(/\/\*[\s\S]*?\*\//g, '');
+  const keys = [...body.matchAll(/^\s+(\w+)(\??):/gm)];
+  return [keys.map((k) => k[1]).sort(), keys.filter((k) => !k[2]).map((k) => k[1]).sort()];
+}
+
+function assertShape(name, value) {
+  const [all, required] = declaredKeys(name);
+  for (const key of Object.keys(value)) assert.ok(all.includes(key), `${name} has undeclared key ${key}`);
+  for (const key of required) assert.ok(key in value, `${name} lacks required key ${key}`);
+}
+
+test('declared shapes match what the package returns and emits', async () => {
+  const require = createRequire(import.meta.url);
+  const { AgentWorld } = require('../../pkg/nodejs/agent_world_wasm.js');
+  const world = await AgentWorld.create({ name: `Shapes ${process.pid}`, description: 'd' });
+  world.registerProvider({ async *stream() { yield { reasoning: 'r' }; yield 'answer'; } });
+  const agent = await world.addAgent({ name: 'Shape', provider: 'custom', model: 'm',
+    systemPrompt: 'p', temperature: 0.5, maxTokens: 10, historyLimit: 4 });
+  const sse = [];
+  world.on('sse', (e) => sse.push(e));
+  const sent = await world.send('hello');
+  await world.idle();
+  assertShape('Agent', world.agents()[0]);
+  assertShape('Agent', agent);
+  assertShape('WorldInfo', world.info());
+  assertShape('Chat', world.currentChat());
+  assertShape('Message', sent);
+  for (const m of await world.messages(sent.chatId)) assertShape('Message', m);
+  for (const e of world.agentMemory('shape')) assertShape('MemoryEntry', e);
+  for (const e of sse) assertShape('SseEvent', e);
+  assert.deepEqual(sse.map((e) => e.type), ['start', 'reasoning', 'chunk', 'end']);
+});

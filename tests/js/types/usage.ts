@@ -1,0 +1,40 @@
+// Compiled with `tsc --strict --noEmit` by tests/js/types.test.mjs: the published declarations
+// must accept the README's usage, narrow events by topic, and type the errors.
+import init, {
+  AgentWorld, isAgentWorldError, requestPersistentStorage, storageEstimate, version,
+  type Agent, type Chat, type Message, type SseEvent, type WorldInfo,
+} from "../../../pkg/web/agent_world_wasm.js";
+
+await init();
+const world = await AgentWorld.create({ name: "Typed", turnLimit: 3, storage: "memory" });
+const reopened: AgentWorld = await AgentWorld.open(world.id);
+const worlds: WorldInfo[] = await AgentWorld.list();
+const deleted: boolean = await AgentWorld.delete("other");
+const copy: AgentWorld = await AgentWorld.import(await world.export(), { storage: "memory" });
+world.configureProvider("anthropic", { apiKey: "sk-ant", headers: { "x-trace": "1" } });
+world.registerProvider({
+  async *stream(request, { signal }) {
+    if (!signal.aborted) yield { text: request.messages.at(-1)?.content ?? "", reasoning: "…" };
+  },
+});
+const agent: Agent = await world.addAgent({ name: "A", provider: "custom", model: "m" });
+const message: Message = await world.send("hi");
+const page: Message[] = await world.messages(message.chatId ?? "", { limit: 5 });
+const chat: Chat | null = world.currentChat();
+const off: () => void = world.on("sse", (e: SseEvent) => void e.content?.length);
+world.on("system", (e) => {
+  if (e.type === "turn-limit") { const limit: number = e.turnLimit; void limit; }
+  if (e.type === "error") { const code: string = e.code; void code; }
+});
+world.on("message", (m) => void m.kind.toUpperCase());
+off();
+await world.idle();
+try {
+  await world.send("");
+} catch (e) {
+  if (isAgentWorldError(e)) { const code: "empty_message" | string = e.code; void code; }
+}
+const estimate = await storageEstimate();
+const kept: boolean = await requestPersistentStorage();
+const v: string = version();
+void [reopened, worlds, deleted, copy, agent, page, chat, estimate?.usage, kept, v];
