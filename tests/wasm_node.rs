@@ -140,3 +140,15 @@ mod transport {
         cases::an_unreachable_server_is_a_network_error().await
     }
 }
+
+#[wasm_bindgen_test]
+fn llm_calls_default_to_a_120_s_total_and_30_s_stall_timeout() {
+    use agent_world_wasm::web::llm_fetch::{FetchLlm, Timeouts};
+    assert_eq!(
+        FetchLlm::new(false).timeouts(),
+        Timeouts {
+            total_ms: 120_000,
+            stall_ms: 30_000
+        }
+    );
+}

@@ -83,3 +83,18 @@ test('a provider that throws fails the call with its message; a wrong object fai
   await world.idle();
   assert.equal(system.at(-1).code, 'provider_not_configured');
 });
+
+test('a custom provider that fails before any output is not retried', async () => {
+  const world = await AgentWorld.create({ name: name('Custom No Retry') });
+  let calls = 0;
+  // Fails the way a network error would, before the first token: an HTTP provider would retry.
+  world.registerProvider({ async *stream() { calls++; throw new TypeError('Failed to fetch'); } });
+  await world.addAgent({ name: 'Once', provider: 'custom', model: 'm' });
+  const errors = [];
+  world.on('system', (e) => e.type === 'error' && errors.push(e));
+  await world.send('hello');
+  await world.idle();
+  assert.equal(calls, 1, 'the engine does not retry custom providers');
+  assert.equal(errors.length, 1);
+  assert.match(errors[0].message, /Failed to fetch/);
+});
