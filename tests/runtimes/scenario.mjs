@@ -19,7 +19,7 @@
 // xai               | stream     | -                                    | assertStream
 // xai               | malformed  | malformed                            | assertMalformed (llm_error "malformed", SSE error)
 // openai-compatible | stream     | - (no key, /compat/v1)               | assertStream
-// openai-compatible | cut        | cut:1000 (after output)              | assertCut (SSE error + partialContent, interrupted msg, 1 request)
+// openai-compatible | cut        | cut:1000 (after output), delay 20    | assertCut (SSE error + partialContent, interrupted msg, 1 request)
 // anthropic         | stream     | -                                    | assertStream
 // anthropic         | reasoning  | mock-reasoning: (thinking blocks)    | assertReasoning
 // anthropic         | stop       | world.stop() mid-stream (delay 100)  | assertStopped (SSE error, llm_aborted, closedByClient, 1 request)
@@ -163,7 +163,10 @@ function caseSpec(name, provider) {
     case 'malformed':
       return { prompt: 'mock-reply: fine until here and then broken\nmock-fault: malformed' };
     case 'cut':
-      return { prompt: `mock-reply: ${WORDS}\nmock-fault: cut:1000` };
+      // A pause between frames so the client has read the output before the socket is
+      // destroyed: Chromium drops bytes still unread when a reset arrives (then no output
+      // started, the engine rightly retries, and there is no partial content to check).
+      return { prompt: `mock-reply: ${WORDS}\nmock-delay: 20\nmock-fault: cut:1000` };
     case 'stall':
       return { prompt: `mock-reply: ${WORDS}\nmock-fault: stall:300`, timeouts: [10_000, 300], waitClose: true };
     case 'timeout':
