@@ -35,6 +35,11 @@
 // custom (JS)       | stop       | world.stop() mid-generator           | assertCustomStop (signal aborted, generator ended, llm_aborted)
 // every provider    | recover    | after each fault case above          | assertRecovered (same world answers the next message)
 //
+// Also in tests/runtimes/: web-build-globals.test.mjs (the web glue names no window, process or
+// node: module), and two `todo` tests for engine bugs found here: on-gc.test.mjs (a callback is
+// unsubscribed when the function `on()` returned is garbage-collected, so this scenario keeps
+// them) and cut-message.test.mjs (a mid-stream cut is reported as "failed before any response").
+//
 // Every case uses a fresh random `x-mock-key` header (configureProvider(..., {headers})) to find
 // its own requests in the mock's log. Every wait is bounded and fails the case with a message.
 
