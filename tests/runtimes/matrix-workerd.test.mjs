@@ -15,9 +15,9 @@ after(async () => { await mock?.close(); });
 test('matrix: every provider and fault through the engine in workerd', { timeout: 120_000 }, async () => {
   const pkg = new URL('pkg/web/', root);
   const here = new URL('tests/runtimes/', root);
-  // No option is needed for the Worker to reach the mock on 127.0.0.1: miniflare gives workerd
-  // an outbound service that passes fetch() to the host's network, loopback included (checked
-  // with miniflare as installed here; `outboundService` would be the hook if that changed).
+  // No option is needed for the Worker to reach the mock on 127.0.0.1: with miniflare
+  // 4.20260310.0 (the installed one) workerd's fetch() to a loopback address just works. Should a
+  // later version refuse it, miniflare's `outboundService` option is the hook to route it.
   const mf = new Miniflare({
     compatibilityDate: '2025-01-01',
     modules: [
