@@ -507,9 +507,13 @@ impl AgentWorld {
                         .unwrap_or_else(|| "the callback threw".to_string())
                 })
         });
-        let sub = RefCell::new(Some(self.h.world.on(topic, cb)));
+        // The subscription lives as long as the world, not as long as the returned function:
+        // callers often ignore it (`world.on(...)` as a statement), and a subscription tied to
+        // a closure JS may garbage-collect would silently stop delivering events.
+        let id = self.h.world.on(topic, cb).forget();
+        let world = self.h.world.clone();
         let off = Closure::<dyn FnMut()>::new(move || {
-            sub.borrow_mut().take();
+            world.off(id);
         });
         Ok(off.into_js_value().unchecked_into())
     }

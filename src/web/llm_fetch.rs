@@ -239,6 +239,7 @@ impl Attempt<'_> {
         let error_body = RefCell::new(Vec::<u8>::new());
         let stream_error: RefCell<Option<LlmError>> = RefCell::new(None);
         let started = Cell::new(false);
+        let received = Cell::new(0usize);
 
         let call = HttpCall {
             method: &request.method,
@@ -268,6 +269,7 @@ impl Attempt<'_> {
             };
             let mut on_bytes = |bytes: &[u8]| {
                 last_byte.set(now_ms());
+                received.set(received.get() + bytes.len());
                 if stream_error.borrow().is_some() {
                     return;
                 }
@@ -311,6 +313,17 @@ impl Attempt<'_> {
                     match result {
                         Ok(_) => None,
                         Err(FetchError::Aborted) => Some((AbortCause::Cancelled, None)),
+                        // A response had begun: the connection broke mid-reply. Saying the
+                        // request never got a response (and suggesting CORS) would mislead.
+                        Err(FetchError::Network(message)) if head_seen.borrow().is_some() => {
+                            return Err(LlmError::Network {
+                                provider: self.provider(),
+                                message: format!(
+                                    "the connection closed in the middle of the reply ({} bytes received): {message}",
+                                    received.get()
+                                ),
+                            });
+                        }
                         Err(FetchError::Network(_)) => {
                             return Err(network_error(self.kind, self.base_url));
                         }

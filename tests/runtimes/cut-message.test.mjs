@@ -1,8 +1,6 @@
-// Known engine bug (src/web/llm_fetch.rs, the `Err(FetchError::Network(_))` arm after the race):
-// a connection that breaks mid-body, after a 200 and streamed output, is reported with
-// `network_error()`, whose text says "could not reach <baseUrl>: the request failed before any
-// response" plus CORS advice, which is false and misleading there. Marked `todo` until the
-// Rust side reports a mid-stream break as such (e.g. "the connection closed mid-reply").
+// A connection that breaks mid-body, after a 200 and streamed output, must say so: the
+// before-any-response message (with its CORS advice) would mislead. A regression test for a
+// bug this matrix found.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
@@ -11,9 +9,7 @@ import { startMockLlm } from '../mock-llm/server.mjs';
 const require = createRequire(import.meta.url);
 const { AgentWorld } = require('../../pkg/nodejs/agent_world_wasm.js');
 
-test('a connection cut after output is not described as "failed before any response"', {
-  todo: 'Rust bug: a mid-stream network failure reuses the before-any-response message',
-}, async () => {
+test('a connection cut after output is not described as "failed before any response"', async () => {
   const mock = await startMockLlm({ port: 0, delayMs: 0 });
   try {
     const world = await AgentWorld.create({ name: `Cut Message ${process.pid} ${Date.now()}` });
@@ -27,6 +23,7 @@ test('a connection cut after output is not described as "failed before any respo
     off();
     assert.equal(errors.length, 1);
     assert.doesNotMatch(errors[0].message, /before any response/);
+    assert.match(errors[0].message, /closed in the middle of the reply/);
   } finally {
     await mock.close();
   }

@@ -1,8 +1,6 @@
-// Known engine bug (src/bindings/world.rs `AgentWorld::on`): the subscription is owned by the
-// returned unsubscribe closure, so when the caller ignores that function (as README's quick
-// start does) and the GC collects it, wasm-bindgen's FinalizationRegistry drops the closure and
-// the callback silently stops receiving events. Marked `todo` until the Rust side keeps the
-// subscription alive independently of the unsubscribe function.
+// A subscription lives as long as its world, not as long as the unsubscribe function
+// `world.on()` returns: callers often ignore that function (the README's quick start does), and
+// a GC must not silently stop the callback. A regression test for a bug the matrix found.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
@@ -15,9 +13,7 @@ const gc = runInNewContext('gc');
 const require = createRequire(import.meta.url);
 const { AgentWorld } = require('../../pkg/nodejs/agent_world_wasm.js');
 
-test('a callback whose unsubscribe function is dropped keeps receiving events', {
-  todo: 'Rust bug: AgentWorld.on() unsubscribes when its returned function is garbage-collected',
-}, async () => {
+test('a callback whose unsubscribe function is dropped keeps receiving events', async () => {
   const mock = await startMockLlm({ port: 0, delayMs: 0 });
   try {
     const world = await AgentWorld.create({ name: `On GC ${process.pid} ${Date.now()}` });
