@@ -5,7 +5,9 @@
 //! `"memory"` (the default elsewhere: Node, Deno, workerd) is one store shared by every world of
 //! this module instance, so `open` finds what `create` made until the page or process ends.
 //! Asking for IndexedDB where it does not exist is a clear error, never a silent fallback that
-//! would lose data the application expected to keep.
+//! would lose data the application expected to keep. An object implementing the
+//! `StoreAdapter` interface (see [`JsStore`]) keeps worlds wherever the application says (Deno
+//! KV, a Durable Object, a server); its methods are checked where it is passed in.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -16,6 +18,7 @@ use crate::bindings::error::invalid_argument;
 use crate::core::memory_store::MemoryStore;
 use crate::core::store::Store;
 use crate::web::idb_store::IdbStore;
+use crate::web::js_store::JsStore;
 
 /// The IndexedDB database that holds every world of an origin.
 pub const DATABASE_NAME: &str = "agent-world-wasm";
@@ -32,10 +35,12 @@ pub fn indexeddb_available() -> bool {
 }
 
 /// The storage choice read from an options object.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum Storage {
     Memory,
     IndexedDb,
+    /// A JS object implementing `StoreAdapter`, already checked.
+    Adapter(Rc<JsStore>),
 }
 
 /// The binding-level options shared by the static methods, read without touching the
@@ -73,13 +78,16 @@ impl CommonOptions {
         }
         let storage = match get(options, "storage") {
             v if v.is_undefined() || v.is_null() => default,
+            v if v.is_object() => Storage::Adapter(Rc::new(
+                JsStore::new(v).map_err(|e| invalid_argument(&format!("{what}.storage"), &e))?,
+            )),
             v => match v.as_string().as_deref() {
                 Some("memory") => Storage::Memory,
                 Some("indexeddb") => Storage::IndexedDb,
                 _ => {
                     return Err(invalid_argument(
                         &format!("{what}.storage"),
-                        "must be \"memory\" or \"indexeddb\"",
+                        "must be \"memory\", \"indexeddb\" or a StoreAdapter object",
                     ))
                 }
             },
@@ -103,7 +111,8 @@ impl CommonOptions {
 
     /// The store to use, opening the IndexedDB database on first use.
     pub async fn store(&self) -> Result<Rc<dyn Store>, JsValue> {
-        match self.storage {
+        match &self.storage {
+            Storage::Adapter(store) => Ok(store.clone() as Rc<dyn Store>),
             Storage::Memory => Ok(MEMORY.with(|m| m.clone() as Rc<dyn Store>)),
             Storage::IndexedDb => {
                 if let Some(store) = IDB.with(|c| c.borrow().clone()) {
