@@ -82,6 +82,8 @@ export interface StoreAdapter {
   list(prefix: string, options?: StoreAdapterListOptions): Promise<Array<[string, string]>>;
   batch(ops: StoreAdapterOp[]): Promise<void>;
 }
+/** The `storage` option of `AgentWorld.create/open/list/delete/import`. */
+export type StorageOption = "memory" | "indexeddb" | StoreAdapter;
 "#;
 
 #[wasm_bindgen]
