@@ -324,3 +324,32 @@ async fn the_storage_option_takes_an_adapter_and_names_a_missing_method() {
     let reopened = AgentWorld::open("team".into(), only_storage.into()).await;
     assert!(reopened.is_ok());
 }
+
+#[wasm_bindgen_test]
+async fn concurrent_applies_do_not_take_the_same_sequence_number() {
+    let adapter = make_map_adapter(false);
+    let s = store_over(&adapter);
+    s.apply(vec![
+        StoreOp::PutWorld(world("w")),
+        StoreOp::PutChat(chat("w", "c")),
+    ])
+    .await
+    .unwrap();
+    // Each apply awaits the adapter several times; without the write lock both would read the
+    // same counter and the second batch would overwrite the first message.
+    let (a, b) = futures_util::future::join(
+        s.apply(vec![append("w", "c", "m1"), append("w", "c", "m2")]),
+        s.apply(vec![append("w", "c", "m3")]),
+    )
+    .await;
+    a.unwrap();
+    b.unwrap();
+    let ids: Vec<String> = s
+        .messages("w", "c", None, 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.message_id)
+        .collect();
+    assert_eq!(ids, vec!["m1", "m2", "m3"]);
+}

@@ -25,6 +25,9 @@ pub const DATABASE_NAME: &str = "agent-world-wasm";
 
 thread_local! {
     static MEMORY: Rc<MemoryStore> = Rc::new(MemoryStore::new());
+    /// The live store of each adapter object, so that every world opened on one adapter shares
+    /// one [`JsStore`] and its writes are serialised (see `JsStore`'s write lock).
+    static ADAPTERS: RefCell<Vec<std::rc::Weak<JsStore>>> = const { RefCell::new(Vec::new()) };
     static IDB: RefCell<Option<Rc<IdbStore>>> = const { RefCell::new(None) };
 }
 
@@ -32,6 +35,25 @@ thread_local! {
 pub fn indexeddb_available() -> bool {
     js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("indexedDB"))
         .is_ok_and(|v| v.is_object())
+}
+
+/// The [`JsStore`] over `object`: the live one if a world already uses this adapter object,
+/// else a new one (after checking the object's methods).
+fn adapter_store(object: JsValue) -> Result<Rc<JsStore>, String> {
+    ADAPTERS.with(|list| {
+        let mut list = list.borrow_mut();
+        list.retain(|w| w.strong_count() > 0);
+        if let Some(store) = list
+            .iter()
+            .filter_map(std::rc::Weak::upgrade)
+            .find(|s| *s.adapter() == object)
+        {
+            return Ok(store);
+        }
+        let store = Rc::new(JsStore::new(object)?);
+        list.push(Rc::downgrade(&store));
+        Ok(store)
+    })
 }
 
 /// The storage choice read from an options object.
@@ -78,9 +100,9 @@ impl CommonOptions {
         }
         let storage = match get(options, "storage") {
             v if v.is_undefined() || v.is_null() => default,
-            v if v.is_object() => Storage::Adapter(Rc::new(
-                JsStore::new(v).map_err(|e| invalid_argument(&format!("{what}.storage"), &e))?,
-            )),
+            v if v.is_object() => Storage::Adapter(
+                adapter_store(v).map_err(|e| invalid_argument(&format!("{what}.storage"), &e))?,
+            ),
             v => match v.as_string().as_deref() {
                 Some("memory") => Storage::Memory,
                 Some("indexeddb") => Storage::IndexedDb,

@@ -28,7 +28,11 @@
 //! adapter's data seen through the batch's own pending writes (so a later op sees the effects of
 //! earlier ones, including a chat deleted and written anew), coalesces everything into at most
 //! one write per key, and sends it as ONE `batch()` call. Nothing is written when validation
-//! fails. The application's `batch` must be atomic; that is what makes `apply` atomic.
+//! fails. The application's `batch` must be atomic; that is what makes `apply` atomic. Applies
+//! of one store run one at a time (a write lock held from the first read to the `batch`), and
+//! the binding gives every world opened on one adapter object the same store, so two turns of
+//! one module instance never take the same sequence number. Separate processes writing one
+//! world are not coordinated (a Durable Object per world gives one writer).
 //! Cascading deletes list the keys under the doomed prefixes and delete them in that batch.
 //!
 //! Errors: a thrown or rejected adapter call → [`StoreError::Backend`] with the adapter's
@@ -36,7 +40,9 @@
 //! is not a readable record → `Backend` naming the key; a record from a newer format →
 //! [`StoreError::Version`]. Stored data never causes a panic.
 
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
+use std::task::{Poll, Waker};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -114,6 +120,10 @@ pub const ADAPTER_METHODS: [(&str, &str); 5] = [
 /// A [`Store`] over a JS `StoreAdapter`.
 pub struct JsStore {
     adapter: StoreAdapter,
+    /// One `apply` at a time: validation reads (a counter, an id) and the `batch` that depends
+    /// on them must not interleave with another `apply` of this store, or two appends would
+    /// take the same sequence number.
+    writing: WriteLock,
 }
 
 impl std::fmt::Debug for JsStore {
@@ -140,7 +150,13 @@ impl JsStore {
         }
         Ok(JsStore {
             adapter: object.unchecked_into(),
+            writing: WriteLock::default(),
         })
+    }
+
+    /// The adapter object this store calls.
+    pub fn adapter(&self) -> &JsValue {
+        &self.adapter
     }
 
     async fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
@@ -256,6 +272,7 @@ impl JsStore {
     }
 
     async fn apply_ops(&self, ops: Vec<StoreOp>) -> Result<(), StoreError> {
+        let _writing = self.writing.lock().await;
         let mut tx = Tx {
             store: self,
             writes: BTreeMap::new(),
@@ -264,6 +281,43 @@ impl JsStore {
             tx.run(op).await?;
         }
         self.batch(tx.writes).await
+    }
+}
+
+/// An async lock for one thread: `lock()` waits until no guard is alive. Dropping the guard
+/// wakes every waiter (one wins, the others wait again), so a waiter dropped after its wake-up
+/// cannot strand the rest.
+#[derive(Default)]
+struct WriteLock {
+    locked: Cell<bool>,
+    waiters: RefCell<Vec<Waker>>,
+}
+
+struct WriteGuard<'a>(&'a WriteLock);
+
+impl WriteLock {
+    async fn lock(&self) -> WriteGuard<'_> {
+        std::future::poll_fn(|cx| {
+            if self.locked.get() {
+                self.waiters.borrow_mut().push(cx.waker().clone());
+                Poll::Pending
+            } else {
+                self.locked.set(true);
+                Poll::Ready(())
+            }
+        })
+        .await;
+        WriteGuard(self)
+    }
+}
+
+impl Drop for WriteGuard<'_> {
+    fn drop(&mut self) {
+        self.0.locked.set(false);
+        let waiters = std::mem::take(&mut *self.0.waiters.borrow_mut());
+        for w in waiters {
+            w.wake();
+        }
     }
 }
 
