@@ -5,7 +5,9 @@
 //! `"memory"` (the default elsewhere: Node, Deno, workerd) is one store shared by every world of
 //! this module instance, so `open` finds what `create` made until the page or process ends.
 //! Asking for IndexedDB where it does not exist is a clear error, never a silent fallback that
-//! would lose data the application expected to keep.
+//! would lose data the application expected to keep. An object implementing the
+//! `StoreAdapter` interface (see [`JsStore`]) keeps worlds wherever the application says (Deno
+//! KV, a Durable Object, a server); its methods are checked where it is passed in.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -16,12 +18,16 @@ use crate::bindings::error::invalid_argument;
 use crate::core::memory_store::MemoryStore;
 use crate::core::store::Store;
 use crate::web::idb_store::IdbStore;
+use crate::web::js_store::JsStore;
 
 /// The IndexedDB database that holds every world of an origin.
 pub const DATABASE_NAME: &str = "agent-world-wasm";
 
 thread_local! {
     static MEMORY: Rc<MemoryStore> = Rc::new(MemoryStore::new());
+    /// The live store of each adapter object, so that every world opened on one adapter shares
+    /// one [`JsStore`] and its writes are serialised (see `JsStore`'s write lock).
+    static ADAPTERS: RefCell<Vec<std::rc::Weak<JsStore>>> = const { RefCell::new(Vec::new()) };
     static IDB: RefCell<Option<Rc<IdbStore>>> = const { RefCell::new(None) };
 }
 
@@ -31,11 +37,32 @@ pub fn indexeddb_available() -> bool {
         .is_ok_and(|v| v.is_object())
 }
 
+/// The [`JsStore`] over `object`: the live one if a world already uses this adapter object,
+/// else a new one (after checking the object's methods).
+fn adapter_store(object: JsValue) -> Result<Rc<JsStore>, String> {
+    ADAPTERS.with(|list| {
+        let mut list = list.borrow_mut();
+        list.retain(|w| w.strong_count() > 0);
+        if let Some(store) = list
+            .iter()
+            .filter_map(std::rc::Weak::upgrade)
+            .find(|s| *s.adapter() == object)
+        {
+            return Ok(store);
+        }
+        let store = Rc::new(JsStore::new(object)?);
+        list.push(Rc::downgrade(&store));
+        Ok(store)
+    })
+}
+
 /// The storage choice read from an options object.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum Storage {
     Memory,
     IndexedDb,
+    /// A JS object implementing `StoreAdapter`, already checked.
+    Adapter(Rc<JsStore>),
 }
 
 /// The binding-level options shared by the static methods, read without touching the
@@ -73,13 +100,16 @@ impl CommonOptions {
         }
         let storage = match get(options, "storage") {
             v if v.is_undefined() || v.is_null() => default,
+            v if v.is_object() => Storage::Adapter(
+                adapter_store(v).map_err(|e| invalid_argument(&format!("{what}.storage"), &e))?,
+            ),
             v => match v.as_string().as_deref() {
                 Some("memory") => Storage::Memory,
                 Some("indexeddb") => Storage::IndexedDb,
                 _ => {
                     return Err(invalid_argument(
                         &format!("{what}.storage"),
-                        "must be \"memory\" or \"indexeddb\"",
+                        "must be \"memory\", \"indexeddb\" or a StoreAdapter object",
                     ))
                 }
             },
@@ -103,7 +133,8 @@ impl CommonOptions {
 
     /// The store to use, opening the IndexedDB database on first use.
     pub async fn store(&self) -> Result<Rc<dyn Store>, JsValue> {
-        match self.storage {
+        match &self.storage {
+            Storage::Adapter(store) => Ok(store.clone() as Rc<dyn Store>),
             Storage::Memory => Ok(MEMORY.with(|m| m.clone() as Rc<dyn Store>)),
             Storage::IndexedDb => {
                 if let Some(store) = IDB.with(|c| c.borrow().clone()) {

@@ -18,7 +18,8 @@ export type StorageKind = "indexeddb" | "memory";
 
 /** Options shared by the static methods of AgentWorld. */
 export interface StorageOptions {
-  storage?: StorageKind;
+  /** Where worlds live (see StorageKind), or your own StoreAdapter. */
+  storage?: StorageOption;
   /** Emit `system` `debug` events explaining every routing decision. */
   debug?: boolean;
 }

@@ -1,4 +1,5 @@
-//! wasm-only adapters: everything that touches JavaScript lives here or in `bindings`.
+//! wasm-only adapters (fetch transport, IndexedDB store, JS-supplied store, clock, custom
+//! provider): everything that touches JavaScript lives here or in `bindings`.
 //! Every global (fetch, Date, crypto) is reached through `globalThis`, never `window()`, so the
 //! same module runs in a page, a Web Worker, Node 20+, Deno and Cloudflare workerd.
 
@@ -7,5 +8,6 @@ pub mod custom_provider;
 pub mod fetch;
 pub mod idb_schema;
 pub mod idb_store;
+pub mod js_store;
 pub mod llm_fetch;
 pub mod timer;

@@ -1,0 +1,954 @@
+//! [`JsStore`]: the [`Store`] over a key-value adapter the application supplies in JavaScript
+//! (the `StoreAdapter` TypeScript interface below), for runtimes without IndexedDB: Deno KV, a
+//! Cloudflare Durable Object's storage, a server behind `fetch`, SQLite.
+//!
+//! Key layout. Every key starts with `aww/`; ids are percent-encoded (everything but
+//! `A-Z a-z 0-9 - _ . ~` becomes `%XX` of its UTF-8 bytes), so an id holding `/` cannot reach
+//! into another record's range and every key is ASCII (byte order = UTF-16 order = the order
+//! of Deno KV, Durable Objects and SQL):
+//!
+//! | key                                         | value ([`RECORD_VERSION`] in `v`)        |
+//! |---------------------------------------------|------------------------------------------|
+//! | `aww/w/{world}`                             | `{ v, world }`                           |
+//! | `aww/a/{world}/{order:010}/{agent}`         | `{ v, order, agent }` (first-put order)  |
+//! | `aww/c/{world}/{chat}`                      | `{ v, chat }`                            |
+//! | `aww/m/{world}/{chat}/{seq:012}`            | `{ v, seq, message }`                    |
+//! | `aww/mi/{world}/{chat}/{messageId}`         | `{ v, seq }` (finds `before`, rejects duplicates) |
+//! | `aww/n/{world}/{chat}`                      | `{ v, next }` (the chat's next message seq) |
+//! | `aww/mem/{world}/{chat}/{agent}/{seq:012}`  | `{ v, agentId, seq, entry }`             |
+//! | `aww/nm/{world}/{chat}/{agent}`             | `{ v, next }` (the next memory seq)      |
+//! | `aww/s/{world}/{chat}/{agent}`              | `{ v, state }`                           |
+//!
+//! Every read is bounded by a key prefix: a page of messages is one `list` of at most `limit`
+//! entries (reverse, `end` = the `before` message's key), the last `n` memory entries one `list`
+//! of at most `n`. Adapters that ignore `list` options still give correct results: the returned
+//! entries are always filtered, sorted and cut here too (only the bound on work is lost).
+//!
+//! Writes: [`Store::apply`] validates the batch with the memory store's rules against the
+//! adapter's data seen through the batch's own pending writes (so a later op sees the effects of
+//! earlier ones, including a chat deleted and written anew), coalesces everything into at most
+//! one write per key, and sends it as ONE `batch()` call. Nothing is written when validation
+//! fails. The application's `batch` must be atomic; that is what makes `apply` atomic. Applies
+//! of one store run one at a time (a write lock held from the first read to the `batch`), and
+//! the binding gives every world opened on one adapter object the same store, so two turns of
+//! one module instance never take the same sequence number. Separate processes writing one
+//! world are not coordinated (a Durable Object per world gives one writer).
+//! Cascading deletes list the keys under the doomed prefixes and delete them in that batch.
+//!
+//! Errors: a thrown or rejected adapter call → [`StoreError::Backend`] with the adapter's
+//! message (a `QuotaExceededError` DOMException → [`StoreError::QuotaExceeded`]); a value that
+//! is not a readable record → `Backend` naming the key; a record from a newer format →
+//! [`StoreError::Version`]. Stored data never causes a panic.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::task::{Poll, Waker};
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
+use crate::core::store::{
+    AgentChatState, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
+};
+
+/// The format version written into every value's `v` field.
+pub const RECORD_VERSION: u32 = 1;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_STORE_ADAPTER: &'static str = r#"
+/** Options of `StoreAdapter.list`: `start` inclusive, `end` exclusive, both full keys. */
+export interface StoreAdapterListOptions {
+  start?: string;
+  end?: string;
+  reverse?: boolean;
+  limit?: number;
+}
+/** One write of an atomic `StoreAdapter.batch`. Each key appears at most once per batch. */
+export type StoreAdapterOp =
+  | { type: "put"; key: string; value: string }
+  | { type: "delete"; key: string };
+/**
+ * A string key-value store supplied by the application (`storage: adapter` in
+ * `AgentWorld.create/open/list/delete/import`): Deno KV, a Durable Object's storage, SQL.
+ * Keys are ASCII strings compared lexicographically; values are JSON strings.
+ * The engine writes only through `batch`, which MUST be atomic (all ops or none): it is one
+ * logical change (a message with its memory and counters, a cascading delete).
+ * `list` returns the entries whose key starts with `prefix`, in key order (descending when
+ * `reverse`), within `[start, end)`, at most `limit`; an adapter that ignores the options must
+ * say so (results stay correct, reads are no longer bounded).
+ */
+export interface StoreAdapter {
+  get(key: string): Promise<string | undefined | null>;
+  put(key: string, value: string): Promise<void>;
+  delete(key: string): Promise<void>;
+  list(prefix: string, options?: StoreAdapterListOptions): Promise<Array<[string, string]>>;
+  batch(ops: StoreAdapterOp[]): Promise<void>;
+}
+/** The `storage` option of `AgentWorld.create/open/list/delete/import`. */
+export type StorageOption = "memory" | "indexeddb" | StoreAdapter;
+"#;
+
+#[wasm_bindgen]
+extern "C" {
+    /// A JS object implementing the `StoreAdapter` interface.
+    #[wasm_bindgen(typescript_type = "StoreAdapter")]
+    pub type StoreAdapter;
+
+    #[wasm_bindgen(method, catch, js_name = get)]
+    fn js_get(this: &StoreAdapter, key: &str) -> Result<JsValue, JsValue>;
+
+    #[wasm_bindgen(method, catch, js_name = list)]
+    fn js_list(this: &StoreAdapter, prefix: &str, options: &JsValue) -> Result<JsValue, JsValue>;
+
+    #[wasm_bindgen(method, catch, js_name = batch)]
+    fn js_batch(this: &StoreAdapter, ops: &js_sys::Array) -> Result<JsValue, JsValue>;
+}
+
+/// The methods a `StoreAdapter` must have, with their signatures for error messages.
+pub const ADAPTER_METHODS: [(&str, &str); 5] = [
+    ("get", "get(key)"),
+    ("put", "put(key, value)"),
+    ("delete", "delete(key)"),
+    ("list", "list(prefix, options)"),
+    ("batch", "batch(ops)"),
+];
+
+/// A [`Store`] over a JS `StoreAdapter`.
+pub struct JsStore {
+    adapter: StoreAdapter,
+    /// One `apply` at a time: validation reads (a counter, an id) and the `batch` that depends
+    /// on them must not interleave with another `apply` of this store, or two appends would
+    /// take the same sequence number.
+    writing: WriteLock,
+}
+
+impl std::fmt::Debug for JsStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JsStore").finish_non_exhaustive()
+    }
+}
+
+impl JsStore {
+    /// Checks the duck interface now, so a wrong object fails where it is passed in, naming
+    /// the missing method, instead of at the first write.
+    pub fn new(object: JsValue) -> Result<JsStore, String> {
+        if !object.is_object() {
+            return Err("must be \"memory\", \"indexeddb\" or an object implementing StoreAdapter (get, put, delete, list, batch)".into());
+        }
+        for (name, signature) in ADAPTER_METHODS {
+            let f = js_sys::Reflect::get(&object, &JsValue::from_str(name))
+                .unwrap_or(JsValue::UNDEFINED);
+            if !f.is_function() {
+                return Err(format!(
+                    "has no {signature} method (a StoreAdapter needs get, put, delete, list and batch)"
+                ));
+            }
+        }
+        Ok(JsStore {
+            adapter: object.unchecked_into(),
+            writing: WriteLock::default(),
+        })
+    }
+
+    /// The adapter object this store calls.
+    pub fn adapter(&self) -> &JsValue {
+        &self.adapter
+    }
+
+    async fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
+        let context = format!("get({key:?})");
+        let r = self
+            .adapter
+            .js_get(key)
+            .map_err(|e| js_error(&context, &e))?;
+        let v = settle(r).await.map_err(|e| js_error(&context, &e))?;
+        if v.is_undefined() || v.is_null() {
+            return Ok(None);
+        }
+        v.as_string().map(Some).ok_or_else(|| {
+            StoreError::Backend(format!(
+                "the store adapter's {context} resolved to a non-string value; values are JSON strings"
+            ))
+        })
+    }
+
+    /// The entries under `prefix` within `[start, end)`, ascending (descending when `reverse`),
+    /// at most `limit`. The adapter is asked for exactly that; its answer is checked and cut
+    /// here again, so an adapter that ignores the options stays correct.
+    async fn list(
+        &self,
+        prefix: &str,
+        range: &Range<'_>,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        if range.limit == Some(0) {
+            return Ok(Vec::new());
+        }
+        let options = js_sys::Object::new();
+        if let Some(start) = range.start {
+            set(&options, "start", &JsValue::from_str(start));
+        }
+        if let Some(end) = range.end {
+            set(&options, "end", &JsValue::from_str(end));
+        }
+        if range.reverse {
+            set(&options, "reverse", &JsValue::TRUE);
+        }
+        if let Some(limit) = range.limit {
+            set(&options, "limit", &JsValue::from_f64(limit as f64));
+        }
+        let context = format!("list({prefix:?})");
+        let r = self
+            .adapter
+            .js_list(prefix, &options)
+            .map_err(|e| js_error(&context, &e))?;
+        let v = settle(r).await.map_err(|e| js_error(&context, &e))?;
+        let malformed = || {
+            StoreError::Backend(format!(
+                "the store adapter's {context} must resolve to an array of [key, value] string pairs"
+            ))
+        };
+        if !js_sys::Array::is_array(&v) {
+            return Err(malformed());
+        }
+        let mut out = Vec::new();
+        for entry in js_sys::Array::from(&v).iter() {
+            if !js_sys::Array::is_array(&entry) {
+                return Err(malformed());
+            }
+            let pair = js_sys::Array::from(&entry);
+            let (Some(k), Some(val)) = (pair.get(0).as_string(), pair.get(1).as_string()) else {
+                return Err(malformed());
+            };
+            let inside = k.starts_with(prefix)
+                && range.start.is_none_or(|s| k.as_str() >= s)
+                && range.end.is_none_or(|e| k.as_str() < e);
+            if inside {
+                out.push((k, val));
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out.dedup_by(|a, b| a.0 == b.0);
+        if range.reverse {
+            out.reverse();
+        }
+        if let Some(limit) = range.limit {
+            out.truncate(limit);
+        }
+        Ok(out)
+    }
+
+    async fn list_all(&self, prefix: &str) -> Result<Vec<(String, String)>, StoreError> {
+        self.list(prefix, &Range::default()).await
+    }
+
+    async fn batch(&self, writes: BTreeMap<String, Option<String>>) -> Result<(), StoreError> {
+        if writes.is_empty() {
+            return Ok(());
+        }
+        let ops = js_sys::Array::new();
+        for (key, value) in &writes {
+            let op = js_sys::Object::new();
+            set(&op, "key", &JsValue::from_str(key));
+            match value {
+                Some(value) => {
+                    set(&op, "type", &JsValue::from_str("put"));
+                    set(&op, "value", &JsValue::from_str(value));
+                }
+                None => set(&op, "type", &JsValue::from_str("delete")),
+            }
+            ops.push(&op);
+        }
+        let context = format!("batch() of {} writes", writes.len());
+        let r = self
+            .adapter
+            .js_batch(&ops)
+            .map_err(|e| js_error(&context, &e))?;
+        settle(r).await.map_err(|e| js_error(&context, &e))?;
+        Ok(())
+    }
+
+    async fn apply_ops(&self, ops: Vec<StoreOp>) -> Result<(), StoreError> {
+        let _writing = self.writing.lock().await;
+        let mut tx = Tx {
+            store: self,
+            writes: BTreeMap::new(),
+        };
+        for op in ops {
+            tx.run(op).await?;
+        }
+        self.batch(tx.writes).await
+    }
+}
+
+/// An async lock for one thread: `lock()` waits until no guard is alive. Dropping the guard
+/// wakes every waiter (one wins, the others wait again), so a waiter dropped after its wake-up
+/// cannot strand the rest.
+#[derive(Default)]
+struct WriteLock {
+    locked: Cell<bool>,
+    waiters: RefCell<Vec<Waker>>,
+}
+
+struct WriteGuard<'a>(&'a WriteLock);
+
+impl WriteLock {
+    async fn lock(&self) -> WriteGuard<'_> {
+        std::future::poll_fn(|cx| {
+            if self.locked.get() {
+                self.waiters.borrow_mut().push(cx.waker().clone());
+                Poll::Pending
+            } else {
+                self.locked.set(true);
+                Poll::Ready(())
+            }
+        })
+        .await;
+        WriteGuard(self)
+    }
+}
+
+impl Drop for WriteGuard<'_> {
+    fn drop(&mut self) {
+        self.0.locked.set(false);
+        let waiters = std::mem::take(&mut *self.0.waiters.borrow_mut());
+        for w in waiters {
+            w.wake();
+        }
+    }
+}
+
+/// A bounded `list` request.
+#[derive(Debug, Default)]
+struct Range<'a> {
+    start: Option<&'a str>,
+    end: Option<&'a str>,
+    reverse: bool,
+    limit: Option<usize>,
+}
+
+/// Awaits an adapter's answer: a promise, a thenable or a plain value.
+async fn settle(v: JsValue) -> Result<JsValue, JsValue> {
+    JsFuture::from(js_sys::Promise::resolve(&v)).await
+}
+
+fn set(target: &js_sys::Object, key: &str, value: &JsValue) {
+    // Setting a data property on a fresh plain object cannot fail.
+    let _ = js_sys::Reflect::set(target, &JsValue::from_str(key), value);
+}
+
+/// The [`StoreError`] of a thrown or rejected adapter call, keeping the adapter's message.
+fn js_error(context: &str, e: &JsValue) -> StoreError {
+    let context = format!("the store adapter's {context} failed");
+    if let Some(dom) = e.dyn_ref::<web_sys::DomException>() {
+        return super::idb_store::store_error_from_dom_exception(&context, dom);
+    }
+    let message = js_sys::Reflect::get(e, &JsValue::from_str("message"))
+        .ok()
+        .and_then(|m| m.as_string())
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| "(no message)".to_string());
+    StoreError::Backend(format!("{context}: {message}"))
+}
+
+// ---- keys ----
+
+/// Percent-encodes an id: everything but `A-Z a-z 0-9 - _ . ~` becomes `%XX` (UTF-8 bytes).
+pub fn encode_id(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for b in id.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// `aww/{kind}/{part}/{part}…` from already-encoded parts.
+fn raw_key(kind: &str, parts: &[&str]) -> String {
+    let mut k = format!("aww/{kind}");
+    for p in parts {
+        k.push('/');
+        k.push_str(p);
+    }
+    k
+}
+
+/// The key of a record: `kind` and the ids it hangs off (encoded here).
+pub fn key(kind: &str, ids: &[&str]) -> String {
+    let enc: Vec<String> = ids.iter().map(|i| encode_id(i)).collect();
+    let refs: Vec<&str> = enc.iter().map(String::as_str).collect();
+    raw_key(kind, &refs)
+}
+
+/// The prefix of every key of `kind` under the ids (ends with `/`).
+pub fn prefix(kind: &str, ids: &[&str]) -> String {
+    let mut k = key(kind, ids);
+    k.push('/');
+    k
+}
+
+fn seq_part(seq: u64) -> String {
+    format!("{seq:012}")
+}
+
+/// The last `/`-separated part of a key.
+fn last_part(k: &str) -> &str {
+    k.rsplit('/').next().unwrap_or(k)
+}
+
+// ---- records ----
+
+#[derive(Serialize, Deserialize)]
+struct WorldRow {
+    v: u32,
+    world: WorldData,
+}
+
+#[derive(Serialize, Deserialize)]
+struct AgentRow {
+    v: u32,
+    order: u64,
+    agent: Agent,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ChatRow {
+    v: u32,
+    chat: Chat,
+}
+
+#[derive(Serialize, Deserialize)]
+struct MessageRow {
+    v: u32,
+    seq: u64,
+    message: Message,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SeqRow {
+    v: u32,
+    seq: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct MemoryRow {
+    v: u32,
+    agent_id: String,
+    seq: u64,
+    entry: MemoryEntry,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StateRow {
+    v: u32,
+    state: AgentChatState,
+}
+
+#[derive(Serialize, Deserialize)]
+struct CounterRow {
+    v: u32,
+    next: u64,
+}
+
+fn encode<T: Serialize>(row: &T, key: &str) -> Result<String, StoreError> {
+    serde_json::to_string(row)
+        .map_err(|e| StoreError::Backend(format!("could not encode the record {key:?}: {e}")))
+}
+
+/// Decodes the value stored at `key`, checking its format version first.
+fn decode<T: DeserializeOwned>(key: &str, value: &str) -> Result<T, StoreError> {
+    let unreadable = |why: String| {
+        StoreError::Backend(format!(
+            "unreadable record at key {key:?}: {why}; delete the key or restore it from a backup"
+        ))
+    };
+    let json: serde_json::Value =
+        serde_json::from_str(value).map_err(|e| unreadable(format!("not JSON ({e})")))?;
+    match json.get("v").and_then(serde_json::Value::as_u64) {
+        None => return Err(unreadable("it has no format version \"v\"".into())),
+        Some(v) if v > u64::from(RECORD_VERSION) => {
+            return Err(StoreError::Version(format!(
+            "record at key {key:?} has format version {v}, newer than this app's {RECORD_VERSION}"
+        )))
+        }
+        Some(_) => {}
+    }
+    serde_json::from_value(json).map_err(|e| unreadable(e.to_string()))
+}
+
+fn decode_all<T: DeserializeOwned>(rows: &[(String, String)]) -> Result<Vec<T>, StoreError> {
+    rows.iter().map(|(k, v)| decode(k, v)).collect()
+}
+
+// ---- apply: the batch's pending writes over the adapter's data ----
+
+/// One `apply` in progress: the adapter's data as the batch has changed it so far. Reads see
+/// the pending writes first; nothing reaches the adapter until [`JsStore::batch`].
+struct Tx<'s> {
+    store: &'s JsStore,
+    /// Key → new value (`None`: deleted). One entry per key, so the batch is order-free.
+    writes: BTreeMap<String, Option<String>>,
+}
+
+impl Tx<'_> {
+    async fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
+        match self.writes.get(key) {
+            Some(pending) => Ok(pending.clone()),
+            None => self.store.get(key).await,
+        }
+    }
+
+    async fn exists(&self, key: &str) -> Result<bool, StoreError> {
+        Ok(self.get(key).await?.is_some())
+    }
+
+    /// The keys under `prefix`, as the batch has changed them so far, ascending.
+    async fn keys_under(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        let mut keys: std::collections::BTreeSet<String> = self
+            .store
+            .list_all(prefix)
+            .await?
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        for (k, v) in self.writes.range(prefix.to_string()..) {
+            if !k.starts_with(prefix) {
+                break;
+            }
+            if v.is_some() {
+                keys.insert(k.clone());
+            } else {
+                keys.remove(k);
+            }
+        }
+        Ok(keys.into_iter().collect())
+    }
+
+    fn put<T: Serialize>(&mut self, key: String, row: &T) -> Result<(), StoreError> {
+        let value = encode(row, &key)?;
+        self.writes.insert(key, Some(value));
+        Ok(())
+    }
+
+    fn delete(&mut self, key: String) {
+        self.writes.insert(key, None);
+    }
+
+    async fn delete_under(&mut self, prefix: &str) -> Result<(), StoreError> {
+        for k in self.keys_under(prefix).await? {
+            self.delete(k);
+        }
+        Ok(())
+    }
+
+    async fn require_world(&self, w: &str) -> Result<(), StoreError> {
+        if self.exists(&key("w", &[w])).await? {
+            Ok(())
+        } else {
+            Err(StoreError::Invalid(format!("world {w:?} does not exist")))
+        }
+    }
+
+    async fn require_chat(&self, w: &str, c: &str) -> Result<(), StoreError> {
+        if self.exists(&key("c", &[w, c])).await? {
+            Ok(())
+        } else {
+            Err(StoreError::Invalid(format!(
+                "chat {c:?} does not exist in world {w:?}"
+            )))
+        }
+    }
+
+    /// Takes the next number of the counter at `counter_key` (1 for a new counter).
+    async fn next(&mut self, counter_key: String) -> Result<u64, StoreError> {
+        let seq = match self.get(&counter_key).await? {
+            Some(v) => decode::<CounterRow>(&counter_key, &v)?.next,
+            None => 1,
+        };
+        self.put(
+            counter_key,
+            &CounterRow {
+                v: RECORD_VERSION,
+                next: seq + 1,
+            },
+        )?;
+        Ok(seq)
+    }
+
+    /// The agent's key in the world (`aww/a/{w}/{order}/{a}`), if it exists.
+    async fn agent_key(&self, w: &str, a: &str) -> Result<(Option<String>, u64), StoreError> {
+        let enc = encode_id(a);
+        let mut next_order = 0;
+        let mut found = None;
+        for k in self.keys_under(&prefix("a", &[w])).await? {
+            let mut parts = k.rsplit('/');
+            let id = parts.next().unwrap_or_default();
+            let order = parts.next().and_then(|o| o.parse::<u64>().ok());
+            let Some(order) = order else {
+                return Err(StoreError::Backend(format!(
+                    "unreadable agent key {k:?}: no order; delete the key"
+                )));
+            };
+            next_order = next_order.max(order + 1);
+            if id == enc {
+                found = Some(k);
+            }
+        }
+        Ok((found, next_order))
+    }
+
+    async fn run(&mut self, op: StoreOp) -> Result<(), StoreError> {
+        match op {
+            StoreOp::PutWorld(world) => {
+                let k = key("w", &[&world.id]);
+                self.put(
+                    k,
+                    &WorldRow {
+                        v: RECORD_VERSION,
+                        world,
+                    },
+                )?;
+            }
+            StoreOp::DeleteWorld { world_id } => {
+                let w = world_id.as_str();
+                self.delete(key("w", &[w]));
+                for kind in ["a", "c", "m", "mi", "n", "mem", "nm", "s"] {
+                    self.delete_under(&prefix(kind, &[w])).await?;
+                }
+            }
+            StoreOp::PutAgent { world_id, agent } => {
+                self.require_world(&world_id).await?;
+                let (existing, next_order) = self.agent_key(&world_id, &agent.id).await?;
+                let (k, order) = match existing {
+                    Some(k) => {
+                        let order = k
+                            .rsplit('/')
+                            .nth(1)
+                            .and_then(|o| o.parse::<u64>().ok())
+                            .unwrap_or(next_order);
+                        (k, order)
+                    }
+                    None => {
+                        let enc = [
+                            encode_id(&world_id),
+                            format!("{next_order:010}"),
+                            encode_id(&agent.id),
+                        ];
+                        (raw_key("a", &[&enc[0], &enc[1], &enc[2]]), next_order)
+                    }
+                };
+                self.put(
+                    k,
+                    &AgentRow {
+                        v: RECORD_VERSION,
+                        order,
+                        agent,
+                    },
+                )?;
+            }
+            StoreOp::DeleteAgent { world_id, agent_id } => {
+                let (w, a) = (world_id.as_str(), agent_id.as_str());
+                self.require_world(w).await?;
+                if let Some(k) = self.agent_key(w, a).await?.0 {
+                    self.delete(k);
+                }
+                let (we, ae) = (encode_id(w), encode_id(a));
+                for chat_key in self.keys_under(&prefix("c", &[w])).await? {
+                    let ce = last_part(&chat_key).to_string();
+                    self.delete_under(&format!("{}/", raw_key("mem", &[&we, &ce, &ae])))
+                        .await?;
+                    self.delete(raw_key("nm", &[&we, &ce, &ae]));
+                    self.delete(raw_key("s", &[&we, &ce, &ae]));
+                }
+            }
+            StoreOp::PutChat(chat) => {
+                self.require_world(&chat.world_id).await?;
+                let k = key("c", &[&chat.world_id, &chat.id]);
+                self.put(
+                    k,
+                    &ChatRow {
+                        v: RECORD_VERSION,
+                        chat,
+                    },
+                )?;
+            }
+            StoreOp::DeleteChat { world_id, chat_id } => {
+                let ids = [world_id.as_str(), chat_id.as_str()];
+                self.delete(key("c", &ids));
+                self.delete(key("n", &ids));
+                for kind in ["m", "mi", "mem", "nm", "s"] {
+                    self.delete_under(&prefix(kind, &ids)).await?;
+                }
+            }
+            StoreOp::AppendMessage {
+                world_id,
+                chat_id,
+                message,
+            } => {
+                let ids = [world_id.as_str(), chat_id.as_str()];
+                self.require_chat(ids[0], ids[1]).await?;
+                let id_key = key("mi", &[ids[0], ids[1], &message.message_id]);
+                if self.exists(&id_key).await? {
+                    return Err(StoreError::Invalid(format!(
+                        "message {:?} already exists in chat {chat_id:?}",
+                        message.message_id
+                    )));
+                }
+                let seq = self.next(key("n", &ids)).await?;
+                let k = format!("{}{}", prefix("m", &ids), seq_part(seq));
+                self.put(
+                    id_key,
+                    &SeqRow {
+                        v: RECORD_VERSION,
+                        seq,
+                    },
+                )?;
+                self.put(
+                    k,
+                    &MessageRow {
+                        v: RECORD_VERSION,
+                        seq,
+                        message,
+                    },
+                )?;
+            }
+            StoreOp::AppendMemory {
+                world_id,
+                chat_id,
+                agent_id,
+                entry,
+            } => {
+                self.require_chat(&world_id, &chat_id).await?;
+                let ids = [world_id.as_str(), chat_id.as_str(), agent_id.as_str()];
+                let seq = self.next(key("nm", &ids)).await?;
+                let k = format!("{}{}", prefix("mem", &ids), seq_part(seq));
+                self.put(
+                    k,
+                    &MemoryRow {
+                        v: RECORD_VERSION,
+                        agent_id,
+                        seq,
+                        entry,
+                    },
+                )?;
+            }
+            StoreOp::ClearMemory {
+                world_id,
+                chat_id,
+                agent_id,
+            } => {
+                let ids = [world_id.as_str(), chat_id.as_str(), agent_id.as_str()];
+                self.delete_under(&prefix("mem", &ids)).await?;
+            }
+            StoreOp::PutAgentState {
+                world_id,
+                chat_id,
+                state,
+            } => {
+                self.require_chat(&world_id, &chat_id).await?;
+                let k = key("s", &[&world_id, &chat_id, &state.agent_id]);
+                self.put(
+                    k,
+                    &StateRow {
+                        v: RECORD_VERSION,
+                        state,
+                    },
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+// ---- the Store impl ----
+
+impl JsStore {
+    async fn agents_of(&self, world_id: &str) -> Result<Vec<Agent>, StoreError> {
+        let rows = self.list_all(&prefix("a", &[world_id])).await?;
+        let mut rows: Vec<AgentRow> = decode_all(&rows)?;
+        rows.sort_by_key(|r| r.order);
+        Ok(rows.into_iter().map(|r| r.agent).collect())
+    }
+
+    async fn chats_of(&self, world_id: &str) -> Result<Vec<Chat>, StoreError> {
+        let rows = self.list_all(&prefix("c", &[world_id])).await?;
+        let rows: Vec<ChatRow> = decode_all(&rows)?;
+        Ok(rows.into_iter().map(|r| r.chat).collect())
+    }
+
+    async fn states_of(&self, w: &str, c: &str) -> Result<Vec<AgentChatState>, StoreError> {
+        let rows = self.list_all(&prefix("s", &[w, c])).await?;
+        let rows: Vec<StateRow> = decode_all(&rows)?;
+        Ok(rows.into_iter().map(|r| r.state).collect())
+    }
+
+    async fn page(
+        &self,
+        w: &str,
+        c: &str,
+        before: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Message>, StoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let p = prefix("m", &[w, c]);
+        let end = match before {
+            None => None,
+            Some(id) => {
+                let id_key = key("mi", &[w, c, id]);
+                let Some(v) = self.get(&id_key).await? else {
+                    return Ok(Vec::new());
+                };
+                let seq = decode::<SeqRow>(&id_key, &v)?.seq;
+                Some(format!("{p}{}", seq_part(seq)))
+            }
+        };
+        let range = Range {
+            end: end.as_deref(),
+            reverse: true,
+            limit: Some(limit),
+            ..Range::default()
+        };
+        let mut rows = self.list(&p, &range).await?;
+        rows.reverse();
+        let rows: Vec<MessageRow> = decode_all(&rows)?;
+        Ok(rows.into_iter().map(|r| r.message).collect())
+    }
+}
+
+impl Store for JsStore {
+    fn list_worlds(&self) -> LocalBoxFuture<'_, Result<Vec<WorldData>, StoreError>> {
+        Box::pin(async move {
+            let rows = self.list_all(&raw_key("w", &[""])).await?;
+            let rows: Vec<WorldRow> = decode_all(&rows)?;
+            Ok(rows.into_iter().map(|r| r.world).collect())
+        })
+    }
+
+    fn load_world<'a>(
+        &'a self,
+        world_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<WorldData>, StoreError>> {
+        Box::pin(async move {
+            let k = key("w", &[world_id]);
+            match self.get(&k).await? {
+                Some(v) => Ok(Some(decode::<WorldRow>(&k, &v)?.world)),
+                None => Ok(None),
+            }
+        })
+    }
+
+    fn agents<'a>(
+        &'a self,
+        world_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<Agent>, StoreError>> {
+        Box::pin(self.agents_of(world_id))
+    }
+
+    fn chats<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<Vec<Chat>, StoreError>> {
+        Box::pin(self.chats_of(world_id))
+    }
+
+    fn agent_states<'a>(
+        &'a self,
+        world_id: &'a str,
+        chat_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<AgentChatState>, StoreError>> {
+        Box::pin(self.states_of(world_id, chat_id))
+    }
+
+    fn last_memory<'a>(
+        &'a self,
+        world_id: &'a str,
+        chat_id: &'a str,
+        agent_id: &'a str,
+        n: usize,
+    ) -> LocalBoxFuture<'a, Result<Vec<MemoryEntry>, StoreError>> {
+        Box::pin(async move {
+            if n == 0 {
+                return Ok(Vec::new());
+            }
+            let p = prefix("mem", &[world_id, chat_id, agent_id]);
+            let range = Range {
+                reverse: true,
+                limit: Some(n),
+                ..Range::default()
+            };
+            let mut rows = self.list(&p, &range).await?;
+            rows.reverse();
+            let rows: Vec<MemoryRow> = decode_all(&rows)?;
+            Ok(rows.into_iter().map(|r| r.entry).collect())
+        })
+    }
+
+    fn messages<'a>(
+        &'a self,
+        world_id: &'a str,
+        chat_id: &'a str,
+        before: Option<&'a str>,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<Vec<Message>, StoreError>> {
+        Box::pin(self.page(world_id, chat_id, before, limit))
+    }
+
+    fn dump<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>> {
+        Box::pin(async move {
+            let world = self.load_world(world_id).await?;
+            let agents = self.agents_of(world_id).await?;
+            let mut chats = Vec::new();
+            for chat in self.chats_of(world_id).await? {
+                let ids = [world_id, chat.id.as_str()];
+                let rows = self.list_all(&prefix("m", &ids)).await?;
+                let messages: Vec<MessageRow> = decode_all(&rows)?;
+                // Key order is agent, then seq: group consecutive runs by agent.
+                let rows = self.list_all(&prefix("mem", &ids)).await?;
+                let mut memories: Vec<(String, Vec<MemoryEntry>)> = Vec::new();
+                for m in decode_all::<MemoryRow>(&rows)? {
+                    match memories.last_mut() {
+                        Some((agent, entries)) if *agent == m.agent_id => entries.push(m.entry),
+                        _ => memories.push((m.agent_id, vec![m.entry])),
+                    }
+                }
+                let states = self.states_of(world_id, &chat.id).await?;
+                chats.push(ChatDump {
+                    chat: Some(chat),
+                    messages: messages.into_iter().map(|m| m.message).collect(),
+                    memories,
+                    states,
+                });
+            }
+            Ok(WorldDump {
+                world,
+                agents,
+                chats,
+            })
+        })
+    }
+
+    fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(self.apply_ops(ops))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_cannot_break_the_layout() {
+        assert_eq!(encode_id("team-1"), "team-1");
+        assert_eq!(encode_id("a/b"), "a%2Fb");
+        assert_eq!(encode_id("100%"), "100%25");
+        assert_eq!(encode_id("é"), "%C3%A9");
+        assert_eq!(key("m", &["w/x", "c"]), "aww/m/w%2Fx/c");
+        assert_eq!(prefix("mem", &["w", "c", "a"]), "aww/mem/w/c/a/");
+    }
+}

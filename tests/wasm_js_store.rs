@@ -1,0 +1,355 @@
+//! Ring 2: the JS-supplied store ([`JsStore`]) in Node, over an in-memory `Map` adapter written
+//! in JavaScript below: the store contract unchanged, failures of the adapter, malformed data,
+//! bounded reads, and the `storage` option of the JS API.
+#![cfg(target_arch = "wasm32")]
+// A test that panics is a failing test; clippy does not see wasm_bindgen_test fns as tests.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::rc::Rc;
+
+use agent_world_wasm::core::model::{Message, MessageKind, Timestamp};
+use agent_world_wasm::core::store::{Store, StoreError, StoreOp};
+use agent_world_wasm::core::store_contract::{self, chat, world};
+use agent_world_wasm::web::js_store::JsStore;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_test::wasm_bindgen_test;
+
+#[wasm_bindgen(inline_js = r#"
+// A StoreAdapter over a Map. `ignoreOptions`: list() ignores start/end/reverse/limit (the
+// store must filter itself). `stats` counts what list() returned; `failBatch` makes batch()
+// reject; batch() applies all ops or none (it checks them first).
+export function makeMapAdapter(ignoreOptions) {
+  const map = new Map();
+  const stats = { lists: 0, listed: 0, batches: 0, failBatch: false, throwGet: false };
+  return {
+    map, stats,
+    async get(key) {
+      if (stats.throwGet) throw new Error('the disk is gone');
+      return map.get(key);
+    },
+    async put(key, value) { map.set(key, value); },
+    async delete(key) { map.delete(key); },
+    async list(prefix, options = {}) {
+      let keys = [...map.keys()].filter((k) => k.startsWith(prefix)).sort();
+      if (!ignoreOptions) {
+        if (options.start !== undefined) keys = keys.filter((k) => k >= options.start);
+        if (options.end !== undefined) keys = keys.filter((k) => k < options.end);
+        if (options.reverse) keys.reverse();
+        if (options.limit !== undefined) keys = keys.slice(0, options.limit);
+      }
+      stats.lists += 1;
+      stats.listed += keys.length;
+      return keys.map((k) => [k, map.get(k)]);
+    },
+    async batch(ops) {
+      stats.batches += 1;
+      if (stats.failBatch) throw new Error('batch rejected: the disk is full');
+      for (const op of ops) {
+        if (typeof op.key !== 'string' || (op.type === 'put' && typeof op.value !== 'string')
+            || (op.type !== 'put' && op.type !== 'delete')) {
+          throw new Error(`bad op ${JSON.stringify(op)}`);
+        }
+      }
+      for (const op of ops) {
+        if (op.type === 'put') map.set(op.key, op.value); else map.delete(op.key);
+      }
+    },
+  };
+}
+export function stat(adapter, name) { return adapter.stats[name]; }
+export function setStat(adapter, name, value) { adapter.stats[name] = value; }
+export function rawPut(adapter, key, value) { adapter.map.set(key, value); }
+export function keyCount(adapter) { return adapter.map.size; }
+export function withoutMethod(adapter, name) {
+  const copy = { ...adapter };
+  delete copy[name];
+  return copy;
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = makeMapAdapter)]
+    fn make_map_adapter(ignore_options: bool) -> JsValue;
+    fn stat(adapter: &JsValue, name: &str) -> JsValue;
+    #[wasm_bindgen(js_name = setStat)]
+    fn set_stat(adapter: &JsValue, name: &str, value: JsValue);
+    #[wasm_bindgen(js_name = rawPut)]
+    fn raw_put(adapter: &JsValue, key: &str, value: &str);
+    #[wasm_bindgen(js_name = keyCount)]
+    fn key_count(adapter: &JsValue) -> u32;
+    #[wasm_bindgen(js_name = withoutMethod)]
+    fn without_method(adapter: &JsValue, name: &str) -> JsValue;
+}
+
+fn store_over(adapter: &JsValue) -> Rc<dyn Store> {
+    Rc::new(JsStore::new(adapter.clone()).expect("a valid adapter"))
+}
+
+fn stat_n(adapter: &JsValue, name: &str) -> f64 {
+    stat(adapter, name).as_f64().unwrap()
+}
+
+fn msg(chat_id: &str, id: &str) -> Message {
+    Message {
+        message_id: id.to_string(),
+        chat_id: Some(chat_id.to_string()),
+        sender: "HUMAN".into(),
+        content: format!("content of {id}"),
+        created_at: Timestamp(2),
+        reply_to_message_id: None,
+        kind: MessageKind::Message,
+    }
+}
+
+fn append(w: &str, c: &str, id: &str) -> StoreOp {
+    StoreOp::AppendMessage {
+        world_id: w.into(),
+        chat_id: c.into(),
+        message: msg(c, id),
+    }
+}
+
+#[wasm_bindgen_test]
+async fn the_store_contract_passes_over_a_map_adapter() {
+    store_contract::run_store_contract(&|| store_over(&make_map_adapter(false))).await;
+}
+
+#[wasm_bindgen_test]
+async fn the_store_contract_passes_over_an_adapter_that_ignores_list_options() {
+    store_contract::run_store_contract(&|| store_over(&make_map_adapter(true))).await;
+}
+
+#[wasm_bindgen_test]
+async fn a_rejected_batch_writes_nothing_and_is_a_backend_error() {
+    let adapter = make_map_adapter(false);
+    let s = store_over(&adapter);
+    s.apply(vec![
+        StoreOp::PutWorld(world("w")),
+        StoreOp::PutChat(chat("w", "c")),
+        append("w", "c", "m1"),
+    ])
+    .await
+    .unwrap();
+    let keys_before = key_count(&adapter);
+    set_stat(&adapter, "failBatch", JsValue::TRUE);
+    let r = s
+        .apply(vec![append("w", "c", "m2"), append("w", "c", "m3")])
+        .await;
+    match r {
+        Err(StoreError::Backend(m)) => assert!(m.contains("the disk is full"), "{m}"),
+        other => panic!("expected a Backend error, got {other:?}"),
+    }
+    set_stat(&adapter, "failBatch", JsValue::FALSE);
+    assert_eq!(key_count(&adapter), keys_before);
+    let all = s.messages("w", "c", None, 10).await.unwrap();
+    assert_eq!(all.len(), 1);
+    // The store still works, and the counter did not move: m2 is appended after m1.
+    s.apply(vec![append("w", "c", "m2")]).await.unwrap();
+    let ids: Vec<String> = s
+        .messages("w", "c", None, 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.message_id)
+        .collect();
+    assert_eq!(ids, vec!["m1", "m2"]);
+}
+
+#[wasm_bindgen_test]
+async fn an_invalid_batch_never_calls_the_adapters_batch() {
+    let adapter = make_map_adapter(false);
+    let s = store_over(&adapter);
+    s.apply(vec![StoreOp::PutWorld(world("w"))]).await.unwrap();
+    let batches = stat_n(&adapter, "batches");
+    let r = s
+        .apply(vec![
+            StoreOp::PutChat(chat("w", "c")),
+            append("w", "missing", "m1"),
+        ])
+        .await;
+    assert!(matches!(r, Err(StoreError::Invalid(_))), "{r:?}");
+    assert_eq!(stat_n(&adapter, "batches"), batches);
+}
+
+#[wasm_bindgen_test]
+async fn a_throwing_read_is_a_backend_error_with_the_adapters_message() {
+    let adapter = make_map_adapter(false);
+    let s = store_over(&adapter);
+    set_stat(&adapter, "throwGet", JsValue::TRUE);
+    match s.load_world("w").await {
+        Err(StoreError::Backend(m)) => assert!(m.contains("the disk is gone"), "{m}"),
+        other => panic!("expected a Backend error, got {other:?}"),
+    }
+}
+
+#[wasm_bindgen_test]
+async fn malformed_values_are_errors_naming_the_key_not_panics() {
+    let adapter = make_map_adapter(false);
+    let s = store_over(&adapter);
+    raw_put(&adapter, "aww/w/w", "not json at all");
+    match s.load_world("w").await {
+        Err(StoreError::Backend(m)) => assert!(m.contains("aww/w/w"), "{m}"),
+        other => panic!("expected a Backend error, got {other:?}"),
+    }
+    assert!(matches!(s.list_worlds().await, Err(StoreError::Backend(_))));
+    raw_put(&adapter, "aww/w/v", r#"{"world":{}}"#);
+    raw_put(&adapter, "aww/w/w", r#"{"v":1,"world":{"id":7}}"#);
+    match s.load_world("w").await {
+        Err(StoreError::Backend(m)) => assert!(m.contains("aww/w/w"), "{m}"),
+        other => panic!("expected a Backend error, got {other:?}"),
+    }
+    raw_put(&adapter, "aww/w/w", r#"{"v":99,"world":{}}"#);
+    assert!(matches!(
+        s.load_world("w").await,
+        Err(StoreError::Version(_))
+    ));
+    // A malformed counter makes the append fail (nothing written), not panic.
+    let adapter = make_map_adapter(false);
+    let s = store_over(&adapter);
+    s.apply(vec![
+        StoreOp::PutWorld(world("w")),
+        StoreOp::PutChat(chat("w", "c")),
+    ])
+    .await
+    .unwrap();
+    raw_put(&adapter, "aww/n/w/c", "{");
+    let r = s.apply(vec![append("w", "c", "m1")]).await;
+    assert!(
+        matches!(r, Err(StoreError::Backend(ref m)) if m.contains("aww/n/w/c")),
+        "{r:?}"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn ids_with_slashes_stay_in_their_own_range() {
+    let s = store_over(&make_map_adapter(false));
+    s.apply(vec![
+        StoreOp::PutWorld(world("a")),
+        StoreOp::PutWorld(world("a/c")),
+        StoreOp::PutChat(chat("a", "c")),
+        StoreOp::PutChat(chat("a/c", "x")),
+        append("a", "c", "m1"),
+        append("a/c", "x", "m2"),
+    ])
+    .await
+    .unwrap();
+    assert_eq!(s.chats("a").await.unwrap().len(), 1);
+    s.apply(vec![StoreOp::DeleteWorld {
+        world_id: "a".into(),
+    }])
+    .await
+    .unwrap();
+    let left = s.messages("a/c", "x", None, 10).await.unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(s.list_worlds().await.unwrap().len(), 1);
+}
+
+#[wasm_bindgen_test]
+async fn ten_thousand_messages_page_with_bounded_lists() {
+    let adapter = make_map_adapter(false);
+    let s = store_over(&adapter);
+    s.apply(vec![
+        StoreOp::PutWorld(world("w")),
+        StoreOp::PutChat(chat("w", "c")),
+    ])
+    .await
+    .unwrap();
+    const N: usize = 10_000;
+    for chunk in 0..N / 1000 {
+        let ops = (0..1000)
+            .map(|i| append("w", "c", &format!("m{}", chunk * 1000 + i)))
+            .collect();
+        s.apply(ops).await.unwrap();
+    }
+    let (lists0, listed0) = (stat_n(&adapter, "lists"), stat_n(&adapter, "listed"));
+    assert_eq!(lists0, 0.0, "appending never lists");
+    let limit = 64;
+    let mut before: Option<String> = None;
+    let mut seen = Vec::new();
+    loop {
+        let listed = stat_n(&adapter, "listed");
+        let page = s
+            .messages("w", "c", before.as_deref(), limit)
+            .await
+            .unwrap();
+        assert!(
+            stat_n(&adapter, "listed") - listed <= limit as f64,
+            "one page listed more than {limit} keys"
+        );
+        if page.is_empty() {
+            break;
+        }
+        before = Some(page[0].message_id.clone());
+        for m in page.into_iter().rev() {
+            seen.push(m.message_id);
+        }
+    }
+    seen.reverse();
+    let expected: Vec<String> = (0..N).map(|i| format!("m{i}")).collect();
+    assert_eq!(seen, expected);
+    let pages = N.div_ceil(limit) as f64 + 1.0;
+    assert_eq!(stat_n(&adapter, "lists") - lists0, pages);
+    assert_eq!(stat_n(&adapter, "listed") - listed0, N as f64);
+    // A duplicate id among 10,000 is still found (through the id key, not a scan).
+    let r = s.apply(vec![append("w", "c", "m5000")]).await;
+    assert!(matches!(r, Err(StoreError::Invalid(_))), "{r:?}");
+}
+
+#[wasm_bindgen_test]
+async fn the_storage_option_takes_an_adapter_and_names_a_missing_method() {
+    use agent_world_wasm::bindings::world::AgentWorld;
+    let adapter = make_map_adapter(false);
+    let options = |storage: &JsValue| {
+        let o = js_sys::Object::new();
+        js_sys::Reflect::set(&o, &"name".into(), &"Team".into()).unwrap();
+        js_sys::Reflect::set(&o, &"storage".into(), storage).unwrap();
+        JsValue::from(o)
+    };
+    let bad = without_method(&adapter, "batch");
+    let err = AgentWorld::create(options(&bad)).await.err().unwrap();
+    let message = js_sys::Reflect::get(&err, &"message".into())
+        .unwrap()
+        .as_string()
+        .unwrap();
+    let code = js_sys::Reflect::get(&err, &"code".into()).unwrap();
+    assert_eq!(code.as_string().as_deref(), Some("invalid_input"));
+    assert!(message.contains("batch(ops)"), "{message}");
+
+    let world = AgentWorld::create(options(&adapter)).await.unwrap();
+    drop(world);
+    assert!(key_count(&adapter) > 0, "the world went to the adapter");
+    let only_storage = js_sys::Object::new();
+    js_sys::Reflect::set(&only_storage, &"storage".into(), &adapter).unwrap();
+    let listed = AgentWorld::list(only_storage.clone().into()).await.unwrap();
+    assert_eq!(js_sys::Array::from(&listed).length(), 1);
+    let reopened = AgentWorld::open("team".into(), only_storage.into()).await;
+    assert!(reopened.is_ok());
+}
+
+#[wasm_bindgen_test]
+async fn concurrent_applies_do_not_take_the_same_sequence_number() {
+    let adapter = make_map_adapter(false);
+    let s = store_over(&adapter);
+    s.apply(vec![
+        StoreOp::PutWorld(world("w")),
+        StoreOp::PutChat(chat("w", "c")),
+    ])
+    .await
+    .unwrap();
+    // Each apply awaits the adapter several times; without the write lock both would read the
+    // same counter and the second batch would overwrite the first message.
+    let (a, b) = futures_util::future::join(
+        s.apply(vec![append("w", "c", "m1"), append("w", "c", "m2")]),
+        s.apply(vec![append("w", "c", "m3")]),
+    )
+    .await;
+    a.unwrap();
+    b.unwrap();
+    let ids: Vec<String> = s
+        .messages("w", "c", None, 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.message_id)
+        .collect();
+    assert_eq!(ids, vec!["m1", "m2", "m3"]);
+}
