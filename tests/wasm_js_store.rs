@@ -319,9 +319,11 @@ async fn the_storage_option_takes_an_adapter_and_names_a_missing_method() {
     assert!(key_count(&adapter) > 0, "the world went to the adapter");
     let only_storage = js_sys::Object::new();
     js_sys::Reflect::set(&only_storage, &"storage".into(), &adapter).unwrap();
-    let listed = AgentWorld::list(only_storage.clone().into()).await.unwrap();
+    let listed = AgentWorld::list(Some(only_storage.clone().unchecked_into()))
+        .await
+        .unwrap();
     assert_eq!(js_sys::Array::from(&listed).length(), 1);
-    let reopened = AgentWorld::open("team".into(), only_storage.into()).await;
+    let reopened = AgentWorld::open("team".into(), Some(only_storage.unchecked_into())).await;
     assert!(reopened.is_ok());
 }
 
