@@ -974,3 +974,38 @@ fn step5_whitespace_only_partial_text_is_reported_but_not_kept_as_interrupted() 
     assert_eq!(h.sse("error")[0]["partialContent"], " \n ");
     assert_eq!(h.transcript().len(), 1);
 }
+
+#[test]
+fn cancel_replies_to_stops_only_the_calls_answering_the_given_messages() {
+    let h = harness();
+    h.add("alice");
+    h.add("bob");
+    h.llm
+        .script("alice", vec![Step::Text("Half".into()), Step::Hang]);
+    h.llm.reply("bob", "bob answers the second message");
+    h.clock.advance(1000);
+    let first = block_on(h.world.send("@alice take your time", None)).unwrap();
+    let second = block_on(h.world.send("@bob a quick one", None)).unwrap();
+    let w = h.world.clone();
+    let ids = vec![first.message_id.clone()];
+    block_on(futures_util::future::join(
+        h.world.run_until_idle(),
+        async move {
+            w.cancel_replies_to(&ids);
+        },
+    ));
+    let errs = h.sse("error");
+    assert_eq!(errs.len(), 1, "only alice's call is cancelled: {errs:?}");
+    assert_eq!(errs[0]["agentName"], "alice");
+    assert_eq!(errs[0]["error"], "openai: cancelled");
+    let bob_reply = h
+        .transcript()
+        .into_iter()
+        .find(|m| m.sender == "bob")
+        .expect("bob still answers");
+    assert_eq!(bob_reply.content, "bob answers the second message");
+    assert_eq!(
+        bob_reply.reply_to_message_id.as_deref(),
+        Some(second.message_id.as_str())
+    );
+}

@@ -1,6 +1,7 @@
 //! The JavaScript API: one file per JS class; converts, validates, delegates to the core.
 
 pub mod error;
+pub mod events;
 pub mod storage;
 pub mod types;
 pub mod version;

@@ -166,6 +166,11 @@ export interface Chat {
 /** `world.send` options. `sender` defaults to the human ("HUMAN"). */
 export interface SendOptions {
   sender?: string;
+  /**
+   * Aborting cancels the agent work this message started (its replies, and the replies those
+   * set off), not other work; already aborted → the message is not sent (`llm_aborted`).
+   */
+  signal?: AbortSignal;
 }
 
 /** `world.messages` paging: the `limit` (default 50) messages before `before`, oldest first. */

@@ -439,12 +439,23 @@ impl AgentWorld {
             .as_string()
             .ok_or_else(|| invalid_argument("content", "must be a string"))?;
         let sender = read_sender(&options)?;
+        let signal = read_signal(&options)?;
+        if signal.as_ref().is_some_and(web_sys::AbortSignal::aborted) {
+            return Err(crate::bindings::error::agent_world_error(
+                "llm_aborted",
+                "send() was aborted before the message was published (options.signal)",
+                None,
+            ));
+        }
         let message = self
             .h
             .world
             .send(&content, sender.as_deref())
             .await
             .map_err(from_world_error)?;
+        if let Some(signal) = signal {
+            cancel_chain_on_abort(&self.h.world, &message.message_id, signal);
+        }
         self.h.drive();
         to_js(&message)
     }
@@ -516,6 +527,24 @@ impl AgentWorld {
             world.off(id);
         });
         Ok(off.into_js_value().unchecked_into())
+    }
+
+    /// Every event of every topic as an async iterator (typed in `TS_EVENTS`).
+    #[wasm_bindgen(skip_typescript)]
+    pub fn events(&self, options: JsValue) -> Result<JsValue, JsValue> {
+        let signal =
+            if options.is_undefined() || options.is_null() {
+                None
+            } else {
+                match js_sys::Reflect::get(&options, &JsValue::from_str("signal")) {
+                    Ok(v) if v.is_undefined() || v.is_null() => None,
+                    Ok(v) => Some(v.dyn_into::<web_sys::AbortSignal>().map_err(|_| {
+                        invalid_argument("options.signal", "must be an AbortSignal")
+                    })?),
+                    Err(_) => return Err(invalid_argument("options", "must be an object")),
+                }
+            };
+        crate::bindings::events::events(&self.h.world, signal, event_payload)
     }
 
     /// Sets the total and stall timeouts of LLM calls, in milliseconds.
@@ -622,6 +651,103 @@ fn read_sender(options: &JsValue) -> Result<Option<String>, JsValue> {
         .as_string()
         .map(Some)
         .ok_or_else(|| invalid_argument("options.sender", "must be a string"))
+}
+
+fn read_signal(options: &JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(None);
+    }
+    match js_sys::Reflect::get(options, &JsValue::from_str("signal")) {
+        Ok(v) if v.is_undefined() || v.is_null() => Ok(None),
+        Ok(v) => v
+            .dyn_into::<web_sys::AbortSignal>()
+            .map(Some)
+            .map_err(|_| invalid_argument("options.signal", "must be an AbortSignal")),
+        Err(_) => Err(invalid_argument("options", "must be an object")),
+    }
+}
+
+/// While the agent work started by `root` runs, aborting `signal` cancels it: the calls
+/// answering `root` and, transitively, the replies it produced (an agent hand-over chain).
+/// Other work goes on. The tracking ends when the world is next idle.
+fn cancel_chain_on_abort(world: &World, root: &str, signal: web_sys::AbortSignal) {
+    struct Tracker {
+        chain: Vec<String>,
+        subscriptions: Vec<crate::core::events::SubscriptionId>,
+        listener: Option<Closure<dyn FnMut()>>,
+        done: bool,
+    }
+    let tracker = Rc::new(RefCell::new(Tracker {
+        chain: vec![root.to_string()],
+        subscriptions: Vec::new(),
+        listener: None,
+        done: false,
+    }));
+    let finish = {
+        let (world, tracker, signal) = (world.clone(), tracker.clone(), signal.clone());
+        move || {
+            let (subscriptions, listener) = {
+                let mut t = tracker.borrow_mut();
+                if t.done {
+                    return;
+                }
+                t.done = true;
+                (std::mem::take(&mut t.subscriptions), t.listener.take())
+            };
+            for id in subscriptions {
+                world.off(id);
+            }
+            if let Some(listener) = listener {
+                let _ = signal.remove_event_listener_with_callback(
+                    "abort",
+                    listener.as_ref().unchecked_ref(),
+                );
+            }
+        }
+    };
+    let t = tracker.clone();
+    let on_message = world
+        .on(
+            Topic::Message,
+            Rc::new(move |event: &Event| {
+                if let Event::Message(m) = event {
+                    let mut t = t.borrow_mut();
+                    let in_chain = m
+                        .reply_to_message_id
+                        .as_ref()
+                        .is_some_and(|r| t.chain.contains(r));
+                    if in_chain {
+                        t.chain.push(m.message_id.clone());
+                    }
+                }
+                Ok(())
+            }),
+        )
+        .forget();
+    let idle_finish = finish.clone();
+    let on_idle = world
+        .on(
+            Topic::World,
+            Rc::new(move |event: &Event| {
+                if matches!(event, Event::World(WorldEvent::Idle)) {
+                    idle_finish();
+                }
+                Ok(())
+            }),
+        )
+        .forget();
+    let (w, t) = (world.clone(), tracker.clone());
+    let listener = Closure::<dyn FnMut()>::new(move || {
+        let chain = t.borrow().chain.clone();
+        w.cancel_replies_to(&chain);
+        finish();
+    });
+    let added = signal.add_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
+    let mut t = tracker.borrow_mut();
+    t.subscriptions = vec![on_message, on_idle];
+    if added.is_ok() {
+        t.listener = Some(listener);
+    }
 }
 
 /// A tiny one-shot signal (resolve once, await once) without another dependency.

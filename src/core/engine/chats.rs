@@ -13,7 +13,7 @@ impl World {
     fn cancel_current_chat_calls(&self) {
         let current = self.st().world.current_chat_id.clone();
         self.st_mut().title = None;
-        self.cancel_jobs(&|_, c| c == current.as_deref());
+        self.cancel_jobs(&|call| call.chat_id == current.as_deref());
     }
 
     /// Ops that give every agent empty memory and `llmCallCount = 0` in chat `cid`.

@@ -143,6 +143,23 @@ impl Job {
             JobKind::Title { .. } => None,
         }
     }
+
+    /// The message a reply call answers.
+    fn trigger_id(&self) -> Option<&str> {
+        match &self.kind {
+            JobKind::Reply { trigger, .. } => Some(&trigger.message_id),
+            JobKind::Title { .. } => None,
+        }
+    }
+}
+
+/// What a cancellation predicate sees of a queued or running call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CallRef<'a> {
+    pub(crate) agent_id: Option<&'a str>,
+    pub(crate) chat_id: Option<&'a str>,
+    /// The message a reply call answers (`None` for title calls).
+    pub(crate) trigger_id: Option<&'a str>,
 }
 
 /// A call that left the queue and has not finished.
@@ -151,6 +168,7 @@ pub(crate) struct Flight {
     pub(crate) id: u64,
     pub(crate) chat_id: Option<String>,
     pub(crate) agent_id: Option<String>,
+    pub(crate) trigger_id: Option<String>,
     pub(crate) cancel: CancelToken,
 }
 
@@ -478,7 +496,7 @@ impl World {
     /// Cancels queued and running calls whose `(agent id, chat id)` matches `pred`. Queued reply
     /// calls end at once with SSE `start` + `error` and a system `error` (`llm_aborted`); they
     /// keep their turn. Running calls end with the same events when they notice the token.
-    pub(crate) fn cancel_jobs(&self, pred: &dyn Fn(Option<&str>, Option<&str>) -> bool) {
+    pub(crate) fn cancel_jobs(&self, pred: &dyn Fn(CallRef<'_>) -> bool) {
         let (drained, tokens) = {
             let mut st = self.st_mut();
             // Calls being published right now (between plan and commit) are cancelled at commit.
@@ -486,7 +504,11 @@ impl World {
             let mut drained = Vec::new();
             let mut kept = VecDeque::new();
             while let Some(j) = st.queue.pop_front() {
-                if pred(j.agent_id(), j.chat_id.as_deref()) {
+                if pred(CallRef {
+                    agent_id: j.agent_id(),
+                    chat_id: j.chat_id.as_deref(),
+                    trigger_id: j.trigger_id(),
+                }) {
                     drained.push(j);
                 } else {
                     kept.push_back(j);
@@ -496,7 +518,13 @@ impl World {
             let tokens: Vec<CancelToken> = st
                 .in_flight
                 .iter()
-                .filter(|f| pred(f.agent_id.as_deref(), f.chat_id.as_deref()))
+                .filter(|f| {
+                    pred(CallRef {
+                        agent_id: f.agent_id.as_deref(),
+                        chat_id: f.chat_id.as_deref(),
+                        trigger_id: f.trigger_id.as_deref(),
+                    })
+                })
                 .map(|f| f.cancel.clone())
                 .collect();
             (drained, tokens)

@@ -115,6 +115,7 @@ impl World {
                                 id: j.id,
                                 chat_id: j.chat_id.clone(),
                                 agent_id: j.agent_id().map(str::to_string),
+                                trigger_id: j.trigger_id().map(str::to_string),
                                 cancel: j.cancel.clone(),
                             };
                             st.in_flight.push(flight);
@@ -153,7 +154,18 @@ impl World {
     /// `llm_aborted`; queued ones keep their turn). The world stays usable.
     pub fn stop(&self) {
         self.st_mut().title = None;
-        self.cancel_jobs(&|_, _| true);
+        self.cancel_jobs(&|_| true);
+    }
+
+    /// Cancels the queued and running reply calls that answer one of `message_ids` (each ends
+    /// like a call cancelled by [`World::stop`]); other calls go on. This is how a caller
+    /// cancels the agent work one message started: pass its id, then the ids of the replies it
+    /// received, so the chain it set off stops too.
+    pub fn cancel_replies_to(&self, message_ids: &[String]) {
+        self.cancel_jobs(&|call| {
+            call.trigger_id
+                .is_some_and(|t| message_ids.iter().any(|m| m == t))
+        });
     }
 
     /// Whether calls are queued or running.

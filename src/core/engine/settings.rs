@@ -154,7 +154,7 @@ impl World {
                 agent_id: id.to_string(),
             }])
             .await?;
-        self.cancel_jobs(&|j: Option<&str>, _| j == Some(id));
+        self.cancel_jobs(&|call| call.agent_id == Some(id));
         self.st_mut().agents.retain(|a| a.agent.id != id);
         drop(_g);
         self.emit_all(vec![Event::World(WorldEvent::AgentRemoved {

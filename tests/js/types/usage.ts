@@ -28,6 +28,12 @@ world.on("system", (e) => {
 });
 world.on("message", (m) => void m.kind.toUpperCase());
 off();
+const ac = new AbortController();
+await world.send("with a signal", { signal: ac.signal });
+for await (const item of world.events({ signal: ac.signal })) {
+  if (item.topic === "sse") { const who: string = item.event.agentName; void who; }
+  if (item.topic === "world" && item.event.type === "idle") break;
+}
 await world.idle();
 try {
   await world.send("");

@@ -1,0 +1,95 @@
+// world.events({signal}): every topic as an async iterator, buffered, ended by break, return()
+// or the signal (which also unsubscribes).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const { AgentWorld } = require('../../pkg/nodejs/agent_world_wasm.js');
+let n = 0;
+const name = (base) => `${base} ${process.pid} ${++n}`;
+
+async function world() {
+  const w = await AgentWorld.create({ name: name('Events') });
+  w.registerProvider({ async *stream() { yield 'one'; yield ' two'; } });
+  await w.addAgent({ name: 'Echo', provider: 'custom', model: 'm' });
+  return w;
+}
+
+test('for await sees every topic in order until the signal ends it', async () => {
+  const w = await world();
+  const stop = new AbortController();
+  const seen = [];
+  const reading = (async () => {
+    for await (const { topic, event } of w.events({ signal: stop.signal })) {
+      seen.push(`${topic}:${event.type ?? event.kind}`);
+      if (topic === 'world' && event.type === 'idle') stop.abort();
+    }
+  })();
+  await w.send('What should we build?');
+  await reading;
+  assert.deepEqual(seen, [
+    'message:message', 'system:chat-saved', 'system:chat-title-updated',
+    'sse:start', 'sse:chunk', 'sse:chunk', 'sse:end',
+    'message:message', 'system:chat-saved', 'world:idle',
+  ]);
+});
+
+test('events are buffered until read, and break unsubscribes', async () => {
+  const w = await world();
+  const it = w.events();
+  await w.send('What should we build?');
+  await w.idle();
+  const first = [];
+  for await (const { topic } of it) {
+    first.push(topic);
+    if (first.length === 3) break;
+  }
+  assert.deepEqual(first, ['message', 'system', 'system']); // message, chat-saved, title
+  // After break: done, and later events are not buffered any more.
+  assert.deepEqual(await it.next(), { value: undefined, done: true });
+});
+
+test('an aborted signal gives an empty iteration; a wrong one is an error', async () => {
+  const w = await world();
+  const it = w.events({ signal: AbortSignal.abort() });
+  assert.deepEqual(await it.next(), { value: undefined, done: true });
+  assert.throws(() => w.events({ signal: 'soon' }), (e) => e.code === 'invalid_input');
+  const it2 = w.events();
+  assert.deepEqual(await it2.return(), { value: undefined, done: true });
+  assert.deepEqual(await it2.next(), { value: undefined, done: true });
+});
+
+test("send({signal}) cancels only the agent work that message started", async () => {
+  const w = await AgentWorld.create({ name: name('Signal') });
+  w.registerProvider({
+    async *stream({ model }, { signal }) {
+      if (model === 'quick') { yield 'quick answer'; return; }
+      yield 'thinking';
+      while (!signal.aborted) await new Promise((r) => setTimeout(r, 10));
+    },
+  });
+  await w.addAgent({ name: 'Slow', provider: 'custom', model: 'slow' });
+  await w.addAgent({ name: 'Quick', provider: 'custom', model: 'quick' });
+  const sse = [];
+  w.on('sse', (e) => sse.push(e));
+  const published = [];
+  w.on('message', (m) => published.push([m.sender, m.content]));
+  const stop = new AbortController();
+  await w.send('@slow take your time', { signal: stop.signal });
+  await w.send('@quick a quick one');
+  while (!sse.some((e) => e.agentName === 'slow' && e.type === 'chunk')) {
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  stop.abort();
+  await w.idle();
+  const slowError = sse.find((e) => e.agentName === 'slow' && e.type === 'error');
+  assert.match(slowError.error, /cancelled/);
+  assert.equal(slowError.partialContent, 'thinking');
+  assert.deepEqual(published.filter(([s]) => s === 'quick'), [['quick', 'quick answer']],
+    'the other message is still answered');
+  await assert.rejects(w.send('never sent', { signal: AbortSignal.abort() }),
+    (e) => e.code === 'llm_aborted');
+  assert.ok(!published.some(([, c]) => c === 'never sent'));
+  await assert.rejects(w.send('x', { signal: 'no' }), (e) => e.code === 'invalid_input');
+});
