@@ -119,9 +119,10 @@ impl AgentWorld {
     /// const world = await AgentWorld.open("team");
     /// ```
     pub async fn open(
-        id: String,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
         options: Option<StorageOptionsArg>,
     ) -> Result<AgentWorld, JsValue> {
+        let id = string_arg(&id, "id")?;
         let options = or_undefined(options);
         let options = CommonOptions::read(&options, "AgentWorld.open options")?;
         let (svc, llm) = services(&options).await?;
@@ -154,7 +155,11 @@ impl AgentWorld {
     /// ```js
     /// await AgentWorld.delete("team");
     /// ```
-    pub async fn delete(id: String, options: Option<StorageOptionsArg>) -> Result<bool, JsValue> {
+    pub async fn delete(
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+        options: Option<StorageOptionsArg>,
+    ) -> Result<bool, JsValue> {
+        let id = string_arg(&id, "id")?;
         let options = or_undefined(options);
         let options = CommonOptions::read(&options, "AgentWorld.delete options")?;
         let store = options.store().await?;
@@ -205,7 +210,11 @@ impl AgentWorld {
 
     /// Makes a chat current and restores every agent's memory and counter from it.
     #[wasm_bindgen(js_name = loadChat, unchecked_return_type = "Chat")]
-    pub async fn load_chat(&self, id: String) -> Result<JsValue, JsValue> {
+    pub async fn load_chat(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let id = string_arg(&id, "id")?;
         to_js(
             &self
                 .h
@@ -218,7 +227,11 @@ impl AgentWorld {
 
     /// Deletes a chat and its messages; resolves `false` when there was none.
     #[wasm_bindgen(js_name = deleteChat)]
-    pub async fn delete_chat(&self, id: String) -> Result<bool, JsValue> {
+    pub async fn delete_chat(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+    ) -> Result<bool, JsValue> {
+        let id = string_arg(&id, "id")?;
         self.h
             .world
             .delete_chat(&id)
@@ -228,7 +241,13 @@ impl AgentWorld {
 
     /// Renames a chat; a manual title is never overwritten automatically.
     #[wasm_bindgen(js_name = renameChat, unchecked_return_type = "Chat")]
-    pub async fn rename_chat(&self, id: String, name: String) -> Result<JsValue, JsValue> {
+    pub async fn rename_chat(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let id = string_arg(&id, "id")?;
+        let name = string_arg(&name, "name")?;
         to_js(
             &self
                 .h
@@ -255,9 +274,10 @@ impl AgentWorld {
     #[wasm_bindgen(js_name = messages, unchecked_return_type = "Message[]")]
     pub async fn messages(
         &self,
-        chat_id: String,
+        #[wasm_bindgen(unchecked_param_type = "string")] chat_id: JsValue,
         options: Option<PageOptionsArg>,
     ) -> Result<JsValue, JsValue> {
+        let chat_id = string_arg(&chat_id, "chatId")?;
         let options = or_undefined(options);
         let (before, limit) = read_page(&options)?;
         to_js(
@@ -272,7 +292,13 @@ impl AgentWorld {
 
     /// Turns session mode on (conversation persisted in the current chat) or off.
     #[wasm_bindgen(js_name = setSessionMode)]
-    pub async fn set_session_mode(&self, on: bool) -> Result<(), JsValue> {
+    pub async fn set_session_mode(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "boolean")] on: JsValue,
+    ) -> Result<(), JsValue> {
+        let on = on
+            .as_bool()
+            .ok_or_else(|| invalid_argument("on", "must be a boolean"))?;
         self.h
             .world
             .set_session_mode(on)
@@ -282,7 +308,11 @@ impl AgentWorld {
 
     /// Empties an agent's memory in the current chat and resets its turn counter.
     #[wasm_bindgen(js_name = clearAgentMemory)]
-    pub async fn clear_agent_memory(&self, agent_id: String) -> Result<(), JsValue> {
+    pub async fn clear_agent_memory(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] agent_id: JsValue,
+    ) -> Result<(), JsValue> {
+        let agent_id = string_arg(&agent_id, "agentId")?;
         self.h
             .world
             .clear_agent_memory(&agent_id)
@@ -305,9 +335,10 @@ impl AgentWorld {
     #[wasm_bindgen(js_name = configureProvider)]
     pub fn configure_provider(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "ProviderName")] provider: String,
+        #[wasm_bindgen(unchecked_param_type = "ProviderName")] provider: JsValue,
         #[wasm_bindgen(unchecked_param_type = "ProviderSettings")] settings: JsValue,
     ) -> Result<(), JsValue> {
+        let provider = string_arg(&provider, "provider")?;
         let kind = ProviderKind::parse(&provider).map_err(from_llm_error)?;
         let config: ProviderConfig =
             from_js(settings, &format!("settings of provider '{provider}'"))?;
@@ -370,9 +401,10 @@ impl AgentWorld {
     #[wasm_bindgen(js_name = updateAgent, unchecked_return_type = "Agent")]
     pub async fn update_agent(
         &self,
-        id: String,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "AgentPatch")] patch: JsValue,
     ) -> Result<JsValue, JsValue> {
+        let id = string_arg(&id, "id")?;
         let patch: AgentPatch = from_js(patch, "updateAgent patch")?;
         let agent = self
             .h
@@ -385,7 +417,11 @@ impl AgentWorld {
 
     /// Removes an agent; resolves `false` when there was none with that id.
     #[wasm_bindgen(js_name = removeAgent)]
-    pub async fn remove_agent(&self, id: String) -> Result<bool, JsValue> {
+    pub async fn remove_agent(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+    ) -> Result<bool, JsValue> {
+        let id = string_arg(&id, "id")?;
         self.h
             .world
             .remove_agent(&id)
@@ -402,7 +438,11 @@ impl AgentWorld {
     /// What an agent remembers of the current chat (the window its next LLM call starts from),
     /// oldest first; `undefined` for an unknown agent.
     #[wasm_bindgen(js_name = agentMemory, unchecked_return_type = "MemoryEntry[] | undefined")]
-    pub fn agent_memory(&self, agent_id: String) -> Result<JsValue, JsValue> {
+    pub fn agent_memory(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] agent_id: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let agent_id = string_arg(&agent_id, "agentId")?;
         match self.h.world.agent_memory(&agent_id) {
             Some(memory) => to_js(&memory),
             None => Ok(JsValue::UNDEFINED),
@@ -499,7 +539,12 @@ impl AgentWorld {
     // Typed generically in TS_ON below (interface merging): the callback's event type follows
     // the topic.
     #[wasm_bindgen(skip_typescript)]
-    pub fn on(&self, topic: String, callback: JsValue) -> Result<js_sys::Function, JsValue> {
+    pub fn on(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] topic: JsValue,
+        callback: JsValue,
+    ) -> Result<js_sys::Function, JsValue> {
+        let topic = string_arg(&topic, "topic")?;
         let topic = parse_topic(&topic)?;
         let callback: js_sys::Function = callback
             .dyn_into()
@@ -549,7 +594,15 @@ impl AgentWorld {
 
     /// Sets the total and stall timeouts of LLM calls, in milliseconds.
     #[wasm_bindgen(js_name = setTimeouts)]
-    pub fn set_timeouts(&self, total_ms: f64, stall_ms: f64) -> Result<(), JsValue> {
+    pub fn set_timeouts(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] total_ms: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] stall_ms: JsValue,
+    ) -> Result<(), JsValue> {
+        let (total_ms, stall_ms) = (
+            total_ms.as_f64().unwrap_or(f64::NAN),
+            stall_ms.as_f64().unwrap_or(f64::NAN),
+        );
         let ok = |v: f64| v.is_finite() && v >= 1.0;
         if !ok(total_ms) || !ok(stall_ms) {
             return Err(invalid_argument(
@@ -651,6 +704,14 @@ fn read_sender(options: &JsValue) -> Result<Option<String>, JsValue> {
         .as_string()
         .map(Some)
         .ok_or_else(|| invalid_argument("options.sender", "must be a string"))
+}
+
+/// A string argument, or an `invalid_input` error naming it (a non-string handed to a
+/// wasm-bindgen `String` parameter would hit the glue's memory copy, not a clean error).
+fn string_arg(value: &JsValue, name: &str) -> Result<String, JsValue> {
+    value
+        .as_string()
+        .ok_or_else(|| invalid_argument(name, "must be a string"))
 }
 
 fn read_signal(options: &JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue> {
