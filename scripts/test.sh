@@ -21,6 +21,9 @@ MOCK_PID=$!
 trap 'kill $MOCK_PID 2>/dev/null || true' EXIT
 for _ in $(seq 50); do grep -q listening target/mock-llm.log 2>/dev/null && break; sleep 0.1; done
 
+# The runner's default of 20 s per browser test is tight on a shared 2-core machine: the
+# IndexedDB suite pages through 10,000 stored messages. A hung test still fails, after 180 s.
+export WASM_BINDGEN_TEST_TIMEOUT=180 WASM_BINDGEN_TEST_DRIVER_TIMEOUT=60
 ring "wasm-bindgen-test: Node, Chromium page, Chromium worker" \
   cargo test --target wasm32-unknown-unknown
 ring "build pkg/ (web, nodejs)" build_pkg web nodejs
