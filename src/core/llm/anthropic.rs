@@ -163,15 +163,7 @@ impl FrameHandler for Handler {
     }
 
     fn end(&mut self, out: &mut Vec<LlmEvent>) -> Result<(), LlmError> {
-        match self.stop_reason.take() {
-            Some(reason) => {
-                out.push(LlmEvent::Done {
-                    finish_reason: Some(reason),
-                });
-                Ok(())
-            }
-            None => Err(self.ctx.cut()),
-        }
+        self.ctx.finish(self.stop_reason.take(), out)
     }
 
     /// A non-streamed reply: `{"type":"message","content":[...],"stop_reason","usage"}`.

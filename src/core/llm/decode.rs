@@ -152,6 +152,21 @@ impl Ctx {
         self.decode_error("stream ended before the reply was complete".to_string())
     }
 
+    /// The end of a stream whose provider names a finish reason: `Done` with the reason it
+    /// recorded, or [`Ctx::cut`] when none arrived (shared by the OpenAI, Anthropic and Gemini
+    /// decoders; Ollama ends on a `done` flag instead).
+    pub(crate) fn finish(
+        &self,
+        reason: Option<String>,
+        out: &mut Vec<LlmEvent>,
+    ) -> Result<(), LlmError> {
+        let reason = reason.ok_or_else(|| self.cut())?;
+        out.push(LlmEvent::Done {
+            finish_reason: Some(reason),
+        });
+        Ok(())
+    }
+
     pub(crate) fn blocked(&self, reason: String) -> LlmError {
         LlmError::Blocked {
             provider: self.provider.to_string(),

@@ -196,14 +196,6 @@ impl FrameHandler for Handler {
     }
 
     fn end(&mut self, out: &mut Vec<LlmEvent>) -> Result<(), LlmError> {
-        match self.finish_reason.take() {
-            Some(reason) => {
-                out.push(LlmEvent::Done {
-                    finish_reason: Some(reason),
-                });
-                Ok(())
-            }
-            None => Err(self.ctx.cut()),
-        }
+        self.ctx.finish(self.finish_reason.take(), out)
     }
 }

@@ -20,7 +20,7 @@ use super::encode::{json_post, put, temperature};
 use super::errors::json_error_message;
 use super::http::HttpRequest;
 use super::provider::ProviderConfig;
-use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role, Usage};
+use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Usage};
 
 pub(crate) fn encode(
     base: &str,
@@ -30,14 +30,7 @@ pub(crate) fn encode(
 ) -> HttpRequest {
     let msgs: Vec<Value> = messages
         .iter()
-        .map(|m| {
-            let role = match m.role {
-                Role::System => "system",
-                Role::User => "user",
-                Role::Assistant => "assistant",
-            };
-            json!({ "role": role, "content": m.content })
-        })
+        .map(|m| json!({ "role": m.role.as_str(), "content": m.content }))
         .collect();
     let mut body = Map::new();
     body.insert("model".into(), Value::from(settings.model.trim()));

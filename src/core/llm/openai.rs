@@ -27,7 +27,7 @@ use super::encode::{encode_component, json_post, put, temperature};
 use super::errors::json_error_message;
 use super::http::HttpRequest;
 use super::provider::{ProviderConfig, ProviderKind};
-use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role, Usage};
+use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Usage};
 
 pub(crate) fn encode(
     kind: ProviderKind,
@@ -42,14 +42,7 @@ pub(crate) fn encode(
     }
     let msgs: Vec<Value> = messages
         .iter()
-        .map(|m| {
-            let role = match m.role {
-                Role::System => "system",
-                Role::User => "user",
-                Role::Assistant => "assistant",
-            };
-            json!({ "role": role, "content": m.content })
-        })
+        .map(|m| json!({ "role": m.role.as_str(), "content": m.content }))
         .collect();
     body.insert("messages".into(), Value::Array(msgs));
     body.insert("stream".into(), Value::Bool(settings.stream));
@@ -142,15 +135,7 @@ impl FrameHandler for Handler {
     }
 
     fn end(&mut self, out: &mut Vec<LlmEvent>) -> Result<(), LlmError> {
-        match self.finish_reason.take() {
-            Some(reason) => {
-                out.push(LlmEvent::Done {
-                    finish_reason: Some(reason),
-                });
-                Ok(())
-            }
-            None => Err(self.ctx.cut()),
-        }
+        self.ctx.finish(self.finish_reason.take(), out)
     }
 
     fn body(&mut self, body: &str, out: &mut Vec<LlmEvent>) -> Result<(), LlmError> {

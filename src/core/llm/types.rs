@@ -11,6 +11,18 @@ pub enum Role {
     Assistant,
 }
 
+impl Role {
+    /// The role's name in the OpenAI-style wire formats (OpenAI, Azure, xAI, compatible
+    /// servers, Ollama).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
 /// One entry of the LLM input, in the order the engine built it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatMessage {
