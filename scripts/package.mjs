@@ -54,6 +54,12 @@ function typedInitOutput(dts) {
     '  readonly [name: string]: WebAssembly.ExportValue;\n}\n', 'web .d.ts InitOutput');
 }
 
+// The classes declare `[Symbol.dispose]()` (wasm-bindgen): the declarations name the lib that
+// types it, so projects compiling them (no skipLibCheck) need neither lib "esnext" nor
+// @types/node for that (TypeScript 5.2+).
+const DISPOSABLE = '/// <reference lib="esnext.disposable" />\n';
+const withDisposable = (dts) => (dts.includes('[Symbol.dispose]') ? DISPOSABLE + dts : dts);
+
 rmSync(out(''), { recursive: true, force: true });
 for (const d of ['web', 'node']) mkdirSync(out(d), { recursive: true });
 
@@ -65,7 +71,7 @@ copyFileSync(at(`pkg/web/${NAME}_bg.wasm`), out(`web/${NAME}_bg.wasm`));
 const webDts = replaceOnce(typedInitOutput(readFileSync(at(`pkg/web/${NAME}.d.ts`), 'utf8')),
   'export default function __wbg_init (module_or_path?:', 'export default function init(options?:',
   'web .d.ts init()');
-writeFileSync(out(`web/${NAME}.d.ts`), webDts);
+writeFileSync(out(`web/${NAME}.d.ts`), withDisposable(webDts));
 
 const webGlue = readFileSync(at(`pkg/web/${NAME}.js`), 'utf8');
 // init() must be a no-op once the module is initialised (deno.js and workerd.js rely on it):
@@ -120,7 +126,7 @@ import node from "./index.cjs";
 export const { ${names.join(', ')} } = node;
 export default node.default;
 `);
-const nodeDts = readFileSync(at(`pkg/nodejs/${NAME}.d.ts`), 'utf8') +
+const nodeDts = withDisposable(readFileSync(at(`pkg/nodejs/${NAME}.d.ts`), 'utf8')) +
   '\n/** Resolves at once: in Node the module is ready when imported (kept for portable code). */\n' +
   'export default function init(): Promise<void>;\n';
 writeFileSync(out('node/index.d.mts'), nodeDts);

@@ -3,7 +3,8 @@
 // node_modules/agent-world-wasm: no registry, no network), and the exports map resolved the
 // way a runtime or bundler does (first matching condition wins, in the map's key order).
 import { execFile } from 'node:child_process';
-import { mkdtemp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { mkdtemp as makeTemp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -12,6 +13,15 @@ export const root = new URL('../../', import.meta.url);
 export const run = promisify(execFile);
 export const crateVersion = (await readFile(new URL('Cargo.toml', root), 'utf8'))
   .match(/^version = "([^"]+)"/m)[1];
+
+// Every temporary directory of this process goes when it exits.
+const temps = [];
+process.on('exit', () => { for (const d of temps) rmSync(d, { recursive: true, force: true }); });
+async function mkdtemp(prefix) {
+  const dir = await makeTemp(prefix);
+  temps.push(dir);
+  return dir;
+}
 
 /** Packs pkg/npm into a new temporary directory: npm's JSON summary plus the tarball's path. */
 export async function pack() {
