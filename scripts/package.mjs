@@ -2,7 +2,8 @@
 // pkg/nodejs/ (scripts/package.sh builds them first when missing). Run: node scripts/package.mjs
 //
 // What `import { AgentWorld } from "agent-world-wasm"` resolves to (the exports map below):
-//   deno             deno.js     the web build, initialised at import (top-level await)
+//   deno             deno.js     the web build, initialised at import from the .wasm imported
+//                                as a module (source-phase import)
 //   workerd          workerd.js  the web build, initialised synchronously at import from the
 //                                .wasm imported as a module (wrangler bundles it as CompiledWasm)
 //   worker, browser  web/        the web build: call `await init()` once before use (it fetches
@@ -78,12 +79,14 @@ const webGlue = readFileSync(at(`pkg/web/${NAME}.js`), 'utf8');
 // a check only, the result is not used.
 replaceOnce(webGlue, 'if (wasm !== undefined) return wasm;', '', 'web glue init() idempotence');
 
-writeFileSync(out('deno.js'), `// Deno: the web build, initialised here (Deno has top-level await and reads the .wasm
-// next to the glue through fetch(file:)). init() stays exported and resolves at once.
-import init from "./web/${NAME}.js";
+writeFileSync(out('deno.js'), `// Deno: the web build, initialised synchronously here from the .wasm imported as a
+// WebAssembly.Module (a source-phase import: part of the module graph, so no --allow-read, and
+// no top-level await). init() stays exported and resolves at once.
+import source wasmModule from "./web/${NAME}_bg.wasm";
+import { initSync } from "./web/${NAME}.js";
 export * from "./web/${NAME}.js";
 export { default } from "./web/${NAME}.js";
-await init();
+initSync({ module: wasmModule });
 `);
 writeFileSync(out('workerd.js'), `// Cloudflare workerd (wrangler resolves the "workerd" condition and bundles the .wasm import as
 // a CompiledWasm module): the web build, initialised synchronously here. workerd has no

@@ -1,6 +1,7 @@
 // The packed package in Deno: a fresh directory with a package.json and the tarball in
 // node_modules (Deno's "manual" node_modules mode), imported BY NAME (the `deno` condition),
-// running the two-agent streamed conversation against the mock LLM without init().
+// running the two-agent streamed conversation against the mock LLM without init() and without
+// --allow-read.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
@@ -16,7 +17,7 @@ before(async () => {
 });
 after(async () => { await mock?.close(); });
 
-test('Deno: import { AgentWorld } from "agent-world-wasm" is ready without init()', async () => {
+test('Deno: import { AgentWorld } from "agent-world-wasm" is ready without init() or --allow-read', async () => {
   const conversation = new URL('conversation.mjs', import.meta.url);
   await writeFile(join(dir, 'main.js'), `
 import { AgentWorld, version } from "agent-world-wasm";
@@ -27,8 +28,9 @@ report.runtime = "deno " + Deno.version.deno;
 console.log(JSON.stringify(report));
 `);
   const deno = new URL('.tools/deno/node_modules/.bin/deno', root).pathname;
+  // No --allow-read: the package's .wasm is part of the module graph, not a file read.
   const { stdout } = await run(deno, ['run', '--quiet', '--no-prompt', '--no-lock',
-    `--allow-read=${dir},${conversation.pathname}`, '--allow-net=127.0.0.1', 'main.js', mock.url],
+    '--allow-net=127.0.0.1', 'main.js', mock.url],
   { cwd: dir, timeout: 60_000, env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' } });
   const report = JSON.parse(stdout.trim().split('\n').pop());
   assert.match(report.runtime, /^deno \d/);
