@@ -153,7 +153,7 @@ const manifest = {
       workerd: { types: './workerd.d.ts', default: './workerd.js' },
       worker: web,
       browser: web,
-      node: { import: nodeImport, require: nodeRequire },
+      node: { import: nodeImport, require: nodeRequire, default: nodeRequire },
       import: web,
       require: nodeRequire,
       default: web,

@@ -67,6 +67,7 @@ const RUNTIMES = [
   ['webpack (webworker)', ['webpack', 'worker', 'browser', 'import'], 'web/agent_world_wasm.js'],
   ['an unknown ESM runtime', ['import'], 'web/agent_world_wasm.js'],
   ['an unknown CommonJS runtime', ['require'], 'node/index.cjs'],
+  ['a Node-targeted resolver without import/require', ['node'], 'node/index.cjs'],
 ];
 
 test('each runtime resolves the entry the README names', () => {
