@@ -1,6 +1,7 @@
-// The published TypeScript declarations: no `any` in the public surface, strict-mode usage
-// compiles and wrong usage does not, and the declared shapes match the objects the package
-// really returns.
+// The published TypeScript declarations (pkg/npm, made by scripts/package.sh): no `any` and no
+// snake_case parameter name in any of them; strict-mode usage compiles and wrong usage does not,
+// and the declared shapes match the objects the package really returns. (tests/package/
+// types.test.mjs compiles code that imports the packed package by name.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -21,7 +22,7 @@ const uncommented = (text) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\
 
 /** The parameter names of every function and method signature in `text`: the identifiers that
  * start each top-level entry of a parameter list (object-type keys inside are not parameters). */
-export function parameterNames(text) {
+function parameterNames(text) {
   const names = [];
   const code = uncommented(text);
   for (const m of code.matchAll(/(?:\bfunction\s*\w*|^\s*(?:static\s+|readonly\s+)?(?:\[[^\]]+\]|\w+)\s*)(?:<[^>]*>)?\(/gm)) {
