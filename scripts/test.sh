@@ -27,6 +27,8 @@ export WASM_BINDGEN_TEST_TIMEOUT=180 WASM_BINDGEN_TEST_DRIVER_TIMEOUT=60
 ring "wasm-bindgen-test: Node, Chromium page, Chromium worker" \
   cargo test --target wasm32-unknown-unknown
 ring "build pkg/ (web, nodejs)" build_pkg web nodejs
-echo "== JS tests (node:test): package, runtimes (Deno, workerd), mock LLM, demo e2e in Chromium" >&2
-node --test --test-concurrency=1 tests/js/ tests/runtimes/ tests/mock-llm/ tests/e2e/
+ring "npm package (pkg/npm)" bash scripts/package.sh
+echo "== JS tests (node:test): package, runtimes (Deno, workerd), mock LLM, demo e2e in Chromium," \
+  "the packed tarball in every runtime and a fresh Vite project" >&2
+node --test --test-concurrency=1 tests/js/ tests/runtimes/ tests/mock-llm/ tests/e2e/ tests/package/
 echo "== all rings passed in $(( $(date +%s) - T0 ))s" >&2

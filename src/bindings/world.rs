@@ -274,7 +274,7 @@ impl AgentWorld {
     #[wasm_bindgen(js_name = messages, unchecked_return_type = "Message[]")]
     pub async fn messages(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] chat_id: JsValue,
+        #[wasm_bindgen(js_name = "chatId", unchecked_param_type = "string")] chat_id: JsValue,
         options: Option<PageOptionsArg>,
     ) -> Result<JsValue, JsValue> {
         let chat_id = string_arg(&chat_id, "chatId")?;
@@ -310,7 +310,7 @@ impl AgentWorld {
     #[wasm_bindgen(js_name = clearAgentMemory)]
     pub async fn clear_agent_memory(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] agent_id: JsValue,
+        #[wasm_bindgen(js_name = "agentId", unchecked_param_type = "string")] agent_id: JsValue,
     ) -> Result<(), JsValue> {
         let agent_id = string_arg(&agent_id, "agentId")?;
         self.h
@@ -440,7 +440,7 @@ impl AgentWorld {
     #[wasm_bindgen(js_name = agentMemory, unchecked_return_type = "MemoryEntry[] | undefined")]
     pub fn agent_memory(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] agent_id: JsValue,
+        #[wasm_bindgen(js_name = "agentId", unchecked_param_type = "string")] agent_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         let agent_id = string_arg(&agent_id, "agentId")?;
         match self.h.world.agent_memory(&agent_id) {
@@ -596,8 +596,8 @@ impl AgentWorld {
     #[wasm_bindgen(js_name = setTimeouts)]
     pub fn set_timeouts(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "number")] total_ms: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number")] stall_ms: JsValue,
+        #[wasm_bindgen(js_name = "totalMs", unchecked_param_type = "number")] total_ms: JsValue,
+        #[wasm_bindgen(js_name = "stallMs", unchecked_param_type = "number")] stall_ms: JsValue,
     ) -> Result<(), JsValue> {
         let (total_ms, stall_ms) = (
             total_ms.as_f64().unwrap_or(f64::NAN),

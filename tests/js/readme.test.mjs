@@ -1,5 +1,6 @@
 // The README's quick start, executed as written against the mock LLM: only the import path
-// (the built package) and the provider's baseUrl (the mock) are changed.
+// (the assembled package's Node entry, pkg/npm: scripts/package.sh) and the provider's baseUrl
+// (the mock) are changed. tests/package/quickstart.test.mjs runs it from the packed tarball.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile, mkdtemp } from 'node:fs/promises';
@@ -17,7 +18,7 @@ test('the README quick start runs and both agents stream their replies', async (
   const snippet = section.match(/```js\n([\s\S]*?)```/)[1];
   const mock = await startMockLlm({ port: 0, delayMs: 0 });
   try {
-    const pkg = new URL('pkg/nodejs/agent_world_wasm.js', root).pathname;
+    const pkg = new URL('pkg/npm/node/index.mjs', root).pathname;
     const code = snippet
       .replace('from "agent-world-wasm"', `from ${JSON.stringify(pkg)}`)
       .replace('{ apiKey: "sk-..." }', `{ apiKey: "sk-...", baseUrl: ${JSON.stringify(`${mock.url}/v1`)} }`);

@@ -1,6 +1,7 @@
-// The published TypeScript declarations: no `any` in the public surface, strict-mode usage
-// compiles and wrong usage does not, and the declared shapes match the objects the package
-// really returns.
+// The published TypeScript declarations (pkg/npm, made by scripts/package.sh): no `any` and no
+// snake_case parameter name in any of them; strict-mode usage compiles and wrong usage does not,
+// and the declared shapes match the objects the package really returns. (tests/package/
+// types.test.mjs compiles code that imports the packed package by name.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -12,21 +13,53 @@ const root = new URL('../../', import.meta.url);
 const tsc = new URL('node_modules/.bin/tsc', root).pathname;
 const dts = (target) => readFileSync(new URL(`pkg/${target}/agent_world_wasm.d.ts`, root), 'utf8');
 
-/** The declarations without comments and without wasm-bindgen's raw ABI table (`InitOutput`:
- * the instance's exports, typed by wasm-bindgen, not part of this package's API). */
-function publicSurface(text) {
-  return text
-    .replace(/\/\*[\s\S]*?\*\//g, '')
-    .replace(/\/\/.*$/gm, '')
-    .replace(/export interface InitOutput \{[\s\S]*?\n\}/, '');
+// Every declaration file the published package (pkg/npm, scripts/package.sh) ships.
+const PUBLISHED = ['web/agent_world_wasm.d.ts', 'node/index.d.mts', 'node/index.d.cts', 'deno.d.ts', 'workerd.d.ts'];
+const published = (file) => readFileSync(new URL(`pkg/npm/${file}`, root), 'utf8');
+
+/** The declarations without comments. */
+const uncommented = (text) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+
+/** The parameter names of every function and method signature in `text`: the identifiers that
+ * start each top-level entry of a parameter list (object-type keys inside are not parameters). */
+function parameterNames(text) {
+  const names = [];
+  const code = uncommented(text);
+  for (const m of code.matchAll(/(?:\bfunction\s*\w*|^\s*(?:static\s+|readonly\s+)?(?:\[[^\]]+\]|\w+)\s*)(?:<[^>]*>)?\(/gm)) {
+    let depth = 0;
+    let start = m.index + m[0].length;
+    for (let i = start; i < code.length; i++) {
+      const c = code[i];
+      if ('({[<'.includes(c)) depth++;
+      else if (')}]'.includes(c) || (c === '>' && code[i - 1] !== '=')) {
+        if (depth === 0) { names.push(code.slice(start, i)); break; }
+        depth--;
+      } else if (c === ',' && depth === 0) { names.push(code.slice(start, i)); start = i + 1; }
+    }
+  }
+  return names.map((p) => p.trim().match(/^(?:\.\.\.)?(\w+)/)?.[1]).filter(Boolean);
 }
 
-for (const target of ['web', 'nodejs']) {
-  test(`the ${target} build's declarations have no \`any\``, () => {
-    const offending = publicSurface(dts(target)).split('\n').filter((l) => /\bany\b/.test(l));
+for (const file of PUBLISHED) {
+  test(`the published ${file} has no \`any\` (the raw ABI table included)`, () => {
+    const offending = uncommented(published(file)).split('\n').filter((l) => /\bany\b/.test(l));
     assert.deepEqual(offending, []);
   });
 }
+
+test('the published declarations name every parameter in camelCase', () => {
+  for (const file of PUBLISHED) {
+    const names = parameterNames(published(file));
+    if (file.endsWith('agent_world_wasm.d.ts') || file.startsWith('node/')) {
+      // The signatures are really parsed: a known method's parameters are found.
+      assert.ok(names.includes('chatId') && names.includes('totalMs'), `${file}: ${names}`);
+    }
+    assert.deepEqual(names.filter((n) => n.includes('_')), [], `${file}: snake_case parameter names`);
+  }
+  // The check itself: a Rust name in a signature is caught, an option key is not.
+  assert.deepEqual(parameterNames('export function f(chat_id: string, o?: { module_or_path: X }): void;\n' +
+    '  messages(chat_id: string, options?: A | B): Promise<Message[]>;'), ['chat_id', 'o', 'chat_id', 'options']);
+});
 
 const compile = (file) => promisify(execFile)(tsc, ['--noEmit', '--strict', '--target', 'es2022',
   '--module', 'es2022', '--moduleResolution', 'bundler', '--lib', 'es2022,dom', '--skipLibCheck', 'false',

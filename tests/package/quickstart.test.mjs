@@ -1,0 +1,123 @@
+// "A new user following only the README": the README's quick start pasted into a fresh project
+// that installed the packed tarball, (1) a Vite project built with `vite build`, served, and
+// loaded in headless Chromium, (2) the same under `vite` (the dev server), (3) a Node script. Only the provider's baseUrl is added (the
+// local mock LLM) and, in the page, two lines before the snippet send its `process.stdout` and
+// `console.log` output into the DOM. Both must show the streamed two-agent conversation.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { startMockLlm } from '../mock-llm/server.mjs';
+import { freshProject, pack, root, run } from './tarball.mjs';
+import { launchChromium, loadAndWait, serveDir } from './browser.mjs';
+
+let mock, tarball;
+before(async () => {
+  mock = await startMockLlm({ port: 0, delayMs: 0 });
+  tarball = (await pack()).tarball;
+});
+after(async () => { await mock?.close(); });
+
+/** The README's quick start with the mock's baseUrl added (and nothing else changed). */
+async function quickStart() {
+  const readme = await readFile(new URL('README.md', root), 'utf8');
+  const snippet = readme.slice(readme.indexOf('## Quick start')).match(/```js\n([\s\S]*?)```/)[1];
+  const code = snippet.replace('{ apiKey: "sk-..." }',
+    `{ apiKey: "sk-...", baseUrl: ${JSON.stringify(`${mock.url}/v1`)} }`);
+  assert.notEqual(code, snippet, 'the snippet changed shape: update this test');
+  assert.match(code, /from "agent-world-wasm"/, 'the snippet imports the package by name');
+  return code;
+}
+
+/** The checks of tests/js/readme.test.mjs, on the printed (or rendered) output. */
+function assertQuickStartOutput(stdout) {
+  const first = 'Should we rewrite our backend in Rust?';
+  const second = '@bob, what is the biggest risk?';
+  const lines = stdout.split('\n').filter((l) => l.startsWith('['));
+  const about = (l, q) => l.includes(`About "${q}"`);
+  assert.equal(lines[0], `[HUMAN] ${first}`, stdout);
+  // Both answer the public message; only Bob answers the one addressed to him.
+  assert.equal(lines.filter((l) => l.startsWith('[alice]') && about(l, first)).length, 1, stdout);
+  assert.equal(lines.filter((l) => l.startsWith('[bob]') && about(l, first)).length, 1, stdout);
+  assert.ok(lines.includes(`[HUMAN] ${second}`), stdout);
+  assert.equal(lines.filter((l) => about(l, second)).length, 1, stdout);
+  assert.ok(lines.at(-1).startsWith('[bob]') && about(lines.at(-1), second), stdout);
+  assert.equal(lines.filter((l) => l.startsWith('[alice]')).length, 1, stdout);
+  // The replies streamed: the chunks were written before each final line.
+  assert.ok(stdout.split('\n').some((l) => l.includes('here. About') && !l.startsWith('[')), stdout);
+}
+
+/** A fresh Vite project (index.html + main.js) whose main.js is the pasted quick start. */
+async function viteProject(name) {
+  const dir = await freshProject(tarball, name, { scripts: { dev: 'vite', build: 'vite build' } });
+  await writeFile(join(dir, 'index.html'), `<!doctype html>
+<html><head><meta charset="utf-8"><title>quick start</title></head>
+<body><pre id="out"></pre><script type="module" src="/main.js"></script></body></html>
+`);
+  await writeFile(join(dir, 'main.js'), `const out = document.getElementById("out");
+const process = { stdout: { write: (s) => out.append(s) } }, console = { log: (s) => out.append(s + "\\n") };
+${await quickStart()}
+document.title = "done";
+`);
+  return dir;
+}
+
+// The repository's pinned Vite (package.json devDependencies), run as the project's own.
+const vite = new URL('node_modules/vite/bin/vite.js', root).pathname;
+
+async function assertPageShowsConversation(url) {
+  const browser = await launchChromium();
+  try {
+    const { value: text, errors } = await loadAndWait(browser, url,
+      () => document.title === 'done' && document.getElementById('out').textContent);
+    assert.deepEqual(errors, [], 'no uncaught page errors');
+    assertQuickStartOutput(text);
+  } finally {
+    await browser.close();
+  }
+}
+
+test('a fresh Vite project: the README quick start, vite build, in Chromium', { timeout: 150_000 }, async () => {
+  const dir = await viteProject('vite');
+  await run(process.execPath, [vite, 'build', '--logLevel', 'warn'], { cwd: dir, timeout: 120_000 });
+  const assets = await readdir(join(dir, 'dist/assets'));
+  assert.ok(assets.some((f) => f.endsWith('.wasm')), `vite emitted the .wasm: ${assets}`);
+  const server = await serveDir(join(dir, 'dist'));
+  try {
+    await assertPageShowsConversation(`${server.url}/`);
+  } finally {
+    await server.close();
+  }
+});
+
+test('the same project under the Vite dev server (dependency pre-bundling on)', { timeout: 120_000 }, async () => {
+  const dir = await viteProject('vite-dev');
+  const dev = spawn(process.execPath, [vite, '--host', '127.0.0.1', '--port', '0'], { cwd: dir,
+    stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  let log = '';
+  try {
+    const url = await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`vite dev did not start: ${log}`)), 60_000);
+      const read = (d) => {
+        log += d;
+        const m = log.match(/Local:\s+(http:\/\/127\.0\.0\.1:\d+\/)/);
+        if (m) { clearTimeout(timer); resolve(m[1]); }
+      };
+      dev.stdout.on('data', read);
+      dev.stderr.on('data', read);
+      dev.on('exit', (code) => reject(new Error(`vite dev exited with ${code}: ${log}`)));
+    });
+    await assertPageShowsConversation(url);
+  } finally {
+    dev.kill();
+  }
+});
+
+test('a fresh Node project: the README quick start, run with node', async () => {
+  const dir = await freshProject(tarball, 'node-readme');
+  await mkdir(join(dir, 'src'));
+  await writeFile(join(dir, 'src/quickstart.js'), await quickStart());
+  const { stdout } = await run(process.execPath, ['src/quickstart.js'], { cwd: dir, timeout: 30_000 });
+  assertQuickStartOutput(stdout);
+});
