@@ -1,8 +1,8 @@
 // The packed package in Cloudflare workerd (miniflare): a fresh project with the tarball
 // installed and a Worker that imports it BY NAME, bundled the way wrangler bundles (the
 // conditions `workerd`, `worker`, `browser`; a `.wasm` import becomes a CompiledWasm module).
-// The bundler is rolldown (vite's, locked in package-lock.json) standing in for wrangler's
-// esbuild. The Worker runs the two-agent streamed conversation against the mock LLM, no init().
+// The bundler is rolldown (a pinned devDependency, the one vite uses) standing in for
+// wrangler's esbuild. The Worker runs the two-agent streamed conversation against the mock LLM, no init().
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
