@@ -44,10 +44,19 @@ export function launchChromium() {
 export async function loadAndWait(browser, url, check, timeout = 60_000) {
   const page = await browser.newPage();
   const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
+  // An uncaught page error fails the wait at once rather than after `timeout`.
+  let pageFailed;
+  const failed = new Promise((_, reject) => { pageFailed = reject; });
+  failed.catch(() => {}); // an error after the wait is reported through `errors`
+  page.on('pageerror', (e) => {
+    errors.push(e.message);
+    pageFailed(new Error(`uncaught page error: ${e.message}`));
+  });
   try {
     await page.goto(url);
-    const handle = await page.waitForFunction(check, null, { timeout }).catch((e) => {
+    const waiting = page.waitForFunction(check, null, { timeout });
+    waiting.catch(() => {}); // lost the race to a page error
+    const handle = await Promise.race([waiting, failed]).catch((e) => {
       throw new Error(`${e.message}; page errors: ${JSON.stringify(errors)}`);
     });
     const value = await handle.jsonValue();

@@ -1,8 +1,8 @@
-// "A new user following only the README": the README's quick start pasted into a fresh project
-// that installed the packed tarball, (1) a Vite project built with `vite build`, served, and
-// loaded in headless Chromium, (2) the same under `vite` (the dev server), (3) a Node script. Only the provider's baseUrl is added (the
-// local mock LLM) and, in the page, two lines before the snippet send its `process.stdout` and
-// `console.log` output into the DOM. Both must show the streamed two-agent conversation.
+// "A new user following only the README": the README's snippets pasted into a fresh project
+// that installed the packed tarball: (1) its page snippet in a Vite project built with
+// `vite build`, served, and loaded in headless Chromium, (2) the same under `vite` (the dev
+// server), (3) its quick start in a Node script. Only the provider's baseUrl is added (the
+// local mock LLM); nothing is shimmed. Each must show the streamed two-agent conversation.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
@@ -19,16 +19,20 @@ before(async () => {
 });
 after(async () => { await mock?.close(); });
 
-/** The README's quick start with the mock's baseUrl added (and nothing else changed). */
-async function quickStart() {
+/** The README's first ```js block after `marker`, with the mock's baseUrl added (and nothing
+ * else changed). */
+async function readmeSnippet(marker) {
   const readme = await readFile(new URL('README.md', root), 'utf8');
-  const snippet = readme.slice(readme.indexOf('## Quick start')).match(/```js\n([\s\S]*?)```/)[1];
+  assert.ok(readme.includes(marker), `README.md has no ${JSON.stringify(marker)}: update this test`);
+  const snippet = readme.slice(readme.indexOf(marker)).match(/```js\n([\s\S]*?)```/)[1];
   const code = snippet.replace('{ apiKey: "sk-..." }',
     `{ apiKey: "sk-...", baseUrl: ${JSON.stringify(`${mock.url}/v1`)} }`);
   assert.notEqual(code, snippet, 'the snippet changed shape: update this test');
   assert.match(code, /from "agent-world-wasm"/, 'the snippet imports the package by name');
   return code;
 }
+const quickStart = () => readmeSnippet('## Quick start');
+const pageSnippet = () => readmeSnippet('In a page (Vite');
 
 /** The checks of tests/js/readme.test.mjs, on the printed (or rendered) output. */
 function assertQuickStartOutput(stdout) {
@@ -48,16 +52,27 @@ function assertQuickStartOutput(stdout) {
   assert.ok(stdout.split('\n').some((l) => l.includes('here. About') && !l.startsWith('[')), stdout);
 }
 
-/** A fresh Vite project (index.html + main.js) whose main.js is the pasted quick start. */
+/** The page snippet's output: both agents answer the public question, their replies stream
+ * into the page before each is published. */
+function assertPageOutput(text) {
+  const question = 'Should we rewrite our backend in Rust?';
+  const lines = text.split('\n').filter((l) => l.startsWith('['));
+  const about = (l) => l.includes(`About "${question}"`);
+  assert.equal(lines[0], `[HUMAN] ${question}`, text);
+  assert.equal(lines.filter((l) => l.startsWith('[alice]') && about(l)).length, 1, text);
+  assert.equal(lines.filter((l) => l.startsWith('[bob]') && about(l)).length, 1, text);
+  assert.equal(lines.length, 3, text);
+  assert.ok(text.split('\n').some((l) => l.includes('here. About') && !l.startsWith('[')), text);
+}
+
+/** A fresh Vite project (index.html + main.js) whose main.js is the pasted page snippet. */
 async function viteProject(name) {
   const dir = await freshProject(tarball, name, { scripts: { dev: 'vite', build: 'vite build' } });
   await writeFile(join(dir, 'index.html'), `<!doctype html>
 <html><head><meta charset="utf-8"><title>quick start</title></head>
-<body><pre id="out"></pre><script type="module" src="/main.js"></script></body></html>
+<body><script type="module" src="/main.js"></script></body></html>
 `);
-  await writeFile(join(dir, 'main.js'), `const out = document.getElementById("out");
-const process = { stdout: { write: (s) => out.append(s) } }, console = { log: (s) => out.append(s + "\\n") };
-${await quickStart()}
+  await writeFile(join(dir, 'main.js'), `${await pageSnippet()}
 document.title = "done";
 `);
   return dir;
@@ -70,15 +85,15 @@ async function assertPageShowsConversation(url) {
   const browser = await launchChromium();
   try {
     const { value: text, errors } = await loadAndWait(browser, url,
-      () => document.title === 'done' && document.getElementById('out').textContent);
+      () => document.title === 'done' && document.querySelector('pre').textContent);
     assert.deepEqual(errors, [], 'no uncaught page errors');
-    assertQuickStartOutput(text);
+    assertPageOutput(text);
   } finally {
     await browser.close();
   }
 }
 
-test('a fresh Vite project: the README quick start, vite build, in Chromium', { timeout: 150_000 }, async () => {
+test('a fresh Vite project: the README page snippet, vite build, in Chromium', { timeout: 150_000 }, async () => {
   const dir = await viteProject('vite');
   await run(process.execPath, [vite, 'build', '--logLevel', 'warn'], { cwd: dir, timeout: 120_000 });
   const assets = await readdir(join(dir, 'dist/assets'));
