@@ -63,6 +63,14 @@ export interface AgentWorldError extends Error {
   code: AgentWorldErrorCode;
   cause?: unknown;
 }
-/** True when `value` is an error thrown by agent-world-wasm. */
+/**
+ * True when `value` is an error thrown by agent-world-wasm.
+ *
+ * @example
+ * ```js
+ * try { await world.send(""); }
+ * catch (e) { if (isAgentWorldError(e) && e.code === "empty_message") showHint(); }
+ * ```
+ */
 export function isAgentWorldError(value: unknown): value is AgentWorldError;
 "#;

@@ -192,23 +192,46 @@ impl AgentWorld {
 
     /// The whole world (settings, agents, chats, messages, memories) as versioned JSON. API
     /// keys are never included.
+    ///
+    /// @example
+    /// ```js
+    /// const json = await world.export();
+    /// const copy = await AgentWorld.import(json, { storage: "memory" });
+    /// ```
     pub async fn export(&self) -> Result<String, JsValue> {
         self.h.world.export().await.map_err(from_world_error)
     }
 
     /// The world's settings.
+    ///
+    /// @example
+    /// ```js
+    /// const { turnLimit, currentChatId } = world.info();
+    /// ```
     #[wasm_bindgen(unchecked_return_type = "WorldInfo")]
     pub fn info(&self) -> Result<JsValue, JsValue> {
         to_js(&self.h.world.info())
     }
 
     /// Starts a new chat (reusing the current one when it has no messages).
+    ///
+    /// @example
+    /// ```js
+    /// const chat = await world.newChat();
+    /// console.log(chat.id === world.currentChat()?.id); // true
+    /// ```
     #[wasm_bindgen(js_name = newChat, unchecked_return_type = "Chat")]
     pub async fn new_chat(&self) -> Result<JsValue, JsValue> {
         to_js(&self.h.world.new_chat().await.map_err(from_world_error)?)
     }
 
     /// Makes a chat current and restores every agent's memory and counter from it.
+    ///
+    /// @example
+    /// ```js
+    /// const [latest, previous] = world.listChats();
+    /// await world.loadChat(previous.id); // agents remember that chat again
+    /// ```
     #[wasm_bindgen(js_name = loadChat, unchecked_return_type = "Chat")]
     pub async fn load_chat(
         &self,
@@ -226,6 +249,11 @@ impl AgentWorld {
     }
 
     /// Deletes a chat and its messages; resolves `false` when there was none.
+    ///
+    /// @example
+    /// ```js
+    /// const deleted = await world.deleteChat(chat.id); // false for an unknown id
+    /// ```
     #[wasm_bindgen(js_name = deleteChat)]
     pub async fn delete_chat(
         &self,
@@ -240,6 +268,11 @@ impl AgentWorld {
     }
 
     /// Renames a chat; a manual title is never overwritten automatically.
+    ///
+    /// @example
+    /// ```js
+    /// await world.renameChat(world.currentChat().id, "Rust rewrite");
+    /// ```
     #[wasm_bindgen(js_name = renameChat, unchecked_return_type = "Chat")]
     pub async fn rename_chat(
         &self,
@@ -259,18 +292,35 @@ impl AgentWorld {
     }
 
     /// The chats, most recently updated first.
+    ///
+    /// @example
+    /// ```js
+    /// for (const chat of world.listChats()) console.log(chat.name, chat.messageCount);
+    /// ```
     #[wasm_bindgen(js_name = listChats, unchecked_return_type = "Chat[]")]
     pub fn list_chats(&self) -> Result<JsValue, JsValue> {
         to_js(&self.h.world.list_chats())
     }
 
     /// The current chat, or `null` when session mode is off.
+    ///
+    /// @example
+    /// ```js
+    /// const chat = world.currentChat(); // null with session mode off
+    /// ```
     #[wasm_bindgen(js_name = currentChat, unchecked_return_type = "Chat | null")]
     pub fn current_chat(&self) -> Result<JsValue, JsValue> {
         to_js(&self.h.world.current_chat())
     }
 
     /// A page of a chat's messages (`before`: a message id; `limit`: default 50).
+    ///
+    /// @example
+    /// ```js
+    /// const chatId = world.currentChat().id;
+    /// const last = await world.messages(chatId, { limit: 20 });
+    /// const older = await world.messages(chatId, { before: last[0].messageId, limit: 20 });
+    /// ```
     #[wasm_bindgen(js_name = messages, unchecked_return_type = "Message[]")]
     pub async fn messages(
         &self,
@@ -291,6 +341,11 @@ impl AgentWorld {
     }
 
     /// Turns session mode on (conversation persisted in the current chat) or off.
+    ///
+    /// @example
+    /// ```js
+    /// await world.setSessionMode(false); // answer, but keep nothing of the conversation
+    /// ```
     #[wasm_bindgen(js_name = setSessionMode)]
     pub async fn set_session_mode(
         &self,
@@ -307,6 +362,11 @@ impl AgentWorld {
     }
 
     /// Empties an agent's memory in the current chat and resets its turn counter.
+    ///
+    /// @example
+    /// ```js
+    /// await world.clearAgentMemory("alice"); // the chat's messages stay
+    /// ```
     #[wasm_bindgen(js_name = clearAgentMemory)]
     pub async fn clear_agent_memory(
         &self,
@@ -398,6 +458,11 @@ impl AgentWorld {
     }
 
     /// Changes an agent's settings (its id never changes).
+    ///
+    /// @example
+    /// ```js
+    /// await world.updateAgent("alice", { temperature: 0.2, systemPrompt: "Answer briefly." });
+    /// ```
     #[wasm_bindgen(js_name = updateAgent, unchecked_return_type = "Agent")]
     pub async fn update_agent(
         &self,
@@ -416,6 +481,11 @@ impl AgentWorld {
     }
 
     /// Removes an agent; resolves `false` when there was none with that id.
+    ///
+    /// @example
+    /// ```js
+    /// await world.removeAgent("alice");
+    /// ```
     #[wasm_bindgen(js_name = removeAgent)]
     pub async fn remove_agent(
         &self,
@@ -430,6 +500,11 @@ impl AgentWorld {
     }
 
     /// The agents, in the order they were added (the order they answer in).
+    ///
+    /// @example
+    /// ```js
+    /// for (const a of world.agents()) console.log(a.id, a.llmCallCount);
+    /// ```
     #[wasm_bindgen(unchecked_return_type = "Agent[]")]
     pub fn agents(&self) -> Result<JsValue, JsValue> {
         to_js(&self.h.world.agents())
@@ -437,6 +512,12 @@ impl AgentWorld {
 
     /// What an agent remembers of the current chat (the window its next LLM call starts from),
     /// oldest first; `undefined` for an unknown agent.
+    ///
+    /// @example
+    /// ```js
+    /// const window = world.agentMemory("alice") ?? [];
+    /// console.log(window.map((m) => `${m.role}: ${m.content}`));
+    /// ```
     #[wasm_bindgen(js_name = agentMemory, unchecked_return_type = "MemoryEntry[] | undefined")]
     pub fn agent_memory(
         &self,
@@ -450,6 +531,11 @@ impl AgentWorld {
     }
 
     /// Changes the world's settings.
+    ///
+    /// @example
+    /// ```js
+    /// await world.update({ turnLimit: 10, description: "A longer rally" });
+    /// ```
     #[wasm_bindgen(unchecked_return_type = "WorldInfo")]
     pub async fn update(
         &self,
@@ -501,6 +587,12 @@ impl AgentWorld {
     }
 
     /// Resolves when no agent work is pending (the `world` `idle` event).
+    ///
+    /// @example
+    /// ```js
+    /// await world.send("Hello, everyone!");
+    /// await world.idle(); // every reply (and hand-over) has been published
+    /// ```
     pub async fn idle(&self) -> Result<(), JsValue> {
         if !self.h.world.is_busy() {
             return Ok(());
@@ -524,6 +616,11 @@ impl AgentWorld {
     }
 
     /// Cancels every queued and running LLM call. The world stays usable.
+    ///
+    /// @example
+    /// ```js
+    /// stopButton.onclick = () => world.stop(); // partial replies are kept as `interrupted`
+    /// ```
     pub fn stop(&self) {
         self.h.world.stop();
     }
@@ -593,6 +690,11 @@ impl AgentWorld {
     }
 
     /// Sets the total and stall timeouts of LLM calls, in milliseconds.
+    ///
+    /// @example
+    /// ```js
+    /// world.setTimeouts(60_000, 15_000); // give up after 60 s, or 15 s without a byte
+    /// ```
     #[wasm_bindgen(js_name = setTimeouts)]
     pub fn set_timeouts(
         &self,

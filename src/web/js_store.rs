@@ -80,6 +80,27 @@ export type StoreAdapterOp =
  * `list` returns the entries whose key starts with `prefix`, in key order (descending when
  * `reverse`), within `[start, end)`, at most `limit`; an adapter that ignores the options must
  * say so (results stay correct, reads are no longer bounded).
+ *
+ * @example
+ * ```js
+ * // In memory, for tests: examples/deno-kv and examples/durable-object persist for real.
+ * const map = new Map();
+ * const adapter = {
+ *   async get(key) { return map.get(key); },
+ *   async put(key, value) { map.set(key, value); },
+ *   async delete(key) { map.delete(key); },
+ *   async list(prefix, { start = "", end, reverse = false, limit = Infinity } = {}) {
+ *     const keys = [...map.keys()].filter((k) => k.startsWith(prefix) && k >= start
+ *       && (end === undefined || k < end)).sort();
+ *     if (reverse) keys.reverse();
+ *     return keys.slice(0, limit).map((k) => [k, map.get(k)]);
+ *   },
+ *   async batch(ops) { // atomic: nothing awaits between the writes
+ *     for (const op of ops) op.type === "put" ? map.set(op.key, op.value) : map.delete(op.key);
+ *   },
+ * };
+ * const world = await AgentWorld.create({ name: "Kept by my adapter", storage: adapter });
+ * ```
  */
 export interface StoreAdapter {
   get(key: string): Promise<string | undefined | null>;
