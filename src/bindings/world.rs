@@ -18,6 +18,7 @@ use crate::core::llm::{ProviderConfig, ProviderKind};
 use crate::core::model::{AgentPatch, CreateWorld, NewAgent, WorldPatch};
 use crate::web::clock::{JsClock, UuidIds};
 use crate::web::custom_provider::JsCustomProvider;
+use crate::web::idb_store::IdbStore;
 use crate::web::llm_fetch::{FetchLlm, Timeouts};
 
 /// Converts a Rust value to a plain JS object (maps as objects, `None` fields left out).
@@ -57,6 +58,16 @@ fn is_browser_like() -> bool {
 struct Handle {
     world: World,
     llm: Rc<FetchLlm>,
+    /// The IndexedDB store and this world's subscription to other contexts' changes.
+    changes: Option<(Rc<IdbStore>, u64)>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        if let Some((store, id)) = &self.changes {
+            store.unsubscribe_changes(*id);
+        }
+    }
 }
 
 impl Handle {
@@ -87,9 +98,34 @@ async fn services(options: &CommonOptions) -> Result<(Services, Rc<FetchLlm>), J
     ))
 }
 
-fn wrap(world: World, llm: Rc<FetchLlm>) -> AgentWorld {
+fn wrap(world: World, llm: Rc<FetchLlm>, options: &CommonOptions) -> AgentWorld {
+    // Another tab or worker committed a write to this world: reload the view now (after any
+    // change in progress), which emits `world` `external-change` when something moved.
+    let changes = options.indexeddb().map(|store| {
+        let weak = world.downgrade();
+        let id = world.id();
+        let sub = store.subscribe_changes(Rc::new(move |changed: &str| {
+            if changed != id {
+                return;
+            }
+            let Some(world) = weak.upgrade() else {
+                return;
+            };
+            wasm_bindgen_futures::spawn_local(async move {
+                // A storage failure was reported as a `system` `error` event already.
+                if let Err(e) = world.refresh().await {
+                    world.report(&e);
+                }
+            });
+        }));
+        (store, sub)
+    });
     AgentWorld {
-        h: Rc::new(Handle { world, llm }),
+        h: Rc::new(Handle {
+            world,
+            llm,
+            changes,
+        }),
     }
 }
 
@@ -109,7 +145,7 @@ impl AgentWorld {
         let (svc, llm) = services(&options).await?;
         let world = World::create(svc, input).await.map_err(from_world_error)?;
         world.set_debug(options.debug);
-        Ok(wrap(world, llm))
+        Ok(wrap(world, llm, &options))
     }
 
     /// Opens an existing world by id.
@@ -128,7 +164,7 @@ impl AgentWorld {
         let (svc, llm) = services(&options).await?;
         let world = World::open(svc, &id).await.map_err(from_world_error)?;
         world.set_debug(options.debug);
-        Ok(wrap(world, llm))
+        Ok(wrap(world, llm, &options))
     }
 
     /// The worlds in a storage (settings only).
@@ -187,7 +223,7 @@ impl AgentWorld {
         let (svc, llm) = services(&options).await?;
         let world = World::import(svc, &json).await.map_err(from_world_error)?;
         world.set_debug(options.debug);
-        Ok(wrap(world, llm))
+        Ok(wrap(world, llm, &options))
     }
 
     /// The whole world (settings, agents, chats, messages, memories) as versioned JSON. API

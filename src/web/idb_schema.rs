@@ -126,6 +126,14 @@ pub struct WorldRow {
     pub v: u32,
     pub world_id: String,
     pub world: WorldData,
+    /// The world's revision (raised by every committed batch that names the world; see
+    /// `IdbStore`). Absent in rows written before revisions existed, which read as 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rev: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 /// An `agents` record; `order` is the first-put position within the world.
