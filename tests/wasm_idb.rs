@@ -60,3 +60,13 @@ fn dom_exceptions_map_to_typed_errors() {
 async fn ops_see_earlier_deletes_of_the_batch() {
     idb_support::ops_see_earlier_deletes_of_the_batch().await;
 }
+
+#[wasm_bindgen_test]
+async fn two_connections_append_to_one_chat() {
+    idb_support::two_connections_append_to_one_chat().await;
+}
+
+#[wasm_bindgen_test]
+async fn the_world_lock_serialises_connections() {
+    idb_support::the_world_lock_serialises_connections().await;
+}
