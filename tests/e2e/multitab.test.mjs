@@ -67,11 +67,11 @@ test('two tabs sending at once lose nothing and see each other\'s writes', async
   await openIn(a.page, worldId, demo.mockUrl);
   await openIn(b.page, worldId, demo.mockUrl);
   const N = 8;
-  const sendAll = (tag) => (async ({ tag, N }) => {
+  const sendAll = async ({ tag, N }) => {
     for (let i = 0; i < N; i++) await window.world.send(`${tag}${i}`);
     await window.world.idle();
-  })({ tag, N });
-  await Promise.all([a.page.evaluate(sendAll, 'A'), b.page.evaluate(sendAll, 'B')]);
+  };
+  await Promise.all([a.page.evaluate(sendAll, { tag: 'A', N }), b.page.evaluate(sendAll, { tag: 'B', N })]);
   // Both idle; a late reply of one tab is still possible only after its own idle: wait for both.
   await Promise.all([a.page.evaluate(() => window.world.idle()), b.page.evaluate(() => window.world.idle())]);
 
