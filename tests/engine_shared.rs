@@ -235,3 +235,25 @@ fn every_storage_failure_rejects_with_its_reason_reports_an_event_and_keeps_the_
         );
     }
 }
+
+#[test]
+fn two_writers_creating_the_same_world_at_once_give_one_world_and_one_world_exists() {
+    let h = harness();
+    h.store.set_apply_delay(3);
+    let input = || agent_world_wasm::core::model::CreateWorld {
+        name: "Twice".into(),
+        ..Default::default()
+    };
+    let (x, y) = block_on(futures_util::future::join(
+        World::create(h.svc(), input()),
+        World::create(h.svc(), input()),
+    ));
+    let codes: Vec<&str> = [&x, &y]
+        .iter()
+        .map(|r| r.as_ref().map(|_| "ok").unwrap_or_else(|e| e.code()))
+        .collect();
+    assert_eq!(codes, ["ok", "world_exists"]);
+    let w = x.unwrap();
+    assert_eq!(block_on(h.store.chats("twice")).unwrap().len(), 1);
+    assert_eq!(w.list_chats().len(), 1);
+}

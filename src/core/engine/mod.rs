@@ -365,6 +365,8 @@ impl World {
         let description = validate_text("description", input.description)?;
         let chat_llm_provider = input.chat_llm_provider.filter(|s| !s.trim().is_empty());
         let chat_llm_model = input.chat_llm_model.filter(|s| !s.trim().is_empty());
+        // Under the world's lock, so two tabs creating the same world cannot both succeed.
+        let guard = svc.store.lock_world(&id).await?;
         if svc.store.load_world(&id).await?.is_some() {
             return Err(WorldError::WorldExists(id));
         }
@@ -400,6 +402,7 @@ impl World {
         // Read after the write: if another writer already changed the new world, the next
         // change reloads (harmless), never the reverse.
         let rev = svc.store.revision(&world.id).await?;
+        drop(guard);
         let view = View {
             world,
             agents: Vec::new(),
@@ -426,6 +429,8 @@ impl World {
 
     /// Deletes a stored world and everything in it; `false` when there was none.
     pub async fn delete(store: &dyn Store, id: &str) -> Result<bool, WorldError> {
+        // Under the world's lock: a change another tab is writing finishes first.
+        let _g = store.lock_world(id).await?;
         if store.load_world(id).await?.is_none() {
             return Ok(false);
         }
