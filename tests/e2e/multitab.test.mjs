@@ -53,6 +53,48 @@ async function openIn(page, worldId, mockUrl) {
   }, { worldId, mockUrl });
 }
 
+/** What the database holds of the world's current chat, read through a fresh world in `page`. */
+async function storedTruth(page, worldId) {
+  return page.evaluate(async (worldId) => {
+    const world = await window.aww.AgentWorld.open(worldId);
+    const chat = world.currentChat();
+    const doc = JSON.parse(await world.export());
+    const exported = doc.chats.find((x) => x.chat.id === chat.id);
+    return {
+      chatId: chat.id,
+      messageCount: chat.messageCount,
+      messages: (await world.messages(chat.id, { limit: 1000 }))
+        .map((m) => ({ id: m.messageId, sender: m.sender, content: m.content, replyTo: m.replyToMessageId ?? null })),
+      memory: (exported.memories.find((g) => g.agentId === 'alice')?.entries ?? []).map((e) => [e.role, e.content]),
+      counter: exported.agentStates.find((s) => s.agentId === 'alice')?.llmCallCount,
+    };
+  }, worldId);
+}
+
+/** Every writer's `N` messages (`<tag><i>`) are stored once, in each writer's order, each with
+ * exactly one reply of alice after it; the count, the memory and the counter agree. */
+function assertNothingLost(stored, tags, N) {
+  const humans = stored.messages.filter((m) => m.sender === 'HUMAN').map((m) => m.content);
+  const expected = tags.flatMap((tag) => [...Array(N).keys()].map((i) => `${tag}${i}`));
+  assert.deepEqual([...humans].sort(), [...expected].sort(), 'every human message exactly once');
+  for (const tag of tags) {
+    assert.deepEqual(humans.filter((h) => h.startsWith(tag)), [...Array(N).keys()].map((i) => `${tag}${i}`));
+  }
+  const total = tags.length * N;
+  const replies = stored.messages.filter((m) => m.sender === 'alice');
+  assert.equal(replies.length, total, JSON.stringify(stored.messages));
+  const position = new Map(stored.messages.map((m, i) => [m.id, i]));
+  for (const r of replies) assert.ok(position.get(r.replyTo) < position.get(r.id), `${r.id} after its trigger`);
+  assert.equal(new Set(replies.map((r) => r.replyTo)).size, total, 'no message answered twice');
+  assert.equal(stored.messageCount, stored.messages.length, 'messageCount is the number of messages');
+  assert.equal(stored.messageCount, 2 * total);
+  // Alice remembers every exchange once: the human message, then her reply.
+  assert.equal(stored.memory.length, 2 * total);
+  assert.deepEqual(stored.memory.filter(([role]) => role === 'user').map(([, c]) => c).sort(), [...expected].sort());
+  // Every human message resets the counter and the reply raises it again.
+  assert.equal(stored.counter, 1);
+}
+
 test('two tabs sending at once lose nothing and see each other\'s writes', async () => {
   const context = await browser.newContext();
   const a = await blankPage(context);
@@ -72,46 +114,13 @@ test('two tabs sending at once lose nothing and see each other\'s writes', async
     await window.world.idle();
   };
   await Promise.all([a.page.evaluate(sendAll, { tag: 'A', N }), b.page.evaluate(sendAll, { tag: 'B', N })]);
-  // Both idle; a late reply of one tab is still possible only after its own idle: wait for both.
+  // Each tab answers its own messages: once both are idle, every reply is stored.
   await Promise.all([a.page.evaluate(() => window.world.idle()), b.page.evaluate(() => window.world.idle())]);
 
   // The stored truth, read by a third page.
   const c = await blankPage(context);
-  const stored = await c.page.evaluate(async (worldId) => {
-    const world = await window.aww.AgentWorld.open(worldId);
-    const chat = world.currentChat();
-    const doc = JSON.parse(await world.export());
-    const exported = doc.chats.find((x) => x.chat.id === chat.id);
-    return {
-      chatId: chat.id,
-      messageCount: chat.messageCount,
-      messages: (await world.messages(chat.id, { limit: 1000 }))
-        .map((m) => ({ id: m.messageId, sender: m.sender, content: m.content, replyTo: m.replyToMessageId ?? null })),
-      memory: (exported.memories.find((g) => g.agentId === 'alice')?.entries ?? []).map((e) => [e.role, e.content]),
-      counter: exported.agentStates.find((s) => s.agentId === 'alice')?.llmCallCount,
-    };
-  }, worldId);
-  const humans = stored.messages.filter((m) => m.sender === 'HUMAN').map((m) => m.content);
-  const expected = [...Array(N).keys()].flatMap((i) => [`A${i}`, `B${i}`]);
-  assert.deepEqual([...humans].sort(), [...expected].sort(), 'every human message exactly once');
-  // Each tab's own messages keep their order.
-  for (const tag of ['A', 'B']) {
-    assert.deepEqual(humans.filter((h) => h.startsWith(tag)), [...Array(N).keys()].map((i) => `${tag}${i}`));
-  }
-  // One reply per human message, each after the message it answers.
-  const replies = stored.messages.filter((m) => m.sender === 'alice');
-  assert.equal(replies.length, 2 * N, JSON.stringify(stored.messages));
-  const position = new Map(stored.messages.map((m, i) => [m.id, i]));
-  for (const r of replies) assert.ok(position.get(r.replyTo) < position.get(r.id), `${r.id} after its trigger`);
-  assert.equal(new Set(replies.map((r) => r.replyTo)).size, 2 * N, 'no message answered twice');
-  assert.equal(stored.messageCount, stored.messages.length, 'messageCount is the number of messages');
-  assert.equal(stored.messageCount, 4 * N);
-  // Alice remembers every exchange once: the human message, then her reply.
-  assert.equal(stored.memory.length, 4 * N);
-  assert.deepEqual(stored.memory.filter(([role]) => role === 'user').map(([, c]) => c).sort(), [...expected].sort());
-  // Every human message resets the counter and the reply raises it again.
-  assert.equal(stored.counter, 1);
-
+  const stored = await storedTruth(c.page, worldId);
+  assertNothingLost(stored, ['A', 'B'], N);
   // Each tab's view follows the other's writes once told (BroadcastChannel → reload).
   for (const { page } of [a, b]) {
     await page.waitForFunction((n) => window.world.currentChat().messageCount === n, 4 * N, { timeout: 30_000 });
@@ -136,6 +145,57 @@ test('two tabs sending at once lose nothing and see each other\'s writes', async
   await a.page.waitForFunction((id) => window.world.currentChat()?.id === id, newChat, { timeout: 30_000 });
   assert.equal(await a.page.evaluate(() => window.world.listChats().length), 2);
   assert.deepEqual([...a.errors, ...b.errors, ...c.errors], []);
+  await context.close();
+});
+
+test('a tab and a dedicated worker sending at once lose nothing', async () => {
+  const context = await browser.newContext();
+  const a = await blankPage(context);
+  const name = `Worker ${Date.now()}`;
+  const worldId = await a.page.evaluate(async ({ name }) => {
+    const world = await window.aww.AgentWorld.create({ name });
+    await world.addAgent({ name: 'Alice', provider: 'openai-compatible', model: 'mock-alice',
+      systemPrompt: 'mock-reply: ack {n}\nmock-delay: 5' });
+    return world.id;
+  }, { name });
+  await openIn(a.page, worldId, demo.mockUrl);
+  const N = 6;
+  // The worker runs the same web build on its own; it shares the page's IndexedDB, Web Locks
+  // and BroadcastChannel (same origin).
+  const workerRun = a.page.evaluate(({ worldId, mockUrl, N }) => new Promise((resolve, reject) => {
+    const src = `
+      import init, { AgentWorld } from '${location.origin}/pkg/web/agent_world_wasm.js';
+      await init();
+      self.onmessage = async ({ data }) => {
+        try {
+          const world = await AgentWorld.open(data.worldId);
+          world.configureProvider('openai-compatible', { baseUrl: data.mockUrl + '/compat/v1' });
+          for (let i = 0; i < data.N; i++) await world.send('W' + i);
+          await world.idle();
+          self.postMessage({ done: true });
+        } catch (e) { self.postMessage({ error: String(e && e.message || e) }); }
+      };
+      self.postMessage({ ready: true });`;
+    const worker = new Worker(URL.createObjectURL(new Blob([src], { type: 'text/javascript' })), { type: 'module' });
+    worker.onerror = (e) => reject(new Error(e.message));
+    worker.onmessage = ({ data }) => {
+      if (data.ready) worker.postMessage({ worldId, mockUrl, N });
+      else if (data.done) { worker.terminate(); resolve(); }
+      else reject(new Error(data.error));
+    };
+  }), { worldId, mockUrl: demo.mockUrl, N });
+  const pageRun = a.page.evaluate(async (N) => {
+    for (let i = 0; i < N; i++) await window.world.send(`P${i}`);
+    await window.world.idle();
+  }, N);
+  await Promise.all([workerRun, pageRun]);
+  await a.page.evaluate(() => window.world.idle());
+  const c = await blankPage(context);
+  assertNothingLost(await storedTruth(c.page, worldId), ['P', 'W'], N);
+  // The page's own view follows the worker's writes.
+  await a.page.waitForFunction((n) => window.world.currentChat().messageCount === n, 4 * N, { timeout: 30_000 });
+  assert.deepEqual(await a.page.evaluate(() => window.systemErrors), []);
+  assert.deepEqual([...a.errors, ...c.errors], []);
   await context.close();
 });
 
@@ -175,7 +235,7 @@ const contents = () => (async () => {
 
 for (const [label, reason, patch] of [
   // Chromium fails a write with a QuotaExceededError DOMException when the origin is full.
-  ['quota', 'quota_exceeded', () => {
+  ['a quota', 'quota_exceeded', () => {
     const add = IDBObjectStore.prototype.add;
     IDBObjectStore.prototype.add = function (...args) {
       IDBObjectStore.prototype.add = add;
@@ -183,7 +243,7 @@ for (const [label, reason, patch] of [
     };
   }],
   // Something aborts the write transaction half-way.
-  ['aborted transaction', 'aborted', () => {
+  ['an aborted-transaction', 'aborted', () => {
     const add = IDBObjectStore.prototype.add;
     IDBObjectStore.prototype.add = function (...args) {
       IDBObjectStore.prototype.add = add;
@@ -193,9 +253,9 @@ for (const [label, reason, patch] of [
     };
   }],
 ]) {
-  test(`a ${label} failure rejects with reason ${reason}, is reported, and the world keeps working`, async () => {
+  test(`${label} failure rejects with reason ${reason}, is reported, and the world keeps working`, async () => {
     const context = await browser.newContext();
-    const { page, errors } = await worldWithHistory(context, label);
+    const { page, errors } = await worldWithHistory(context, label.replace(/^an? /, ''));
     await page.evaluate(patch);
     const failed = await page.evaluate(sendFailing, 'lost');
     assert.equal(failed.name, 'AgentWorldError');
@@ -247,7 +307,7 @@ for (const [label, reason, row] of [
   ['corrupted', 'corrupted', (r) => { delete r.v; }],
   ['newer-format', 'version', (r) => { r.v = 99; }],
 ]) {
-  test(`a ${label} message record fails reads with reason ${reason}; writes and other chats keep working`, async () => {
+  test(`a ${label} message record fails reads with reason ${reason}; writes keep working`, async () => {
     const context = await browser.newContext();
     const { page, errors, worldId } = await worldWithHistory(context, label);
     // Damage the first stored message of the chat with raw IndexedDB.
