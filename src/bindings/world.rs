@@ -13,6 +13,7 @@ use crate::bindings::error::{from_llm_error, from_world_error, invalid_argument}
 use crate::bindings::storage::CommonOptions;
 use crate::bindings::types::{or_undefined, PageOptionsArg, SendOptionsArg, StorageOptionsArg};
 use crate::core::engine::{Services, World};
+use crate::core::error::WorldError;
 use crate::core::events::{Callback, Event, Topic, WorldEvent};
 use crate::core::llm::{ProviderConfig, ProviderKind};
 use crate::core::model::{AgentPatch, CreateWorld, NewAgent, WorldPatch};
@@ -98,25 +99,54 @@ async fn services(options: &CommonOptions) -> Result<(Services, Rc<FetchLlm>), J
     ))
 }
 
+/// The background refresh of a world told of another context's write.
+#[derive(Clone, Copy, PartialEq)]
+enum Refresh {
+    Idle,
+    Running,
+    /// Running, and told again meanwhile: run once more after.
+    Again,
+}
+
 fn wrap(world: World, llm: Rc<FetchLlm>, options: &CommonOptions) -> AgentWorld {
     // Another tab or worker committed a write to this world: reload the view now (after any
-    // change in progress), which emits `world` `external-change` when something moved.
+    // change in progress), which emits `world` `external-change` when something moved. A burst
+    // of notifications runs at most one refresh at a time plus one more after it.
     let changes = options.indexeddb().map(|store| {
         let weak = world.downgrade();
         let id = world.id();
+        let pending = Rc::new(std::cell::Cell::new(Refresh::Idle));
         let sub = store.subscribe_changes(Rc::new(move |changed: &str| {
             if changed != id {
                 return;
             }
-            let Some(world) = weak.upgrade() else {
-                return;
-            };
-            wasm_bindgen_futures::spawn_local(async move {
-                // A storage failure was reported as a `system` `error` event already.
-                if let Err(e) = world.refresh().await {
-                    world.report(&e);
+            match pending.get() {
+                Refresh::Running => pending.set(Refresh::Again),
+                Refresh::Again => {}
+                Refresh::Idle => {
+                    let Some(world) = weak.upgrade() else {
+                        return;
+                    };
+                    pending.set(Refresh::Running);
+                    let pending = pending.clone();
+                    wasm_bindgen_futures::spawn_local(async move {
+                        loop {
+                            match world.refresh().await {
+                                // Deleted by the other tab: the next call says world_not_found.
+                                Err(WorldError::WorldNotFound(_)) | Ok(_) => {}
+                                // A storage failure was reported as a `system` event already.
+                                Err(e) => world.report(&e),
+                            }
+                            if pending.get() == Refresh::Again {
+                                pending.set(Refresh::Running);
+                            } else {
+                                pending.set(Refresh::Idle);
+                                break;
+                            }
+                        }
+                    });
                 }
-            });
+            }
         }));
         (store, sub)
     });
