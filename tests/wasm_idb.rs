@@ -70,3 +70,8 @@ async fn two_connections_append_to_one_chat() {
 async fn the_world_lock_serialises_connections() {
     idb_support::the_world_lock_serialises_connections().await;
 }
+
+#[wasm_bindgen_test]
+async fn a_format_1_world_record_gets_its_first_revision() {
+    idb_support::a_format_1_world_record_gets_its_first_revision().await;
+}

@@ -438,12 +438,13 @@ async fn bump_revisions(
         let Some(row) = get_raw(worlds, JsValue::from_str(w), ctx).await? else {
             continue; // deleted by the batch
         };
-        js_sys::Reflect::set(
-            &row,
-            &JsValue::from_str("rev"),
-            &JsValue::from_f64(before + 1.0),
-        )
-        .map_err(|_| StoreError::Corrupted(format!("world record {w:?} is not an object")))?;
+        let set = |k: &str, v: f64| {
+            js_sys::Reflect::set(&row, &JsValue::from_str(k), &JsValue::from_f64(v))
+        };
+        // A format 1 row becomes format 2 with its first revision.
+        set("rev", before + 1.0)
+            .and_then(|_| set("v", f64::from(RECORD_VERSION)))
+            .map_err(|_| StoreError::Corrupted(format!("world record {w:?} is not an object")))?;
         worlds
             .put(row)
             .primitive()

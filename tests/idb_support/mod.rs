@@ -651,3 +651,59 @@ pub async fn the_world_lock_serialises_connections() {
     drop((a, b));
     delete_db(&name).await;
 }
+
+/// A world record of format 1 (before revisions) reads as revision 0; the first batch naming
+/// the world makes it revision 1 and format 2, and the world still reads the same.
+pub async fn a_format_1_world_record_gets_its_first_revision() {
+    let name = fresh_name();
+    let s = open(&name).await;
+    let w = serde_json::to_string(&world("old")).unwrap();
+    raw_put(
+        &name,
+        "worlds",
+        &format!(r#"{{"v":1,"worldId":"old","world":{w}}}"#),
+    )
+    .await;
+    assert_eq!(s.revision("old").await.unwrap(), Some(0));
+    assert_eq!(s.load_world("old").await.unwrap(), Some(world("old")));
+    s.apply(vec![StoreOp::PutAgent {
+        world_id: "old".into(),
+        agent: agent("a"),
+    }])
+    .await
+    .unwrap();
+    assert_eq!(s.revision("old").await.unwrap(), Some(1));
+    assert_eq!(s.load_world("old").await.unwrap(), Some(world("old")));
+    assert_eq!(
+        raw_world(&name, "old").await,
+        (2.0, 1.0),
+        "(v, rev) of the rewritten record"
+    );
+    drop(s);
+    delete_db(&name).await;
+}
+
+/// `(v, rev)` of a raw world record.
+async fn raw_world(name: &str, id: &str) -> (f64, f64) {
+    let db = Database::open(name).await.expect("raw open");
+    let tx = db.transaction("worlds").build().expect("raw tx");
+    let row: Option<JsValue> = tx
+        .object_store("worlds")
+        .expect("raw store")
+        .get::<JsValue, JsValue, _>(indexed_db_futures::KeyRange::Only(JsValue::from_str(id)))
+        .primitive()
+        .expect("raw get")
+        .await
+        .expect("raw get done");
+    let row = row.expect("the record");
+    let num = |k: &str| {
+        js_sys::Reflect::get(&row, &JsValue::from_str(k))
+            .unwrap()
+            .as_f64()
+            .unwrap()
+    };
+    let out = (num("v"), num("rev"));
+    drop(tx);
+    db.close();
+    out
+}
