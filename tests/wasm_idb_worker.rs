@@ -75,3 +75,8 @@ async fn the_world_lock_serialises_connections() {
 async fn a_format_1_world_record_gets_its_first_revision() {
     idb_support::a_format_1_world_record_gets_its_first_revision().await;
 }
+
+#[wasm_bindgen_test]
+async fn a_blocked_upgrade_fails_with_blocked() {
+    idb_support::a_blocked_upgrade_fails_with_blocked().await;
+}

@@ -120,6 +120,13 @@ impl IdbStore {
     /// does not give way, and with [`StoreError::Backend`] when IndexedDB is unavailable or the
     /// database was not made by this store.
     pub async fn open(db_name: &str) -> Result<IdbStore, StoreError> {
+        Self::open_version(db_name, DB_VERSION).await
+    }
+
+    /// [`IdbStore::open`] asking for database version `version` (the upgrade steps up to it
+    /// run). For tests of what another app version sees; applications use `open`.
+    #[doc(hidden)]
+    pub async fn open_version(db_name: &str, version: u32) -> Result<IdbStore, StoreError> {
         let (blocked, on_blocked) = blocked_signal();
         // The upgrade steps need the version-change transaction, which only the open request
         // carries; it is filled in right after `build`, long before `upgradeneeded` fires.
@@ -136,7 +143,7 @@ impl IdbStore {
             }
         };
         let request = Database::open(db_name)
-            .with_version(DB_VERSION)
+            .with_version(version)
             .with_on_blocked(on_blocked)
             .with_on_upgrade_needed(on_upgrade)
             .build()
@@ -157,7 +164,7 @@ impl IdbStore {
                     }
                 });
                 Err(StoreError::Blocked(format!(
-                    "opening database {db_name:?} (version {DB_VERSION}) waits for a connection \
+                    "opening database {db_name:?} (version {version}) waits for a connection \
                      to an older version that does not close"
                 )))
             }

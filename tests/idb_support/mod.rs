@@ -707,3 +707,40 @@ async fn raw_world(name: &str, id: &str) -> (f64, f64) {
     db.close();
     out
 }
+
+/// An upgrade blocked by a connection (another tab) to the older version that does not give way
+/// fails at once with `Blocked` instead of hanging; once that connection closes, the database is
+/// at the newer version, which this code's version then refuses with `Version`.
+pub async fn a_blocked_upgrade_fails_with_blocked() {
+    let name = fresh_name();
+    let s = open(&name).await;
+    s.apply(seed()).await.unwrap();
+    drop(s);
+    // Another tab's connection with no versionchange handler: it never closes by itself.
+    let stubborn = Database::open(name.as_str())
+        .with_version(SCHEMA_VERSION)
+        .await
+        .expect("raw open");
+    let err = IdbStore::open_version(&name, SCHEMA_VERSION + 1)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Blocked(ref m) if m.contains("does not close")),
+        "{err:?}"
+    );
+    assert_eq!(err.reason(), "blocked");
+    // The blocked request stays queued and upgrades once the connection closes; opens are
+    // served in order, so this code's version then finds the newer database. Data is intact.
+    stubborn.close();
+    let err = IdbStore::open(&name).await.unwrap_err();
+    assert!(matches!(err, StoreError::Version(_)), "{err:?}");
+    let newer = IdbStore::open_version(&name, SCHEMA_VERSION + 1)
+        .await
+        .unwrap();
+    assert_eq!(
+        ids(&newer.messages("w", "c", None, 10).await.unwrap()),
+        ["m1", "m2"]
+    );
+    drop(newer);
+    delete_db(&name).await;
+}
