@@ -60,3 +60,23 @@ fn dom_exceptions_map_to_typed_errors() {
 async fn ops_see_earlier_deletes_of_the_batch() {
     idb_support::ops_see_earlier_deletes_of_the_batch().await;
 }
+
+#[wasm_bindgen_test]
+async fn two_connections_append_to_one_chat() {
+    idb_support::two_connections_append_to_one_chat().await;
+}
+
+#[wasm_bindgen_test]
+async fn the_world_lock_serialises_connections() {
+    idb_support::the_world_lock_serialises_connections().await;
+}
+
+#[wasm_bindgen_test]
+async fn a_format_1_world_record_gets_its_first_revision() {
+    idb_support::a_format_1_world_record_gets_its_first_revision().await;
+}
+
+#[wasm_bindgen_test]
+async fn a_blocked_upgrade_fails_with_blocked() {
+    idb_support::a_blocked_upgrade_fails_with_blocked().await;
+}

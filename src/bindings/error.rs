@@ -21,9 +21,23 @@ pub fn invalid_argument(field: &str, problem: &str) -> JsValue {
     agent_world_error("invalid_input", &format!("{field} {problem}"), None)
 }
 
-/// The JS error of an engine error, with its stable code.
+/// The JS error of an engine error, with its stable code (and `reason` for a storage failure).
 pub fn from_world_error(error: crate::core::error::WorldError) -> JsValue {
-    agent_world_error(error.code(), &error.to_string(), None)
+    let js = agent_world_error(error.code(), &error.to_string(), None);
+    if let Some(reason) = error.reason() {
+        // Setting a property on a fresh Error object cannot fail.
+        let _ = js_sys::Reflect::set(
+            &js,
+            &JsValue::from_str("reason"),
+            &JsValue::from_str(reason),
+        );
+    }
+    js
+}
+
+/// The JS error of a storage failure: code `storage_error` with its `reason`.
+pub fn from_store_error(error: crate::core::store::StoreError) -> JsValue {
+    from_world_error(error.into())
 }
 
 /// The JS error of an LLM/provider configuration error, with its stable code and a hint.
@@ -61,8 +75,14 @@ const TS_ERRORS: &'static str = r#"
 export interface AgentWorldError extends Error {
   name: "AgentWorldError";
   code: AgentWorldErrorCode;
+  /** Set when `code` is `"storage_error"`: which storage failure it was. */
+  reason?: StorageErrorReason;
   cause?: unknown;
 }
+/** Why storage failed (`AgentWorldError.reason` and the `system` `error` event's `reason`). */
+export type StorageErrorReason =
+  | "quota_exceeded" | "blocked" | "version" | "aborted" | "corrupted" | "closed" | "backend"
+  | "invalid";
 /**
  * True when `value` is an error thrown by agent-world-wasm.
  *

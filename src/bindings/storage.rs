@@ -131,6 +131,15 @@ impl CommonOptions {
         })
     }
 
+    /// The IndexedDB store when that is the storage (after [`CommonOptions::store`] opened it),
+    /// for its change notifications.
+    pub fn indexeddb(&self) -> Option<Rc<IdbStore>> {
+        match self.storage {
+            Storage::IndexedDb => IDB.with(|c| c.borrow().clone()),
+            _ => None,
+        }
+    }
+
     /// The store to use, opening the IndexedDB database on first use.
     pub async fn store(&self) -> Result<Rc<dyn Store>, JsValue> {
         match &self.storage {
@@ -138,7 +147,18 @@ impl CommonOptions {
             Storage::Memory => Ok(MEMORY.with(|m| m.clone() as Rc<dyn Store>)),
             Storage::IndexedDb => {
                 if let Some(store) = IDB.with(|c| c.borrow().clone()) {
-                    return Ok(store);
+                    if store.is_open() {
+                        return Ok(store);
+                    }
+                    // Closed (another tab upgraded or deleted the database, or the browser
+                    // dropped it): worlds opened from now on get a new connection; the worlds
+                    // on the old one keep failing with `closed` until they are opened again.
+                    IDB.with(|c| {
+                        let mut c = c.borrow_mut();
+                        if c.as_ref().is_some_and(|s| Rc::ptr_eq(s, &store)) {
+                            *c = None;
+                        }
+                    });
                 }
                 if !indexeddb_available() {
                     return Err(crate::bindings::error::agent_world_error(
@@ -147,9 +167,11 @@ impl CommonOptions {
                         None,
                     ));
                 }
-                let store = Rc::new(IdbStore::open(DATABASE_NAME).await.map_err(|e| {
-                    crate::bindings::error::agent_world_error(e.code(), &e.to_string(), None)
-                })?);
+                let store = Rc::new(
+                    IdbStore::open(DATABASE_NAME)
+                        .await
+                        .map_err(crate::bindings::error::from_store_error)?,
+                );
                 // Another call may have opened it while we awaited: keep the first.
                 let kept =
                     IDB.with(|c| c.borrow_mut().get_or_insert_with(|| store.clone()).clone());

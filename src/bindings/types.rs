@@ -201,7 +201,9 @@ export type SystemErrorCode =
   | "provider_not_configured" | "queue_full" | "storage_error" | "callback_error";
 
 export type SystemEvent =
-  | { type: "error"; message: string; code: SystemErrorCode; agentName?: string }
+  | { type: "error"; message: string; code: SystemErrorCode; agentName?: string;
+      /** Set when `code` is `"storage_error"`. */
+      reason?: StorageErrorReason }
   | { type: "turn-limit"; agentName: string; messageId: string; turnLimit: number }
   | { type: "chat-title-updated"; chatId: string; name: string; titleSource: TitleSource }
   | { type: "chat-saved"; chatId: string; messageCount: number }
@@ -222,6 +224,8 @@ export type WorldEvent =
   | { type: "agent-updated"; agent: Agent }
   | { type: "agent-removed"; agentId: string }
   | { type: "world-updated"; world: WorldInfo }
+  /** Another tab or worker changed this world; the world reloaded its view (re-read it). */
+  | { type: "external-change"; worldId: string; currentChatId: string | null }
   | { type: "idle" };
 
 /** What each topic of `world.on(topic, callback)` delivers. */

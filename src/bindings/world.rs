@@ -13,11 +13,13 @@ use crate::bindings::error::{from_llm_error, from_world_error, invalid_argument}
 use crate::bindings::storage::CommonOptions;
 use crate::bindings::types::{or_undefined, PageOptionsArg, SendOptionsArg, StorageOptionsArg};
 use crate::core::engine::{Services, World};
+use crate::core::error::WorldError;
 use crate::core::events::{Callback, Event, Topic, WorldEvent};
 use crate::core::llm::{ProviderConfig, ProviderKind};
 use crate::core::model::{AgentPatch, CreateWorld, NewAgent, WorldPatch};
 use crate::web::clock::{JsClock, UuidIds};
 use crate::web::custom_provider::JsCustomProvider;
+use crate::web::idb_store::IdbStore;
 use crate::web::llm_fetch::{FetchLlm, Timeouts};
 
 /// Converts a Rust value to a plain JS object (maps as objects, `None` fields left out).
@@ -57,6 +59,16 @@ fn is_browser_like() -> bool {
 struct Handle {
     world: World,
     llm: Rc<FetchLlm>,
+    /// The IndexedDB store and this world's subscription to other contexts' changes.
+    changes: Option<(Rc<IdbStore>, u64)>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        if let Some((store, id)) = &self.changes {
+            store.unsubscribe_changes(*id);
+        }
+    }
 }
 
 impl Handle {
@@ -87,9 +99,63 @@ async fn services(options: &CommonOptions) -> Result<(Services, Rc<FetchLlm>), J
     ))
 }
 
-fn wrap(world: World, llm: Rc<FetchLlm>) -> AgentWorld {
+/// The background refresh of a world told of another context's write.
+#[derive(Clone, Copy, PartialEq)]
+enum Refresh {
+    Idle,
+    Running,
+    /// Running, and told again meanwhile: run once more after.
+    Again,
+}
+
+fn wrap(world: World, llm: Rc<FetchLlm>, options: &CommonOptions) -> AgentWorld {
+    // Another tab or worker committed a write to this world: reload the view now (after any
+    // change in progress), which emits `world` `external-change` when something moved. A burst
+    // of notifications runs at most one refresh at a time plus one more after it.
+    let changes = options.indexeddb().map(|store| {
+        let weak = world.downgrade();
+        let id = world.id();
+        let pending = Rc::new(std::cell::Cell::new(Refresh::Idle));
+        let sub = store.subscribe_changes(Rc::new(move |changed: &str| {
+            if changed != id {
+                return;
+            }
+            match pending.get() {
+                Refresh::Running => pending.set(Refresh::Again),
+                Refresh::Again => {}
+                Refresh::Idle => {
+                    let Some(world) = weak.upgrade() else {
+                        return;
+                    };
+                    pending.set(Refresh::Running);
+                    let pending = pending.clone();
+                    wasm_bindgen_futures::spawn_local(async move {
+                        loop {
+                            match world.refresh().await {
+                                // Deleted by the other tab: the next call says world_not_found.
+                                Err(WorldError::WorldNotFound(_)) | Ok(_) => {}
+                                // A storage failure was reported as a `system` event already.
+                                Err(e) => world.report(&e),
+                            }
+                            if pending.get() == Refresh::Again {
+                                pending.set(Refresh::Running);
+                            } else {
+                                pending.set(Refresh::Idle);
+                                break;
+                            }
+                        }
+                    });
+                }
+            }
+        }));
+        (store, sub)
+    });
     AgentWorld {
-        h: Rc::new(Handle { world, llm }),
+        h: Rc::new(Handle {
+            world,
+            llm,
+            changes,
+        }),
     }
 }
 
@@ -109,7 +175,7 @@ impl AgentWorld {
         let (svc, llm) = services(&options).await?;
         let world = World::create(svc, input).await.map_err(from_world_error)?;
         world.set_debug(options.debug);
-        Ok(wrap(world, llm))
+        Ok(wrap(world, llm, &options))
     }
 
     /// Opens an existing world by id.
@@ -128,7 +194,7 @@ impl AgentWorld {
         let (svc, llm) = services(&options).await?;
         let world = World::open(svc, &id).await.map_err(from_world_error)?;
         world.set_debug(options.debug);
-        Ok(wrap(world, llm))
+        Ok(wrap(world, llm, &options))
     }
 
     /// The worlds in a storage (settings only).
@@ -187,7 +253,7 @@ impl AgentWorld {
         let (svc, llm) = services(&options).await?;
         let world = World::import(svc, &json).await.map_err(from_world_error)?;
         world.set_debug(options.debug);
-        Ok(wrap(world, llm))
+        Ok(wrap(world, llm, &options))
     }
 
     /// The whole world (settings, agents, chats, messages, memories) as versioned JSON. API

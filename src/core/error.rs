@@ -66,6 +66,14 @@ impl WorldError {
         }
     }
 
+    /// The finer reason of a storage failure ([`StoreError::reason`]); `None` otherwise.
+    pub fn reason(&self) -> Option<&'static str> {
+        match self {
+            WorldError::Storage(e) => Some(e.reason()),
+            _ => None,
+        }
+    }
+
     pub(crate) fn input(field: &str, problem: impl Into<String>) -> Self {
         WorldError::InvalidInput {
             field: field.to_string(),
@@ -96,6 +104,11 @@ mod tests {
             WorldError::Storage(StoreError::Backend("x".into())).code(),
             "storage_error"
         );
+        assert_eq!(
+            WorldError::Storage(StoreError::QuotaExceeded("x".into())).reason(),
+            Some("quota_exceeded")
+        );
+        assert_eq!(WorldError::EmptyMessage.reason(), None);
         assert_eq!(
             WorldError::Llm(LlmError::Aborted {
                 provider: "openai".into()

@@ -97,6 +97,10 @@ pub enum SystemEvent {
         code: String,
         #[serde(skip_serializing_if = "Option::is_none")]
         agent_name: Option<String>,
+        /// The storage failure's reason (`quota_exceeded`, `closed`, …) when `code` is
+        /// `storage_error`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     TurnLimit {
         agent_name: String,
@@ -154,6 +158,13 @@ pub enum WorldEvent {
     WorldUpdated {
         world: WorldData,
     },
+    /// Another writer (another tab, a worker, another `World` on the same store) changed the
+    /// world and this world reloaded its view (settings, agents, chats, the current chat's
+    /// counters and memory windows); UIs re-read what they show.
+    ExternalChange {
+        world_id: String,
+        current_chat_id: Option<String>,
+    },
     /// No agent work pending.
     Idle,
 }
@@ -184,6 +195,17 @@ impl Event {
             message: message.into(),
             code: code.to_string(),
             agent_name: agent_name.map(str::to_string),
+            reason: None,
+        })
+    }
+
+    /// The `system` `error` event of an engine error, with its `reason` when it has one.
+    pub fn world_error(e: &crate::core::error::WorldError, agent_name: Option<&str>) -> Event {
+        Event::System(SystemEvent::Error {
+            message: e.to_string(),
+            code: e.code().to_string(),
+            agent_name: agent_name.map(str::to_string),
+            reason: e.reason().map(str::to_string),
         })
     }
 }

@@ -1,14 +1,21 @@
 //! [`MemoryStore`]: a [`Store`] in RAM (BTreeMaps in a `RefCell`), for tests, for Node without
 //! IndexedDB, and as the reference implementation of the store contract. Every method borrows,
 //! copies out and returns a ready future, so no borrow is ever held across an await.
+//!
+//! Two `World`s over one `MemoryStore` are two writers of a world: the store keeps a revision
+//! per world (raised once per successful batch naming it, never reset, so a world deleted and
+//! made again never repeats a revision) and a per-world async writer lock (see `store`).
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::ready;
+use std::rc::Rc;
+
+use crate::core::engine::lock::WriteLock;
 
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::store::{
-    AgentChatState, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
+    AgentChatState, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump, WorldLockGuard,
 };
 
 #[derive(Debug, Default, Clone)]
@@ -34,6 +41,10 @@ pub struct MemoryStore {
     fail_next: RefCell<Option<StoreError>>,
     /// Test hook: how many times `apply` returns `Pending` before writing.
     apply_delay: std::cell::Cell<u32>,
+    /// Per world: raised by every successful batch that names it.
+    revisions: RefCell<BTreeMap<String, u64>>,
+    /// Per world: the writers' lock.
+    locks: RefCell<BTreeMap<String, Rc<WriteLock>>>,
 }
 
 impl MemoryStore {
@@ -412,9 +423,40 @@ impl Store for MemoryStore {
             }
             match self.fail_next.borrow_mut().take() {
                 Some(e) => Err(e),
-                None => self.validate(&ops).map(|()| self.apply_valid(ops)),
+                None => {
+                    self.validate(&ops)?;
+                    let named: BTreeSet<String> =
+                        ops.iter().map(|op| op.world_id().to_string()).collect();
+                    self.apply_valid(ops);
+                    let mut revs = self.revisions.borrow_mut();
+                    for w in named {
+                        *revs.entry(w).or_default() += 1;
+                    }
+                    Ok(())
+                }
             }
         })
+    }
+
+    fn revision<'a>(
+        &'a self,
+        world_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<u64>, StoreError>> {
+        let rev = self.revisions.borrow().get(world_id).copied().unwrap_or(0);
+        Box::pin(ready(Ok(Some(rev))))
+    }
+
+    fn lock_world<'a>(
+        &'a self,
+        world_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<WorldLockGuard, StoreError>> {
+        let lock = self
+            .locks
+            .borrow_mut()
+            .entry(world_id.to_string())
+            .or_default()
+            .clone();
+        Box::pin(async move { Ok(Box::new(lock.lock_owned().await) as WorldLockGuard) })
     }
 }
 

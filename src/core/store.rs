@@ -17,6 +17,17 @@
 //!   deleting a chat to its messages, memories and agent states; deleting an agent to its
 //!   memories and agent states.
 //! - API keys are never stored: no type here has a field for one.
+//!
+//! Several writers (two tabs, a tab and a worker, two `World`s on one store) may share a world.
+//! A store that can be shared across contexts says so through two optional methods, and the
+//! engine then keeps every derived value right (`messageCount`, agent counters, memory windows,
+//! the current chat): [`Store::lock_world`] serialises the writers of one world (the engine holds
+//! it for read → plan → apply), and [`Store::revision`] is a per-world counter that every
+//! successful batch naming the world raises by exactly one. Under the lock the engine compares
+//! the revision with the one its RAM view was loaded or last written at, reloads its view when
+//! another writer moved it, and only then composes its batch, so a `PutChat` never carries a
+//! count computed from a stale view. Stores that return `None` (the default) are not shared:
+//! the engine trusts its RAM view.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -47,15 +58,43 @@ pub enum StoreError {
     /// The stored data has a newer schema version than this code understands.
     #[error("storage version mismatch: {0}; update the app")]
     Version(String),
+    /// The write transaction was aborted (by the browser, another handler, or a failed request)
+    /// and nothing of the batch was written.
+    #[error("storage transaction aborted, nothing was written: {0}")]
+    Aborted(String),
+    /// A stored record cannot be read (no format version, wrong shape).
+    #[error("stored data is corrupted: {0}")]
+    Corrupted(String),
+    /// The connection is closed (closed by the app, by the browser, or because another tab
+    /// upgraded or deleted the database); open the store again.
+    #[error("storage connection closed: {0}")]
+    Closed(String),
 }
 
 impl StoreError {
-    /// `storage_error` for every variant today; the variants leave room for finer codes later
-    /// without changing the seam.
+    /// `storage_error` for every variant (spec §8); [`StoreError::reason`] tells them apart.
     pub fn code(&self) -> &'static str {
         "storage_error"
     }
+
+    /// The stable, finer reason of a storage failure, one per variant (the `reason` field of
+    /// `AgentWorldError` and of the system `error` event).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            StoreError::Backend(_) => "backend",
+            StoreError::Invalid(_) => "invalid",
+            StoreError::QuotaExceeded(_) => "quota_exceeded",
+            StoreError::Blocked(_) => "blocked",
+            StoreError::Version(_) => "version",
+            StoreError::Aborted(_) => "aborted",
+            StoreError::Corrupted(_) => "corrupted",
+            StoreError::Closed(_) => "closed",
+        }
+    }
 }
+
+/// Held while one writer changes a world ([`Store::lock_world`]); dropping it releases the lock.
+pub type WorldLockGuard = Box<dyn std::any::Any>;
 
 /// An agent's per-chat turn state (spec §6: memory and counters are persisted per chat).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -132,6 +171,24 @@ pub enum StoreOp {
     },
 }
 
+impl StoreOp {
+    /// The world the op names (every op names exactly one).
+    pub fn world_id(&self) -> &str {
+        match self {
+            StoreOp::PutWorld(w) => &w.id,
+            StoreOp::PutChat(c) => &c.world_id,
+            StoreOp::DeleteWorld { world_id }
+            | StoreOp::PutAgent { world_id, .. }
+            | StoreOp::DeleteAgent { world_id, .. }
+            | StoreOp::DeleteChat { world_id, .. }
+            | StoreOp::AppendMessage { world_id, .. }
+            | StoreOp::AppendMemory { world_id, .. }
+            | StoreOp::ClearMemory { world_id, .. }
+            | StoreOp::PutAgentState { world_id, .. } => world_id,
+        }
+    }
+}
+
 /// The persistence seam.
 pub trait Store {
     /// Every world's settings, in no particular order.
@@ -174,6 +231,27 @@ pub trait Store {
     ) -> LocalBoxFuture<'a, Result<Vec<Message>, StoreError>>;
     /// Everything the world holds (export).
     fn dump<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>>;
-    /// Applies a batch atomically: all ops or none.
+    /// Applies a batch atomically: all ops or none. A store that tracks revisions raises the
+    /// revision of every world an op of a successful batch names by exactly one.
     fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>>;
+
+    /// The world's revision: `None` when this store does not track revisions (it is never
+    /// written by more than one context, or its backend serialises writers itself); `Some(0)`
+    /// for a world that does not exist. See the module docs.
+    fn revision<'a>(
+        &'a self,
+        _world_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<u64>, StoreError>> {
+        Box::pin(async { Ok(None) })
+    }
+
+    /// Waits until no other writer (in this or another tab or worker) holds the world and
+    /// returns a guard. Not reentrant: a writer takes it once per change. The default is a
+    /// no-op for stores that are not shared.
+    fn lock_world<'a>(
+        &'a self,
+        _world_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<WorldLockGuard, StoreError>> {
+        Box::pin(async { Ok(Box::new(()) as WorldLockGuard) })
+    }
 }

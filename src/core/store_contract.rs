@@ -139,6 +139,7 @@ pub async fn run_store_contract(make: &dyn Fn() -> Rc<dyn Store>) {
     worlds_and_chats_are_isolated(make()).await;
     dump_holds_everything(make()).await;
     a_batch_may_rewrite_a_chat_it_deleted(make()).await;
+    revisions_count_committed_batches(make()).await;
 }
 
 /// Put, replace, list and load worlds; a missing world loads as `None`.
@@ -579,4 +580,67 @@ pub async fn dump_holds_everything(s: Rc<dyn Store>) {
     assert_eq!(c.map(|c| c.states.len()), Some(1));
     let empty = ok(s.dump("ghost").await, "dump ghost");
     assert!(empty.world.is_none() && empty.chats.is_empty());
+}
+
+/// A store that tracks revisions (`revision` is `Some`) raises a world's revision by exactly one
+/// per committed batch naming it (however many ops name it), never for a failed batch or a
+/// batch naming only another world. This is what lets the engine tell that another writer moved
+/// the world since its view was loaded. Stores that return `None` are not checked.
+pub async fn revisions_count_committed_batches(s: Rc<dyn Store>) {
+    let rev = |w: &'static str| {
+        let s = s.clone();
+        async move { ok(s.revision(w).await, "revision") }
+    };
+    let Some(r0) = rev("w").await else {
+        return;
+    };
+    let x0 = rev("x").await;
+    let step = |n: u64| Some(r0 + n);
+    ok(
+        s.apply(vec![
+            StoreOp::PutWorld(world("w")),
+            StoreOp::PutChat(chat("w", "c")),
+        ])
+        .await,
+        "create",
+    );
+    assert_eq!(rev("w").await, step(1), "one batch, one step");
+    ok(
+        s.apply(vec![
+            append("w", "c", "m1"),
+            append("w", "c", "m2"),
+            remember("w", "c", "a", "m1"),
+            state("w", "c", "a", 1),
+            StoreOp::PutChat(chat("w", "c")),
+        ])
+        .await,
+        "a turn",
+    );
+    assert_eq!(
+        rev("w").await,
+        step(2),
+        "many ops naming the world: one step"
+    );
+    let invalid = s.apply(vec![append("w", "missing", "m3")]).await;
+    assert!(matches!(invalid, Err(StoreError::Invalid(_))));
+    assert_eq!(rev("w").await, step(2), "a failed batch does not count");
+    ok(
+        s.apply(vec![StoreOp::PutWorld(world("x"))]).await,
+        "other world",
+    );
+    assert_eq!(
+        rev("w").await,
+        step(2),
+        "another world's batch does not count"
+    );
+    assert_ne!(rev("x").await, x0, "the other world moved");
+    ok(
+        s.apply(vec![StoreOp::PutWorld(world("w"))]).await,
+        "settings",
+    );
+    assert_eq!(
+        rev("w").await,
+        step(3),
+        "rewriting the world record keeps counting"
+    );
 }

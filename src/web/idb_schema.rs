@@ -21,7 +21,9 @@
 //!
 //! Every record carries `v`, the record format version ([`RECORD_VERSION`]). A record without a
 //! readable `v` is corrupt; one with a larger `v` was written by a newer app. Both are reported
-//! as errors naming the record, never a panic.
+//! as errors naming the record, never a panic. Format 2 added `rev` (the world's revision, for
+//! several tabs) to `worlds` records; version 1 records read as `rev` 0, and an app that only
+//! knows format 1 reports a format 2 record as "written by a newer app" rather than corrupted.
 //!
 //! Migrations: [`UPGRADE_STEPS`] lists one step per database version. Opening runs the steps
 //! whose version is above the database's old version, in order, inside the browser's
@@ -42,7 +44,7 @@ use crate::core::store::AgentChatState;
 /// The IndexedDB database version this code creates and understands.
 pub const DB_VERSION: u32 = 1;
 /// The format version written into every record's `v` field.
-pub const RECORD_VERSION: u32 = 1;
+pub const RECORD_VERSION: u32 = 2;
 
 pub const WORLDS: &str = "worlds";
 pub const AGENTS: &str = "agents";
@@ -126,6 +128,14 @@ pub struct WorldRow {
     pub v: u32,
     pub world_id: String,
     pub world: WorldData,
+    /// The world's revision (raised by every committed batch that names the world; see
+    /// `IdbStore`). Absent in rows written before revisions existed, which read as 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rev: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 /// An `agents` record; `order` is the first-put position within the world.

@@ -24,17 +24,27 @@
 //!
 //! Connection life: when another tab opens the database with a higher version (or deletes it),
 //! the `versionchange` handler closes this connection at once, so that tab's upgrade is never
-//! blocked by us; every later call fails at once with a clear error instead of hanging
-//! ([`StoreError::Version`] after an upgrade, [`StoreError::Backend`] after a delete, `close()`
-//! or the browser dropping the connection). An open that is itself blocked by an older
+//! blocked by us; every later call fails at once with a clear [`StoreError::Closed`] instead
+//! of hanging (after an upgrade or a delete by another tab, `close()`, or the browser dropping
+//! the connection). An open that is itself blocked by an older
 //! connection that does not close fails with [`StoreError::Blocked`]; the caller may retry once
 //! the other tab is closed. `delete_database` has no such escape: it waits until connections
 //! from other code close (ours close themselves).
 //!
 //! Errors: DOMException names are mapped to [`StoreError`] variants (`QuotaExceededError` →
 //! `QuotaExceeded`, `VersionError` → `Version`, `AbortError` or an aborted transaction →
-//! `Backend`, `ConstraintError` → `Invalid`); an unreadable record → `Backend` naming the store
-//! and key, a record from a newer format → `Version`. Stored data never causes a panic.
+//! `Aborted`, `ConstraintError` → `Invalid`, `InvalidStateError` → `Closed`); an unreadable
+//! record → `Corrupted` naming the store and key, a record from a newer format → `Version`.
+//! Stored data never causes a panic.
+//!
+//! Several tabs and workers: every world row carries `rev`, the world's revision
+//! ([`Store::revision`]); an `apply` reads the revision of each world its ops name inside its
+//! transaction and writes it back raised by one, so the bump commits or rolls back with the
+//! batch. [`Store::lock_world`] is the Web Lock `agent-world-wasm:<database>:<worldId>`, and
+//! after each commit the store posts `{worldId, what}` on the BroadcastChannel
+//! `agent-world-wasm:<database>` (see [`tabs`](super::tabs)). Message and memory `seq`s are
+//! found inside the write transaction (the last key of the chat's range), never cached across
+//! batches, so two connections appending to one chat never collide.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
@@ -60,9 +70,10 @@ use super::idb_schema::{
     AGENTS, AGENT_STATES, ALL_STORES, CHATS, DB_VERSION, MEMORY, MESSAGES, MESSAGES_BY_ID,
     RECORD_VERSION, WORLDS,
 };
+use super::tabs::{self, ChangeChannel};
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::store::{
-    AgentChatState, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
+    AgentChatState, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump, WorldLockGuard,
 };
 
 /// The state of this store's connection, set by `close()` and the connection's event handlers.
@@ -82,6 +93,8 @@ pub struct IdbStore {
     name: String,
     db: Database,
     state: Rc<Cell<ConnState>>,
+    /// Change notifications to and from the other contexts of this origin.
+    changes: ChangeChannel,
     // Held so the JS handlers stay alive as long as the connection; removed on drop.
     _on_versionchange: Closure<dyn FnMut(web_sys::IdbVersionChangeEvent)>,
     _on_close: Closure<dyn FnMut(web_sys::Event)>,
@@ -107,6 +120,13 @@ impl IdbStore {
     /// does not give way, and with [`StoreError::Backend`] when IndexedDB is unavailable or the
     /// database was not made by this store.
     pub async fn open(db_name: &str) -> Result<IdbStore, StoreError> {
+        Self::open_version(db_name, DB_VERSION).await
+    }
+
+    /// [`IdbStore::open`] asking for database version `version` (the upgrade steps up to it
+    /// run). For tests of what another app version sees; applications use `open`.
+    #[doc(hidden)]
+    pub async fn open_version(db_name: &str, version: u32) -> Result<IdbStore, StoreError> {
         let (blocked, on_blocked) = blocked_signal();
         // The upgrade steps need the version-change transaction, which only the open request
         // carries; it is filled in right after `build`, long before `upgradeneeded` fires.
@@ -123,7 +143,7 @@ impl IdbStore {
             }
         };
         let request = Database::open(db_name)
-            .with_version(DB_VERSION)
+            .with_version(version)
             .with_on_blocked(on_blocked)
             .with_on_upgrade_needed(on_upgrade)
             .build()
@@ -144,7 +164,7 @@ impl IdbStore {
                     }
                 });
                 Err(StoreError::Blocked(format!(
-                    "opening database {db_name:?} (version {DB_VERSION}) waits for a connection \
+                    "opening database {db_name:?} (version {version}) waits for a connection \
                      to an older version that does not close"
                 )))
             }
@@ -159,12 +179,28 @@ impl IdbStore {
             .map_err(|e| map_idb_error(&format!("deleting database {db_name:?}"), e))
     }
 
+    /// Whether the connection is still usable (not closed by `close()`, another tab's upgrade
+    /// or delete, or the browser).
+    pub fn is_open(&self) -> bool {
+        self.state.get() == ConnState::Open
+    }
+
     /// The database name.
     pub fn name(&self) -> &str {
         &self.name
     }
 
-    /// Closes the connection; every later call fails with [`StoreError::Backend`].
+    /// Calls `listener` with the world id of every write another context (tab, worker) of this
+    /// origin commits to this database; returns an id for [`IdbStore::unsubscribe_changes`].
+    pub fn subscribe_changes(&self, listener: Rc<dyn Fn(&str)>) -> u64 {
+        self.changes.subscribe(listener)
+    }
+
+    pub fn unsubscribe_changes(&self, id: u64) {
+        self.changes.unsubscribe(id);
+    }
+
+    /// Closes the connection; every later call fails with [`StoreError::Closed`].
     pub fn close(&self) {
         if self.state.get() == ConnState::Open {
             self.state.set(ConnState::Closed);
@@ -210,6 +246,7 @@ impl IdbStore {
             name: db_name.to_string(),
             db,
             state,
+            changes: ChangeChannel::open(&format!("agent-world-wasm:{db_name}")),
             _on_versionchange: on_versionchange,
             _on_close: on_close,
         })
@@ -224,18 +261,18 @@ impl IdbStore {
         let name = &self.name;
         match self.state.get() {
             ConnState::Open => None,
-            ConnState::Closed => Some(StoreError::Backend(format!(
+            ConnState::Closed => Some(StoreError::Closed(format!(
                 "database {name:?} is closed; open it again"
             ))),
-            ConnState::VersionChanged(Some(v)) => Some(StoreError::Version(format!(
+            ConnState::VersionChanged(Some(v)) => Some(StoreError::Closed(format!(
                 "another tab upgraded database {name:?} to version {v} (this app uses version \
                  {DB_VERSION}) and this connection was closed; reload the page"
             ))),
-            ConnState::VersionChanged(None) => Some(StoreError::Backend(format!(
+            ConnState::VersionChanged(None) => Some(StoreError::Closed(format!(
                 "another tab deleted database {name:?} and this connection was closed; reload \
                  the page"
             ))),
-            ConnState::Lost => Some(StoreError::Backend(format!(
+            ConnState::Lost => Some(StoreError::Closed(format!(
                 "the browser closed database {name:?} (site data cleared or a disk error); \
                  reload the page"
             ))),
@@ -287,22 +324,43 @@ impl IdbStore {
                 memory: self.store(&tx, MEMORY)?,
                 states: self.store(&tx, AGENT_STATES)?,
             };
-            validate_then_write(&stores, ops).await
+            let named = named_worlds(&ops);
+            write_batch(&stores, ops, &named).await.map(|()| named)
         };
-        if let Err(e) = outcome {
-            // Roll back whatever was written (nothing, when validation failed); the abort's own
-            // result adds nothing to the error.
-            let _ = tx.abort().await;
-            return Err(self.closed_error().unwrap_or(e));
-        }
+        let named = match outcome {
+            Ok(named) => named,
+            Err(e) => {
+                // Roll back whatever was written (nothing, when validation failed); the abort's
+                // own result adds nothing to the error.
+                let _ = tx.abort().await;
+                return Err(self.closed_error().unwrap_or(e));
+            }
+        };
         match tx.commit().await {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                for (world, what) in &named {
+                    self.changes.post(world, what);
+                }
+                Ok(())
+            }
             Err(e) => Err(self.closed_error().unwrap_or_else(|| match raw_tx.error() {
                 Some(dom) => store_error_from_dom_exception("committing the batch", &dom),
                 None => map_idb_error("committing the batch", e),
             })),
         }
     }
+}
+
+/// Everything `apply` does inside its transaction: read the named worlds' revisions, check and
+/// write the ops, raise the revisions.
+async fn write_batch(
+    stores: &Stores<'_>,
+    ops: Vec<StoreOp>,
+    named: &[(String, &'static str)],
+) -> Result<(), StoreError> {
+    let revs = read_revisions(&stores.worlds, named).await?;
+    validate_then_write(stores, ops).await?;
+    bump_revisions(&stores.worlds, &revs).await
 }
 
 /// The two passes of `apply` inside its transaction: check every op (reads only), then write.
@@ -314,6 +372,92 @@ async fn validate_then_write(stores: &Stores<'_>, ops: Vec<StoreOp>) -> Result<(
     let mut batch = Batch::default();
     for op in ops {
         batch.run(stores, op).await?;
+    }
+    Ok(())
+}
+
+/// The worlds a batch names, each with what the other contexts are told (`"delete"` when the
+/// batch deletes it, else `"write"`), in first-named order.
+fn named_worlds(ops: &[StoreOp]) -> Vec<(String, &'static str)> {
+    let mut out: Vec<(String, &'static str)> = Vec::new();
+    for op in ops {
+        let w = op.world_id();
+        let what = match op {
+            StoreOp::DeleteWorld { .. } => "delete",
+            _ => "write",
+        };
+        match out.iter_mut().find(|(x, _)| x == w) {
+            Some(entry) => {
+                if what == "delete" {
+                    entry.1 = what;
+                }
+            }
+            None => out.push((w.to_string(), what)),
+        }
+    }
+    out
+}
+
+/// The `rev` of a raw world row (0 when absent: a world written before revisions existed).
+fn row_revision(row: &JsValue) -> f64 {
+    js_sys::Reflect::get(row, &JsValue::from_str("rev"))
+        .ok()
+        .and_then(|v| v.as_f64())
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .unwrap_or(0.0)
+}
+
+async fn get_raw(
+    store: &ObjectStore<'_>,
+    k: JsValue,
+    context: &str,
+) -> Result<Option<JsValue>, StoreError> {
+    let found: Option<JsValue> = store
+        .get::<JsValue, JsValue, _>(KeyRange::Only(k))
+        .primitive()
+        .map_err(|e| map_idb_error(context, e))?
+        .await
+        .map_err(|e| map_idb_error(context, e))?;
+    Ok(found.filter(|v| v.is_object()))
+}
+
+/// The revision of each named world before the batch (read in the batch's transaction).
+async fn read_revisions(
+    worlds: &ObjectStore<'_>,
+    named: &[(String, &'static str)],
+) -> Result<Vec<(String, f64)>, StoreError> {
+    let mut out = Vec::with_capacity(named.len());
+    for (w, _) in named {
+        let row = get_raw(worlds, JsValue::from_str(w), "reading a world's revision").await?;
+        out.push((w.clone(), row.as_ref().map(row_revision).unwrap_or(0.0)));
+    }
+    Ok(out)
+}
+
+/// Writes each surviving named world's row back with `rev` = the revision before the batch + 1
+/// (a `PutWorld` of the batch wrote the row without it).
+async fn bump_revisions(
+    worlds: &ObjectStore<'_>,
+    revs: &[(String, f64)],
+) -> Result<(), StoreError> {
+    let ctx = "raising a world's revision";
+    for (w, before) in revs {
+        let Some(row) = get_raw(worlds, JsValue::from_str(w), ctx).await? else {
+            continue; // deleted by the batch
+        };
+        let set = |k: &str, v: f64| {
+            js_sys::Reflect::set(&row, &JsValue::from_str(k), &JsValue::from_f64(v))
+        };
+        // A format 1 row becomes format 2 with its first revision.
+        set("rev", before + 1.0)
+            .and_then(|_| set("v", f64::from(RECORD_VERSION)))
+            .map_err(|_| StoreError::Corrupted(format!("world record {w:?} is not an object")))?;
+        worlds
+            .put(row)
+            .primitive()
+            .map_err(|e| map_idb_error(ctx, e))?
+            .await
+            .map_err(|e| map_idb_error(ctx, e))?;
     }
     Ok(())
 }
@@ -368,10 +512,12 @@ impl Batch {
     async fn run(&mut self, s: &Stores<'_>, op: StoreOp) -> Result<(), StoreError> {
         match op {
             StoreOp::PutWorld(world) => {
+                // `rev` is written by `bump_revisions` at the end of the batch.
                 let row = WorldRow {
                     v: RECORD_VERSION,
                     world_id: world.id.clone(),
                     world,
+                    rev: 0.0,
                 };
                 put(&s.worlds, &row, "writing a world").await?;
             }
@@ -407,7 +553,7 @@ impl Batch {
                 // Memory and states are keyed by chat first: visit the world's chats.
                 for chat_key in get_all_keys(&s.chats, prefix_range(&[w]), ctx).await? {
                     let Some(c) = key_part(&chat_key, 1) else {
-                        return Err(StoreError::Backend(format!(
+                        return Err(StoreError::Corrupted(format!(
                             "unreadable chats key {} in world {w:?}; delete the world",
                             describe(&chat_key)
                         )));
@@ -828,7 +974,7 @@ async fn next_seq(store: &ObjectStore<'_>, parts: &[&str], name: &str) -> Result
         .filter(|s| s.is_finite());
     match seq {
         Some(seq) => Ok(seq + 1.0),
-        None => Err(StoreError::Backend(format!(
+        None => Err(StoreError::Corrupted(format!(
             "unreadable {name} key {}: no sequence number; delete the chat",
             describe(&last)
         ))),
@@ -873,7 +1019,7 @@ fn decode<T: DeserializeOwned>(js: JsValue, store: &str, at: &str) -> Result<T, 
     };
     match version {
         None => {
-            return Err(StoreError::Backend(format!(
+            return Err(StoreError::Corrupted(format!(
                 "unreadable {store} record {at}: it has no format version (corrupted or written \
                  by another program); delete it or clear this site's data"
             )))
@@ -887,7 +1033,7 @@ fn decode<T: DeserializeOwned>(js: JsValue, store: &str, at: &str) -> Result<T, 
         Some(_) => {}
     }
     serde_wasm_bindgen::from_value(js).map_err(|e| {
-        StoreError::Backend(format!(
+        StoreError::Corrupted(format!(
             "unreadable {store} record {at}: {e}; delete it or clear this site's data"
         ))
     })
@@ -910,13 +1056,13 @@ fn map_dom_error(context: &str, name: &str, message: &str) -> StoreError {
         "VersionError" => StoreError::Version(format!(
             "{context}: the database was created by a newer version of this app ({message})"
         )),
-        "AbortError" => StoreError::Backend(format!(
+        "AbortError" => StoreError::Aborted(format!(
             "{context}: the transaction was aborted and nothing was written ({message}); retry"
         )),
         "ConstraintError" => StoreError::Invalid(format!(
             "{context}: a record with this key already exists ({message})"
         )),
-        "InvalidStateError" => StoreError::Backend(format!(
+        "InvalidStateError" => StoreError::Closed(format!(
             "{context}: the database connection is closed ({message}); open the store again"
         )),
         _ => StoreError::Backend(format!("{context}: {name}: {message}")),
@@ -937,7 +1083,7 @@ fn map_idb_error(context: &str, e: IdbError) -> StoreError {
             let dom: web_sys::DomException = dom.into();
             store_error_from_dom_exception(context, &dom)
         }
-        IdbError::MissingData(UnexpectedDataError::TransactionAborted) => StoreError::Backend(
+        IdbError::MissingData(UnexpectedDataError::TransactionAborted) => StoreError::Aborted(
             format!("{context}: the transaction was aborted and nothing was written; retry"),
         ),
         other => StoreError::Backend(format!("{context}: {other}")),
@@ -1071,7 +1217,7 @@ impl Store for IdbStore {
                     };
                     let seq = js_sys::Array::from(&primary).get(2).as_f64();
                     let Some(seq) = seq.filter(|s| s.is_finite()) else {
-                        return Err(StoreError::Backend(format!(
+                        return Err(StoreError::Corrupted(format!(
                             "unreadable {MESSAGES} key {}; delete the chat",
                             describe(&primary)
                         )));
@@ -1138,5 +1284,31 @@ impl Store for IdbStore {
 
     fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
         Box::pin(self.apply_ops(ops))
+    }
+
+    fn revision<'a>(
+        &'a self,
+        world_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<u64>, StoreError>> {
+        Box::pin(async move {
+            let tx = self.transaction(&[WORLDS], TransactionMode::Readonly)?;
+            let worlds = self.store(&tx, WORLDS)?;
+            let row = get_raw(&worlds, JsValue::from_str(world_id), "reading a revision").await?;
+            // `rev` is a whole number below 2^53 (one per write), so the cast is exact.
+            Ok(Some(row.as_ref().map(row_revision).unwrap_or(0.0) as u64))
+        })
+    }
+
+    fn lock_world<'a>(
+        &'a self,
+        world_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<WorldLockGuard, StoreError>> {
+        Box::pin(async move {
+            let name = format!("agent-world-wasm:{}:{world_id}", self.name);
+            match tabs::acquire(&name).await {
+                Ok(guard) => Ok(Box::new(guard) as WorldLockGuard),
+                Err(e) => Err(StoreError::Backend(e)),
+            }
+        })
     }
 }

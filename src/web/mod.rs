@@ -10,4 +10,5 @@ pub mod idb_schema;
 pub mod idb_store;
 pub mod js_store;
 pub mod llm_fetch;
+pub mod tabs;
 pub mod timer;

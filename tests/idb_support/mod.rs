@@ -216,7 +216,7 @@ pub async fn data_survives_closing_and_reopening() {
     second.close();
     assert!(matches!(
         first.load_world("w").await,
-        Err(StoreError::Backend(ref m)) if m.contains("closed")
+        Err(StoreError::Closed(ref m)) if m.contains("closed")
     ));
     drop((first, second));
 
@@ -366,7 +366,7 @@ pub async fn paging_over_ten_thousand_messages_is_bounded() {
     assert_eq!(page(Some("m31"), 20).await, want(11, 30));
     let err = s.messages("w", "c", Some("m12"), 5).await.unwrap_err();
     assert!(
-        matches!(err, StoreError::Backend(ref m) if m.contains("unreadable messages record")),
+        matches!(err, StoreError::Corrupted(ref m) if m.contains("unreadable messages record")),
         "{err:?}"
     );
     drop(s);
@@ -383,7 +383,7 @@ pub async fn corrupted_records_give_errors() {
     raw_put(&name, "worlds", r#"{"worldId":"junk","hello":1}"#).await;
     let err = s.list_worlds().await.unwrap_err();
     assert!(
-        matches!(err, StoreError::Backend(ref m) if m.contains("unreadable worlds record")),
+        matches!(err, StoreError::Corrupted(ref m) if m.contains("unreadable worlds record")),
         "{err:?}"
     );
     assert!(s.load_world("junk").await.is_err());
@@ -397,7 +397,7 @@ pub async fn corrupted_records_give_errors() {
     .await;
     let err = s.agents("w").await.unwrap_err();
     assert!(
-        matches!(err, StoreError::Backend(ref m) if m.contains("unreadable agents record")),
+        matches!(err, StoreError::Corrupted(ref m) if m.contains("unreadable agents record")),
         "{err:?}"
     );
     // A batch that must read the corrupted record fails as a whole and writes nothing.
@@ -411,7 +411,7 @@ pub async fn corrupted_records_give_errors() {
         ])
         .await
         .unwrap_err();
-    assert!(matches!(err, StoreError::Backend(_)), "{err:?}");
+    assert!(matches!(err, StoreError::Corrupted(_)), "{err:?}");
     assert_eq!(
         ids(&s.messages("w", "c", None, 10).await.unwrap()),
         ["m1", "m2"]
@@ -442,8 +442,8 @@ pub async fn corrupted_records_give_errors() {
 }
 
 /// Another tab opening the database at a higher version: this connection closes at once (the
-/// upgrade is not blocked) and reports a clear `Version` error afterwards; reopening the newer
-/// database with this code fails with `Version` too.
+/// upgrade is not blocked) and reports a clear `Closed` error afterwards; reopening the newer
+/// database with this code fails with `Version`.
 pub async fn a_newer_version_elsewhere_closes_this_connection() {
     let name = fresh_name();
     let s = open(&name).await;
@@ -456,12 +456,12 @@ pub async fn a_newer_version_elsewhere_closes_this_connection() {
         .expect("the upgrade must not be blocked by the old connection");
     let err = s.load_world("w").await.unwrap_err();
     assert!(
-        matches!(err, StoreError::Version(ref m) if m.contains("upgraded") && m.contains("reload")),
+        matches!(err, StoreError::Closed(ref m) if m.contains("upgraded") && m.contains("reload")),
         "{err:?}"
     );
     assert!(matches!(
         s.apply(vec![append("w", "c", "m3")]).await,
-        Err(StoreError::Version(_))
+        Err(StoreError::Closed(_))
     ));
     other.close();
     let err = IdbStore::open(&name).await.unwrap_err();
@@ -500,7 +500,7 @@ pub async fn a_delete_elsewhere_closes_this_connection() {
     delete_db(&name).await;
     let err = s.list_worlds().await.unwrap_err();
     assert!(
-        matches!(err, StoreError::Backend(ref m) if m.contains("deleted")),
+        matches!(err, StoreError::Closed(ref m) if m.contains("deleted")),
         "{err:?}"
     );
     // A new connection starts from an empty database.
@@ -522,7 +522,8 @@ pub fn dom_exceptions_map_to_typed_errors() {
     );
     assert!(matches!(map("VersionError"), StoreError::Version(_)));
     assert!(matches!(map("ConstraintError"), StoreError::Invalid(_)));
-    assert!(matches!(map("AbortError"), StoreError::Backend(m) if m.contains("aborted")));
+    assert!(matches!(map("AbortError"), StoreError::Aborted(m) if m.contains("aborted")));
+    assert!(matches!(map("InvalidStateError"), StoreError::Closed(m) if m.contains("closed")));
     assert!(matches!(map("UnknownError"), StoreError::Backend(m) if m.contains("UnknownError")));
 }
 
@@ -561,5 +562,185 @@ pub async fn ops_see_earlier_deletes_of_the_batch() {
     );
     assert_eq!(ids(&s.messages("w", "c", None, 10).await.unwrap()), ["m1"]);
     drop(s);
+    delete_db(&name).await;
+}
+
+/// Two connections (two tabs) appending to one chat at the same time: every message lands once
+/// (the `seq` is found inside each transaction, never cached per connection, so no
+/// `ConstraintError`), in the order the transactions were started, and every batch raises the
+/// world's revision by exactly one whichever connection committed it.
+pub async fn two_connections_append_to_one_chat() {
+    let name = fresh_name();
+    let a = open(&name).await;
+    let b = open(&name).await;
+    a.apply(seed()).await.unwrap();
+    let r0 = b.revision("w").await.unwrap().unwrap();
+    for i in 0..5 {
+        let (x, y) = futures_util::future::join(
+            a.apply(vec![
+                append("w", "c", &format!("a{i}")),
+                remember("w", "c", "a", &format!("a{i}")),
+            ]),
+            b.apply(vec![
+                append("w", "c", &format!("b{i}")),
+                remember("w", "c", "a", &format!("b{i}")),
+            ]),
+        )
+        .await;
+        x.unwrap();
+        y.unwrap();
+    }
+    let mut want = vec!["m1".to_string(), "m2".to_string()];
+    for i in 0..5 {
+        want.push(format!("a{i}"));
+        want.push(format!("b{i}"));
+    }
+    assert_eq!(ids(&a.messages("w", "c", None, 100).await.unwrap()), want);
+    assert_eq!(ids(&b.messages("w", "c", None, 100).await.unwrap()), want);
+    let mem: Vec<String> = a
+        .last_memory("w", "c", "a", 100)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.message_id)
+        .collect();
+    assert_eq!(mem.len(), 11, "{mem:?}");
+    assert_eq!(a.revision("w").await.unwrap(), Some(r0 + 10));
+    drop((a, b));
+    delete_db(&name).await;
+}
+
+/// The world lock is a Web Lock: a second connection (another tab) waits while the first holds
+/// it, another world's lock is independent, and a request given up while waiting never leaves
+/// the world locked.
+pub async fn the_world_lock_serialises_connections() {
+    use futures_util::future::{select, Either};
+    use std::cell::Cell;
+    let name = fresh_name();
+    let a = open(&name).await;
+    let b = open(&name).await;
+    let held = a.lock_world("w").await.unwrap();
+    // Another world is not held up.
+    drop(b.lock_world("x").await.unwrap());
+    let granted = Rc::new(Cell::new(false));
+    let flag = granted.clone();
+    let waiter = Box::pin(async {
+        let g = b.lock_world("w").await.unwrap();
+        flag.set(true);
+        g
+    });
+    let waiter = match select(waiter, Box::pin(agent_world_wasm::web::timer::sleep(100))).await {
+        Either::Left(_) => panic!("the lock was granted while another connection held it"),
+        Either::Right((_, waiter)) => waiter,
+    };
+    assert!(!granted.get());
+    drop(held);
+    let second = waiter.await;
+    assert!(granted.get());
+    // Given up while waiting: dropped before it is granted, then the holder lets go.
+    let abandoned = Box::pin(a.lock_world("w"));
+    let abandoned = match select(abandoned, Box::pin(agent_world_wasm::web::timer::sleep(50))).await
+    {
+        Either::Left(_) => panic!("granted while held"),
+        Either::Right((_, f)) => f,
+    };
+    drop(abandoned);
+    drop(second);
+    // The abandoned request is released as soon as it is granted: the world is free again.
+    drop(b.lock_world("w").await.unwrap());
+    drop((a, b));
+    delete_db(&name).await;
+}
+
+/// A world record of format 1 (before revisions) reads as revision 0; the first batch naming
+/// the world makes it revision 1 and format 2, and the world still reads the same.
+pub async fn a_format_1_world_record_gets_its_first_revision() {
+    let name = fresh_name();
+    let s = open(&name).await;
+    let w = serde_json::to_string(&world("old")).unwrap();
+    raw_put(
+        &name,
+        "worlds",
+        &format!(r#"{{"v":1,"worldId":"old","world":{w}}}"#),
+    )
+    .await;
+    assert_eq!(s.revision("old").await.unwrap(), Some(0));
+    assert_eq!(s.load_world("old").await.unwrap(), Some(world("old")));
+    s.apply(vec![StoreOp::PutAgent {
+        world_id: "old".into(),
+        agent: agent("a"),
+    }])
+    .await
+    .unwrap();
+    assert_eq!(s.revision("old").await.unwrap(), Some(1));
+    assert_eq!(s.load_world("old").await.unwrap(), Some(world("old")));
+    assert_eq!(
+        raw_world(&name, "old").await,
+        (2.0, 1.0),
+        "(v, rev) of the rewritten record"
+    );
+    drop(s);
+    delete_db(&name).await;
+}
+
+/// `(v, rev)` of a raw world record.
+async fn raw_world(name: &str, id: &str) -> (f64, f64) {
+    let db = Database::open(name).await.expect("raw open");
+    let tx = db.transaction("worlds").build().expect("raw tx");
+    let row: Option<JsValue> = tx
+        .object_store("worlds")
+        .expect("raw store")
+        .get::<JsValue, JsValue, _>(indexed_db_futures::KeyRange::Only(JsValue::from_str(id)))
+        .primitive()
+        .expect("raw get")
+        .await
+        .expect("raw get done");
+    let row = row.expect("the record");
+    let num = |k: &str| {
+        js_sys::Reflect::get(&row, &JsValue::from_str(k))
+            .unwrap()
+            .as_f64()
+            .unwrap()
+    };
+    let out = (num("v"), num("rev"));
+    drop(tx);
+    db.close();
+    out
+}
+
+/// An upgrade blocked by a connection (another tab) to the older version that does not give way
+/// fails at once with `Blocked` instead of hanging; once that connection closes, the database is
+/// at the newer version, which this code's version then refuses with `Version`.
+pub async fn a_blocked_upgrade_fails_with_blocked() {
+    let name = fresh_name();
+    let s = open(&name).await;
+    s.apply(seed()).await.unwrap();
+    drop(s);
+    // Another tab's connection with no versionchange handler: it never closes by itself.
+    let stubborn = Database::open(name.as_str())
+        .with_version(SCHEMA_VERSION)
+        .await
+        .expect("raw open");
+    let err = IdbStore::open_version(&name, SCHEMA_VERSION + 1)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Blocked(ref m) if m.contains("does not close")),
+        "{err:?}"
+    );
+    assert_eq!(err.reason(), "blocked");
+    // The blocked request stays queued and upgrades once the connection closes; opens are
+    // served in order, so this code's version then finds the newer database. Data is intact.
+    stubborn.close();
+    let err = IdbStore::open(&name).await.unwrap_err();
+    assert!(matches!(err, StoreError::Version(_)), "{err:?}");
+    let newer = IdbStore::open_version(&name, SCHEMA_VERSION + 1)
+        .await
+        .unwrap();
+    assert_eq!(
+        ids(&newer.messages("w", "c", None, 10).await.unwrap()),
+        ["m1", "m2"]
+    );
+    drop(newer);
     delete_db(&name).await;
 }

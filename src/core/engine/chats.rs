@@ -45,7 +45,7 @@ impl World {
     /// Reuses the current chat when it has no messages (`chat-reused`), otherwise creates a
     /// `New Chat` and makes it current (`new-chat-created`). Every agent starts fresh.
     pub async fn new_chat(&self) -> Result<Chat, WorldError> {
-        let _g = self.inner.lock.lock().await;
+        let _g = self.write_lock().await?;
         self.cancel_current_chat_calls();
         let now = self.now();
         let reuse = self
@@ -78,7 +78,7 @@ impl World {
             ops.push(StoreOp::PutWorld(world.clone()));
         }
         ops.extend(self.reset_ops(&chat.id));
-        self.inner.store.apply(ops).await?;
+        self.persist(ops).await?;
         {
             let mut st = self.st_mut();
             st.world = world;
@@ -99,7 +99,7 @@ impl World {
 
     /// Makes chat `id` current and restores every agent's memory and counter from it.
     pub async fn load_chat(&self, id: &str) -> Result<Chat, WorldError> {
-        let _g = self.inner.lock.lock().await;
+        let _g = self.write_lock().await?;
         let Some(chat) = self.st().chats.iter().find(|c| c.id == id).cloned() else {
             return Err(WorldError::ChatNotFound(id.to_string()));
         };
@@ -112,10 +112,7 @@ impl World {
             self.cancel_current_chat_calls();
             world.current_chat_id = Some(id.to_string());
             world.last_updated = self.now();
-            self.inner
-                .store
-                .apply(vec![StoreOp::PutWorld(world.clone())])
-                .await?;
+            self.persist(vec![StoreOp::PutWorld(world.clone())]).await?;
         }
         {
             let mut st = self.st_mut();
@@ -133,7 +130,7 @@ impl World {
     /// was current, the most recently updated remaining chat becomes current (no `chat-loaded`),
     /// or none, and then every agent starts fresh.
     pub async fn delete_chat(&self, id: &str) -> Result<bool, WorldError> {
-        let _g = self.inner.lock.lock().await;
+        let _g = self.write_lock().await?;
         let (mut world, mut agents, next) = {
             let st = self.st();
             if !st.chats.iter().any(|c| c.id == id) {
@@ -169,7 +166,7 @@ impl World {
             world.last_updated = self.now();
             ops.push(StoreOp::PutWorld(world.clone()));
         }
-        self.inner.store.apply(ops).await?;
+        self.persist(ops).await?;
         let new_current = world.current_chat_id.clone();
         {
             let mut st = self.st_mut();
@@ -193,17 +190,14 @@ impl World {
         if name.is_empty() {
             return Err(WorldError::input("name", "is blank; give the chat a name"));
         }
-        let _g = self.inner.lock.lock().await;
+        let _g = self.write_lock().await?;
         let Some(mut chat) = self.st().chats.iter().find(|c| c.id == id).cloned() else {
             return Err(WorldError::ChatNotFound(id.to_string()));
         };
         chat.name = name;
         chat.title_source = TitleSource::Manual;
         chat.updated_at = self.now();
-        self.inner
-            .store
-            .apply(vec![StoreOp::PutChat(chat.clone())])
-            .await?;
+        self.persist(vec![StoreOp::PutChat(chat.clone())]).await?;
         if let Some(c) = self.st_mut().chats.iter_mut().find(|c| c.id == id) {
             *c = chat.clone();
         }
@@ -261,15 +255,12 @@ impl World {
         match (on, current) {
             (true, None) => self.new_chat().await.map(|_| ()),
             (false, Some(_)) => {
-                let _g = self.inner.lock.lock().await;
+                let _g = self.write_lock().await?;
                 self.cancel_current_chat_calls();
                 let mut world = self.info();
                 world.current_chat_id = None;
                 world.last_updated = self.now();
-                self.inner
-                    .store
-                    .apply(vec![StoreOp::PutWorld(world.clone())])
-                    .await?;
+                self.persist(vec![StoreOp::PutWorld(world.clone())]).await?;
                 let mut st = self.st_mut();
                 st.world = world;
                 st.reset_agents();
@@ -281,7 +272,7 @@ impl World {
 
     /// Empties an agent's memory in the current chat (or RAM) and sets its counter to 0.
     pub async fn clear_agent_memory(&self, agent_id: &str) -> Result<(), WorldError> {
-        let _g = self.inner.lock.lock().await;
+        let _g = self.write_lock().await?;
         let Some(mut agent) = self.agent(agent_id) else {
             return Err(WorldError::AgentNotFound(agent_id.to_string()));
         };
@@ -290,25 +281,23 @@ impl World {
             (st.world.id.clone(), st.world.current_chat_id.clone())
         };
         if let Some(cid) = cid {
-            self.inner
-                .store
-                .apply(vec![
-                    StoreOp::ClearMemory {
-                        world_id: world_id.clone(),
-                        chat_id: cid.clone(),
+            self.persist(vec![
+                StoreOp::ClearMemory {
+                    world_id: world_id.clone(),
+                    chat_id: cid.clone(),
+                    agent_id: agent_id.to_string(),
+                },
+                StoreOp::PutAgentState {
+                    world_id,
+                    chat_id: cid,
+                    state: AgentChatState {
                         agent_id: agent_id.to_string(),
+                        llm_call_count: 0,
+                        last_llm_call: None,
                     },
-                    StoreOp::PutAgentState {
-                        world_id,
-                        chat_id: cid,
-                        state: AgentChatState {
-                            agent_id: agent_id.to_string(),
-                            llm_call_count: 0,
-                            last_llm_call: None,
-                        },
-                    },
-                ])
-                .await?;
+                },
+            ])
+            .await?;
         }
         agent.llm_call_count = 0;
         agent.last_llm_call = None;

@@ -6,6 +6,14 @@
 //!   (the JS binding) then drives [`World::run_until_idle`], which runs the queued LLM calls.
 //! - Every logical change takes the world's write lock for plan → persist (one store batch) →
 //!   commit to RAM, so RAM mirrors what the store committed; a failed batch changes nothing.
+//!   The write lock is this world's local lock plus the store's per-world lock
+//!   ([`Store::lock_world`], a Web Lock over IndexedDB), so writers in other tabs, workers or
+//!   other `World`s on the same store wait too. Under it, when the store's revision of the
+//!   world moved since this view was loaded or last written ([`Store::revision`]), the view is
+//!   reloaded first ([`World::refresh`]), so no batch is composed from a stale `messageCount`,
+//!   counter or memory window; a reload emits `world` `external-change`.
+//! - Every storage failure of a change is also reported as a `system` `error` event (with its
+//!   `reason`); the change is not applied and the world stays usable.
 //! - Events are queued while state is borrowed and flushed once every borrow is released.
 //! - RAM stays bounded: per agent only the last `historyLimit` memory entries of the current chat
 //!   are kept; messages are read from the store a page at a time.
@@ -59,10 +67,11 @@
 //! ```
 
 mod chats;
-mod lock;
+pub(crate) mod lock;
 mod responder;
 mod routing;
 mod settings;
+mod shared;
 mod transfer;
 
 use std::cell::{Cell, Ref, RefCell, RefMut};
@@ -84,7 +93,7 @@ use crate::core::store::{Store, StoreOp};
 
 pub use transfer::FORMAT_VERSION;
 
-use lock::WriteLock;
+pub(crate) use lock::WriteLock;
 
 /// Default bound of the call queue (spec §7).
 pub const DEFAULT_QUEUE_LIMIT: usize = 100;
@@ -239,6 +248,8 @@ pub(crate) struct Inner {
     pub(crate) bus: Rc<EventBus>,
     pub(crate) state: RefCell<State>,
     pub(crate) lock: WriteLock,
+    /// The store's revision of this world that RAM mirrors (`None`: not tracked).
+    pub(crate) seen_rev: Cell<Option<u64>>,
     pub(crate) running: Cell<bool>,
     pub(crate) queue_waker: RefCell<Option<Waker>>,
 }
@@ -258,8 +269,23 @@ pub struct World {
     pub(crate) inner: Rc<Inner>,
 }
 
+/// A handle that does not keep the world alive (for listeners the world must outlive).
+#[derive(Clone)]
+pub struct WeakWorld(std::rc::Weak<Inner>);
+
+impl WeakWorld {
+    pub fn upgrade(&self) -> Option<World> {
+        self.0.upgrade().map(|inner| World { inner })
+    }
+}
+
 impl World {
-    fn from_parts(svc: Services, world: WorldData, agents: Vec<AgentRt>, chats: Vec<Chat>) -> Self {
+    fn from_parts(svc: Services, view: View, rev: Option<u64>) -> Self {
+        let View {
+            world,
+            agents,
+            chats,
+        } = view;
         World {
             inner: Rc::new(Inner {
                 store: svc.store,
@@ -281,10 +307,15 @@ impl World {
                     epoch: 0,
                 }),
                 lock: WriteLock::default(),
+                seen_rev: Cell::new(rev),
                 running: Cell::new(false),
                 queue_waker: RefCell::new(None),
             }),
         }
+    }
+
+    pub fn downgrade(&self) -> WeakWorld {
+        WeakWorld(Rc::downgrade(&self.inner))
     }
 
     pub(crate) fn st(&self) -> Ref<'_, State> {
@@ -334,6 +365,8 @@ impl World {
         let description = validate_text("description", input.description)?;
         let chat_llm_provider = input.chat_llm_provider.filter(|s| !s.trim().is_empty());
         let chat_llm_model = input.chat_llm_model.filter(|s| !s.trim().is_empty());
+        // Under the world's lock, so two tabs creating the same world cannot both succeed.
+        let guard = svc.store.lock_world(&id).await?;
         if svc.store.load_world(&id).await?.is_some() {
             return Err(WorldError::WorldExists(id));
         }
@@ -366,39 +399,25 @@ impl World {
                 StoreOp::PutChat(chat.clone()),
             ])
             .await?;
-        Ok(World::from_parts(svc, world, Vec::new(), vec![chat]))
+        // Read after the write: if another writer already changed the new world, the next
+        // change reloads (harmless), never the reverse.
+        let rev = svc.store.revision(&world.id).await?;
+        drop(guard);
+        let view = View {
+            world,
+            agents: Vec::new(),
+            chats: vec![chat],
+        };
+        Ok(World::from_parts(svc, view, rev))
     }
 
     /// Opens a stored world: settings, agents, chat metadata, and for the current chat each
     /// agent's counter and last `historyLimit` memory entries (never a whole chat).
     pub async fn open(svc: Services, id: &str) -> Result<World, WorldError> {
-        let Some(mut world) = svc.store.load_world(id).await? else {
-            return Err(WorldError::WorldNotFound(id.to_string()));
-        };
-        let agents = svc.store.agents(id).await?;
-        let mut chats = svc.store.chats(id).await?;
-        chats.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
-        if let Some(cid) = &world.current_chat_id {
-            if !chats.iter().any(|c| &c.id == cid) {
-                // A dangling pointer (e.g. a store edited by hand) means session mode off.
-                world.current_chat_id = None;
-            }
-        }
-        let mut rts: Vec<AgentRt> = agents
-            .into_iter()
-            .map(|mut agent| {
-                agent.llm_call_count = 0;
-                agent.last_llm_call = None;
-                AgentRt {
-                    agent,
-                    memory: VecDeque::new(),
-                }
-            })
-            .collect();
-        if let Some(cid) = world.current_chat_id.clone() {
-            load_chat_state(&*svc.store, &world, &cid, &mut rts).await?;
-        }
-        Ok(World::from_parts(svc, world, rts, chats))
+        // Read before the view: a write that lands in between makes the first change reload.
+        let rev = svc.store.revision(id).await?;
+        let view = load_view(&*svc.store, id).await?;
+        Ok(World::from_parts(svc, view, rev))
     }
 
     /// Every stored world's settings, by name.
@@ -410,6 +429,8 @@ impl World {
 
     /// Deletes a stored world and everything in it; `false` when there was none.
     pub async fn delete(store: &dyn Store, id: &str) -> Result<bool, WorldError> {
+        // Under the world's lock: a change another tab is writing finishes first.
+        let _g = store.lock_world(id).await?;
         if store.load_world(id).await?.is_none() {
             return Ok(false);
         }
@@ -558,6 +579,49 @@ impl World {
         }
         self.flush();
     }
+}
+
+/// What a world holds in RAM of its stored data.
+pub(crate) struct View {
+    pub(crate) world: WorldData,
+    pub(crate) agents: Vec<AgentRt>,
+    pub(crate) chats: Vec<Chat>,
+}
+
+/// Loads a world's view: settings, agents, chat metadata, and for the current chat each agent's
+/// counter and last `historyLimit` memory entries (never a whole chat).
+pub(crate) async fn load_view(store: &dyn Store, id: &str) -> Result<View, WorldError> {
+    let Some(mut world) = store.load_world(id).await? else {
+        return Err(WorldError::WorldNotFound(id.to_string()));
+    };
+    let agents = store.agents(id).await?;
+    let mut chats = store.chats(id).await?;
+    chats.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+    if let Some(cid) = &world.current_chat_id {
+        if !chats.iter().any(|c| &c.id == cid) {
+            // A dangling pointer (e.g. a store edited by hand) means session mode off.
+            world.current_chat_id = None;
+        }
+    }
+    let mut rts: Vec<AgentRt> = agents
+        .into_iter()
+        .map(|mut agent| {
+            agent.llm_call_count = 0;
+            agent.last_llm_call = None;
+            AgentRt {
+                agent,
+                memory: VecDeque::new(),
+            }
+        })
+        .collect();
+    if let Some(cid) = world.current_chat_id.clone() {
+        load_chat_state(store, &world, &cid, &mut rts).await?;
+    }
+    Ok(View {
+        world,
+        agents: rts,
+        chats,
+    })
 }
 
 /// Loads each agent's counter and memory window of chat `cid` from the store into `agents`.

@@ -289,15 +289,19 @@ impl World {
         {
             // Without M in memory the input would be wrong: the call is not made (its turn is
             // spent, like any failed call) and the storage failure is reported on both topics.
-            self.emit(Event::Sse(SseEvent {
+            // (`persist` and the write lock already emitted the `system` event of a storage
+            // failure.)
+            self.emit_all(vec![Event::Sse(SseEvent {
                 error: Some(e.to_string()),
                 ..sse_payload(SseType::Error, agent_id, reply_id)
-            }));
-            self.emit_all(vec![Event::error(
-                format!("[Error] {e}"),
-                e.code(),
-                Some(agent_id),
-            )]);
+            })]);
+            if e.reason().is_none() {
+                self.emit_all(vec![Event::error(
+                    format!("[Error] {e}"),
+                    e.code(),
+                    Some(agent_id),
+                )]);
+            }
             return;
         }
         // Step 2: the input window.
@@ -477,7 +481,7 @@ impl World {
         match self.publish(out).await {
             Ok(published) => published.is_some(),
             Err(e) => {
-                self.emit_all(vec![Event::error(e.to_string(), e.code(), None)]);
+                self.report(&e);
                 false
             }
         }
@@ -491,7 +495,7 @@ impl World {
         agent_id: &str,
         entry: MemoryEntry,
     ) -> Result<(), crate::core::error::WorldError> {
-        let _g = self.inner.lock.lock().await;
+        let _g = self.write_lock_for(Some(agent_id)).await?;
         let (world_id, current) = {
             let st = self.st();
             (st.world.id.clone(), st.world.current_chat_id.clone())
@@ -500,15 +504,16 @@ impl World {
             return Ok(());
         }
         if let Some(cid) = chat_id {
-            self.inner
-                .store
-                .apply(vec![StoreOp::AppendMemory {
+            self.persist_for(
+                vec![StoreOp::AppendMemory {
                     world_id,
                     chat_id: cid.to_string(),
                     agent_id: agent_id.to_string(),
                     entry: entry.clone(),
-                }])
-                .await?;
+                }],
+                Some(agent_id),
+            )
+            .await?;
         }
         self.st_mut().remember(agent_id, entry);
         Ok(())
@@ -591,7 +596,10 @@ impl World {
         let Some(title) = title else {
             return;
         };
-        let _g = self.inner.lock.lock().await;
+        // A storage failure here was reported by the write lock; the title is dropped.
+        let Ok(_g) = self.write_lock().await else {
+            return;
+        };
         let chat = self.st().chats.iter().find(|c| &c.id == chat_id).cloned();
         // Renamed (or titled) meanwhile, or deleted: the result is dropped.
         let Some(mut chat) = chat.filter(|c| c.title_source == TitleSource::Default) else {
@@ -600,14 +608,12 @@ impl World {
         chat.name = title;
         chat.title_source = TitleSource::Auto;
         chat.updated_at = self.now();
-        if let Err(e) = self
-            .inner
-            .store
-            .apply(vec![StoreOp::PutChat(chat.clone())])
+        // A failure was reported as a `system` `error` event by `persist`.
+        if self
+            .persist(vec![StoreOp::PutChat(chat.clone())])
             .await
+            .is_err()
         {
-            drop(_g);
-            self.emit_all(vec![Event::error(e.to_string(), e.code(), None)]);
             return;
         }
         if let Some(c) = self.st_mut().chats.iter_mut().find(|c| c.id == chat.id) {

@@ -202,7 +202,7 @@ impl World {
                 }
                 Ok(None) => {}
                 Err(e) if is_first => return Err(e),
-                Err(e) => self.emit_all(vec![Event::error(e.to_string(), e.code(), None)]),
+                Err(e) => self.report(&e),
             }
             is_first = false;
         }
@@ -213,7 +213,7 @@ impl World {
         &self,
         out: Outgoing,
     ) -> Result<Option<(Message, Vec<Outgoing>)>, WorldError> {
-        let guard = self.inner.lock.lock().await;
+        let guard = self.write_lock().await?;
         if let Some(expected) = &out.only_in {
             if self.st().world.current_chat_id != *expected {
                 return Ok(None);
@@ -225,7 +225,7 @@ impl World {
             (self.plan(&st, out, now), st.epoch)
         };
         if !plan.ops.is_empty() {
-            self.inner.store.apply(plan.ops.clone()).await?;
+            self.persist(plan.ops.clone()).await?;
         }
         let mut cancelled = Vec::new();
         {

@@ -29,7 +29,7 @@ impl World {
             .history_limit
             .map(|h| validate_history_limit("historyLimit", h))
             .transpose()?;
-        let _g = self.inner.lock.lock().await;
+        let _g = self.write_lock().await?;
         let now = self.now();
         let (world_id, exists) = {
             let st = self.st();
@@ -58,13 +58,11 @@ impl World {
             last_active: now,
             status: "active".to_string(),
         };
-        self.inner
-            .store
-            .apply(vec![StoreOp::PutAgent {
-                world_id,
-                agent: agent.clone(),
-            }])
-            .await?;
+        self.persist(vec![StoreOp::PutAgent {
+            world_id,
+            agent: agent.clone(),
+        }])
+        .await?;
         self.st_mut().agents.push(AgentRt {
             agent: agent.clone(),
             memory: VecDeque::new(),
@@ -78,7 +76,7 @@ impl World {
 
     /// Changes an agent's settings (the id never changes).
     pub async fn update_agent(&self, id: &str, patch: AgentPatch) -> Result<Agent, WorldError> {
-        let _g = self.inner.lock.lock().await;
+        let _g = self.write_lock().await?;
         let Some(mut agent) = self.agent(id) else {
             return Err(WorldError::AgentNotFound(id.to_string()));
         };
@@ -117,13 +115,11 @@ impl World {
             agent.status = validate_required("status", &s)?;
         }
         let world_id = self.st().world.id.clone();
-        self.inner
-            .store
-            .apply(vec![StoreOp::PutAgent {
-                world_id,
-                agent: agent.clone(),
-            }])
-            .await?;
+        self.persist(vec![StoreOp::PutAgent {
+            world_id,
+            agent: agent.clone(),
+        }])
+        .await?;
         if let Some(a) = self.st_mut().agents.iter_mut().find(|a| a.agent.id == id) {
             a.agent = agent.clone();
         }
@@ -139,7 +135,7 @@ impl World {
 
     /// Removes an agent with its memories; its queued and running calls are cancelled.
     pub async fn remove_agent(&self, id: &str) -> Result<bool, WorldError> {
-        let _g = self.inner.lock.lock().await;
+        let _g = self.write_lock().await?;
         let world_id = {
             let st = self.st();
             if st.agent_index(id).is_none() {
@@ -147,13 +143,11 @@ impl World {
             }
             st.world.id.clone()
         };
-        self.inner
-            .store
-            .apply(vec![StoreOp::DeleteAgent {
-                world_id,
-                agent_id: id.to_string(),
-            }])
-            .await?;
+        self.persist(vec![StoreOp::DeleteAgent {
+            world_id,
+            agent_id: id.to_string(),
+        }])
+        .await?;
         self.cancel_jobs(&|call| call.agent_id == Some(id));
         self.st_mut().agents.retain(|a| a.agent.id != id);
         drop(_g);
@@ -165,7 +159,7 @@ impl World {
 
     /// Changes the world's settings (the id never changes).
     pub async fn update(&self, patch: WorldPatch) -> Result<WorldData, WorldError> {
-        let _g = self.inner.lock.lock().await;
+        let _g = self.write_lock().await?;
         let mut w = self.info();
         if let Some(n) = patch.name {
             world_id(&n)?;
@@ -188,10 +182,7 @@ impl World {
             w.chat_llm_model = m.filter(|s| !s.trim().is_empty());
         }
         w.last_updated = self.now();
-        self.inner
-            .store
-            .apply(vec![StoreOp::PutWorld(w.clone())])
-            .await?;
+        self.persist(vec![StoreOp::PutWorld(w.clone())]).await?;
         self.st_mut().world = w.clone();
         if history_changed {
             self.reload_windows().await?;

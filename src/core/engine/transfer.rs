@@ -421,6 +421,8 @@ impl World {
     pub async fn import(svc: Services, json: &str) -> Result<World, WorldError> {
         let parsed = parse_document(json)?;
         let id = parsed.world.id.clone();
+        // Under the world's lock, so two tabs importing the same world cannot both succeed.
+        let guard = svc.store.lock_world(&id).await?;
         if svc.store.load_world(&id).await?.is_some() {
             return Err(WorldError::WorldExists(id));
         }
@@ -461,6 +463,7 @@ impl World {
             }
         }
         svc.store.apply(ops).await?;
+        drop(guard);
         World::open(svc, &id).await
     }
 }

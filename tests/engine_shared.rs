@@ -1,0 +1,259 @@
+//! Several writers on one world (the native model of two tabs on one IndexedDB database): two
+//! `World`s over one MemoryStore. Under the store's world lock each change first reloads a view
+//! another writer moved, so counts, counters, memory windows and chats stay right; storage
+//! failures are typed, reported as `system` `error` events and leave the world usable.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod engine_harness;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use agent_world_wasm::core::engine::World;
+use agent_world_wasm::core::error::WorldError;
+use agent_world_wasm::core::store::{Store, StoreError};
+use engine_harness::*;
+use futures_executor::block_on;
+use serde_json::Value;
+
+/// A second writer: the same world opened again over the same store, with its own events.
+struct Second {
+    world: World,
+    events: Rc<RefCell<Vec<(agent_world_wasm::core::events::Topic, Value)>>>,
+    _subs: Vec<agent_world_wasm::core::events::Subscription>,
+}
+
+fn second(h: &H) -> Second {
+    let world = h.reopen();
+    let events = Rc::new(RefCell::new(Vec::new()));
+    let subs = record(&world, &events);
+    Second {
+        world,
+        events,
+        _subs: subs,
+    }
+}
+
+fn external_changes(
+    events: &Rc<RefCell<Vec<(agent_world_wasm::core::events::Topic, Value)>>>,
+) -> Vec<Value> {
+    events
+        .borrow()
+        .iter()
+        .filter(|(_, v)| v["type"] == "external-change")
+        .map(|(_, v)| v.clone())
+        .collect()
+}
+
+fn stored_chat(h: &H, chat_id: &str) -> agent_world_wasm::core::model::Chat {
+    block_on(h.store.chats(&h.world.id()))
+        .unwrap()
+        .into_iter()
+        .find(|c| c.id == chat_id)
+        .unwrap()
+}
+
+#[test]
+fn interleaved_writers_keep_message_count_counters_and_memory_right() {
+    let h = harness();
+    h.add("alice");
+    let b = second(&h);
+    let chat = h.world.current_chat().unwrap().id;
+    h.llm.reply("alice", "hi from alice (1)");
+    h.send("hello from A");
+    // B's view was loaded before A wrote: its next change reloads first.
+    h.llm.reply("alice", "hi from alice (2)");
+    block_on(b.world.send("hello from B", None)).unwrap();
+    block_on(b.world.run_until_idle());
+    assert_eq!(
+        external_changes(&b.events).len(),
+        1,
+        "B reloaded once before writing"
+    );
+    h.llm.reply("alice", "hi from alice (3)");
+    h.send("again from A");
+
+    let msgs = block_on(h.world.messages(&chat, None, 100)).unwrap();
+    let contents: Vec<&str> = msgs.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(
+        contents,
+        [
+            "hello from A",
+            "hi from alice (1)",
+            "hello from B",
+            "hi from alice (2)",
+            "again from A",
+            "hi from alice (3)"
+        ]
+    );
+    // The stored count is the number of stored messages (a stale view would have said 4).
+    assert_eq!(stored_chat(&h, &chat).message_count, 6);
+    assert_eq!(h.world.current_chat().unwrap().message_count, 6);
+    // Alice's window in A holds B's exchange too (in append order).
+    let mem: Vec<String> = h.memory("alice").into_iter().map(|(_, c)| c).collect();
+    assert_eq!(
+        mem,
+        [
+            "hello from A",
+            "hi from alice (1)",
+            "hello from B",
+            "hi from alice (2)",
+            "again from A",
+            "hi from alice (3)"
+        ]
+    );
+    // A human message resets the counter, the reply raises it: 1 in both views after a refresh.
+    assert_eq!(h.count("alice"), 1);
+    assert!(
+        !block_on(h.world.refresh()).unwrap(),
+        "A wrote last: nothing to reload"
+    );
+    assert!(block_on(b.world.refresh()).unwrap());
+    assert_eq!(b.world.agent("alice").unwrap().llm_call_count, 1);
+    assert_eq!(b.world.current_chat().unwrap().message_count, 6);
+}
+
+#[test]
+fn concurrent_sends_from_two_writers_lose_nothing() {
+    let h = harness();
+    let b = second(&h);
+    // Every write yields a few times, so the two writers' changes really interleave.
+    h.store.set_apply_delay(3);
+    let chat = h.world.current_chat().unwrap().id;
+    block_on(async {
+        for i in 0..10 {
+            let (x, y) = futures_util::future::join(
+                h.world.send(&format!("A{i}"), None),
+                b.world.send(&format!("B{i}"), None),
+            )
+            .await;
+            x.unwrap();
+            y.unwrap();
+        }
+    });
+    let msgs = block_on(h.world.messages(&chat, None, 100)).unwrap();
+    assert_eq!(msgs.len(), 20);
+    for i in 0..10 {
+        for who in ["A", "B"] {
+            let n = msgs
+                .iter()
+                .filter(|m| m.content == format!("{who}{i}"))
+                .count();
+            assert_eq!(n, 1, "{who}{i} stored exactly once");
+        }
+    }
+    assert_eq!(stored_chat(&h, &chat).message_count, 20);
+    block_on(h.world.refresh()).unwrap();
+    block_on(b.world.refresh()).unwrap();
+    assert_eq!(h.world.current_chat().unwrap().message_count, 20);
+    assert_eq!(b.world.current_chat().unwrap().message_count, 20);
+}
+
+#[test]
+fn refresh_sees_agents_chats_and_a_chat_switch_made_by_another_writer() {
+    let h = harness();
+    h.send("first chat message");
+    let first = h.world.current_chat().unwrap().id;
+    let b = second(&h);
+    block_on(b.world.add_agent(agent_world_wasm::core::model::NewAgent {
+        name: "Bob".into(),
+        provider: "openai".into(),
+        model: "bob".into(),
+        ..Default::default()
+    }))
+    .unwrap();
+    let new_chat = block_on(b.world.new_chat()).unwrap();
+    assert_ne!(new_chat.id, first);
+
+    h.clear_events();
+    assert!(block_on(h.world.refresh()).unwrap());
+    assert!(h.world.agent("bob").is_some(), "A sees B's agent");
+    assert_eq!(
+        h.world.current_chat().unwrap().id,
+        new_chat.id,
+        "A follows B's switch"
+    );
+    assert_eq!(h.world.list_chats().len(), 2);
+    let changes = external_changes(&h.events);
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0]["worldId"], h.world.id());
+    assert_eq!(changes[0]["currentChatId"], new_chat.id.as_str());
+    // Nothing moved since: no reload, no event.
+    assert!(!block_on(h.world.refresh()).unwrap());
+    assert_eq!(external_changes(&h.events).len(), 1);
+}
+
+#[test]
+fn a_world_deleted_by_another_writer_is_reported_as_not_found() {
+    let h = harness();
+    let b = second(&h);
+    assert!(block_on(World::delete(&*h.store, &h.world.id())).unwrap());
+    let err = block_on(b.world.send("anyone?", None)).unwrap_err();
+    assert_eq!(err.code(), "world_not_found");
+}
+
+#[test]
+fn every_storage_failure_rejects_with_its_reason_reports_an_event_and_keeps_the_world_usable() {
+    let cases = [
+        (
+            StoreError::QuotaExceeded("disk full".into()),
+            "quota_exceeded",
+        ),
+        (StoreError::Aborted("aborted".into()), "aborted"),
+        (StoreError::Closed("closed".into()), "closed"),
+        (StoreError::Corrupted("bad record".into()), "corrupted"),
+        (StoreError::Version("newer".into()), "version"),
+        (StoreError::Blocked("blocked".into()), "blocked"),
+        (StoreError::Backend("boom".into()), "backend"),
+        (StoreError::Invalid("dup".into()), "invalid"),
+    ];
+    let h = harness();
+    h.send("kept");
+    let chat = h.world.current_chat().unwrap().id;
+    for (i, (err, reason)) in cases.into_iter().enumerate() {
+        h.clear_events();
+        h.store.fail_next_apply(err);
+        let e: WorldError = block_on(h.world.send("lost", None)).unwrap_err();
+        assert_eq!((e.code(), e.reason()), ("storage_error", Some(reason)));
+        let sys = h.system("error");
+        assert_eq!(sys.len(), 1, "{reason}: one system error event");
+        assert_eq!(sys[0]["code"], "storage_error");
+        assert_eq!(sys[0]["reason"], reason);
+        assert_eq!(sys[0]["message"], e.to_string());
+        assert!(h
+            .of(agent_world_wasm::core::events::Topic::Message)
+            .is_empty());
+        // Nothing of the failed change was kept; the world keeps working.
+        h.send(&format!("after {reason}"));
+        let msgs = block_on(h.world.messages(&chat, None, 100)).unwrap();
+        assert_eq!(msgs.len(), i + 2);
+        assert_eq!(msgs[0].content, "kept");
+        assert!(msgs.iter().all(|m| m.content != "lost"));
+        assert_eq!(
+            h.world.current_chat().unwrap().message_count,
+            (i + 2) as u64
+        );
+    }
+}
+
+#[test]
+fn two_writers_creating_the_same_world_at_once_give_one_world_and_one_world_exists() {
+    let h = harness();
+    h.store.set_apply_delay(3);
+    let input = || agent_world_wasm::core::model::CreateWorld {
+        name: "Twice".into(),
+        ..Default::default()
+    };
+    let (x, y) = block_on(futures_util::future::join(
+        World::create(h.svc(), input()),
+        World::create(h.svc(), input()),
+    ));
+    let codes: Vec<&str> = [&x, &y]
+        .iter()
+        .map(|r| r.as_ref().map(|_| "ok").unwrap_or_else(|e| e.code()))
+        .collect();
+    assert_eq!(codes, ["ok", "world_exists"]);
+    let w = x.unwrap();
+    assert_eq!(block_on(h.store.chats("twice")).unwrap().len(), 1);
+    assert_eq!(w.list_chats().len(), 1);
+}
