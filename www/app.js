@@ -453,9 +453,28 @@ function onSystem(e) {
 }
 
 function onWorldEvent(e) {
-  if (e.type === 'idle') setBusy(false);
-  else if (e.type.startsWith('agent-')) refreshAgents();
+  if (e.type === 'idle') {
+    setBusy(false);
+    if (repaintWhenIdle) {
+      repaintWhenIdle = false;
+      guard('Could not show the chat', showCurrentChat);
+    }
+  } else if (e.type.startsWith('agent-')) refreshAgents();
   else if (e.type === 'world-updated') refreshTitles();
+  else if (e.type === 'external-change') onExternalChange();
+}
+
+/** Another tab (or worker) wrote to this world and the engine reloaded its view: show it. A
+ * reply streaming in this tab is not wiped mid-stream: the chat is repainted once idle. */
+let repaintWhenIdle = false;
+function onExternalChange() {
+  refreshAgents();
+  refreshChats();
+  if (busy) {
+    repaintWhenIdle = true;
+    return;
+  }
+  guard('Could not show the chat', showCurrentChat);
 }
 
 function stop() {

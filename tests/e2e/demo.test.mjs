@@ -1,9 +1,7 @@
 // Ring 5: the demo app in real headless Chromium (Debian's), driven by playwright-core, against
 // the same server `make demo` runs (static files + the local mock LLM). Every test opens a fresh
-// page, so every test starts from the ready-made "Demo World" (worlds live in memory until
-// IndexedDB storage lands). Screenshots of the main states go to test-output/.
-//
-// Not covered yet: reload persistence (needs IndexedDB storage; this build keeps worlds in memory).
+// browser context (its own IndexedDB), so every test starts from the ready-made "Demo World".
+// Screenshots of the main states go to test-output/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -261,6 +259,49 @@ test('export a world to a file and import it back', async (t) => {
   await send(page, '@alice welcome back');
   await page.waitForFunction(() => document.querySelectorAll('.msg.final[data-sender="alice"]').length === 1);
   await idle(page);
+  assert.deepEqual(problems, []);
+});
+
+test('two tabs of the demo on one world show each other\'s messages without a reload', async (t) => {
+  // One browser context: the tabs share IndexedDB, as two tabs of one site do.
+  const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+  t.after(() => context.close());
+  const problems = [];
+  const openTab = async () => {
+    const page = await context.newPage();
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
+    await page.goto(demo.url);
+    await page.waitForSelector('#app[data-ready="true"]', { timeout: 20_000 });
+    return page;
+  };
+  const a = await openTab(); // makes the Demo World
+  const b = await openTab(); // opens it
+  const shown = (page) => page.$$eval('.msg.final', (els) => els.map((e) =>
+    `${e.dataset.sender}: ${e.querySelector('.body, .content')?.textContent ?? e.textContent}`));
+  const sameAs = async (from, to) => {
+    const want = await shown(from);
+    await to.waitForFunction((n) => document.querySelectorAll('.msg.final').length === n
+      && !document.querySelector('.msg.streaming'), want.length, { timeout: 20_000 });
+    assert.deepEqual(await shown(to), want);
+  };
+
+  await send(a, '@alice, a question from the first tab');
+  await idle(a);
+  await sameAs(a, b);
+  assert.ok((await shown(b)).some((m) => m.includes('a question from the first tab')), 'B shows A\'s message');
+
+  await send(b, '@bob, and one from the second tab');
+  await idle(b);
+  await sameAs(b, a);
+  const senders = await a.$$eval('.msg.final', (els) => els.map((e) => e.dataset.sender));
+  assert.deepEqual(senders.filter((s) => s === 'HUMAN').length, 2, `${senders}`);
+  // The chat list agrees too: one chat, titled from the first message, in both tabs.
+  for (const page of [a, b]) {
+    await page.waitForFunction(() => document.querySelector('.chat-item.current .chat-name')
+      ?.textContent === 'a question from the first tab');
+  }
+  await shot(b, 'demo-second-tab.png');
   assert.deepEqual(problems, []);
 });
 
