@@ -237,6 +237,47 @@ fn every_storage_failure_rejects_with_its_reason_reports_an_event_and_keeps_the_
 }
 
 #[test]
+fn a_failed_read_of_an_open_world_rejects_with_its_reason_and_reports_an_event() {
+    let h = harness();
+    h.send("kept");
+    let first = h.world.current_chat().unwrap().id;
+    block_on(h.world.new_chat()).unwrap();
+    h.send("second chat");
+    type Read<'a> = Box<dyn Fn() -> Result<(), WorldError> + 'a>;
+    let reads: Vec<(&str, Read)> = vec![
+        (
+            "messages",
+            Box::new(|| block_on(h.world.messages(&first, None, 10)).map(drop)),
+        ),
+        ("export", Box::new(|| block_on(h.world.export()).map(drop))),
+        (
+            "loadChat",
+            Box::new(|| block_on(h.world.load_chat(&first)).map(drop)),
+        ),
+    ];
+    for (what, read) in reads {
+        h.clear_events();
+        h.store
+            .fail_next_read(StoreError::Corrupted("record messages/7".into()));
+        let e = read().unwrap_err();
+        assert_eq!(
+            (e.code(), e.reason()),
+            ("storage_error", Some("corrupted")),
+            "{what}"
+        );
+        let sys = h.system("error");
+        assert_eq!(sys.len(), 1, "{what}: one system error event");
+        assert_eq!(sys[0]["reason"], "corrupted", "{what}");
+        assert_eq!(sys[0]["message"], e.to_string(), "{what}");
+        // Nothing changed, and the same call works once the store reads again.
+        read().unwrap_or_else(|e| panic!("{what} after the failure: {e}"));
+    }
+    assert_eq!(h.world.current_chat().unwrap().id, first);
+    let msgs = block_on(h.world.messages(&first, None, 10)).unwrap();
+    assert_eq!(msgs[0].content, "kept");
+}
+
+#[test]
 fn two_writers_creating_the_same_world_at_once_give_one_world_and_one_world_exists() {
     let h = harness();
     h.store.set_apply_delay(3);

@@ -182,20 +182,23 @@ async fn a_throwing_read_is_a_backend_error_with_the_adapters_message() {
 }
 
 #[wasm_bindgen_test]
-async fn malformed_values_are_errors_naming_the_key_not_panics() {
+async fn malformed_values_are_corrupted_errors_naming_the_key_not_panics() {
     let adapter = make_map_adapter(false);
     let s = store_over(&adapter);
     raw_put(&adapter, "aww/w/w", "not json at all");
     match s.load_world("w").await {
-        Err(StoreError::Backend(m)) => assert!(m.contains("aww/w/w"), "{m}"),
-        other => panic!("expected a Backend error, got {other:?}"),
+        Err(StoreError::Corrupted(m)) => assert!(m.contains("aww/w/w"), "{m}"),
+        other => panic!("expected a Corrupted error, got {other:?}"),
     }
-    assert!(matches!(s.list_worlds().await, Err(StoreError::Backend(_))));
+    assert!(matches!(
+        s.list_worlds().await,
+        Err(StoreError::Corrupted(_))
+    ));
     raw_put(&adapter, "aww/w/v", r#"{"world":{}}"#);
     raw_put(&adapter, "aww/w/w", r#"{"v":1,"world":{"id":7}}"#);
     match s.load_world("w").await {
-        Err(StoreError::Backend(m)) => assert!(m.contains("aww/w/w"), "{m}"),
-        other => panic!("expected a Backend error, got {other:?}"),
+        Err(StoreError::Corrupted(m)) => assert!(m.contains("aww/w/w"), "{m}"),
+        other => panic!("expected a Corrupted error, got {other:?}"),
     }
     raw_put(&adapter, "aww/w/w", r#"{"v":99,"world":{}}"#);
     assert!(matches!(
@@ -214,7 +217,7 @@ async fn malformed_values_are_errors_naming_the_key_not_panics() {
     raw_put(&adapter, "aww/n/w/c", "{");
     let r = s.apply(vec![append("w", "c", "m1")]).await;
     assert!(
-        matches!(r, Err(StoreError::Backend(ref m)) if m.contains("aww/n/w/c")),
+        matches!(r, Err(StoreError::Corrupted(ref m)) if m.contains("aww/n/w/c")),
         "{r:?}"
     );
 }

@@ -34,11 +34,13 @@ struct WorldRec {
     chats: BTreeMap<String, ChatData>,
 }
 
-/// An in-memory store. `fail_next_apply` lets tests simulate a backend failure.
+/// An in-memory store. `fail_next_apply` and `fail_next_read` let tests simulate a backend
+/// failure.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     worlds: RefCell<BTreeMap<String, WorldRec>>,
     fail_next: RefCell<Option<StoreError>>,
+    fail_next_read: RefCell<Option<StoreError>>,
     /// Test hook: how many times `apply` returns `Pending` before writing.
     apply_delay: std::cell::Cell<u32>,
     /// Per world: raised by every successful batch that names it.
@@ -55,6 +57,16 @@ impl MemoryStore {
     /// Makes the next `apply` fail with `err` (and change nothing).
     pub fn fail_next_apply(&self, err: StoreError) {
         *self.fail_next.borrow_mut() = Some(err);
+    }
+
+    /// Makes the next read (any method but `apply`, `revision` and `lock_world`) fail with `err`.
+    pub fn fail_next_read(&self, err: StoreError) {
+        *self.fail_next_read.borrow_mut() = Some(err);
+    }
+
+    /// The failure `fail_next_read` armed, once.
+    fn read_failure(&self) -> Option<StoreError> {
+        self.fail_next_read.borrow_mut().take()
     }
 
     /// Makes every `apply` yield `polls` times before writing, like a real asynchronous store
@@ -283,6 +295,9 @@ fn chat_mut<'a>(
 
 impl Store for MemoryStore {
     fn list_worlds(&self) -> LocalBoxFuture<'_, Result<Vec<WorldData>, StoreError>> {
+        if let Some(e) = self.read_failure() {
+            return Box::pin(ready(Err(e)));
+        }
         let v = self
             .worlds
             .borrow()
@@ -296,6 +311,9 @@ impl Store for MemoryStore {
         &'a self,
         world_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Option<WorldData>, StoreError>> {
+        if let Some(e) = self.read_failure() {
+            return Box::pin(ready(Err(e)));
+        }
         let v = self
             .worlds
             .borrow()
@@ -308,6 +326,9 @@ impl Store for MemoryStore {
         &'a self,
         world_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<Agent>, StoreError>> {
+        if let Some(e) = self.read_failure() {
+            return Box::pin(ready(Err(e)));
+        }
         let v = self
             .worlds
             .borrow()
@@ -318,6 +339,9 @@ impl Store for MemoryStore {
     }
 
     fn chats<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<Vec<Chat>, StoreError>> {
+        if let Some(e) = self.read_failure() {
+            return Box::pin(ready(Err(e)));
+        }
         let v = self
             .worlds
             .borrow()
@@ -332,6 +356,9 @@ impl Store for MemoryStore {
         world_id: &'a str,
         chat_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<AgentChatState>, StoreError>> {
+        if let Some(e) = self.read_failure() {
+            return Box::pin(ready(Err(e)));
+        }
         let v = self
             .worlds
             .borrow()
@@ -349,6 +376,9 @@ impl Store for MemoryStore {
         agent_id: &'a str,
         n: usize,
     ) -> LocalBoxFuture<'a, Result<Vec<MemoryEntry>, StoreError>> {
+        if let Some(e) = self.read_failure() {
+            return Box::pin(ready(Err(e)));
+        }
         let v = self
             .worlds
             .borrow()
@@ -367,6 +397,9 @@ impl Store for MemoryStore {
         before: Option<&'a str>,
         limit: usize,
     ) -> LocalBoxFuture<'a, Result<Vec<Message>, StoreError>> {
+        if let Some(e) = self.read_failure() {
+            return Box::pin(ready(Err(e)));
+        }
         let worlds = self.worlds.borrow();
         let msgs = worlds
             .get(world_id)
@@ -389,6 +422,9 @@ impl Store for MemoryStore {
     }
 
     fn dump<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>> {
+        if let Some(e) = self.read_failure() {
+            return Box::pin(ready(Err(e)));
+        }
         let v = self
             .worlds
             .borrow()

@@ -37,8 +37,8 @@
 //!
 //! Errors: a thrown or rejected adapter call → [`StoreError::Backend`] with the adapter's
 //! message (a `QuotaExceededError` DOMException → [`StoreError::QuotaExceeded`]); a value that
-//! is not a readable record → `Backend` naming the key; a record from a newer format →
-//! [`StoreError::Version`]. Stored data never causes a panic.
+//! is not a readable record → [`StoreError::Corrupted`] naming the key; a record from a newer
+//! format → [`StoreError::Version`]. Stored data never causes a panic.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -486,7 +486,7 @@ fn encode<T: Serialize>(row: &T, key: &str) -> Result<String, StoreError> {
 /// Decodes the value stored at `key`, checking its format version first.
 fn decode<T: DeserializeOwned>(key: &str, value: &str) -> Result<T, StoreError> {
     let unreadable = |why: String| {
-        StoreError::Backend(format!(
+        StoreError::Corrupted(format!(
             "unreadable record at key {key:?}: {why}; delete the key or restore it from a backup"
         ))
     };
@@ -613,7 +613,7 @@ impl Tx<'_> {
             let id = parts.next().unwrap_or_default();
             let order = parts.next().and_then(|o| o.parse::<u64>().ok());
             let Some(order) = order else {
-                return Err(StoreError::Backend(format!(
+                return Err(StoreError::Corrupted(format!(
                     "unreadable agent key {k:?}: no order; delete the key"
                 )));
             };

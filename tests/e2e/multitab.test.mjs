@@ -307,7 +307,7 @@ for (const [label, reason, row] of [
   ['corrupted', 'corrupted', (r) => { delete r.v; }],
   ['newer-format', 'version', (r) => { r.v = 99; }],
 ]) {
-  test(`a ${label} message record fails reads with reason ${reason}; writes keep working`, async () => {
+  test(`a ${label} message record fails reads with reason ${reason} (rejection and system event); writes keep working`, async () => {
     const context = await browser.newContext();
     const { page, errors, worldId } = await worldWithHistory(context, label);
     // Damage the first stored message of the chat with raw IndexedDB.
@@ -331,13 +331,19 @@ for (const [label, reason, row] of [
       req.onerror = () => reject(req.error);
     }), { worldId, rowSrc: `(${row.toString()})` });
     const read = await page.evaluate(async () => {
+      window.systemErrors.length = 0;
       const chat = window.world.currentChat();
       try { await window.world.messages(chat.id, { limit: 100 }); return { resolved: true }; }
-      catch (e) { return { name: e.name, code: e.code, reason: e.reason, message: e.message }; }
+      catch (e) {
+        return { name: e.name, code: e.code, reason: e.reason, message: e.message,
+          events: window.systemErrors.map((x) => ({ code: x.code, reason: x.reason, message: x.message })) };
+      }
     });
     assert.equal(read.code, 'storage_error');
     assert.equal(read.reason, reason, read.message);
     assert.match(read.message, /messages record/);
+    // The failed read is reported as a `system` `error` event too.
+    assert.deepEqual(read.events, [{ code: 'storage_error', reason, message: read.message }]);
     // Writing still works, and the newest page (after the damaged record) reads fine.
     await page.evaluate(async () => { await window.world.send('still writing'); await window.world.idle(); });
     const tail = await page.evaluate(async () => {

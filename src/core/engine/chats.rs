@@ -107,7 +107,9 @@ impl World {
             let st = self.st();
             (st.world.clone(), st.agents.clone())
         };
-        load_chat_state(&*self.inner.store, &world, id, &mut agents).await?;
+        load_chat_state(&*self.inner.store, &world, id, &mut agents)
+            .await
+            .map_err(|e| self.report_storage(e, None))?;
         if world.current_chat_id.as_deref() != Some(id) {
             self.cancel_current_chat_calls();
             world.current_chat_id = Some(id.to_string());
@@ -153,7 +155,9 @@ impl World {
         if was_current {
             self.cancel_current_chat_calls();
             match &next {
-                Some(n) => load_chat_state(&*self.inner.store, &world, n, &mut agents).await?,
+                Some(n) => load_chat_state(&*self.inner.store, &world, n, &mut agents)
+                    .await
+                    .map_err(|e| self.report_storage(e, None))?,
                 None => {
                     for a in &mut agents {
                         a.memory.clear();
@@ -240,11 +244,11 @@ impl World {
             }
             st.world.id.clone()
         };
-        Ok(self
-            .inner
+        self.inner
             .store
             .messages(&world_id, chat_id, before, limit)
-            .await?)
+            .await
+            .map_err(|e| self.report_storage(e.into(), None))
     }
 
     /// Session mode on: if it was off, start a new chat. Off: `currentChatId = null`, the calls

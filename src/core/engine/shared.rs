@@ -104,8 +104,9 @@ impl World {
         }
     }
 
-    /// Emits the `system` `error` event of a storage failure; returns the error.
-    fn report_storage(&self, e: WorldError, agent: Option<&str>) -> WorldError {
+    /// Emits the `system` `error` event of a storage failure (reads of a live world included);
+    /// returns the error.
+    pub(crate) fn report_storage(&self, e: WorldError, agent: Option<&str>) -> WorldError {
         if e.reason().is_some() {
             self.emit_all(vec![Event::world_error(&e, agent)]);
         }

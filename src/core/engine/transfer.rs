@@ -385,7 +385,12 @@ impl World {
     /// per-chat counters). Never contains API keys.
     pub async fn export(&self) -> Result<String, WorldError> {
         let world_id = self.id();
-        let dump = self.inner.store.dump(&world_id).await?;
+        let dump = self
+            .inner
+            .store
+            .dump(&world_id)
+            .await
+            .map_err(|e| self.report_storage(e.into(), None))?;
         let world = self.info();
         let mut chats: Vec<ExportChat> = dump
             .chats
