@@ -75,6 +75,8 @@ test('strict TypeScript rejects wrong usage (the types are not vacuous)', async 
     assert.match(out, /wrong\.ts\(4,/, 'send(42) must be an error');
     assert.match(out, /wrong\.ts\(5,/, 'an unknown provider must be an error');
     assert.match(out, /wrong\.ts\(6,/, 'an sse event has no turnLimit');
+    assert.match(out, /wrong\.ts\(7,/, 'an external-change event has no chatId');
+    assert.match(out, /wrong\.ts\(8,/, 'disk_full is not a StorageErrorReason');
     return true;
   });
 });

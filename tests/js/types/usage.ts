@@ -2,7 +2,7 @@
 // must accept the README's usage, narrow events by topic, and type the errors.
 import init, {
   AgentWorld, isAgentWorldError, requestPersistentStorage, storageEstimate, version,
-  type Agent, type Chat, type Message, type SseEvent, type WorldInfo,
+  type Agent, type Chat, type Message, type SseEvent, type StorageErrorReason, type WorldInfo,
 } from "../../../pkg/web/agent_world_wasm.js";
 
 await init();
@@ -25,6 +25,14 @@ const off: () => void = world.on("sse", (e: SseEvent) => void e.content?.length)
 world.on("system", (e) => {
   if (e.type === "turn-limit") { const limit: number = e.turnLimit; void limit; }
   if (e.type === "error") { const code: string = e.code; void code; }
+  if (e.type === "error" && e.code === "storage_error") {
+    const why: StorageErrorReason | undefined = e.reason; void why;
+  }
+});
+world.on("world", (e) => {
+  if (e.type === "external-change") {
+    const changed: [string, string | null] = [e.worldId, e.currentChatId]; void changed;
+  }
 });
 world.on("message", (m) => void m.kind.toUpperCase());
 off();
@@ -39,6 +47,7 @@ try {
   await world.send("");
 } catch (e) {
   if (isAgentWorldError(e)) { const code: "empty_message" | string = e.code; void code; }
+  if (isAgentWorldError(e) && e.reason === "quota_exceeded") { await world.deleteChat("old"); }
 }
 const estimate = await storageEstimate();
 const kept: boolean = await requestPersistentStorage();

@@ -1,6 +1,8 @@
 // Must NOT compile: proves the declarations are checked, not `any`.
-import { AgentWorld } from "../../../pkg/web/agent_world_wasm.js";
+import { AgentWorld, isAgentWorldError } from "../../../pkg/web/agent_world_wasm.js";
 const world = await AgentWorld.create({ name: "Wrong" });
 await world.send(42);
 await world.addAgent({ name: "A", provider: "not-a-provider", model: "m" });
 world.on("sse", (e) => e.turnLimit);
+world.on("world", (e) => e.type === "external-change" && e.chatId);
+try { await world.idle(); } catch (e) { if (isAgentWorldError(e) && e.reason === "disk_full") throw e; }
