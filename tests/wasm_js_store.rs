@@ -12,6 +12,7 @@ use agent_world_wasm::core::store::{Store, StoreError, StoreOp};
 use agent_world_wasm::core::store_contract::{self, chat, world};
 use agent_world_wasm::web::js_store::JsStore;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 use wasm_bindgen_test::wasm_bindgen_test;
 
 #[wasm_bindgen(inline_js = r#"
@@ -134,8 +135,13 @@ async fn a_rejected_batch_writes_nothing_and_is_a_backend_error() {
     let r = s
         .apply(vec![append("w", "c", "m2"), append("w", "c", "m3")])
         .await;
-    match r {
-        Err(StoreError::Backend(m)) => assert!(m.contains("the disk is full"), "{m}"),
+    let err = r.expect_err("the batch was rejected");
+    assert_eq!(
+        adapter_error_message(&err),
+        "batch rejected: the disk is full"
+    );
+    match err.without_cause() {
+        StoreError::Backend(m) => assert!(m.contains("the disk is full"), "{m}"),
         other => panic!("expected a Backend error, got {other:?}"),
     }
     set_stat(&adapter, "failBatch", JsValue::FALSE);
@@ -175,10 +181,22 @@ async fn a_throwing_read_is_a_backend_error_with_the_adapters_message() {
     let adapter = make_map_adapter(false);
     let s = store_over(&adapter);
     set_stat(&adapter, "throwGet", JsValue::TRUE);
-    match s.load_world("w").await {
-        Err(StoreError::Backend(m)) => assert!(m.contains("the disk is gone"), "{m}"),
+    let err = s.load_world("w").await.expect_err("get threw");
+    assert_eq!(adapter_error_message(&err), "the disk is gone");
+    match err.without_cause() {
+        StoreError::Backend(m) => assert!(m.contains("the disk is gone"), "{m}"),
         other => panic!("expected a Backend error, got {other:?}"),
     }
+}
+
+/// The message of the JS `Error` the adapter threw, attached to `err` as its cause (the very
+/// object: JS sees it as `error.cause`).
+fn adapter_error_message(err: &StoreError) -> String {
+    let cause = err.cause().and_then(|c| c.get::<JsValue>());
+    let error = cause
+        .and_then(|c| c.dyn_ref::<js_sys::Error>())
+        .unwrap_or_else(|| panic!("no JS Error attached to {err:?}"));
+    String::from(error.message())
 }
 
 #[wasm_bindgen_test]

@@ -21,9 +21,11 @@ pub fn invalid_argument(field: &str, problem: &str) -> JsValue {
     agent_world_error("invalid_input", &format!("{field} {problem}"), None)
 }
 
-/// The JS error of an engine error, with its stable code (and `reason` for a storage failure).
+/// The JS error of an engine error, with its stable code (and `reason` for a storage failure,
+/// and as `cause` what the storage backend threw when its adapter caught it).
 pub fn from_world_error(error: crate::core::error::WorldError) -> JsValue {
-    let js = agent_world_error(error.code(), &error.to_string(), None);
+    let cause = error.cause().and_then(|c| c.get::<JsValue>()).cloned();
+    let js = agent_world_error(error.code(), &error.to_string(), cause);
     if let Some(reason) = error.reason() {
         // Setting a property on a fresh Error object cannot fail.
         let _ = js_sys::Reflect::set(

@@ -74,6 +74,14 @@ impl WorldError {
         }
     }
 
+    /// What the storage backend threw, when its adapter attached it ([`StoreError::Caused`]).
+    pub fn cause(&self) -> Option<&crate::core::store::Cause> {
+        match self {
+            WorldError::Storage(e) => e.cause(),
+            _ => None,
+        }
+    }
+
     pub(crate) fn input(field: &str, problem: impl Into<String>) -> Self {
         WorldError::InvalidInput {
             field: field.to_string(),
@@ -85,6 +93,33 @@ impl WorldError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cause_keeps_the_code_reason_and_message_of_the_error_it_is_attached_to() {
+        use crate::core::store::Cause;
+        let plain = StoreError::QuotaExceeded("writing a message".into());
+        let thrown = Cause::new(String::from("the adapter's own error"));
+        let caused = plain.clone().with_cause(thrown.clone());
+        let e = WorldError::from(caused.clone());
+        assert_eq!(
+            (e.code(), e.reason()),
+            ("storage_error", Some("quota_exceeded"))
+        );
+        assert_eq!(e.to_string(), WorldError::from(plain.clone()).to_string());
+        let got = e.cause().and_then(|c| c.get::<String>());
+        assert_eq!(got.map(String::as_str), Some("the adapter's own error"));
+        assert_eq!(
+            e.cause(),
+            Some(&thrown),
+            "the same caught value, not a copy"
+        );
+        // Attaching again replaces the cause rather than nesting; stripping gives the kind back.
+        let other = Cause::new(7u8);
+        let twice = caused.with_cause(other.clone());
+        assert_eq!(twice.cause(), Some(&other));
+        assert_eq!(twice.without_cause(), plain);
+        assert_eq!(WorldError::from(plain).cause(), None);
+    }
 
     #[test]
     fn codes_are_stable() {

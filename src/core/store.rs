@@ -29,8 +29,11 @@
 //! count computed from a stale view. Stores that return `None` (the default) are not shared:
 //! the engine trusts its RAM view.
 
+use std::any::Any;
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
@@ -69,7 +72,46 @@ pub enum StoreError {
     /// upgraded or deleted the database); open the store again.
     #[error("storage connection closed: {0}")]
     Closed(String),
+    /// `error`, with what the backend threw attached (the JS `Error` a `StoreAdapter` rejected
+    /// with, IndexedDB's `DOMException`): the binding hands it to JS as the error's `cause`, so
+    /// an application debugging its adapter sees its own error and stack.
+    #[error("{error}")]
+    Caused {
+        error: Box<StoreError>,
+        cause: Cause,
+    },
 }
+
+/// What a backend threw, kept opaque: the core never looks inside (it stays free of JS types);
+/// the adapter that caught it and the binding that reports it agree on its type.
+#[derive(Clone)]
+pub struct Cause(Rc<dyn Any>);
+
+impl Cause {
+    pub fn new<T: Any>(value: T) -> Self {
+        Cause(Rc::new(value))
+    }
+
+    /// The value, when it is a `T`.
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        self.0.downcast_ref()
+    }
+}
+
+impl fmt::Debug for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Cause(..)")
+    }
+}
+
+/// Two causes are equal when they are the same caught value.
+impl PartialEq for Cause {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Cause {}
 
 impl StoreError {
     /// `storage_error` for every variant (spec §8); [`StoreError::reason`] tells them apart.
@@ -89,6 +131,31 @@ impl StoreError {
             StoreError::Aborted(_) => "aborted",
             StoreError::Corrupted(_) => "corrupted",
             StoreError::Closed(_) => "closed",
+            StoreError::Caused { error, .. } => error.reason(),
+        }
+    }
+
+    /// Attaches what the backend threw (see [`StoreError::Caused`]).
+    pub fn with_cause(self, cause: Cause) -> StoreError {
+        StoreError::Caused {
+            error: Box::new(self.without_cause()),
+            cause,
+        }
+    }
+
+    /// What the backend threw, if the adapter attached it.
+    pub fn cause(&self) -> Option<&Cause> {
+        match self {
+            StoreError::Caused { cause, .. } => Some(cause),
+            _ => None,
+        }
+    }
+
+    /// The error without its cause (to match on the kind of failure).
+    pub fn without_cause(self) -> StoreError {
+        match self {
+            StoreError::Caused { error, .. } => *error,
+            other => other,
         }
     }
 }

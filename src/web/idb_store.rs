@@ -73,7 +73,8 @@ use super::idb_schema::{
 use super::tabs::{self, ChangeChannel};
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::store::{
-    AgentChatState, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump, WorldLockGuard,
+    AgentChatState, Cause, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
+    WorldLockGuard,
 };
 
 /// The state of this store's connection, set by `close()` and the connection's event handlers.
@@ -1070,11 +1071,10 @@ fn map_dom_error(context: &str, name: &str, message: &str) -> StoreError {
 }
 
 /// Maps a DOMException thrown by IndexedDB (here or in a JS-supplied store) to a
-/// [`StoreError`] by its `name`: `QuotaExceededError` → `QuotaExceeded`, `VersionError` →
-/// `Version`, `ConstraintError` → `Invalid`, `AbortError` and everything else → `Backend`.
-/// `context` says what was being done ("committing the batch").
+/// [`StoreError`] by its `name` (see `map_dom_error`), with the exception attached as the
+/// error's cause. `context` says what was being done ("committing the batch").
 pub fn store_error_from_dom_exception(context: &str, e: &web_sys::DomException) -> StoreError {
-    map_dom_error(context, &e.name(), &e.message())
+    map_dom_error(context, &e.name(), &e.message()).with_cause(Cause::new(JsValue::from(e.clone())))
 }
 
 fn map_idb_error(context: &str, e: IdbError) -> StoreError {

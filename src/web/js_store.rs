@@ -36,7 +36,8 @@
 //! Cascading deletes list the keys under the doomed prefixes and delete them in that batch.
 //!
 //! Errors: a thrown or rejected adapter call → [`StoreError::Backend`] with the adapter's
-//! message (a `QuotaExceededError` DOMException → [`StoreError::QuotaExceeded`]); a value that
+//! message (a `QuotaExceededError` DOMException → [`StoreError::QuotaExceeded`]), and what it
+//! threw attached as the cause (JS sees it as `error.cause`); a value that
 //! is not a readable record → [`StoreError::Corrupted`] naming the key; a record from a newer
 //! format → [`StoreError::Version`]. Stored data never causes a panic.
 
@@ -52,7 +53,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::store::{
-    AgentChatState, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
+    AgentChatState, Cause, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
 };
 
 /// The format version written into every value's `v` field.
@@ -372,7 +373,7 @@ fn js_error(context: &str, e: &JsValue) -> StoreError {
         .and_then(|m| m.as_string())
         .or_else(|| e.as_string())
         .unwrap_or_else(|| "(no message)".to_string());
-    StoreError::Backend(format!("{context}: {message}"))
+    StoreError::Backend(format!("{context}: {message}")).with_cause(Cause::new(e.clone()))
 }
 
 // ---- keys ----

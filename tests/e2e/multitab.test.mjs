@@ -223,6 +223,7 @@ const sendFailing = (text) => (async (text) => {
     return { resolved: true };
   } catch (e) {
     return { name: e.name, code: e.code, reason: e.reason, message: e.message,
+      cause: e.cause === undefined ? undefined : { name: e.cause.name, message: e.cause.message },
       events: window.systemErrors.map((x) => ({ code: x.code, reason: x.reason, message: x.message })) };
   }
 })(text);
@@ -261,6 +262,10 @@ for (const [label, reason, patch] of [
     assert.equal(failed.name, 'AgentWorldError');
     assert.equal(failed.code, 'storage_error');
     assert.equal(failed.reason, reason, failed.message);
+    if (reason === 'quota_exceeded') {
+      // The browser's own exception rides along as `cause`.
+      assert.deepEqual(failed.cause, { name: 'QuotaExceededError', message: 'the quota has been exceeded' });
+    }
     assert.deepEqual(failed.events, [{ code: 'storage_error', reason, message: failed.message }]);
     assert.deepEqual(await page.evaluate(contents), { count: 2, messages: ['committed before the failure', 'noted'] });
     await page.evaluate(async () => { await window.world.send('after the failure'); await window.world.idle(); });

@@ -464,7 +464,7 @@ pub async fn a_newer_version_elsewhere_closes_this_connection() {
         Err(StoreError::Closed(_))
     ));
     other.close();
-    let err = IdbStore::open(&name).await.unwrap_err();
+    let err = IdbStore::open(&name).await.unwrap_err().without_cause();
     assert!(matches!(err, StoreError::Version(_)), "{err:?}");
     drop(s);
     delete_db(&name).await;
@@ -511,11 +511,25 @@ pub async fn a_delete_elsewhere_closes_this_connection() {
 }
 
 /// DOMException names map to typed errors (a quota error cannot be provoked reliably in a
-/// test browser, so the mapping is checked on constructed exceptions).
+/// test browser, so the mapping is checked on constructed exceptions), and the exception
+/// itself is attached as the cause.
 pub fn dom_exceptions_map_to_typed_errors() {
+    let quota =
+        web_sys::DomException::new_with_message_and_name("boom", "QuotaExceededError").unwrap();
+    let err = store_error_from_dom_exception("committing the batch", &quota);
+    let cause = err
+        .cause()
+        .and_then(|c| c.get::<wasm_bindgen::JsValue>())
+        .cloned();
+    assert_eq!(
+        cause,
+        Some(wasm_bindgen::JsValue::from(quota)),
+        "the very exception"
+    );
+    assert_eq!(err.reason(), "quota_exceeded");
     let map = |name: &str| {
         let e = web_sys::DomException::new_with_message_and_name("boom", name).unwrap();
-        store_error_from_dom_exception("committing the batch", &e)
+        store_error_from_dom_exception("committing the batch", &e).without_cause()
     };
     assert!(
         matches!(map("QuotaExceededError"), StoreError::QuotaExceeded(m) if m.contains("boom"))
@@ -732,7 +746,7 @@ pub async fn a_blocked_upgrade_fails_with_blocked() {
     // The blocked request stays queued and upgrades once the connection closes; opens are
     // served in order, so this code's version then finds the newer database. Data is intact.
     stubborn.close();
-    let err = IdbStore::open(&name).await.unwrap_err();
+    let err = IdbStore::open(&name).await.unwrap_err().without_cause();
     assert!(matches!(err, StoreError::Version(_)), "{err:?}");
     let newer = IdbStore::open_version(&name, SCHEMA_VERSION + 1)
         .await

@@ -129,3 +129,42 @@ test('worlds in memory storage can be listed, reopened and deleted', async () =>
   await assert.rejects(AgentWorld.create({ name: 'x', storage: 'indexeddb' }),
     (e) => e.code === 'storage_unavailable');
 });
+
+test('a StoreAdapter that rejects: storage_error with the adapter\'s own Error as cause', async () => {
+  const map = new Map();
+  const thrown = new Error('the disk is full');
+  let failNext = false;
+  const adapter = {
+    async get(key) { return map.get(key); },
+    async put(key, value) { map.set(key, value); },
+    async delete(key) { map.delete(key); },
+    async list(prefix) {
+      return [...map.keys()].filter((k) => k.startsWith(prefix)).sort().map((k) => [k, map.get(k)]);
+    },
+    async batch(ops) {
+      if (failNext) { failNext = false; throw thrown; }
+      for (const op of ops) op.type === 'put' ? map.set(op.key, op.value) : map.delete(op.key);
+    },
+  };
+  const world = await AgentWorld.create({ name: uniqueName('Full Disk'), storage: adapter });
+  const events = [];
+  world.on('system', (e) => e.type === 'error' && events.push(e));
+  await world.send('kept');
+
+  failNext = true;
+  const err = await world.send('lost').then(() => null, (e) => e);
+  assert.ok(isAgentWorldError(err), String(err));
+  assert.deepEqual([err.code, err.reason], ['storage_error', 'backend']);
+  assert.match(err.message, /the disk is full/);
+  assert.equal(err.cause, thrown, 'the very Error the adapter threw, stack and all');
+  assert.deepEqual(events.map((e) => [e.code, e.reason]), [['storage_error', 'backend']]);
+
+  // Nothing of the failed send was kept, and the world goes on.
+  await world.send('after');
+  const chat = world.currentChat();
+  assert.deepEqual((await world.messages(chat.id)).map((m) => m.content), ['kept', 'after']);
+  // An error with no underlying exception has no cause.
+  const empty = await world.send(' ').then(() => null, (e) => e);
+  assert.equal(empty.code, 'empty_message');
+  assert.equal('cause' in empty, false);
+});
