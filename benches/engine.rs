@@ -144,14 +144,14 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
-fn throughput(agents: usize, reps: usize) -> Value {
+fn throughput(agents: usize, reps: usize, messages: u64) -> Value {
     let mut rates = Vec::new();
     let mut raw = Vec::new();
     let mut replies_per_human = 0.0;
     for _ in 0..reps {
         let b = bench_world(agents, true);
         let t = Instant::now();
-        let sent = b.drive(MESSAGES);
+        let sent = b.drive(messages);
         let secs = t.elapsed().as_secs_f64();
         let published = b.published.get();
         replies_per_human = (published - sent) as f64 / sent as f64;
@@ -226,11 +226,17 @@ fn main() {
         serde_json::from_slice(&out.stdout).unwrap()
     };
     let memory = json!({ "session_off": child("off"), "session_on": child("on") });
-    let routing: Vec<Value> = AGENT_COUNTS.iter().map(|&n| throughput(n, reps)).collect();
+    let messages: u64 = arg("--messages")
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(MESSAGES);
+    let routing: Vec<Value> = AGENT_COUNTS
+        .iter()
+        .map(|&n| throughput(n, reps, messages))
+        .collect();
     println!(
         "{}",
         json!({
-            "messages_per_rep": MESSAGES,
+            "messages_per_rep": messages,
             "reps": reps,
             "routing": routing,
             "memory": memory,

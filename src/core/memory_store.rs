@@ -15,6 +15,9 @@ use crate::core::store::{
 struct ChatData {
     chat: Option<Chat>,
     messages: Vec<Message>,
+    /// Message id → index in `messages`: the duplicate-id check and a page's `before` cursor
+    /// are lookups, not scans of the whole chat (a scan per append made a long chat quadratic).
+    index: BTreeMap<String, usize>,
     memories: BTreeMap<String, Vec<MemoryEntry>>,
     states: BTreeMap<String, AgentChatState>,
 }
@@ -126,11 +129,7 @@ impl MemoryStore {
                         && worlds
                             .get(world_id)
                             .and_then(|w| w.chats.get(chat_id))
-                            .is_some_and(|c| {
-                                c.messages
-                                    .iter()
-                                    .any(|m| m.message_id == message.message_id)
-                            });
+                            .is_some_and(|c| c.index.contains_key(&message.message_id));
                     if exists || !new_ids.insert(key) {
                         return Err(StoreError::Invalid(format!(
                             "message {:?} already exists in chat {chat_id:?}",
@@ -195,9 +194,10 @@ impl MemoryStore {
                     chat_id,
                     message,
                 } => {
-                    chat_mut(&mut worlds, &world_id, &chat_id)
-                        .messages
-                        .push(message);
+                    let chat = chat_mut(&mut worlds, &world_id, &chat_id);
+                    chat.index
+                        .insert(message.message_id.clone(), chat.messages.len());
+                    chat.messages.push(message);
                 }
                 StoreOp::AppendMemory {
                     world_id,
@@ -357,14 +357,11 @@ impl Store for MemoryStore {
         limit: usize,
     ) -> LocalBoxFuture<'a, Result<Vec<Message>, StoreError>> {
         let worlds = self.worlds.borrow();
-        let msgs = worlds
-            .get(world_id)
-            .and_then(|w| w.chats.get(chat_id))
-            .map(|c| c.messages.as_slice())
-            .unwrap_or_default();
+        let chat = worlds.get(world_id).and_then(|w| w.chats.get(chat_id));
+        let msgs = chat.map(|c| c.messages.as_slice()).unwrap_or_default();
         let end = match before {
             None => Some(msgs.len()),
-            Some(id) => msgs.iter().position(|m| m.message_id == id),
+            Some(id) => chat.and_then(|c| c.index.get(id).copied()),
         };
         let v = match end {
             Some(end) => msgs
