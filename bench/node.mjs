@@ -17,7 +17,7 @@ const arg = (name, fallback) => {
   return i >= 0 ? args[i + 1] : fallback;
 };
 const log = (line) => console.error(`bench node: ${line}`);
-const ROUTING_MESSAGES = 2000;
+const ROUTING_MESSAGES = 10000;
 
 const { AgentWorld } = require('../pkg/nodejs/agent_world_wasm.js');
 

@@ -73,12 +73,15 @@ lines.push(table(['target', '.wasm raw / gzip / brotli', 'JS glue raw / gzip / b
 for (const t of size.targets) check(`size ${t.target}: gzip ≤ ${kb(size.budget_gzip_bytes)}`, !t.over_budget, kb(t.total.gzip));
 
 if (size.twiggy) {
-  lines.push('', `**What costs the most** (\`twiggy top\` / \`twiggy dominators\` of the release code with names kept, ${kb(size.twiggy.names_build_bytes ?? 0)})`, '');
-  const rows = size.twiggy.top.map((t, i) => {
-    const d = size.twiggy.dominators?.[i];
-    return [`\`${t.name.slice(0, 70)}\``, `${int(t.bytes)} B (${t.percent.toFixed(1)} %)`, d ? `\`${d.name.slice(0, 60)}\`` : '', d ? `${int(d.retained_bytes)} B (${d.percent.toFixed(1)} %)` : ''];
-  });
-  lines.push(table(['top item (shallow)', 'bytes', 'dominator (retained)', 'bytes'], rows));
+  const tw = size.twiggy;
+  lines.push('', `**What costs the most**: \`twiggy top\` and \`twiggy dominators\` of the release code with names kept (${kb(tw.without_names_bytes)} without the name sections; % of that)`, '');
+  const cut = (s, n) => `\`${s.length > n ? `${s.slice(0, n)}…` : s}\``;
+  lines.push(table(['largest items (shallow)', 'bytes', 'dominators (retained)', 'bytes', 'by crate', 'bytes'], tw.top.map((t, i) => {
+    const d = tw.dominators[i];
+    const c = tw.by_crate[i];
+    return [cut(t.name, 60), `${int(t.bytes)} (${t.percent.toFixed(1)} %)`, d ? cut(d.name, 60) : '', d ? `${int(d.retained_bytes)} (${d.percent.toFixed(1)} %)` : '',
+      c ? c.crate : '', c ? `${int(c.bytes)} (${c.percent.toFixed(1)} %)` : ''];
+  })));
 }
 
 lines.push('', '**Streaming overhead**: response head → last `sse` chunk callback, engine (one agent, stream on) vs a hand-written fetch + TextDecoder + SSE split loop over the same mock stream', '');

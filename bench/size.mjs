@@ -48,25 +48,51 @@ for (const t of arg('--targets', 'web,nodejs').split(',')) {
   targets.push({ target: t, wasm, glue, total, gzip_vs_budget: total.gzip / budget, over_budget: total.gzip > budget });
 }
 
-/** twiggy's JSON (`-f json`) → the top 10 items with their share of the name-keeping build. */
-function twiggyItems(file, pick) {
-  if (!file || !existsSync(file)) return null;
-  const data = JSON.parse(readFileSync(file, 'utf8'));
-  const list = Array.isArray(data) ? data : data.items ?? [];
-  return list.slice(0, 10).map(pick);
+// twiggy's JSON (`-f json`). The name subsections exist only in the name-keeping build (the
+// shipped module has none), so they are left out of every list.
+const readJson = (file) => (file && existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : null);
+const NAMES = /^"(function|data|local|global|type|module|table|memory|elem|label)? ?names" subsection$/;
+const allItems = (readJson(arg('--twiggy-top')) ?? []).filter((x) => !NAMES.test(x.name));
+const shipped = allItems.reduce((a, x) => a + x.shallow_size, 0);
+const pct = (b) => (100 * b) / shipped;
+const top = allItems.slice(0, 10).map((x) => ({ name: x.name, bytes: x.shallow_size, percent: pct(x.shallow_size) }));
+
+// Dominators: the tree's first real items under the root and the indirect-call table (most code
+// is reachable only through `table[0]`/`elem[0]`, which would otherwise retain everything).
+const CONTAINER = /^(<meta root>|table\[\d+\]|elem\[\d+\])$/;
+const dom = [];
+const walk = (node, underContainer) => {
+  const container = CONTAINER.test(node.name);
+  if (!container && underContainer && !NAMES.test(node.name)) dom.push({ name: node.name, retained_bytes: node.retained_size, percent: pct(node.retained_size) });
+  for (const c of node.children ?? []) walk(c, container);
+};
+for (const n of readJson(arg('--twiggy-dom'))?.items ?? []) walk(n, true);
+const dominators = dom.sort((a, b) => b.retained_bytes - a.retained_bytes).slice(0, 10);
+
+// Shallow bytes by crate (the first path segment of each item's name): where the size comes from.
+const crates = {};
+for (const x of allItems) {
+  const name = x.name.replace(/^<+/, '');
+  const key = name.startsWith('data segment') ? 'data segments (.rodata: strings, tables)'
+    : /^(import|export) /.test(name) ? 'imports and exports'
+      : (name.match(/^([A-Za-z_][A-Za-z0-9_]*)(\[[0-9a-f]+\])?(::|$)/) || [])[1] ?? 'other (wasm-bindgen shims, sections)';
+  crates[key] = (crates[key] ?? 0) + x.shallow_size;
 }
-const top = twiggyItems(arg('--twiggy-top'), (x) => ({ name: x.name, bytes: x.shallow_size, percent: x.shallow_size_percent }));
-const dominators = twiggyItems(arg('--twiggy-dom'), (x) => ({ name: x.name, retained_bytes: x.retained_size, percent: x.retained_size_percent }));
+const byCrate = Object.entries(crates).sort((a, b) => b[1] - a[1]).slice(0, 10)
+  .map(([crate, bytes]) => ({ crate, bytes, percent: pct(bytes) }));
+
 const namesWasm = arg('--names-wasm');
 const result = {
   budget_gzip_bytes: budget,
   targets,
   over_budget: targets.some((t) => t.over_budget),
-  twiggy: top && {
-    build: 'release cargo build → wasm-bindgen (names kept) → wasm-opt with the release flags plus -g (names kept); not the shipped bytes',
+  twiggy: allItems.length ? {
+    build: 'release cargo build → wasm-bindgen (names kept) → wasm-opt with the release flags plus -g; percentages are of its bytes without the name subsections',
     names_build_bytes: namesWasm && existsSync(namesWasm) ? readFileSync(namesWasm).length : null,
+    without_names_bytes: shipped,
     top,
     dominators,
-  },
+    by_crate: byCrate,
+  } : null,
 };
 writeFileSync(arg('--out', '/dev/stdout'), JSON.stringify(result, null, 1));

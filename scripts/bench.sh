@@ -31,9 +31,9 @@ names_build() {
   wasm-bindgen --target web --out-dir "$OUT/names" target/wasm32-unknown-unknown/release/agent_world_wasm.wasm
   # shellcheck disable=SC2086 # the flags are separate words
   wasm-opt $flags -g "$OUT/names/agent_world_wasm_bg.wasm" -o "$OUT/names/names.wasm"
-  twiggy top -n 10 -f json "$OUT/names/names.wasm" >"$OUT/twiggy-top.json"
-  twiggy dominators -r 10 -d 1 -f json "$OUT/names/names.wasm" >"$OUT/twiggy-dominators.json"
-  twiggy top -n 10 "$OUT/names/names.wasm" >"$OUT/twiggy-top.txt"
+  twiggy top -f json "$OUT/names/names.wasm" >"$OUT/twiggy-top.json"
+  twiggy dominators -r 12 -d 4 -f json "$OUT/names/names.wasm" >"$OUT/twiggy-dominators.json"
+  twiggy top -n 20 "$OUT/names/names.wasm" >"$OUT/twiggy-top.txt"
 }
 part "names build + twiggy" names_build
 part "sizes" node bench/size.mjs --targets web,nodejs,bundler --twiggy-top "$OUT/twiggy-top.json" \
