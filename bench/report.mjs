@@ -108,7 +108,7 @@ check(`persisted send ≤ ${BUDGETS.persisted_send_ratio}× bare put`, p.send_ms
 check(`reopen 10,000 ≤ ${BUDGETS.reopen_ratio}× bare`, p.reopen.total_ms.median / p.reopen.bare_total_ms.median <= BUDGETS.reopen_ratio, x(p.reopen.total_ms.median / p.reopen.bare_total_ms.median));
 
 lines.push('', `**Routing throughput**: published messages per second (each routed to every agent), zero-latency LLM, memory store, ${int(native.messages_per_rep)} messages per repetition`, '');
-lines.push(table(['agents', 'native msg/s', 'Node msg/s', 'Node / native', 'µs per message (native / Node)'],
+lines.push(table(['agents', 'native msg/s', 'Node msg/s', 'native ÷ Node', 'µs per message (native / Node)'],
   native.routing.map((n, i) => {
     const j = node.routing[i];
     return [n.agents, `${int(n.messages_per_s)} (${int(n.min)}–${int(n.max)})`, `${int(j.messages_per_s)} (${int(j.min)}–${int(j.max)})`,
@@ -154,9 +154,9 @@ console.log(text);
 const readmePath = arg('--readme');
 if (readmePath) {
   const readme = readFileSync(readmePath, 'utf8');
-  const re = /(<!-- bench:begin[^>]*-->\n)[\s\S]*?(\n<!-- bench:end -->)/;
+  const re = /(<!-- bench:begin[^>]*-->)[\s\S]*?(<!-- bench:end -->)/;
   if (!re.test(readme)) throw new Error(`${readmePath} has no <!-- bench:begin --> … <!-- bench:end --> markers`);
-  writeFileSync(readmePath, readme.replace(re, (_, a, b) => `${a}${text}${b}`));
+  writeFileSync(readmePath, readme.replace(re, (_, a, b) => `${a}\n${text}\n${b}`));
 }
 if (size.over_budget) {
   console.error(`bench: over the size budget (${size.targets.filter((t) => t.over_budget).map((t) => `${t.target} ${kb(t.total.gzip)}`).join(', ')} > ${kb(size.budget_gzip_bytes)} gzip)`);
