@@ -289,6 +289,68 @@ fn recorded_streams_decode_identically_under_every_split() {
     }
 }
 
+/// OpenAI-style frames of unusual shapes: the typed fast path for plain text chunks must give
+/// exactly the events the general reading gives (it hands every frame it is unsure of over).
+#[test]
+fn openai_frames_of_unusual_shapes() {
+    let frames = [
+        // Escapes in the text (an owned string, not a borrowed one).
+        r#"{"choices":[{"index":0,"delta":{"content":"a\"b\n\u00e9"},"finish_reason":null}]}"#,
+        // A duplicate key: the last one wins.
+        r#"{"choices":[{"delta":{"content":"x","content":"y"}}]}"#,
+        // `delta: null` beside a `message`: nothing (the delta is what counts).
+        r#"{"choices":[{"delta":null,"message":{"content":"ignored"}}]}"#,
+        // A `message` without a delta (non-streamed shape inside a stream).
+        r#"{"choices":[{"message":{"content":"m"}}]}"#,
+        // Text of the wrong type is no text; null and empty strings are nothing.
+        r#"{"choices":[{"delta":{"content":7}}]}"#,
+        r#"{"choices":[{"delta":{"content":null,"refusal":""}}]}"#,
+        // Reasoning in both spellings (reasoning_content wins), then a refusal shown as text.
+        r#"{"choices":[{"delta":{"reasoning_content":"r1","reasoning":"r2"}}]}"#,
+        r#"{"choices":[{"delta":{"reasoning":"r3","refusal":"no"}}]}"#,
+        // Not an object, an empty and a null `choices`: nothing.
+        r#"[{"delta":{"content":"arr"}}]"#,
+        r#"{"choices":[]}"#,
+        r#"{"choices":null}"#,
+        // Usage on a chunk that also carries text, then the finish reason.
+        r#"{"choices":[{"delta":{"content":"u"}}],"usage":{"prompt_tokens":3,"completion_tokens":4}}"#,
+        r#"{"choices":[{"delta":{},"finish_reason":"length"}],"usage":null}"#,
+    ];
+    let mut body = String::new();
+    for f in frames {
+        body.push_str(&format!("data: {f}\n\n"));
+    }
+    body.push_str("data: [DONE]\n\n");
+    let (events, err) = every_split(ProviderKind::OpenAi, true, body.as_bytes());
+    assert_eq!(err, None);
+    assert_eq!(
+        events,
+        vec![
+            LlmEvent::Text("a\"b\n\u{e9}".into()),
+            LlmEvent::Text("y".into()),
+            LlmEvent::Text("m".into()),
+            LlmEvent::Reasoning("r1".into()),
+            LlmEvent::Reasoning("r3".into()),
+            LlmEvent::Text("no".into()),
+            LlmEvent::Text("u".into()),
+            LlmEvent::Usage(Usage {
+                input_tokens: Some(3),
+                output_tokens: Some(4),
+            }),
+            LlmEvent::Done {
+                finish_reason: Some("length".into()),
+            },
+        ]
+    );
+
+    // An error payload is still an error when it rides on a chunk with text.
+    let err_frame = "data: {\"choices\":[{\"delta\":{\"content\":\"t\"}}],\"error\":{\"message\":\"boom\"}}\n\n";
+    let (events, err) = run(ProviderKind::OpenAi, true, &[err_frame.as_bytes()]);
+    assert_eq!(events, vec![]);
+    assert!(matches!(&err, Some(LlmError::Http { .. })), "{err:?}");
+    assert!(format!("{err:?}").contains("boom"), "{err:?}");
+}
+
 #[test]
 fn events_after_done_are_ignored() {
     let mut bytes = OPENAI_STREAM.as_bytes().to_vec();

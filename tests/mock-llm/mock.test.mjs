@@ -460,6 +460,36 @@ describe('faults', () => {
     assert.equal(Buffer.byteLength(text), 300000);
   });
 
+  test('tokens:<n> streams exactly n one-word content chunks, with no pause', async () => {
+    const res = await post('/v1/chat/completions', chat('hi'), { ...OPENAI, 'x-mock-fault': 'tokens:1000' });
+    const deltas = parseSse(await res.text())
+      .filter((r) => r.data !== '[DONE]')
+      .map((r) => JSON.parse(r.data).choices[0].delta.content)
+      .filter((c) => c);
+    assert.equal(deltas.length, 1000);
+    assert.deepEqual([deltas[0], deltas[1], deltas[999]], ['tok', ' tok', ' tok']);
+    assert.equal(deltas.join(''), `tok${' tok'.repeat(999)}`);
+
+    // A scripted chunk size still wins; a count below 1 is a bad script (400, not retried).
+    const big = await post('/v1/messages', { model: 'm', stream: true, messages: [] }, { ...ANTHROPIC, 'x-mock-fault': 'tokens:10', 'x-mock-chunk': '8' });
+    const texts = parseSse(await big.text()).filter((r) => r.event === 'content_block_delta').map((r) => JSON.parse(r.data).delta.text);
+    assert.deepEqual(texts, ['tok tok ', 'tok tok ', 'tok tok ', 'tok tok ', 'tok tok']);
+    const bad = await post('/v1/chat/completions', chat('hi'), { ...OPENAI, 'x-mock-fault': 'tokens:0' });
+    assert.equal(bad.status, 400);
+    assert.match((await bad.json()).error.message, /tokens:0/);
+  });
+
+  test('tokens:<n> ignores the server-wide chunk size', async () => {
+    const chunky = await startMockLlm({ delayMs: 0, chunkChars: 100 });
+    try {
+      const res = await fetch(`${chunky.url}/api/chat`, { method: 'POST', headers: { 'x-mock-fault': 'tokens:5' }, body: JSON.stringify({ model: 'm', messages: [] }) });
+      const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l));
+      assert.deepEqual(lines.filter((l) => !l.done).map((l) => l.message.content), ['tok', ' tok', ' tok', ' tok', ' tok']);
+    } finally {
+      await chunky.close();
+    }
+  });
+
   test('empty replies with whitespace only', async () => {
     const res = await post('/v1beta/models/m:generateContent', { contents: [] }, { 'x-goog-api-key': 'g', 'x-mock-fault': 'empty' });
     const text = (await res.json()).candidates[0].content.parts[0].text;

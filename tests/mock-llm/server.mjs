@@ -278,10 +278,15 @@ function makePlan(call, headers, defaults) {
       plan.reply = hugeText(f.bytes);
       chunkChars ??= HUGE_CHUNK_CHARS;
       delayMs ??= 0;
+    } else if (f.kind === 'tokens') {
+      // Benchmarks: exactly n one-word chunks (`tok`, ` tok`, …) as fast as the socket takes them.
+      plan.reply = tokensText(f.count);
+      plan.wordChunks = chunkChars === undefined;
+      delayMs ??= 0;
     }
   }
   plan.delayMs = Number.isFinite(delayMs) && delayMs >= 0 ? delayMs : defaults.delayMs;
-  plan.chunkChars = Number.isFinite(chunkChars) && chunkChars > 0 ? chunkChars : defaults.chunkChars;
+  plan.chunkChars = Number.isFinite(chunkChars) && chunkChars > 0 ? chunkChars : plan.wordChunks ? 0 : defaults.chunkChars;
   plan.key = pick(headers['x-mock-key'], s.key, d.key, call.system) ?? '';
   plan.replyChunks = chunkText(plan.reply, plan.chunkChars);
   plan.reasoningChunks = chunkText(plan.reasoning, plan.chunkChars);
@@ -307,6 +312,9 @@ function parseFaults(spec) {
     } else if (['stall', 'cut', 'huge', 'split'].includes(f.kind)) {
       f.bytes = Number(a);
       if (!(f.bytes >= (f.kind === 'split' ? 1 : 0))) throw scriptError(`bad fault ${raw}: needs a byte count`);
+    } else if (f.kind === 'tokens') {
+      f.count = Number(a);
+      if (!(Number.isInteger(f.count) && f.count >= 1)) throw scriptError(`bad fault ${raw}: needs a token count of at least 1`);
     } else if (f.kind === 'drip') {
       f.ms = Number(a);
       if (!(f.ms >= 0)) throw scriptError(`bad fault ${raw}: needs milliseconds`);
@@ -337,6 +345,11 @@ function chunkText(text, n) {
 function hugeText(bytes) {
   const unit = 'lorem ipsum dolor sit amet ';
   return unit.repeat(Math.ceil(bytes / unit.length)).slice(0, bytes);
+}
+
+/** n one-word tokens that word-chunking splits back into exactly n chunks. */
+function tokensText(n) {
+  return `tok${' tok'.repeat(n - 1)}`;
 }
 
 const OPENERS = [

@@ -1,0 +1,109 @@
+// `make bench`, Chromium part (run by scripts/bench.sh): cold start, streaming overhead and
+// IndexedDB persistence in headless Chromium (Debian's, driven by playwright-core), through
+// pkg/web. A tiny static server on 127.0.0.1 serves pkg/web/ and bench/; the mock LLM runs
+// in its own process on another port (cross-origin, as a real provider is).
+//   node bench/chromium.mjs --mock URL --reps 5 --out bench/out/chromium.json
+import http from 'node:http';
+import { once } from 'node:events';
+import { readFile, writeFile } from 'node:fs/promises';
+import { chromium } from 'playwright-core';
+import { stats } from './common.mjs';
+
+const root = new URL('../', import.meta.url);
+const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm',
+  '.html': 'text/html; charset=utf-8', '.json': 'application/json' };
+const args = process.argv.slice(2);
+const arg = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const log = (line) => console.error(`bench chromium: ${line}`);
+const mockUrl = arg('--mock');
+const reps = Number(arg('--reps', 5));
+if (!mockUrl) throw new Error('bench/chromium.mjs needs --mock URL (scripts/bench.sh starts the mock LLM)');
+
+async function startStatic() {
+  const srv = http.createServer(async (req, res) => {
+    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    const allowed = (path.startsWith('/pkg/web/') || path.startsWith('/bench/')) && !path.includes('..');
+    const type = TYPES[path.slice(path.lastIndexOf('.'))];
+    if (!allowed || !type) return res.writeHead(404).end('not found');
+    try {
+      const body = await readFile(new URL(`.${path}`, root));
+      res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
+    } catch {
+      res.writeHead(404).end('not found');
+    }
+  });
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  return srv;
+}
+
+const server = await startStatic();
+const base = `http://127.0.0.1:${server.address().port}`;
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--no-first-run'],
+});
+
+/** Opens /bench/page.html?mode=… in `context` and returns the page's result. */
+async function run(context, params, timeout = 240_000) {
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  try {
+    await page.goto(`${base}/bench/page.html?${new URLSearchParams({ mock: mockUrl, reps, ...params })}`);
+    await page.waitForFunction(() => globalThis.__result, null, { timeout, polling: 100 });
+    const result = await page.evaluate(() => globalThis.__result);
+    if (result.failure) throw new Error(`${params.mode}: ${result.failure}`);
+    if (errors.length) throw new Error(`${params.mode}: page errors: ${errors.join('; ')}`);
+    return result;
+  } finally {
+    await page.close();
+  }
+}
+
+/** A fresh browser context (empty IndexedDB, no caches) per call. */
+async function inFreshContext(fn) {
+  const context = await browser.newContext();
+  try {
+    return await fn(context);
+  } finally {
+    await context.close();
+  }
+}
+
+const result = { runtime: `chromium ${browser.version()}` };
+try {
+  // Cold start: every repetition in a new context (first visit: no compiled-code cache, no database).
+  const cold = [];
+  for (let i = 0; i < Math.max(reps, 7); i++) cold.push(await inFreshContext((c) => run(c, { mode: 'cold' })));
+  const field = (k) => stats(cold.map((x) => x[k]));
+  result.cold_start = { init_ms: field('init_ms'), create_ms: field('create_ms'), total_ms: field('total_ms'), empty_ms: field('empty_ms'), raw: cold };
+  result.cold_start.ratio = result.cold_start.total_ms.median / result.cold_start.empty_ms.median;
+  log(`cold start ${result.cold_start.total_ms.median.toFixed(1)} ms (init ${result.cold_start.init_ms.median.toFixed(1)}) vs empty ${result.cold_start.empty_ms.median.toFixed(2)} ms`);
+
+  result.streaming = (await inFreshContext((c) => run(c, { mode: 'stream' }))).rows;
+  for (const r of result.streaming) log(`streaming n=${r.n}: ratio ${r.ratio.toFixed(2)}, ${r.engine_us_per_chunk.toFixed(1)} µs/chunk (raw ${r.raw_us_per_chunk.toFixed(1)})`);
+
+  result.persistence = await inFreshContext(async (c) => {
+    const p = await run(c, { mode: 'persist' });
+    log(`persisted send ${p.send_ms.median.toFixed(2)} ms vs bare put ${p.bare_put_ms.median.toFixed(2)} ms; ${p.turns} turns ${p.conversation_ms.toFixed(0)} ms`);
+    const fill = await run(c, { mode: 'fill' });
+    log(`imported ${fill.messages} messages in ${fill.import_ms.toFixed(0)} ms`);
+    const reopens = [];
+    for (let i = 0; i < reps; i++) reopens.push(await run(c, { mode: 'reopen', world: fill.id, chat: fill.chatId }));
+    const f = (k) => stats(reopens.map((x) => x[k]));
+    const reopen = { messages: fill.messages, open_ms: f('open_ms'), first_page_ms: f('first_page_ms'), total_ms: f('total_ms'),
+      bare_total_ms: f('bare_total_ms'), bare_open_ms: f('bare_open_ms'), bare_page_ms: f('bare_page_ms'), raw: reopens };
+    log(`reopen ${fill.messages}: open ${reopen.open_ms.median.toFixed(1)} ms + first page ${reopen.first_page_ms.median.toFixed(1)} ms`);
+    return { ...p, fill, reopen };
+  });
+} finally {
+  await browser.close();
+  server.closeAllConnections();
+  server.close();
+}
+await writeFile(arg('--out', '/dev/stdout'), JSON.stringify(result, null, 1));
