@@ -3,15 +3,11 @@
 // pkg/web. A tiny static server on 127.0.0.1 serves pkg/web/ and bench/; the mock LLM runs
 // in its own process on another port (cross-origin, as a real provider is).
 //   node bench/chromium.mjs --mock URL --reps 5 --out bench/out/chromium.json
-import http from 'node:http';
-import { once } from 'node:events';
-import { readFile, writeFile } from 'node:fs/promises';
-import { chromium } from 'playwright-core';
+import { writeFile } from 'node:fs/promises';
+import { launchChromium, serveDir } from '../tests/support/chromium.mjs';
 import { stats } from './common.mjs';
 
 const root = new URL('../', import.meta.url);
-const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm',
-  '.html': 'text/html; charset=utf-8', '.json': 'application/json' };
 const args = process.argv.slice(2);
 const arg = (name, fallback) => {
   const i = args.indexOf(name);
@@ -22,31 +18,9 @@ const mockUrl = arg('--mock');
 const reps = Number(arg('--reps', 5));
 if (!mockUrl) throw new Error('bench/chromium.mjs needs --mock URL (scripts/bench.sh starts the mock LLM)');
 
-async function startStatic() {
-  const srv = http.createServer(async (req, res) => {
-    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-    const allowed = (path.startsWith('/pkg/web/') || path.startsWith('/bench/')) && !path.includes('..');
-    const type = TYPES[path.slice(path.lastIndexOf('.'))];
-    if (!allowed || !type) return res.writeHead(404).end('not found');
-    try {
-      const body = await readFile(new URL(`.${path}`, root));
-      res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
-    } catch {
-      res.writeHead(404).end('not found');
-    }
-  });
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  return srv;
-}
-
-const server = await startStatic();
-const base = `http://127.0.0.1:${server.address().port}`;
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--no-first-run'],
-});
+const server = await serveDir(new URL(root).pathname, { only: ['/pkg/web/', '/bench/'] });
+const base = server.url;
+const browser = await launchChromium();
 
 /** Opens /bench/page.html?mode=… in `context` and returns the page's result. */
 async function run(context, params, timeout = 240_000) {
@@ -103,7 +77,6 @@ try {
   });
 } finally {
   await browser.close();
-  server.closeAllConnections();
-  server.close();
+  await server.close();
 }
 await writeFile(arg('--out', '/dev/stdout'), JSON.stringify(result, null, 1));

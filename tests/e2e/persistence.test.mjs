@@ -3,18 +3,14 @@
 // had completed. Runs the web build on a blank page of the demo server's origin.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
+import { blankPage as blankPageOf, launchChromium } from '../support/chromium.mjs';
 import { startDemo } from '../../scripts/demo-server.mjs';
 
 let demo;
 let browser;
 before(async () => {
   demo = await startDemo({ port: 0 });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
+  browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();
@@ -22,18 +18,7 @@ after(async () => {
 });
 
 /** A same-origin page with nothing on it but the module, loaded and initialised. */
-async function blankPage(context) {
-  const page = await context.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(`${demo.url}__blank`);
-  await page.evaluate(async () => {
-    const mod = await import('/pkg/web/agent_world_wasm.js');
-    await mod.default();
-    window.aww = mod;
-  });
-  return { page, errors };
-}
+const blankPage = (context) => blankPageOf(context, demo.url);
 
 /** Everything a user would expect back after a reload. */
 const snapshot = (worldId) => (async (id) => {

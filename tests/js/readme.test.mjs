@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { startMockLlm } from '../mock-llm/server.mjs';
+import { assertQuickStartOutput } from '../support/quickstart.mjs';
 
 const root = new URL('../../', import.meta.url);
 
@@ -27,20 +28,7 @@ test('the README quick start runs and both agents stream their replies', async (
     const file = join(dir, 'quickstart.mjs');
     await writeFile(file, code);
     const { stdout } = await promisify(execFile)(process.execPath, [file], { timeout: 30_000 });
-    const lines = stdout.split('\n').filter((l) => l.startsWith('['));
-    assert.equal(lines[0], '[HUMAN] Should we rewrite our backend in Rust?');
-    const about = (l, q) => l.includes(`About "${q}"`);
-    const first = 'Should we rewrite our backend in Rust?';
-    const second = '@bob, what is the biggest risk?';
-    // Both answer the public message; only Bob answers the one addressed to him.
-    assert.equal(lines.filter((l) => l.startsWith('[alice]') && about(l, first)).length, 1, stdout);
-    assert.equal(lines.filter((l) => l.startsWith('[bob]') && about(l, first)).length, 1, stdout);
-    assert.ok(lines.includes(`[HUMAN] ${second}`), stdout);
-    assert.equal(lines.filter((l) => about(l, second)).length, 1, stdout);
-    assert.ok(lines.at(-1).startsWith('[bob]') && about(lines.at(-1), second), stdout);
-    assert.equal(lines.filter((l) => l.startsWith('[alice]')).length, 1, stdout);
-    // The replies streamed: the chunks were printed before each final line.
-    assert.ok(stdout.split('\n').some((l) => l.includes('here. About') && !l.startsWith('[')), stdout);
+    assertQuickStartOutput(stdout);
   } finally {
     await mock.close();
   }

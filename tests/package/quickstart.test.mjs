@@ -9,6 +9,7 @@ import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { startMockLlm } from '../mock-llm/server.mjs';
+import { assertQuickStartOutput } from '../support/quickstart.mjs';
 import { freshProject, pack, root, run } from './tarball.mjs';
 import { launchChromium, loadAndWait, serveDir } from './browser.mjs';
 
@@ -33,24 +34,6 @@ async function readmeSnippet(marker) {
 }
 const quickStart = () => readmeSnippet('## Quick start');
 const pageSnippet = () => readmeSnippet('In a page (Vite');
-
-/** The checks of tests/js/readme.test.mjs, on the printed (or rendered) output. */
-function assertQuickStartOutput(stdout) {
-  const first = 'Should we rewrite our backend in Rust?';
-  const second = '@bob, what is the biggest risk?';
-  const lines = stdout.split('\n').filter((l) => l.startsWith('['));
-  const about = (l, q) => l.includes(`About "${q}"`);
-  assert.equal(lines[0], `[HUMAN] ${first}`, stdout);
-  // Both answer the public message; only Bob answers the one addressed to him.
-  assert.equal(lines.filter((l) => l.startsWith('[alice]') && about(l, first)).length, 1, stdout);
-  assert.equal(lines.filter((l) => l.startsWith('[bob]') && about(l, first)).length, 1, stdout);
-  assert.ok(lines.includes(`[HUMAN] ${second}`), stdout);
-  assert.equal(lines.filter((l) => about(l, second)).length, 1, stdout);
-  assert.ok(lines.at(-1).startsWith('[bob]') && about(lines.at(-1), second), stdout);
-  assert.equal(lines.filter((l) => l.startsWith('[alice]')).length, 1, stdout);
-  // The replies streamed: the chunks were written before each final line.
-  assert.ok(stdout.split('\n').some((l) => l.includes('here. About') && !l.startsWith('[')), stdout);
-}
 
 /** The page snippet's output: both agents answer the public question, their replies stream
  * into the page before each is published. */

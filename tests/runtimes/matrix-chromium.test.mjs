@@ -4,49 +4,22 @@
 // another port, so every call is cross-origin and goes through the mock's CORS.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import { once } from 'node:events';
-import { readFile } from 'node:fs/promises';
-import { chromium } from 'playwright-core';
+import { launchChromium, serveDir } from '../support/chromium.mjs';
 import { startMockLlm } from '../mock-llm/server.mjs';
 import { assertReport } from './assert-report.mjs';
 
 const root = new URL('../../', import.meta.url);
-const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm',
-  '.html': 'text/html; charset=utf-8', '.json': 'application/json' };
 let mock, server, base, browser;
-
-function startStatic() {
-  const srv = http.createServer(async (req, res) => {
-    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-    const allowed = (path.startsWith('/pkg/web/') || path.startsWith('/tests/runtimes/')) && !path.includes('..');
-    const type = TYPES[path.slice(path.lastIndexOf('.'))];
-    if (!allowed || !type) return res.writeHead(404).end('not found');
-    try {
-      const body = await readFile(new URL(`.${path}`, root));
-      res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
-    } catch {
-      res.writeHead(404).end('not found');
-    }
-  });
-  srv.listen(0, '127.0.0.1');
-  return once(srv, 'listening').then(() => srv);
-}
 
 before(async () => {
   mock = await startMockLlm({ port: 0, delayMs: 0 });
-  server = await startStatic();
-  base = `http://127.0.0.1:${server.address().port}`;
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
+  server = await serveDir(new URL(root).pathname, { only: ['/pkg/web/', '/tests/runtimes/'] });
+  base = server.url;
+  browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();
-  server?.closeAllConnections();
-  await new Promise((r) => (server ? server.close(r) : r()));
+  await server?.close();
   await mock?.close();
 });
 
