@@ -6,6 +6,33 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+/// One `#[wasm_bindgen_test]` per case below, in the test binary that includes this module
+/// with `#[macro_use]`; that binary chooses a page or a worker (`wasm_bindgen_test_configure!`).
+/// The list of cases lives here once, so the page and the worker always run the same ones.
+macro_rules! idb_cases {
+    () => {
+        idb_cases!(@async contract_passes, data_survives_closing_and_reopening,
+            a_failing_batch_writes_nothing, paging_over_ten_thousand_messages_is_bounded,
+            corrupted_records_give_errors, a_newer_version_elsewhere_closes_this_connection,
+            a_foreign_database_is_refused, a_delete_elsewhere_closes_this_connection,
+            ops_see_earlier_deletes_of_the_batch, two_connections_append_to_one_chat,
+            the_world_lock_serialises_connections,
+            a_format_1_world_record_gets_its_first_revision, a_blocked_upgrade_fails_with_blocked);
+        #[wasm_bindgen_test]
+        fn dom_exceptions_map_to_typed_errors() {
+            idb_support::dom_exceptions_map_to_typed_errors();
+        }
+    };
+    (@async $($case:ident),* $(,)?) => {
+        $(
+            #[wasm_bindgen_test]
+            async fn $case() {
+                idb_support::$case().await;
+            }
+        )*
+    };
+}
+
 use agent_world_wasm::core::model::{MemoryEntry, MemoryRole, Message, MessageKind, Timestamp};
 use agent_world_wasm::core::store::{
     AgentChatState, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
