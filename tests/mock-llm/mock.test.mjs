@@ -302,6 +302,48 @@ describe('CORS', () => {
   });
 });
 
+describe('the /__mock/* endpoints are not for other sites', () => {
+  // The log holds what the client sent; a web page the user happens to open must not read it,
+  // nor reset it. Loopback pages (the demo, wasm-bindgen-test's runner, test pages on
+  // 127.0.0.1 ports) may: the browser suites read the log from there.
+  const EVIL = 'https://evil.example';
+  test('no CORS headers for a foreign origin, on the log, the reset and their preflights', async () => {
+    await (await post('/v1/chat/completions', chat('hi'), { ...OPENAI, 'x-mock-reply': 'r' })).text();
+    for (const [method, path, extra] of [
+      ['GET', '/__mock/requests', {}],
+      ['POST', '/__mock/reset', {}],
+      ['GET', '/__mock/health', {}],
+      ['OPTIONS', '/__mock/requests', { 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-anything' }],
+      ['OPTIONS', '/__mock/reset', { 'access-control-request-method': 'POST' }],
+    ]) {
+      const res = await fetch(mock.url + path, { method, headers: { origin: EVIL, ...extra } });
+      await res.arrayBuffer();
+      for (const h of ['access-control-allow-origin', 'access-control-allow-headers', 'access-control-allow-private-network']) {
+        assert.equal(res.headers.get(h), null, `${method} ${path} from ${EVIL} sends ${h}`);
+      }
+    }
+    // The provider routes stay open to any origin: that is what a browser client needs.
+    const call = await post('/v1/chat/completions', chat('hi'), { ...OPENAI, origin: EVIL });
+    await call.arrayBuffer();
+    assert.equal(call.headers.get('access-control-allow-origin'), '*');
+  });
+
+  test('a loopback page may read the log (the browser suites do)', async () => {
+    for (const origin of ['http://127.0.0.1:8000', 'http://localhost:5173', 'http://[::1]:4000']) {
+      const res = await fetch(`${mock.url}/__mock/requests`, { headers: { origin } });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('access-control-allow-origin'), origin);
+      assert.match(res.headers.get('vary') ?? '', /origin/i);
+      assert.ok(Array.isArray(await res.json()));
+    }
+    for (const origin of ['http://127.0.0.1.evil.example', 'http://localhost.evil.example:80', 'null']) {
+      const res = await fetch(`${mock.url}/__mock/requests`, { headers: { origin } });
+      await res.arrayBuffer();
+      assert.equal(res.headers.get('access-control-allow-origin'), null, origin);
+    }
+  });
+});
+
 describe('scripting', () => {
   test('default persona replies differ by model and are deterministic', async () => {
     const ask = async (model) => {
@@ -552,9 +594,35 @@ describe('observability', () => {
 
     const viaHttp = await (await fetch(`${mock.url}/__mock/requests`)).json();
     assert.equal(viaHttp.length, 2);
+    assert.equal(viaHttp[0].headers.authorization, '***');
     assert.equal((await fetch(`${mock.url}/__mock/reset`, { method: 'POST' })).status, 200);
     assert.equal(mock.requests().length, 0);
   });
+});
+
+test('the log shows only an allow-list of header values; every other value is redacted', async () => {
+  const secrets = {
+    'x-custom-token': 'custom-secret-1',
+    cookie: 'session=cookie-secret-2',
+    'proxy-authorization': 'Basic cHJveHktc2VjcmV0LTM=',
+    'openai-organization': 'org-secret-4',
+    'x-goog-user-project': 'project-secret-5',
+  };
+  await (await post('/v1/chat/completions', chat('hi'), {
+    ...OPENAI, ...secrets, 'x-mock-key': 'run-42', 'x-mock-reply': 'r',
+  })).text();
+  const [entry] = mock.requests();
+  const viaHttp = (await (await fetch(`${mock.url}/__mock/requests`)).json())[0];
+  for (const logged of [entry, viaHttp]) {
+    for (const name of Object.keys(secrets)) assert.equal(logged.headers[name], '***', name);
+    assert.equal(logged.headers.authorization, '***');
+    assert.doesNotMatch(JSON.stringify(logged), /secret|cHJveHkt|sk-test/);
+    // What the tests read stays visible: the scripting headers and the plain HTTP ones.
+    assert.equal(logged.headers['x-mock-key'], 'run-42');
+    assert.equal(logged.headers['x-mock-reply'], 'r');
+    assert.equal(logged.headers['content-type'], 'application/json');
+    assert.match(logged.headers.host, /^127\.0\.0\.1:\d+$/);
+  }
 });
 
 test('command line: prints one line, serves, and exits cleanly on SIGTERM', async () => {

@@ -11,7 +11,12 @@ import { pathToFileURL } from 'node:url';
 const DEFAULT_DELAY_MS = 15;
 // A huge reply in one-word chunks would be hundreds of thousands of frames: use big chunks.
 const HUGE_CHUNK_CHARS = 4096;
-const KEY_HEADERS = ['authorization', 'x-api-key', 'api-key', 'x-goog-api-key'];
+// The request log shows these headers' values; every other value is '***' (keys, cookies,
+// custom provider headers: anything a client may have put a secret in).
+const LOGGED_HEADERS = new Set(['host', 'connection', 'content-type', 'content-length', 'accept',
+  'accept-encoding', 'accept-language', 'user-agent', 'origin', 'anthropic-version']);
+// The mock's own scripting headers (README "Scripting"): tests filter the log by x-mock-key.
+const isScriptHeader = (name) => name.startsWith('x-mock-');
 
 /** Rough token estimate (1 token ≈ 4 characters, at least 1); exported so tests can predict usage. */
 export const estimateTokens = (text) => Math.max(1, Math.ceil(String(text).length / 4));
@@ -88,6 +93,27 @@ function corsHeaders(req) {
   };
 }
 
+// A page on 127.0.0.1, localhost or [::1], any port (the demo, wasm-bindgen-test's runner).
+const LOOPBACK_ORIGIN = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/;
+
+/**
+ * The /__mock/* endpoints (the request log, reset) are for tests, not for any web page the
+ * user happens to open: CORS only for loopback origins, echoed (never `*`), so a foreign site
+ * can neither read the log nor reset it through the browser.
+ */
+function controlCorsHeaders(req) {
+  const origin = req.headers.origin;
+  if (typeof origin !== 'string' || !LOOPBACK_ORIGIN.test(origin)) return { vary: 'Origin' };
+  return {
+    'access-control-allow-origin': origin,
+    'access-control-allow-methods': 'GET, POST, OPTIONS',
+    'access-control-allow-headers': req.headers['access-control-request-headers'] || 'content-type',
+    'access-control-allow-private-network': 'true',
+    'access-control-max-age': '600',
+    vary: 'Origin',
+  };
+}
+
 function route(method, pathname) {
   if (method !== 'POST') return null;
   let m;
@@ -106,7 +132,7 @@ function route(method, pathname) {
 
 async function handle(req, res, state, defaults) {
   const url = new URL(req.url, 'http://mock');
-  const cors = corsHeaders(req);
+  const cors = url.pathname.startsWith('/__mock/') ? controlCorsHeaders(req) : corsHeaders(req);
   for (const [k, v] of Object.entries(cors)) res.setHeader(k, v);
 
   if (req.method === 'OPTIONS') {
@@ -760,9 +786,12 @@ function parseJson(text) {
   }
 }
 
+/** The headers as logged: names all kept, values only for LOGGED_HEADERS and x-mock-*. */
 function redactHeaders(headers) {
-  const out = { ...headers };
-  for (const k of KEY_HEADERS) if (out[k] !== undefined) out[k] = '***';
+  const out = {};
+  for (const [name, value] of Object.entries(headers)) {
+    out[name] = LOGGED_HEADERS.has(name) || isScriptHeader(name) ? value : '***';
+  }
   return out;
 }
 
