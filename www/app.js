@@ -499,12 +499,14 @@ function buildProviderFields() {
       const value = state.providers[p.id]?.[field] ?? '';
       const placeholder = p.id === 'openai-compatible' && field === 'baseUrl' && state.demo
         ? effective[p.id].baseUrl : field === 'apiKey' && p.id === 'openai-compatible' ? 'optional' : '';
-      return h('div', { class: 'pf' },
-        h('label', { for: id }, FIELD_LABELS[field]),
-        h('input', {
-          id, 'data-provider': p.id, 'data-field': field, type: secret ? 'password' : 'text',
-          value, placeholder, autocomplete: 'off', spellcheck: 'false',
-        }));
+      const input = h('input', {
+        id, 'data-provider': p.id, 'data-field': field, type: secret ? 'password' : 'text',
+        placeholder, autocomplete: 'off', spellcheck: 'false',
+      });
+      // The property, never the `value` attribute: an attribute is part of the page's HTML
+      // (outerHTML, a saved page, anything that serialises the DOM), and a key must not be.
+      input.value = value;
+      return h('div', { class: 'pf' }, h('label', { for: id }, FIELD_LABELS[field]), input);
     })))));
 }
 
@@ -688,6 +690,14 @@ function wire() {
   });
   $('world-select').addEventListener('change', (e) => e.target.value && openWorld(e.target.value));
   $('open-settings').addEventListener('click', openSettings);
+  // Unticking "remember" forgets the stored settings at once, not only on Save.
+  $('remember-keys').addEventListener('change', (e) => {
+    if (e.target.checked) return;
+    state.remember = false;
+    persistSettings();
+  });
+  // Closed (saved or cancelled): drop the inputs that held the keys.
+  $('settings-dialog').addEventListener('close', () => $('provider-fields').replaceChildren());
   $('open-sidebar').addEventListener('click', openSidebar);
   $('close-sidebar').addEventListener('click', closeSidebar);
   $('scrim').addEventListener('click', closeSidebar);

@@ -448,3 +448,48 @@ test('settings: a real provider key, remembered only when asked; an agent switch
   assert.ok(!consoleText.some((line) => line.includes(KEY)), 'the key is never logged');
   assert.deepEqual(problems, []);
 });
+
+test('settings: a key never lands in the page\'s HTML; unticking "remember" forgets it at once', async (t) => {
+  const { page, problems, consoleText } = await openApp(t);
+  const KEY = 'sk-e2e-outer-html-456';
+  const URL_KEY = 'userinfo-secret-789';
+  const stored = () => page.evaluate(() => localStorage.getItem('agent-world-demo.providers'));
+  const html = () => page.evaluate(() => document.documentElement.outerHTML);
+  await page.click('#open-settings');
+  await page.fill('#pf-anthropic-apiKey', KEY);
+  await page.fill('#pf-anthropic-baseUrl', `http://user:${URL_KEY}@127.0.0.1:9/v1`);
+  await page.check('#remember-keys');
+  await page.click('#settings-form button[type="submit"]');
+  await page.waitForSelector('#settings-dialog', { state: 'hidden' });
+  assert.match(await stored(), new RegExp(KEY), 'remembered when asked');
+
+  // Open again: the fields show the settings, but only as the inputs' values, never as
+  // `value` attributes in the page's HTML.
+  await page.click('#open-settings');
+  assert.equal(await page.inputValue('#pf-anthropic-apiKey'), KEY);
+  assert.equal(await page.getAttribute('#pf-anthropic-apiKey', 'value'), null);
+  for (const secret of [KEY, URL_KEY]) {
+    assert.ok(!(await page.$eval('#settings-dialog', (el) => el.outerHTML)).includes(secret), `${secret} in the settings' HTML`);
+    assert.ok(!(await html()).includes(secret), `${secret} in the page's HTML`);
+  }
+  // Unticking forgets the stored settings at once, even if the dialog is then cancelled.
+  await page.uncheck('#remember-keys');
+  assert.equal(await stored(), null, 'unticking removed the key from localStorage');
+  await page.click('#settings-form [data-close]');
+  await page.waitForSelector('#settings-dialog', { state: 'hidden' });
+  assert.equal(await stored(), null);
+  assert.ok(!(await html()).includes(KEY), 'no key in the HTML after closing the dialog');
+  // This tab still has the key (in memory); after a reload it is gone.
+  await page.click('#open-settings');
+  assert.equal(await page.inputValue('#pf-anthropic-apiKey'), KEY);
+  assert.equal(await page.isChecked('#remember-keys'), false);
+  await page.click('#settings-form [data-close]');
+  await page.reload();
+  await page.waitForSelector('#app[data-ready="true"]', { timeout: 20_000 });
+  await page.click('#open-settings');
+  assert.equal(await page.inputValue('#pf-anthropic-apiKey'), '');
+  // The risk of "remember" is said next to it.
+  assert.match(await page.textContent('#remember-note'), /any script running on this origin can read them/);
+  assert.ok(!consoleText.some((line) => line.includes(KEY) || line.includes(URL_KEY)), 'the key is never logged');
+  assert.deepEqual(problems, []);
+});
