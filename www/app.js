@@ -1,7 +1,7 @@
 // The demo app: worlds, agents, chats and a live, streaming conversation, all in the page.
 // Plain ES modules over the package's `web` build (explicit init), no framework, no build step.
 import init, { AgentWorld, isAgentWorldError, version } from '/pkg/web/agent_world_wasm.js';
-import { $, h } from './dom.js';
+import { $, append, bdi, h, plainText } from './dom.js';
 import { attachMentions } from './mentions.js';
 import { ChatView, addDebug, renderAgents, renderChats, renderWorlds } from './render.js';
 import {
@@ -31,18 +31,20 @@ const worldOpts = () => ({ storage: state.storage, debug: state.debug });
 // Status and errors
 
 let statusTimer = 0;
+/** The status line: `text` is a string, or parts (strings and nodes, names in `bdi()`). */
 function status(text, kind = 'info', ms = 0) {
   const el = $('status');
   clearTimeout(statusTimer);
-  el.textContent = text;
-  el.className = `status ${text ? 'show' : ''} status-${kind}`;
+  el.replaceChildren();
+  append(el, [text]);
+  el.className = `status ${text.length ? 'show' : ''} status-${kind}`;
   if (ms) statusTimer = setTimeout(() => status(workingText()), ms);
 }
 
 function workingText() {
   if (!working.size) return '';
   const names = [...working].map((id) => agents.find((a) => a.id === id)?.name ?? id);
-  return `${names.join(', ')} ${names.length > 1 ? 'are' : 'is'} answering…`;
+  return [names.flatMap((n, i) => (i ? [', ', bdi(n)] : [bdi(n)])), ` ${names.length > 1 ? 'are' : 'is'} answering…`];
 }
 
 function explain(err) {
@@ -189,13 +191,13 @@ async function createWorld(form) {
   const turnLimit = Number(form.turnLimit.value) || undefined;
   const handle = await AgentWorld.create({ name, ...(description ? { description } : {}), turnLimit, ...worldOpts() });
   await attach(handle);
-  status(`Created “${name}”. Add an agent to start.`, 'ok', 4000);
+  status(['Created “', bdi(name), '”. Add an agent to start.'], 'ok', 4000);
 }
 
 async function deleteWorld() {
   if (!world) return;
   const info = world.info();
-  if (!(await ask({ title: 'Delete this world?', text: `“${info.name}”, its agents and all its chats are deleted. This cannot be undone.`, ok: 'Delete' }))) return;
+  if (!(await ask({ title: 'Delete this world?', text: ['“', bdi(info.name), '”, its agents and all its chats are deleted. This cannot be undone.'], ok: 'Delete' }))) return;
   detach();
   await AgentWorld.delete(info.id, storageOpts());
   const rest = await listWorlds();
@@ -233,7 +235,7 @@ async function importWorld(file) {
   const text = await file.text();
   try {
     await attach(await AgentWorld.import(text, worldOpts()));
-    status(`Imported “${world.info().name}”.`, 'ok', 4000);
+    status(['Imported “', bdi(world.info().name), '”.'], 'ok', 4000);
   } catch (err) {
     if (isAgentWorldError(err) && err.code === 'world_exists') {
       status('A world with this id is already open here: delete it first, then import the file.', 'error', 8000);
@@ -247,9 +249,10 @@ function refreshTitles() {
   if (!world) return;
   const info = world.info();
   const chat = world.currentChat();
-  $('chat-title').textContent = chat?.name ?? 'Session off';
-  $('world-title').textContent = `${info.name} · turn limit ${info.turnLimit}`;
-  document.title = `${chat?.name ?? info.name} · agent-world-wasm`;
+  $('chat-title').replaceChildren(chat ? bdi(chat.name) : 'Session off');
+  $('world-title').replaceChildren(bdi(info.name), ` · turn limit ${info.turnLimit}`);
+  // The tab's title is plain text: no isolation possible, so the controls are removed.
+  document.title = `${plainText(chat?.name ?? info.name)} · agent-world-wasm`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -313,7 +316,7 @@ const chatHandlers = {
     refreshChats();
   }),
   remove: (chat) => guard('Could not delete the chat', async () => {
-    if (!(await ask({ title: 'Delete this chat?', text: `“${chat.name}” and its ${chat.messageCount} messages are deleted.`, ok: 'Delete' }))) return;
+    if (!(await ask({ title: 'Delete this chat?', text: ['“', bdi(chat.name), `” and its ${chat.messageCount} messages are deleted.`], ok: 'Delete' }))) return;
     const wasCurrent = chat.id === world.currentChat()?.id;
     quietAbortsUntil = Date.now() + 3000;
     await world.deleteChat(chat.id);
@@ -347,7 +350,7 @@ let editing = null;
 function openAgentDialog(agent = null) {
   editing = agent;
   const f = $('agent-form');
-  $('agent-dialog-title').textContent = agent ? `Edit ${agent.name}` : 'Add an agent';
+  $('agent-dialog-title').replaceChildren(...(agent ? ['Edit ', bdi(agent.name)] : ['Add an agent']));
   f.name.value = agent?.name ?? '';
   f.provider.value = agent?.provider ?? 'openai-compatible';
   f.model.value = agent?.model ?? (state.demo ? 'mock-dana' : '');
@@ -390,7 +393,7 @@ async function removeAgent() {
   if (!editing) return;
   const a = editing;
   $('agent-dialog').close();
-  if (!(await ask({ title: `Remove ${a.name}?`, text: 'The agent leaves this world; the chats keep its messages.', ok: 'Remove' }))) return;
+  if (!(await ask({ title: ['Remove ', bdi(a.name), '?'], text: 'The agent leaves this world; the chats keep its messages.', ok: 'Remove' }))) return;
   await world.removeAgent(a.id);
   refreshAgents();
 }
@@ -546,11 +549,14 @@ async function saveSettings() {
 // ---------------------------------------------------------------------------------------------
 // Dialogs and layout
 
+/** A confirm or prompt dialog; `title` and `text` are strings or parts (names in `bdi()`). */
 function ask({ title, text = '', input = null, label = 'Name', ok = 'OK' }) {
   const dlg = $('ask-dialog');
-  $('ask-title').textContent = title;
-  $('ask-text').textContent = text;
-  $('ask-text').hidden = !text;
+  $('ask-title').replaceChildren();
+  append($('ask-title'), [title]);
+  $('ask-text').replaceChildren();
+  append($('ask-text'), [text]);
+  $('ask-text').hidden = !text.length;
   $('ask-label').textContent = label;
   $('ask-label').hidden = input === null;
   $('ask-input').hidden = input === null;

@@ -33,6 +33,27 @@ export function append(parent, children) {
 
 export const $ = (id) => document.getElementById(id);
 
+// Bidi controls: embeddings and overrides (U+202A–U+202E), isolates (U+2066–U+2069) and the
+// marks (U+200E, U+200F, U+061C). In a name they can reorder the text around it: an agent
+// "\u202Eecila" would read as "alice", a chat "x\u202Egnp.exe" as "xexe.png".
+const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/g;
+
+/** `text` without bidi controls: for places that cannot hold an isolating element (the tab's
+ * title, `<option>`, attributes such as `title` and `aria-label`). */
+export function plainText(text) {
+  return String(text ?? '').replace(BIDI_CONTROLS, '');
+}
+
+/**
+ * A user- or model-supplied name (agent, chat, world, sender), for display: isolated in a
+ * `<bdi>`, so right-to-left letters in it cannot reorder the text around it, and without bidi
+ * controls, so it reads in its real order ("\u202Eecila" shows as "ecila", its id, not as
+ * "alice"). Every such name is rendered through this.
+ */
+export function bdi(text, attrs = {}) {
+  return h('bdi', attrs, plainText(text));
+}
+
 /** Replaces all children of `el`. */
 export function replaceChildren(el, ...children) {
   el.replaceChildren();
@@ -49,7 +70,7 @@ export function colourIndex(id) {
 }
 
 export function initial(name) {
-  const first = [...String(name).trim()][0] ?? '?';
+  const first = [...plainText(name).trim()][0] ?? '?';
   return first.toLocaleUpperCase();
 }
 

@@ -1,6 +1,6 @@
 // @mention autocomplete for the composer: while the caret follows `@partial`, a listbox offers
 // the agents whose id starts with it; ↑/↓ move, Enter/Tab pick, Escape closes.
-import { avatar, h } from './dom.js';
+import { avatar, bdi, h } from './dom.js';
 
 /** The `@partial` right before the caret, or null. */
 export function mentionAtCaret(value, caret) {
@@ -30,7 +30,7 @@ export function attachMentions(input, list, getAgents) {
       'aria-selected': i === active ? 'true' : 'false',
       onmousedown: (e) => { e.preventDefault(); pick(i); },
     }, avatar(a.id, a.name, 'avatar-sm'), h('span', { class: 'mention-id' }, `@${a.id}`),
-    h('span', { class: 'mention-model' }, a.name))));
+    bdi(a.name, { class: 'mention-model' }))));
     input.setAttribute('aria-activedescendant', `mention-opt-${active}`);
   };
 

@@ -1,6 +1,6 @@
 // Rendering: the message list (live streaming bubbles, notices, inline errors), and the
 // sidebar lists (chats, agents, worlds). Model text goes through markdown.js only.
-import { $, avatar, colourIndex, h, replaceChildren } from './dom.js';
+import { $, avatar, bdi, colourIndex, h, plainText, replaceChildren } from './dom.js';
 import { RENDER_LIMIT, formatSize, renderInto } from './markdown.js';
 
 const HUMAN = 'human';
@@ -37,7 +37,7 @@ export class ChatView {
   showEmpty(hasAgents) {
     if (this.bubbles.size || this.root.querySelector('.msg')) return;
     this.root.querySelector('.empty')?.remove();
-    const names = [...this.agents.values()].map((a) => a.name);
+    const names = [...this.agents.values()].flatMap((a, i) => (i ? [', ', bdi(a.name)] : [bdi(a.name)]));
     const tries = hasAgents
       ? [
           'Hello everyone! What should we build today?',
@@ -48,7 +48,7 @@ export class ChatView {
       h('div', { class: 'empty-mark', 'aria-hidden': 'true' }, '◎'),
       h('h2', {}, hasAgents ? 'Say hello to the agents' : 'No agents yet'),
       h('p', {}, hasAgents
-        ? `${names.join(', ')} answer a message to everyone; an @mention at the start of a line picks who answers. Agents hand over to each other with mentions, and the turn limit stops loops.`
+        ? [names, ' answer a message to everyone; an @mention at the start of a line picks who answers. Agents hand over to each other with mentions, and the turn limit stops loops.']
         : 'An agent is a name, a provider, a model and a system prompt. Add one and start talking.'),
       tries.length ? h('div', { class: 'suggestions' }, tries.map((t) =>
         h('button', { type: 'button', class: 'suggestion', onclick: () => this.onSuggest(t) }, t))) : null,
@@ -78,12 +78,12 @@ export class ChatView {
     const name = isHuman ? 'You' : agent?.name ?? sender;
     const body = h('div', { class: 'body' });
     const meta = h('div', { class: 'meta' },
-      h('span', { class: 'who' }, name),
+      bdi(name, { class: 'who' }),
       createdAt ? h('time', { datetime: new Date(createdAt).toISOString() }, time(createdAt)) : null);
     const el = h('article', {
       class: `msg ${isHuman ? 'from-human' : `from-agent hue-${colourIndex(sender)}`}`,
       'data-message-id': messageId, 'data-sender': sender,
-      'aria-label': `${name} says`,
+      'aria-label': `${plainText(name)} says`,
     }, isHuman ? null : avatar(sender, name), h('div', { class: 'bubble' }, meta, body));
     const b = { el, body, meta, text: '', shown: 0, reasoning: null, streaming: false };
     this.bubbles.set(messageId, b);
@@ -205,7 +205,7 @@ export class ChatView {
     const el = h('div', { class: 'inline-error', role: 'alert', 'data-code': e.code },
       h('span', { class: 'err-icon', 'aria-hidden': 'true' }, '!'),
       h('div', { class: 'err-text' },
-        h('strong', {}, who ? `${who} could not answer` : 'Something went wrong'),
+        h('strong', {}, who ? [bdi(who), ' could not answer'] : 'Something went wrong'),
         h('div', { class: 'err-detail' }, `${e.message} (${e.code})`)),
       this.onRetry ? h('button', { type: 'button', class: 'small-btn retry-btn', onclick: () => this.onRetry() }, 'Retry') : null);
     this.insert(el);
@@ -229,11 +229,11 @@ export function renderChats(chats, currentId, handlers) {
     return h('li', { class: `chat-item${current ? ' current' : ''}`, 'data-chat-id': c.id },
       h('button', {
         type: 'button', class: 'chat-open', 'aria-current': current ? 'true' : null,
-        title: c.name, onclick: () => handlers.open(c.id),
-      }, h('span', { class: 'chat-name' }, c.name),
+        title: plainText(c.name), onclick: () => handlers.open(c.id),
+      }, bdi(c.name, { class: 'chat-name' }),
       h('span', { class: 'chat-count' }, String(c.messageCount))),
-      h('button', { type: 'button', class: 'icon-btn tiny', 'aria-label': `Rename chat ${c.name}`, title: 'Rename', onclick: () => handlers.rename(c) }, '✎'),
-      h('button', { type: 'button', class: 'icon-btn tiny', 'aria-label': `Delete chat ${c.name}`, title: 'Delete', onclick: () => handlers.remove(c) }, '✕'));
+      h('button', { type: 'button', class: 'icon-btn tiny', 'aria-label': `Rename chat ${plainText(c.name)}`, title: 'Rename', onclick: () => handlers.rename(c) }, '✎'),
+      h('button', { type: 'button', class: 'icon-btn tiny', 'aria-label': `Delete chat ${plainText(c.name)}`, title: 'Delete', onclick: () => handlers.remove(c) }, '✕'));
   }));
 }
 
@@ -247,16 +247,17 @@ export function renderAgents(agents, working, handlers) {
   replaceChildren(list, agents.map((a) => h('li', { class: `agent-item${working.has(a.id) ? ' working' : ''}`, 'data-agent-id': a.id },
     avatar(a.id, a.name),
     h('div', { class: 'agent-text' },
-      h('div', { class: 'agent-name' }, a.name, h('span', { class: 'agent-id' }, ` @${a.id}`)),
-      h('div', { class: 'agent-model', title: `${a.provider} · ${a.model}` }, `${a.model} · ${a.provider}`)),
+      h('div', { class: 'agent-name' }, bdi(a.name), ' ', h('span', { class: 'agent-id' }, `@${a.id}`)),
+      h('div', { class: 'agent-model', title: `${a.provider} · ${plainText(a.model)}` }, bdi(a.model), ` · ${a.provider}`)),
     h('span', { class: 'typing', 'aria-hidden': 'true' }, h('i'), h('i'), h('i')),
-    h('button', { type: 'button', class: 'icon-btn tiny', 'aria-label': `Edit agent ${a.name}`, title: 'Edit', onclick: () => handlers.edit(a) }, '✎'))));
+    h('button', { type: 'button', class: 'icon-btn tiny', 'aria-label': `Edit agent ${plainText(a.name)}`, title: 'Edit', onclick: () => handlers.edit(a) }, '✎'))));
 }
 
 /** The worlds <select>. */
 export function renderWorlds(worlds, currentId) {
   const select = $('world-select');
-  replaceChildren(select, worlds.map((w) => h('option', { value: w.id, selected: w.id === currentId }, w.name)));
+  // An <option> holds text only: no <bdi> there, so the controls are removed instead.
+  replaceChildren(select, worlds.map((w) => h('option', { value: w.id, selected: w.id === currentId }, plainText(w.name))));
   if (!worlds.length) select.append(h('option', { value: '', disabled: true, selected: true }, 'No worlds'));
 }
 
@@ -266,7 +267,7 @@ export function addDebug(e, agents) {
   const name = agents.get(e.agent)?.name ?? e.agent;
   list.prepend(h('li', { class: `dbg dbg-${e.decision}` },
     h('span', { class: 'dbg-decision' }, e.decision),
-    h('strong', {}, ` ${name}`), `: ${e.reason}`,
+    ' ', h('strong', {}, bdi(name)), `: ${e.reason}`,
     h('span', { class: 'dbg-id' }, ` · ${String(e.messageId).slice(0, 8)}`)));
   while (list.children.length > 200) list.lastElementChild.remove();
   $('debug-count').textContent = String(list.children.length);

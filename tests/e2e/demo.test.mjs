@@ -493,3 +493,95 @@ test('settings: a key never lands in the page\'s HTML; unticking "remember" forg
   assert.ok(!consoleText.some((line) => line.includes(KEY) || line.includes(URL_KEY)), 'the key is never logged');
   assert.deepEqual(problems, []);
 });
+
+test('names and titles with bidi controls cannot spoof what is around them', async (t) => {
+  const { page, problems } = await openApp(t);
+  const RLO = '\u202E';
+  const BIDI = /[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/;
+  await page.click('#new-world');
+  await page.fill('#world-name', `${RLO}dlrow`);
+  await page.click('#world-form button[type="submit"]');
+  await page.waitForFunction(() => document.getElementById('world-title').textContent.includes('dlrow'));
+  await page.click('#add-agent');
+  await page.fill('#agent-name', `${RLO}ecila`);
+  await page.fill('#agent-model', `mock-${RLO}ledom`);
+  await page.fill('#agent-prompt', `mock-reply: hello from ${RLO}ecila`);
+  await page.click('#agent-save');
+  await page.waitForSelector('#agent-dialog', { state: 'hidden' });
+  await page.waitForSelector('.agent-item[data-agent-id="ecila"]');
+  await send(page, `look at this ${RLO}gnp.exe`);
+  await page.waitForSelector('.msg.final[data-sender="ecila"]', { timeout: 20_000 });
+  await idle(page);
+  // A second chat renamed to a spoofing name, and an error naming the agent.
+  await page.click('.chat-item.current [aria-label^="Rename chat"]');
+  await page.fill('#ask-input', `photo${RLO}gnp.exe`);
+  await page.click('#ask-ok');
+  await page.waitForFunction(() => document.querySelector('.chat-item.current .chat-name')?.textContent.startsWith('photo'));
+  await page.click('#open-settings');
+  await page.check('#debug-toggle');
+  await page.click('#settings-form button[type="submit"]');
+  await page.waitForSelector('#debug-panel:not([hidden])');
+  await page.click('.agent-item[data-agent-id="ecila"] [aria-label^="Edit agent"]');
+  await page.selectOption('#agent-provider', 'anthropic');
+  await page.click('#agent-save');
+  await page.waitForSelector('#agent-dialog', { state: 'hidden' });
+  await send(page, '@ecila again');
+  await page.waitForSelector('.inline-error', { timeout: 10_000 });
+  await idle(page);
+  await page.fill('#input', '@ec');
+  await page.press('#input', 'End');
+  await page.type('#input', 'i');
+  await page.waitForSelector('#mention-list .mention-opt');
+  await shot(page, 'demo-bidi.png');
+
+  const report = await page.evaluate((src) => {
+    const bidi = new RegExp(src);
+    const isolated = (el) => el.tagName === 'BDI' || ['isolate', 'isolate-override', 'plaintext']
+      .includes(getComputedStyle(el).unicodeBidi);
+    const where = (el) => {
+      const path = [];
+      for (let e = el; e && e !== document.body; e = e.parentElement) {
+        path.unshift(`${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.classList.length ? `.${[...e.classList].join('.')}` : ''}`);
+      }
+      return path.join(' > ');
+    };
+    // Every place a name shows must be an isolating element holding no bidi control.
+    const names = {
+      'world title': '#world-title bdi', 'chat title': '#chat-title bdi', 'chat list': '.chat-item .chat-name',
+      'agent list': '.agent-item .agent-name bdi', 'agent model': '.agent-item .agent-model bdi',
+      sender: '.msg[data-sender="ecila"] .who', 'error': '.inline-error strong bdi',
+      'routing panel': '#debug-list strong bdi', mention: '#mention-list .mention-model',
+    };
+    const found = {};
+    for (const [what, sel] of Object.entries(names)) {
+      const els = [...document.querySelectorAll(sel)];
+      found[what] = { count: els.length, isolated: els.every(isolated), controls: els.some((e) => bidi.test(e.textContent)) };
+    }
+    // No text node outside message bodies (model text, a paragraph of its own) holds a bidi
+    // control; the <option>s of the world list neither.
+    const leaks = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (bidi.test(n.data) && !n.parentElement.closest('.msg .body, textarea, script')) leaks.push(where(n.parentElement));
+    }
+    const attrs = [...document.querySelectorAll('[title], [aria-label]')]
+      .filter((e) => bidi.test(e.getAttribute('title') ?? '') || bidi.test(e.getAttribute('aria-label') ?? '')).map(where);
+    return { found, leaks, attrs, title: document.title,
+      agentName: document.querySelector('.agent-item .agent-name bdi')?.textContent,
+      chatTitle: document.getElementById('chat-title').textContent };
+  }, BIDI.source);
+
+  for (const [what, f] of Object.entries(report.found)) {
+    assert.ok(f.count > 0, `no ${what} rendered`);
+    assert.ok(f.isolated, `${what} is not isolated`);
+    assert.ok(!f.controls, `${what} still holds a bidi control`);
+  }
+  assert.deepEqual(report.leaks, [], 'text with bidi controls outside an isolated name');
+  assert.deepEqual(report.attrs, [], 'attributes with bidi controls');
+  assert.doesNotMatch(report.title, BIDI, 'document.title holds a bidi control');
+  assert.equal(report.title, 'photognp.exe · agent-world-wasm');
+  // The names read in their real order: the agent is "ecila" (its id), not "alice".
+  assert.equal(report.agentName, 'ecila');
+  assert.equal(report.chatTitle, 'photognp.exe');
+  assert.deepEqual(problems, []);
+});
