@@ -37,10 +37,16 @@ const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'a
  * start with one of those prefixes. Resolves { url, close }. */
 export async function serveDir(dir, { only } = {}) {
   const srv = http.createServer(async (req, res) => {
-    let path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    let path;
+    try {
+      path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    } catch {
+      return res.writeHead(400).end('bad request'); // bad percent-encoding must not kill a test run
+    }
     if (path.endsWith('/')) path += 'index.html';
     const type = TYPES[path.slice(path.lastIndexOf('.'))];
-    const allowed = !only || only.some((p) => path.startsWith(p));
+    // Prefixes end with '/', so a sibling folder ('/pkg/web-x/') never matches '/pkg/web/'.
+    const allowed = !only || only.some((p) => path.startsWith(p.endsWith('/') ? p : `${p}/`));
     if (path.includes('..') || !type || !allowed) return res.writeHead(404).end('not found');
     try {
       const body = await readFile(join(dir, path));
