@@ -136,9 +136,9 @@ impl World {
     /// Deletes a chat and its messages; `false` (and nothing happens) for an unknown id. When it
     /// was current, the most recently updated remaining chat becomes current (no `chat-loaded`),
     /// or none, and then every agent starts fresh; session mode stays on, and the next message
-    /// sent starts a new chat (see [`State::no_chat_left`](super::State)).
+    /// sent starts a new chat (see `State::no_chat_left`(super::State)).
     ///
-    /// Works over quota ([`World::persist_freeing`]): the delete frees space, and the only
+    /// Works over quota (`World::persist_freeing`): the delete frees space, and the only
     /// record it rewrites is the world's current-chat pointer (not even that when the last chat
     /// goes: the pointer left naming the deleted chat says "no chat left").
     pub async fn delete_chat(&self, id: &str) -> Result<bool, WorldError> {
@@ -223,7 +223,7 @@ impl World {
     }
 
     /// Every chat, most recently updated first. The engine never gives two chats of a world
-    /// the same `updatedAt` ([`State::chat_update_time`](super::State)); ties (in an imported
+    /// the same `updatedAt` (`State::chat_update_time`); ties (in an imported
     /// document) go to the chat created last.
     pub fn list_chats(&self) -> Vec<Chat> {
         let st = self.st();
@@ -266,7 +266,7 @@ impl World {
     /// `currentChatId = null`, the calls of the left chat are cancelled and every agent starts
     /// fresh in RAM (the old chat keeps its memories; nothing of the new conversation is
     /// persisted). Over quota, turning it off still works in RAM (the pointer is written by a
-    /// later change, see [`World::persist_freeing`]).
+    /// later change, see `World::persist_freeing`).
     pub async fn set_session_mode(&self, on: bool) -> Result<(), WorldError> {
         let (current, no_chat_left) = {
             let st = self.st();

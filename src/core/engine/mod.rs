@@ -19,8 +19,11 @@
 //!   are kept; messages are read from the store a page at a time.
 //!
 //! Choices where the spec is silent:
-//! - A new world starts in session mode with one empty chat `New Chat` (a user expects what
-//!   they type to be kept).
+//! - After the last chat is deleted, session mode stays on: `currentChatId` is `null` (spec §6)
+//!   and the next message sent starts a new chat (`new-chat-created`); see
+//!   `State::no_chat_left`. Only `setSessionMode(false)` turns session mode off.
+//! - Same-millisecond chat updates keep their order through `updatedAt` itself
+//!   (`State::chat_update_time`).
 //! - Renaming a world or an agent never changes its id.
 //! - The debug flag ([`World::set_debug`]) and the queue settings are runtime-only.
 //! - `lastActive` changes in RAM when the agent publishes; it is persisted with the next write of
@@ -220,7 +223,7 @@ impl State {
     }
 
     /// The world record as the store keeps it: with the dangling pointer of
-    /// [`State::no_chat_left`] in place of `null`.
+    /// `State::no_chat_left` in place of `null`.
     pub(crate) fn stored_world(&self) -> WorldData {
         let mut w = self.world.clone();
         if w.current_chat_id.is_none() {
@@ -619,7 +622,7 @@ pub(crate) struct View {
     pub(crate) world: WorldData,
     pub(crate) agents: Vec<AgentRt>,
     pub(crate) chats: Vec<Chat>,
-    /// See [`State::no_chat_left`].
+    /// See `State::no_chat_left`.
     pub(crate) no_chat_left: Option<String>,
 }
 
