@@ -334,7 +334,8 @@ fn delete_current_chat_falls_back_to_the_most_recently_updated() {
     assert!(block_on(h.world.delete_chat(&two.id)).unwrap());
     assert_eq!(h.world.current_chat().unwrap().id, one.id);
     assert!(block_on(h.world.messages(&two.id, None, 10)).is_err());
-    // Deleting the last chat turns session mode off and resets every agent.
+    // Deleting the last chat leaves no current chat and resets every agent (session mode
+    // stays on: the next message starts a new chat, see below).
     assert!(block_on(h.world.delete_chat(&one.id)).unwrap());
     assert!(h.world.info().current_chat_id.is_none());
     assert!(h.system("chat-deleted").last().unwrap()["newCurrentChatId"].is_null());
@@ -344,7 +345,164 @@ fn delete_current_chat_falls_back_to_the_most_recently_updated() {
 }
 
 #[test]
-fn list_chats_is_most_recently_updated_first_ties_to_the_latest_created() {
+fn after_the_last_chat_is_deleted_the_next_message_starts_a_new_chat() {
+    let h = harness();
+    h.add("alice");
+    h.llm.reply("alice", "a1");
+    h.send("in the only chat");
+    let only = h.world.current_chat().unwrap();
+    assert!(block_on(h.world.delete_chat(&only.id)).unwrap());
+    assert!(h.world.list_chats().is_empty());
+    // Also after a reopen: the store keeps "session mode on, no chat left".
+    let h = H {
+        world: h.reopen(),
+        ..h
+    };
+    let subs = record(&h.world, &h.events);
+    h.clear_events();
+    h.llm.reply("alice", "a2");
+    let sent = h.send("What is the plan?");
+    let chat = h.world.current_chat().expect("a new chat");
+    assert_eq!(sent.chat_id.as_deref(), Some(chat.id.as_str()));
+    assert_ne!(chat.id, only.id);
+    assert_eq!(chat.name, "What is the plan?", "titled as any new chat");
+    let created = h.system("new-chat-created");
+    assert_eq!(created.len(), 1);
+    assert_eq!(created[0]["chatId"], chat.id.as_str());
+    // The event comes before the message it was created for.
+    let order: Vec<String> = h
+        .events
+        .borrow()
+        .iter()
+        .map(|(_, v)| v["type"].as_str().unwrap_or("message").to_string())
+        .collect();
+    let pos = |t: &str| order.iter().position(|x| x == t).unwrap();
+    assert!(pos("new-chat-created") < pos("message"), "{order:?}");
+    let stored: Vec<_> = h.transcript().into_iter().map(|m| m.content).collect();
+    assert_eq!(
+        stored,
+        vec!["What is the plan?", "a2"],
+        "the message and the reply are kept"
+    );
+    let reopened = h.reopen();
+    assert_eq!(reopened.current_chat().map(|c| c.id), Some(chat.id.clone()));
+    assert_eq!(reopened.list_chats().len(), 1);
+    drop(subs);
+}
+
+#[test]
+fn with_session_mode_off_deleting_every_chat_still_keeps_nothing() {
+    let h = harness();
+    h.send("kept");
+    let only = h.world.current_chat().unwrap();
+    block_on(h.world.set_session_mode(false)).unwrap();
+    assert!(block_on(h.world.delete_chat(&only.id)).unwrap());
+    for w in [h.world.clone(), h.reopen()] {
+        let sent = block_on(w.send("not kept", None)).unwrap();
+        assert_eq!(sent.chat_id, None);
+        assert!(w.current_chat().is_none() && w.list_chats().is_empty());
+    }
+    assert!(h.system("new-chat-created").is_empty());
+    // And turning session mode off after the last chat was deleted is remembered too.
+    let h = harness();
+    let only = h.world.current_chat().unwrap();
+    assert!(block_on(h.world.delete_chat(&only.id)).unwrap());
+    block_on(h.world.set_session_mode(false)).unwrap();
+    let sent = block_on(h.reopen().send("not kept", None)).unwrap();
+    assert_eq!(sent.chat_id, None);
+}
+
+#[test]
+fn chats_updated_in_the_same_millisecond_keep_the_order_of_their_updates() {
+    // The clock never moves: every update below happens in the same millisecond.
+    let h = harness();
+    let send = |text: &str| {
+        block_on(h.world.send(text, None)).unwrap();
+    };
+    let a = h.world.current_chat().unwrap().id;
+    send("in a");
+    let b = block_on(h.world.new_chat()).unwrap().id;
+    send("in b");
+    let c = block_on(h.world.new_chat()).unwrap().id;
+    send("in c");
+    block_on(h.world.load_chat(&a)).unwrap();
+    send("again in a");
+    block_on(h.world.rename_chat(&b, "B")).unwrap();
+    let ids = |w: &World| -> Vec<String> { w.list_chats().into_iter().map(|c| c.id).collect() };
+    assert_eq!(ids(&h.world), vec![b.clone(), a.clone(), c.clone()]);
+    assert_eq!(
+        ids(&h.reopen()),
+        vec![b.clone(), a.clone(), c.clone()],
+        "across a reopen"
+    );
+    // deleteChat's fallback is the chat updated last, not the one created last.
+    assert!(block_on(h.world.delete_chat(&a)).unwrap());
+    assert_eq!(h.world.current_chat().unwrap().id, b);
+    let reopened = h.reopen();
+    assert_eq!(reopened.current_chat().unwrap().id, b);
+    assert_eq!(ids(&reopened), vec![b, c]);
+}
+
+#[test]
+fn over_quota_deleting_and_clearing_still_work_and_survive_a_reopen() {
+    let h = harness();
+    h.add("alice");
+    h.add("bob");
+    h.llm.reply("alice", "a1");
+    h.llm.reply("bob", "b1");
+    h.send("in one");
+    let one = h.world.current_chat().unwrap().id;
+    block_on(h.world.new_chat()).unwrap();
+    h.llm.reply("alice", "a2");
+    h.llm.reply("bob", "b2");
+    h.send("in two");
+    let two = h.world.current_chat().unwrap().id;
+    h.store.set_over_quota(true);
+    h.clear_events();
+    let e = block_on(h.world.send("more", None)).unwrap_err();
+    assert_eq!(e.reason(), Some("quota_exceeded"), "the store is full");
+    // clearAgentMemory frees alice's memory (its counter reset is best effort).
+    block_on(h.world.clear_agent_memory("alice")).unwrap();
+    assert!(h.memory("alice").is_empty());
+    assert_eq!(h.count("alice"), 0);
+    // removeAgent.
+    assert!(block_on(h.world.remove_agent("bob")).unwrap());
+    // deleteChat of the current chat: the fallback becomes current, as after a reopen.
+    assert!(block_on(h.world.delete_chat(&two)).unwrap());
+    assert_eq!(h.world.current_chat().unwrap().id, one);
+    assert_eq!(h.memory("alice").len(), 2, "chat one's memory restored");
+    let reopened = h.reopen();
+    assert_eq!(reopened.current_chat().unwrap().id, one);
+    assert_eq!(reopened.list_chats().len(), 1);
+    assert_eq!(
+        reopened
+            .agents()
+            .into_iter()
+            .map(|a| a.id)
+            .collect::<Vec<_>>(),
+        vec!["alice"]
+    );
+    assert_eq!(reopened.agent_memory("alice").unwrap().len(), 2);
+    // setSessionMode(false) takes effect (kept in RAM until there is room to store it).
+    block_on(h.world.set_session_mode(false)).unwrap();
+    assert!(h.world.current_chat().is_none());
+    assert_eq!(
+        block_on(h.world.send("unkept", None)).unwrap().chat_id,
+        None
+    );
+    // Each put that could not be stored was reported.
+    assert!(h
+        .system("error")
+        .iter()
+        .all(|e| e["reason"] == "quota_exceeded"));
+    // Deleting the last chat over quota: nothing to write but the delete.
+    assert!(block_on(h.world.delete_chat(&one)).unwrap());
+    h.store.set_over_quota(false);
+    assert!(h.reopen().list_chats().is_empty());
+}
+
+#[test]
+fn list_chats_is_most_recently_updated_first_a_new_chat_after_an_update_in_the_same_ms() {
     let h = harness();
     let a = h.world.current_chat().unwrap();
     h.send("first");
@@ -420,12 +578,34 @@ fn switching_chats_cancels_the_left_chats_calls_so_no_reply_lands_in_the_wrong_c
     assert!(block_on(h.world.messages(&second.id, None, 10))
         .unwrap()
         .is_empty());
+    // Spec §4: the text alice had streamed stays, as `interrupted`, in the chat it belongs to
+    // (never in the new one); bob's queued call had streamed nothing and leaves nothing.
     let old = block_on(h.world.messages(&first.id, None, 10)).unwrap();
+    let kept: Vec<_> = old
+        .iter()
+        .map(|m| (m.sender.as_str(), m.content.as_str(), m.kind))
+        .collect();
     assert_eq!(
-        old.len(),
-        1,
-        "no reply and no interrupted message in either chat"
+        kept,
+        vec![
+            ("HUMAN", "Hello everyone!", MessageKind::Message),
+            ("alice", "x", MessageKind::Interrupted),
+        ]
     );
+    assert_eq!(
+        old[1].reply_to_message_id.as_deref(),
+        Some(old[0].message_id.as_str())
+    );
+    let chats = h.world.list_chats();
+    let first_now = chats.iter().find(|c| c.id == first.id).unwrap();
+    assert_eq!(first_now.message_count, 2, "the left chat counts it");
+    assert_eq!(h.reopen().list_chats(), chats, "and it is stored");
+    assert_eq!(
+        h.world.current_chat().unwrap().message_count,
+        0,
+        "nothing lands in the new chat"
+    );
+    assert!(h.world.agent_memory("alice").unwrap().is_empty());
     assert_eq!(h.calls("bob"), 0);
 }
 
@@ -561,7 +741,9 @@ where
     (h, one, two)
 }
 
-fn assert_left_calls_cancelled(h: &H) {
+/// `kept_in`: the left chat when it still exists, where alice's streamed `x` is kept as an
+/// `interrupted` message (spec §4); `None` when it was deleted, and then nothing is published.
+fn assert_left_calls_cancelled(h: &H, kept_in: Option<&str>) {
     assert_eq!(h.sse("start").len(), 2, "the queued call emits start too");
     let errs = h.sse("error");
     assert_eq!(errs.len(), 2);
@@ -570,7 +752,22 @@ fn assert_left_calls_cancelled(h: &H) {
     assert_eq!(sys.len(), 2);
     assert!(sys.iter().all(|e| e["code"] == "llm_aborted"));
     assert_eq!(h.calls("bob"), 0);
-    assert!(h.of(Topic::Message).is_empty(), "nothing lands anywhere");
+    let published: Vec<(String, String, String)> = h
+        .of(Topic::Message)
+        .iter()
+        .map(|m| {
+            (
+                m["chatId"].as_str().unwrap_or("").to_string(),
+                m["kind"].as_str().unwrap_or("").to_string(),
+                m["content"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String, String)> = kept_in
+        .map(|c| (c.to_string(), "interrupted".to_string(), "x".to_string()))
+        .into_iter()
+        .collect();
+    assert_eq!(published, expected, "nothing lands in the chat switched to");
 }
 
 #[test]
@@ -580,9 +777,15 @@ fn load_chat_cancels_the_left_chats_calls_and_a_queued_one_keeps_its_turn() {
             w.load_chat(&one).await.unwrap();
         })
     });
-    assert_left_calls_cancelled(&h);
+    assert_left_calls_cancelled(&h, Some(&two));
     assert_eq!(block_on(h.world.messages(&one, None, 10)).unwrap().len(), 1);
-    assert_eq!(block_on(h.world.messages(&two, None, 10)).unwrap().len(), 1);
+    // alice's streamed text is kept in the chat that was left (spec §4), as `interrupted`.
+    let left = block_on(h.world.messages(&two, None, 10)).unwrap();
+    assert_eq!(left.len(), 2);
+    assert_eq!(
+        (left[1].kind, left[1].content.as_str()),
+        (MessageKind::Interrupted, "x")
+    );
     block_on(h.world.load_chat(&two)).unwrap();
     assert_eq!(h.count("bob"), 1, "the cancelled queued call kept its turn");
     assert_eq!(h.count("alice"), 1);
@@ -596,7 +799,7 @@ fn delete_current_chat_cancels_its_calls_so_no_reply_lands_in_the_next_one() {
             assert!(w.delete_chat(&id).await.unwrap());
         })
     });
-    assert_left_calls_cancelled(&h);
+    assert_left_calls_cancelled(&h, None);
     assert_eq!(h.world.current_chat().unwrap().id, one);
     assert_eq!(block_on(h.world.messages(&one, None, 10)).unwrap().len(), 1);
     assert!(block_on(h.world.messages(&two, None, 10)).is_err());

@@ -48,6 +48,8 @@ pub struct MemoryStore {
     fail_next_read: RefCell<Option<StoreError>>,
     /// Test hook: how many times `apply` returns `Pending` before writing.
     apply_delay: std::cell::Cell<u32>,
+    /// Test hook: over quota, see [`MemoryStore::set_over_quota`].
+    over_quota: std::cell::Cell<bool>,
     /// Per world: raised by every successful batch that names it.
     revisions: RefCell<BTreeMap<String, u64>>,
     /// Per world: the writers' lock.
@@ -62,6 +64,14 @@ impl MemoryStore {
     /// Makes the next `apply` fail with `err` (and change nothing).
     pub fn fail_next_apply(&self, err: StoreError) {
         *self.fail_next.borrow_mut() = Some(err);
+    }
+
+    /// Simulates an origin over its storage quota as browsers enforce it: while on, every batch
+    /// that writes a record (anything but `DeleteWorld`, `DeleteAgent`, `DeleteChat` and
+    /// `ClearMemory`) fails with [`StoreError::QuotaExceeded`], even one that also deletes more
+    /// than it writes; batches that only delete succeed.
+    pub fn set_over_quota(&self, on: bool) {
+        self.over_quota.set(on);
     }
 
     /// Makes the next read (any method but `apply`, `revision` and `lock_world`) fail with `err`.
@@ -457,6 +467,20 @@ impl Store for MemoryStore {
         Box::pin(async move {
             for _ in 0..delay {
                 YieldOnce(false).await;
+            }
+            let writes = ops.iter().any(|op| {
+                !matches!(
+                    op,
+                    StoreOp::DeleteWorld { .. }
+                        | StoreOp::DeleteAgent { .. }
+                        | StoreOp::DeleteChat { .. }
+                        | StoreOp::ClearMemory { .. }
+                )
+            });
+            if self.over_quota.get() && writes {
+                return Err(StoreError::QuotaExceeded(
+                    "the batch writes records and the store is over its quota".into(),
+                ));
             }
             match self.fail_next.borrow_mut().take() {
                 Some(e) => Err(e),

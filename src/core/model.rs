@@ -19,6 +19,10 @@ pub const MAX_NAME_CHARS: usize = 100;
 pub const MAX_PROMPT_CHARS: usize = 100_000;
 /// Longest message content, in characters (about 1 MB of text).
 pub const MAX_MESSAGE_CHARS: usize = 1_000_000;
+/// Longest world or agent id, in characters: an id is `kebab(name)` of a name of at most
+/// [`MAX_NAME_CHARS`] characters, and lower-casing turns one character into at most three.
+/// Also the bound of senders and of chat and message ids given from outside.
+pub const MAX_ID_CHARS: usize = 3 * MAX_NAME_CHARS;
 /// Largest accepted `historyLimit` (keeps the RAM window bounded).
 pub const MAX_HISTORY_LIMIT: u32 = 1_000;
 /// The name of every new chat.
@@ -45,12 +49,19 @@ impl Timestamp {
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fff]Z` (the form [`Timestamp::to_iso`] writes; a `+00:00`
-    /// offset is accepted too). Anything else is `None`.
+    /// offset is accepted too), years 0000 to 9999, no leap second (`:60` would roll
+    /// `9999-12-31T23:59:60Z` over into the year 10000). Anything else is `None`.
     pub fn parse_iso(s: &str) -> Option<Timestamp> {
         let s = s.strip_suffix('Z').or_else(|| s.strip_suffix("+00:00"))?;
         let (date, time) = s.split_once('T')?;
         let mut dp = date.splitn(3, '-');
-        let y: i64 = dp.next()?.parse().ok()?;
+        // Four digits: years 0000 to 9999, the range JavaScript's `Date` parses in this form
+        // (a year 10000 would be written back as `10000-…`, which JavaScript cannot read).
+        let year = dp.next()?;
+        if year.len() != 4 || !year.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let y: i64 = year.parse().ok()?;
         let m: u32 = dp.next()?.parse().ok()?;
         let d: u32 = dp.next()?.parse().ok()?;
         let (hms, frac) = match time.split_once('.') {
@@ -64,7 +75,7 @@ impl Timestamp {
         if !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
             return None;
         }
-        if !(0..24).contains(&hh) || !(0..60).contains(&mm) || !(0..61).contains(&ss) {
+        if !(0..24).contains(&hh) || !(0..60).contains(&mm) || !(0..60).contains(&ss) {
             return None;
         }
         let ms = match frac {
@@ -426,6 +437,103 @@ pub fn validate_text(field: &str, text: Option<String>) -> Result<Option<String>
     }
 }
 
+/// A chat's name (`renameChat`, import): a display name that is not blank.
+pub fn validate_chat_name(field: &str, name: &str) -> Result<String, WorldError> {
+    let name = validate_name(field, name)?;
+    if name.is_empty() {
+        return Err(WorldError::input(field, "is blank; give the chat a name"));
+    }
+    Ok(name)
+}
+
+/// A message's sender as given to `send()` (spec §2): not blank, kept as written; at most
+/// [`MAX_ID_CHARS`] characters (a sender is a person's or an agent's name).
+pub fn validate_sender(sender: &str) -> Result<(), WorldError> {
+    if sender.trim().is_empty() {
+        return Err(WorldError::InvalidSender(sender.to_string()));
+    }
+    let n = sender.chars().count();
+    if n > MAX_ID_CHARS {
+        return Err(WorldError::input(
+            "sender",
+            format!("{n} characters is too long; use at most {MAX_ID_CHARS}"),
+        ));
+    }
+    Ok(())
+}
+
+/// A message's content (spec §2): not empty after trimming, at most [`MAX_MESSAGE_CHARS`].
+pub fn validate_content(content: &str) -> Result<(), WorldError> {
+    if content.trim().is_empty() {
+        return Err(WorldError::EmptyMessage);
+    }
+    let n = content.chars().count();
+    if n > MAX_MESSAGE_CHARS {
+        return Err(WorldError::MessageTooLong(n, MAX_MESSAGE_CHARS));
+    }
+    Ok(())
+}
+
+/// A provider name (spec §7): one of the known providers, in any ASCII case and surrounded by
+/// any whitespace; returned as the provider's own name (`" OpenAI "` → `openai`).
+pub fn validate_provider(field: &str, v: &str) -> Result<String, WorldError> {
+    crate::core::llm::provider::ProviderKind::parse(v)
+        .map(|k| k.as_str().to_string())
+        .map_err(|e| WorldError::input(field, e.to_string()))
+}
+
+/// A world or agent id given from outside (import): one the API could have made from a name,
+/// i.e. `kebab(id) == id` (not empty, no reserved agent id), at most [`MAX_ID_CHARS`].
+pub fn validate_id(field: &str, id: &str, agent: bool) -> Result<(), WorldError> {
+    let n = id.chars().count();
+    if n > MAX_ID_CHARS {
+        return Err(WorldError::input(
+            field,
+            format!("{n} characters is too long; use at most {MAX_ID_CHARS}"),
+        ));
+    }
+    let canonical = if agent {
+        crate::core::ids::agent_id(id)
+    } else {
+        crate::core::ids::world_id(id)
+    }
+    .map_err(|e| WorldError::input(field, e.to_string()))?;
+    if canonical != id {
+        return Err(WorldError::input(
+            field,
+            format!("{id:?} is not an id; ids are kebab-case, such as {canonical:?}"),
+        ));
+    }
+    Ok(())
+}
+
+/// A world's `chatLLMProvider`: blank or none → none, else a known provider.
+pub fn validate_chat_llm_provider(v: Option<String>) -> Result<Option<String>, WorldError> {
+    match v {
+        Some(p) if !p.trim().is_empty() => validate_provider("chatLLMProvider", &p).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// The id of a chat or a message given from outside (import): the engine makes them (uuids),
+/// so anything not blank and at most [`MAX_ID_CHARS`] characters is accepted.
+pub fn validate_record_id(field: &str, id: &str) -> Result<(), WorldError> {
+    if id.trim().is_empty() {
+        return Err(WorldError::input(
+            field,
+            "is blank; every record needs an id",
+        ));
+    }
+    let n = id.chars().count();
+    if n > MAX_ID_CHARS {
+        return Err(WorldError::input(
+            field,
+            format!("{n} characters is too long; use at most {MAX_ID_CHARS}"),
+        ));
+    }
+    Ok(())
+}
+
 /// A provider or model name: not blank.
 pub fn validate_required(field: &str, v: &str) -> Result<String, WorldError> {
     let t = v.trim();
@@ -495,6 +603,14 @@ mod tests {
         );
         assert_eq!(Timestamp::parse_iso("2026-02-30T00:00:00Z"), None);
         assert_eq!(Timestamp::parse_iso("yesterday"), None);
+        // Only what JavaScript can read back: four-digit years, no leap second.
+        assert_eq!(Timestamp::parse_iso("10000-01-01T00:00:00.000Z"), None);
+        assert_eq!(Timestamp::parse_iso("9999-12-31T23:59:60Z"), None);
+        assert_eq!(Timestamp::parse_iso("+2026-01-01T00:00:00Z"), None);
+        assert_eq!(
+            Timestamp::parse_iso("9999-12-31T23:59:59.999Z").map(Timestamp::to_iso),
+            Some("9999-12-31T23:59:59.999Z".to_string())
+        );
     }
 
     #[test]

@@ -215,8 +215,8 @@ fn strip_leading_mention_block(s: &str) -> &str {
 /// (`< World >PASS</ world >`). Where the spec is silent: a `<world>…</world>` whose content is
 /// not one of the four keywords is not a tag and stays in the text (a later valid tag can still
 /// count); a tag inside an inline code span (`` `<world>pass</world>` ``) is quoted, not used,
-/// like one in a fenced block; `to:` names are split on commas and on whitespace (an id has
-/// none), so `to: @a @b` names two agents.
+/// like one in a fenced block. `to:` names are split on commas and on whitespace (spec §5.7;
+/// an id has none), so `to: @a @b` names two agents.
 pub fn extract_world_tag(reply: &str) -> (Option<WorldTag>, String) {
     let code = code_ranges(reply);
     for (p, _) in reply.match_indices('<') {
@@ -260,8 +260,8 @@ pub fn apply_to_tag(names: &[String], text: &str) -> String {
 /// Step 8: remove the leading run(s) of whole-name self-mentions of `agent_id` (after the
 /// indentation, which is kept); if nothing would remain, the reply is returned as it was.
 ///
-/// Each removed mention takes the whitespace and commas after it (and, where the spec is
-/// silent, a colon right after the name: `@alice: I can help.` → `I can help.`). When a line
+/// Each removed mention takes the whitespace, commas and colons after it (spec §5.8:
+/// `@alice: I can help.` → `I can help.`). When a line
 /// holds only self-mentions the run continues on the next non-blank line, and the indentation
 /// kept is that of the line where the text resumes. A mention of another agent ends the run:
 /// `@alice @bob hi` (by `alice`) → `@bob hi`.

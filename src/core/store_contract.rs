@@ -140,6 +140,7 @@ pub async fn run_store_contract(make: &dyn Fn() -> Rc<dyn Store>) {
     dump_holds_everything(make()).await;
     a_batch_may_rewrite_a_chat_it_deleted(make()).await;
     revisions_count_committed_batches(make()).await;
+    the_order_key_and_a_pointer_to_a_deleted_chat_are_kept(make()).await;
 }
 
 /// Put, replace, list and load worlds; a missing world loads as `None`.
@@ -643,4 +644,36 @@ pub async fn revisions_count_committed_batches(s: Rc<dyn Store>) {
         step(3),
         "rewriting the world record keeps counting"
     );
+}
+
+/// What the engine relies on, and no store may "repair": a chat's `updatedAt` comes back to
+/// the millisecond (it is the order of same-millisecond updates, spec §4), and the world's
+/// `currentChatId` keeps naming a chat after that chat is deleted (with no chat left, that is
+/// how a world says "session mode on, the next message starts a new chat").
+pub async fn the_order_key_and_a_pointer_to_a_deleted_chat_are_kept(s: Rc<dyn Store>) {
+    let mut w = world("w");
+    w.current_chat_id = Some("c1".into());
+    let mut c1 = chat("w", "c1");
+    c1.updated_at = Timestamp(1_795_000_000_000);
+    let mut c2 = chat("w", "c2");
+    c2.updated_at = Timestamp(1_795_000_000_001);
+    ok(
+        s.apply(vec![
+            StoreOp::PutWorld(w.clone()),
+            StoreOp::PutChat(c1),
+            StoreOp::PutChat(c2.clone()),
+        ])
+        .await,
+        "two chats a millisecond apart",
+    );
+    ok(
+        s.apply(vec![StoreOp::DeleteChat {
+            world_id: "w".into(),
+            chat_id: "c1".into(),
+        }])
+        .await,
+        "delete the current chat alone",
+    );
+    assert_eq!(ok(s.load_world("w").await, "world"), Some(w));
+    assert_eq!(ok(s.chats("w").await, "chats"), vec![c2]);
 }

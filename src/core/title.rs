@@ -242,9 +242,9 @@ fn strip_prefix_rule(rule: usize, s: &str) -> Option<&str> {
 const PREFIX_RULES: usize = 5;
 
 /// Heuristic steps 2 and 3: the leading mentions, then the prefixes, each at most once,
-/// repeating the list while one matches. Where the spec is silent, mentions right after a
-/// stripped prefix go too (`Hi @alice, how are you?` → `how are you?`), and the greeting's
-/// punctuation may be a run (`Hello!! how` → `how`).
+/// repeating the list while one matches. Mentions right after a stripped prefix go too (spec
+/// §6 step 2: `Hi @alice, how are you?` → `how are you?`); where the spec is silent, the
+/// greeting's punctuation may be a run (`Hello!! how` → `how`).
 fn strip_prefixes(s: &str) -> &str {
     let mut t = strip_leading_mentions(s).trim_start_matches(is_space);
     let mut used = [false; PREFIX_RULES];

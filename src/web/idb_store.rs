@@ -8,7 +8,8 @@
 //!   all six, so an export is a consistent snapshot). Read transactions are dropped, not
 //!   committed: indexed_db_futures aborts a dropped transaction, which discards nothing in a
 //!   read-only one;
-//! - [`Store::apply`] is ONE `readwrite` transaction over all six stores, in two passes. First
+//! - [`Store::apply`] is ONE `readwrite` transaction over all six stores (over quota, a batch
+//!   that only deletes is retried once without its revision put, see `apply`), in two passes. First
 //!   every op is validated with reads only, against the data in the transaction plus the
 //!   effects of the earlier ops of the batch: the memory store's rules (missing world or chat,
 //!   duplicate message id → [`StoreError::Invalid`]). An invalid batch aborts the transaction
@@ -312,7 +313,9 @@ impl IdbStore {
             .map_err(|e| self.fail(&format!("opening object store {name:?}"), e))
     }
 
-    async fn apply_ops(&self, ops: Vec<StoreOp>) -> Result<(), StoreError> {
+    /// One batch, one transaction. `bump`: raise the revisions of the worlds it names (always,
+    /// except for the over-quota retry of a batch that only deletes, see [`Store::apply`]).
+    async fn apply_ops(&self, ops: Vec<StoreOp>, bump: bool) -> Result<(), StoreError> {
         let tx = self.transaction(&ALL_STORES, TransactionMode::Readwrite)?;
         // Kept to read the DOMException (e.g. QuotaExceededError) after a failed commit.
         let raw_tx: web_sys::IdbTransaction = tx.as_sys().clone().unchecked_into();
@@ -326,7 +329,9 @@ impl IdbStore {
                 states: self.store(&tx, AGENT_STATES)?,
             };
             let named = named_worlds(&ops);
-            write_batch(&stores, ops, &named).await.map(|()| named)
+            write_batch(&stores, ops, &named, bump)
+                .await
+                .map(|()| named)
         };
         let named = match outcome {
             Ok(named) => named,
@@ -358,10 +363,28 @@ async fn write_batch(
     stores: &Stores<'_>,
     ops: Vec<StoreOp>,
     named: &[(String, &'static str)],
+    bump: bool,
 ) -> Result<(), StoreError> {
+    if !bump {
+        return validate_then_write(stores, ops).await;
+    }
     let revs = read_revisions(&stores.worlds, named).await?;
     validate_then_write(stores, ops).await?;
     bump_revisions(&stores.worlds, &revs).await
+}
+
+/// Whether a batch only removes records (it frees space and may be retried over quota without
+/// its revision put).
+fn only_deletes(ops: &[StoreOp]) -> bool {
+    ops.iter().all(|op| {
+        matches!(
+            op,
+            StoreOp::DeleteWorld { .. }
+                | StoreOp::DeleteAgent { .. }
+                | StoreOp::DeleteChat { .. }
+                | StoreOp::ClearMemory { .. }
+        )
+    })
 }
 
 /// The two passes of `apply` inside its transaction: check every op (reads only), then write.
@@ -1282,8 +1305,24 @@ impl Store for IdbStore {
         })
     }
 
+    /// Over quota, the browser refuses every transaction that puts a record, and raising the
+    /// revision is a put: a batch that only deletes (the way to free space) is then retried
+    /// without it, so deleting works when the origin is full. The revision does not move for
+    /// that batch: the engine re-reads it (`World::persist_freeing`), and another tab with the
+    /// world open notices the deletes at the next write that raises it. Until then its view
+    /// may be stale; over quota its writes fail anyway (each puts a record), and once there is
+    /// room, one of its writes made before any other could still act on that view (an append
+    /// to a deleted chat is refused as invalid; reopening the world in that tab reloads it).
     fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
-        Box::pin(self.apply_ops(ops))
+        Box::pin(async move {
+            if !only_deletes(&ops) {
+                return self.apply_ops(ops, true).await;
+            }
+            match self.apply_ops(ops.clone(), true).await {
+                Err(e) if e.reason() == "quota_exceeded" => self.apply_ops(ops, false).await,
+                r => r,
+            }
+        })
     }
 
     fn revision<'a>(

@@ -2,10 +2,10 @@
 //! clearing an agent's memory. Each operation is one store batch under the write lock; leaving
 //! the current chat cancels its queued and running calls first (spec §4 last paragraph).
 
-use crate::core::engine::{load_chat_state, World};
+use crate::core::engine::{load_chat_state, most_recent_chat, World};
 use crate::core::error::WorldError;
 use crate::core::events::{Event, SystemEvent, WorldEvent};
-use crate::core::model::{validate_name, Chat, Message, TitleSource, NEW_CHAT_NAME};
+use crate::core::model::{validate_chat_name, Chat, Message, TitleSource, NEW_CHAT_NAME};
 use crate::core::store::{AgentChatState, StoreOp};
 
 impl World {
@@ -42,6 +42,21 @@ impl World {
             .collect()
     }
 
+    /// A new, empty `New Chat` of this world (not stored yet).
+    pub(crate) fn fresh_chat(&self, now: crate::core::model::Timestamp) -> Chat {
+        let st = self.st();
+        Chat {
+            id: self.inner.ids.new_id(),
+            world_id: st.world.id.clone(),
+            name: NEW_CHAT_NAME.to_string(),
+            description: None,
+            message_count: 0,
+            title_source: TitleSource::Default,
+            created_at: now,
+            updated_at: st.chat_update_time(now),
+        }
+    }
+
     /// Reuses the current chat when it has no messages (`chat-reused`), otherwise creates a
     /// `New Chat` and makes it current (`new-chat-created`). Every agent starts fresh.
     pub async fn new_chat(&self) -> Result<Chat, WorldError> {
@@ -55,19 +70,7 @@ impl World {
             .cloned();
         let (chat, created) = match reuse {
             Some(c) => (c, false),
-            None => (
-                Chat {
-                    id: self.inner.ids.new_id(),
-                    world_id: self.st().world.id.clone(),
-                    name: NEW_CHAT_NAME.to_string(),
-                    description: None,
-                    message_count: 0,
-                    title_source: TitleSource::Default,
-                    created_at: now,
-                    updated_at: now,
-                },
-                true,
-            ),
+            None => (self.fresh_chat(now), true),
         };
         let mut world = self.info();
         let mut ops = Vec::new();
@@ -82,6 +85,7 @@ impl World {
         {
             let mut st = self.st_mut();
             st.world = world;
+            st.no_chat_left = None;
             if created {
                 st.chats.push(chat.clone());
             }
@@ -119,6 +123,7 @@ impl World {
         {
             let mut st = self.st_mut();
             st.world = world;
+            st.no_chat_left = None;
             restore(&mut st.agents, agents);
         }
         drop(_g);
@@ -130,7 +135,12 @@ impl World {
 
     /// Deletes a chat and its messages; `false` (and nothing happens) for an unknown id. When it
     /// was current, the most recently updated remaining chat becomes current (no `chat-loaded`),
-    /// or none, and then every agent starts fresh.
+    /// or none, and then every agent starts fresh; session mode stays on, and the next message
+    /// sent starts a new chat (see `State::no_chat_left`(super::State)).
+    ///
+    /// Works over quota (`World::persist_freeing`): the delete frees space, and the only
+    /// record it rewrites is the world's current-chat pointer (not even that when the last chat
+    /// goes: the pointer left naming the deleted chat says "no chat left").
     pub async fn delete_chat(&self, id: &str) -> Result<bool, WorldError> {
         let _g = self.write_lock().await?;
         let (mut world, mut agents, next) = {
@@ -138,20 +148,16 @@ impl World {
             if !st.chats.iter().any(|c| c.id == id) {
                 return Ok(false);
             }
-            let next = st
-                .chats
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| c.id != id)
-                .max_by_key(|(i, c)| (c.updated_at, c.created_at, *i))
-                .map(|(_, c)| c.id.clone());
+            let next =
+                most_recent_chat(st.chats.iter().filter(|c| c.id != id)).map(|c| c.id.clone());
             (st.world.clone(), st.agents.clone(), next)
         };
         let was_current = world.current_chat_id.as_deref() == Some(id);
-        let mut ops = vec![StoreOp::DeleteChat {
+        let deletes = vec![StoreOp::DeleteChat {
             world_id: world.id.clone(),
             chat_id: id.to_string(),
         }];
+        let mut puts = Vec::new();
         if was_current {
             self.cancel_current_chat_calls();
             match &next {
@@ -167,15 +173,20 @@ impl World {
                 }
             }
             world.current_chat_id = next;
-            world.last_updated = self.now();
-            ops.push(StoreOp::PutWorld(world.clone()));
+            if world.current_chat_id.is_some() {
+                world.last_updated = self.now();
+                puts.push(StoreOp::PutWorld(world.clone()));
+            }
         }
-        self.persist(ops).await?;
+        self.persist_freeing(deletes, puts).await?;
         let new_current = world.current_chat_id.clone();
         {
             let mut st = self.st_mut();
             st.chats.retain(|c| c.id != id);
             if was_current {
+                if world.current_chat_id.is_none() {
+                    st.no_chat_left = Some(id.to_string());
+                }
                 st.world = world;
                 restore(&mut st.agents, agents);
             }
@@ -190,17 +201,14 @@ impl World {
 
     /// Renames a chat; its title becomes `manual` and nothing automatic overwrites it.
     pub async fn rename_chat(&self, id: &str, name: &str) -> Result<Chat, WorldError> {
-        let name = validate_name("name", name)?;
-        if name.is_empty() {
-            return Err(WorldError::input("name", "is blank; give the chat a name"));
-        }
+        let name = validate_chat_name("name", name)?;
         let _g = self.write_lock().await?;
         let Some(mut chat) = self.st().chats.iter().find(|c| c.id == id).cloned() else {
             return Err(WorldError::ChatNotFound(id.to_string()));
         };
         chat.name = name;
         chat.title_source = TitleSource::Manual;
-        chat.updated_at = self.now();
+        chat.updated_at = self.st().chat_update_time(self.now());
         self.persist(vec![StoreOp::PutChat(chat.clone())]).await?;
         if let Some(c) = self.st_mut().chats.iter_mut().find(|c| c.id == id) {
             *c = chat.clone();
@@ -214,7 +222,9 @@ impl World {
         Ok(chat)
     }
 
-    /// Every chat, most recently updated first (ties: the chat created last first).
+    /// Every chat, most recently updated first. The engine never gives two chats of a world
+    /// the same `updatedAt` (`State::chat_update_time`); ties (in an imported
+    /// document) go to the chat created last.
     pub fn list_chats(&self) -> Vec<Chat> {
         let st = self.st();
         let mut v: Vec<(usize, Chat)> = st.chats.iter().cloned().enumerate().collect();
@@ -224,7 +234,8 @@ impl World {
         v.into_iter().map(|(_, c)| c).collect()
     }
 
-    /// The current chat, or `None` when session mode is off.
+    /// The current chat, or `None` when session mode is off or its last chat was deleted (the
+    /// next message then starts a new one).
     pub fn current_chat(&self) -> Option<Chat> {
         self.st().current_chat().cloned()
     }
@@ -251,27 +262,43 @@ impl World {
             .map_err(|e| self.report_storage(e.into(), None))
     }
 
-    /// Session mode on: if it was off, start a new chat. Off: `currentChatId = null`, the calls
-    /// of the left chat are cancelled and every agent starts fresh in RAM (the old chat keeps
-    /// its memories; nothing of the new conversation is persisted).
+    /// Session mode on: if it was off (or its last chat was deleted), start a new chat. Off:
+    /// `currentChatId = null`, the calls of the left chat are cancelled and every agent starts
+    /// fresh in RAM (the old chat keeps its memories; nothing of the new conversation is
+    /// persisted). Over quota, turning it off still works in RAM (the pointer is written by a
+    /// later change, see `World::persist_freeing`).
     pub async fn set_session_mode(&self, on: bool) -> Result<(), WorldError> {
-        let current = self.st().world.current_chat_id.clone();
+        let (current, no_chat_left) = {
+            let st = self.st();
+            (st.world.current_chat_id.clone(), st.no_chat_left.is_some())
+        };
         match (on, current) {
             (true, None) => self.new_chat().await.map(|_| ()),
             (false, Some(_)) => {
                 let _g = self.write_lock().await?;
                 self.cancel_current_chat_calls();
-                let mut world = self.info();
-                world.current_chat_id = None;
-                world.last_updated = self.now();
-                self.persist(vec![StoreOp::PutWorld(world.clone())]).await?;
-                let mut st = self.st_mut();
-                st.world = world;
-                st.reset_agents();
-                Ok(())
+                self.session_off().await
+            }
+            (false, None) if no_chat_left => {
+                let _g = self.write_lock().await?;
+                self.session_off().await
             }
             _ => Ok(()),
         }
+    }
+
+    /// Session mode off, under the write lock.
+    async fn session_off(&self) -> Result<(), WorldError> {
+        let mut world = self.info();
+        world.current_chat_id = None;
+        world.last_updated = self.now();
+        self.persist_freeing(Vec::new(), vec![StoreOp::PutWorld(world.clone())])
+            .await?;
+        let mut st = self.st_mut();
+        st.world = world;
+        st.no_chat_left = None;
+        st.reset_agents();
+        Ok(())
     }
 
     /// Empties an agent's memory in the current chat (or RAM) and sets its counter to 0.
@@ -285,13 +312,14 @@ impl World {
             (st.world.id.clone(), st.world.current_chat_id.clone())
         };
         if let Some(cid) = cid {
-            self.persist(vec![
-                StoreOp::ClearMemory {
+            // Frees space, so it works over quota (the counter reset is then best effort).
+            self.persist_freeing(
+                vec![StoreOp::ClearMemory {
                     world_id: world_id.clone(),
                     chat_id: cid.clone(),
                     agent_id: agent_id.to_string(),
-                },
-                StoreOp::PutAgentState {
+                }],
+                vec![StoreOp::PutAgentState {
                     world_id,
                     chat_id: cid,
                     state: AgentChatState {
@@ -299,8 +327,8 @@ impl World {
                         llm_call_count: 0,
                         last_llm_call: None,
                     },
-                },
-            ])
+                }],
+            )
             .await?;
         }
         agent.llm_call_count = 0;

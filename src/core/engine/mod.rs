@@ -19,8 +19,11 @@
 //!   are kept; messages are read from the store a page at a time.
 //!
 //! Choices where the spec is silent:
-//! - A new world starts in session mode with one empty chat `New Chat` (a user expects what
-//!   they type to be kept).
+//! - After the last chat is deleted, session mode stays on: `currentChatId` is `null` (spec §6)
+//!   and the next message sent starts a new chat (`new-chat-created`); see
+//!   `State::no_chat_left`. Only `setSessionMode(false)` turns session mode off.
+//! - Same-millisecond chat updates keep their order through `updatedAt` itself
+//!   (`State::chat_update_time`).
 //! - Renaming a world or an agent never changes its id.
 //! - The debug flag ([`World::set_debug`]) and the queue settings are runtime-only.
 //! - `lastActive` changes in RAM when the agent publishes; it is persisted with the next write of
@@ -85,9 +88,9 @@ use crate::core::events::{Callback, Event, EventBus, Subscription, Topic};
 use crate::core::ids::world_id;
 use crate::core::llm_client::{CancelToken, LlmClient};
 use crate::core::model::{
-    validate_history_limit, validate_name, validate_text, validate_turn_limit, Agent, Chat,
-    CreateWorld, MemoryEntry, Message, Timestamp, TitleSource, WorldData, DEFAULT_HISTORY_LIMIT,
-    NEW_CHAT_NAME,
+    validate_chat_llm_provider, validate_history_limit, validate_name, validate_text,
+    validate_turn_limit, Agent, Chat, CreateWorld, MemoryEntry, Message, Timestamp, TitleSource,
+    WorldData, DEFAULT_HISTORY_LIMIT, NEW_CHAT_NAME,
 };
 use crate::core::store::{Store, StoreOp};
 
@@ -196,6 +199,13 @@ pub(crate) struct State {
     pub(crate) next_job: u64,
     /// Bumped by every cancellation; a publish planned in an older epoch enqueues nothing.
     pub(crate) epoch: u64,
+    /// Session mode is on but its last chat was deleted: `world.current_chat_id` is `None`
+    /// (what JS sees, spec §6 `deleteChat`), and the next message sent starts a new chat
+    /// (`new-chat-created`) instead of being kept nowhere. Holds the deleted chat's id: the
+    /// stored world record keeps pointing at it, and a pointer to a chat that no longer exists
+    /// is how the store says "no chat left" (an explicit `null` is session mode off). Deleting
+    /// the last chat thus writes nothing but the delete, which works over quota.
+    pub(crate) no_chat_left: Option<String>,
 }
 
 impl State {
@@ -210,6 +220,29 @@ impl State {
     pub(crate) fn current_chat(&self) -> Option<&Chat> {
         let id = self.world.current_chat_id.as_deref()?;
         self.chats.iter().find(|c| c.id == id)
+    }
+
+    /// The world record as the store keeps it: with the dangling pointer of
+    /// `State::no_chat_left` in place of `null`.
+    pub(crate) fn stored_world(&self) -> WorldData {
+        let mut w = self.world.clone();
+        if w.current_chat_id.is_none() {
+            w.current_chat_id = self.no_chat_left.clone();
+        }
+        w
+    }
+
+    /// The `updatedAt` of a chat updated at `now`: `now`, or one millisecond after the most
+    /// recently updated chat of the world when that is not earlier (spec §4: chats updated in
+    /// the same millisecond are ordered by the order of their updates). So no two chats of a
+    /// world share an `updatedAt`, and the order survives a reopen in every store without a
+    /// field of its own; the time runs ahead of the clock only by the number of updates made
+    /// within one millisecond (or while the clock stepped back).
+    pub(crate) fn chat_update_time(&self, now: Timestamp) -> Timestamp {
+        match self.chats.iter().map(|c| c.updated_at).max() {
+            Some(latest) if latest >= now => Timestamp(latest.0.saturating_add(1)),
+            _ => now,
+        }
     }
 
     /// Appends to an agent's RAM window, keeping it within the agent's history limit.
@@ -285,6 +318,7 @@ impl World {
             world,
             agents,
             chats,
+            no_chat_left,
         } = view;
         World {
             inner: Rc::new(Inner {
@@ -305,6 +339,7 @@ impl World {
                     title: None,
                     next_job: 1,
                     epoch: 0,
+                    no_chat_left,
                 }),
                 lock: WriteLock::default(),
                 seen_rev: Cell::new(rev),
@@ -363,7 +398,7 @@ impl World {
             None => DEFAULT_HISTORY_LIMIT,
         };
         let description = validate_text("description", input.description)?;
-        let chat_llm_provider = input.chat_llm_provider.filter(|s| !s.trim().is_empty());
+        let chat_llm_provider = validate_chat_llm_provider(input.chat_llm_provider)?;
         let chat_llm_model = input.chat_llm_model.filter(|s| !s.trim().is_empty());
         // Under the world's lock, so two tabs creating the same world cannot both succeed.
         let guard = svc.store.lock_world(&id).await?;
@@ -407,6 +442,7 @@ impl World {
             world,
             agents: Vec::new(),
             chats: vec![chat],
+            no_chat_left: None,
         };
         Ok(World::from_parts(svc, view, rev))
     }
@@ -586,6 +622,17 @@ pub(crate) struct View {
     pub(crate) world: WorldData,
     pub(crate) agents: Vec<AgentRt>,
     pub(crate) chats: Vec<Chat>,
+    /// See `State::no_chat_left`.
+    pub(crate) no_chat_left: Option<String>,
+}
+
+/// The chat that becomes current when the current one is deleted (spec §6): the most recently
+/// updated of `chats` (ties: the one created last, then the later in the list).
+pub(crate) fn most_recent_chat<'a>(chats: impl Iterator<Item = &'a Chat>) -> Option<&'a Chat> {
+    chats
+        .enumerate()
+        .max_by_key(|(i, c)| (c.updated_at, c.created_at, *i))
+        .map(|(_, c)| c)
 }
 
 /// Loads a world's view: settings, agents, chat metadata, and for the current chat each agent's
@@ -597,10 +644,17 @@ pub(crate) async fn load_view(store: &dyn Store, id: &str) -> Result<View, World
     let agents = store.agents(id).await?;
     let mut chats = store.chats(id).await?;
     chats.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
-    if let Some(cid) = &world.current_chat_id {
-        if !chats.iter().any(|c| &c.id == cid) {
-            // A dangling pointer (e.g. a store edited by hand) means session mode off.
-            world.current_chat_id = None;
+    let mut no_chat_left = None;
+    if let Some(cid) = world.current_chat_id.clone() {
+        if !chats.iter().any(|c| c.id == cid) {
+            // The pointer names a deleted chat. With chats left, the pointer's own update did
+            // not land (over quota, the delete is committed first and alone; or a crash in
+            // between): what `deleteChat` chose is what is chosen here. With none left, this
+            // is "session mode on, no chat left" (see `State::no_chat_left`).
+            world.current_chat_id = most_recent_chat(chats.iter()).map(|c| c.id.clone());
+            if world.current_chat_id.is_none() {
+                no_chat_left = Some(cid);
+            }
         }
     }
     let mut rts: Vec<AgentRt> = agents
@@ -621,6 +675,7 @@ pub(crate) async fn load_view(store: &dyn Store, id: &str) -> Result<View, World
         world,
         agents: rts,
         chats,
+        no_chat_left,
     })
 }
 

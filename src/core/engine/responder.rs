@@ -10,10 +10,11 @@
 //! with `partialContent`, system `error`, an `interrupted` message in session mode) or the reply
 //! pipeline: clean → world tag → self-mentions → auto-mention → save and publish.
 //!
+//! A call whose chat was left (new/load chat, session mode off, another tab's switch) keeps the
+//! text it had streamed as an `interrupted` message in that chat, never in the current one
+//! (spec §4: nothing the user saw is lost); when the chat was deleted, nothing is kept.
+//!
 //! Choices where the spec is silent:
-//! - A call whose chat was left (new/load/delete chat, session mode off) publishes nothing at
-//!   all, not even its `interrupted` partial text: it would land in the wrong chat. `stop()`
-//!   keeps the partial text, since the chat is still current.
 //! - A reply that completes just as its chat is left has had its SSE `end`, but is dropped (the
 //!   check is made under the write lock when publishing).
 //! - If saving M to memory fails, the LLM is not called; the turn is spent and the failure is
@@ -356,8 +357,9 @@ impl World {
         if let Err(e) = result {
             self.emit_llm_failure(agent_id, reply_id, &e, &text);
             self.flush();
-            let same_chat = self.st().world.current_chat_id == job.chat_id;
-            if !text.trim().is_empty() && job.chat_id.is_some() && same_chat {
+            // Kept in the chat the call belongs to, even when that chat was left meanwhile
+            // (spec §4): not when it was deleted, and not with session mode off.
+            if !text.trim().is_empty() && job.chat_id.is_some() {
                 let out = Outgoing {
                     msg: Message {
                         message_id: reply_id.clone(),
@@ -370,6 +372,7 @@ impl World {
                     },
                     memory: Vec::new(),
                     only_in: Some(job.chat_id.clone()),
+                    keep_if_left: true,
                 };
                 self.publish_or_report(out).await;
             }
@@ -451,6 +454,7 @@ impl World {
                 },
                 memory: vec![(agent.id.clone(), entry)],
                 only_in: Some(job.chat_id.clone()),
+                keep_if_left: false,
             };
             if self.publish_or_report(out).await {
                 published = Some(reply_id.to_string());
@@ -471,6 +475,7 @@ impl World {
                 },
                 memory: Vec::new(),
                 only_in: Some(job.chat_id.clone()),
+                keep_if_left: false,
             };
             self.publish_or_report(out).await;
         }
@@ -607,7 +612,7 @@ impl World {
         };
         chat.name = title;
         chat.title_source = TitleSource::Auto;
-        chat.updated_at = self.now();
+        chat.updated_at = self.st().chat_update_time(self.now());
         // A failure was reported as a `system` `error` event by `persist`.
         if self
             .persist(vec![StoreOp::PutChat(chat.clone())])

@@ -18,7 +18,8 @@ use crate::core::ids::normalize_id;
 use crate::core::llm_client::CancelToken;
 use crate::core::mentions::{all_mentions, line_start_mentions, sender_type, SenderType};
 use crate::core::model::{
-    Chat, MemoryEntry, Message, MessageKind, Timestamp, TitleSource, MAX_MESSAGE_CHARS,
+    validate_content, validate_sender, Chat, MemoryEntry, Message, MessageKind, Timestamp,
+    TitleSource,
 };
 use crate::core::store::{AgentChatState, StoreOp};
 use crate::core::title::heuristic_title;
@@ -36,6 +37,9 @@ pub(crate) struct Outgoing {
     /// lock), so a reply or notice of a left chat never lands in another one; otherwise it is
     /// dropped silently (its call was cancelled and reported).
     pub(crate) only_in: Option<Option<String>>,
+    /// With `only_in`: when that chat was left but still exists, append the message to it
+    /// anyway (the `interrupted` text of a call cancelled by the switch, spec §4), unrouted.
+    pub(crate) keep_if_left: bool,
 }
 
 /// Why an agent does or does not respond (spec §4 rules 1–7).
@@ -155,18 +159,10 @@ impl World {
     /// before any LLM call, and queues the calls of the agents that respond. Drive
     /// [`World::run_until_idle`] afterwards to run them.
     pub async fn send(&self, content: &str, sender: Option<&str>) -> Result<Message, WorldError> {
-        let sender = match sender {
-            None => HUMAN.to_string(),
-            Some(s) if s.trim().is_empty() => return Err(WorldError::InvalidSender(s.to_string())),
-            Some(s) => s.to_string(),
-        };
-        if content.trim().is_empty() {
-            return Err(WorldError::EmptyMessage);
-        }
-        let n = content.chars().count();
-        if n > MAX_MESSAGE_CHARS {
-            return Err(WorldError::MessageTooLong(n, MAX_MESSAGE_CHARS));
-        }
+        let sender = sender.unwrap_or(HUMAN);
+        validate_sender(sender)?;
+        let sender = sender.to_string();
+        validate_content(content)?;
         let msg = Message {
             message_id: self.inner.ids.new_id(),
             chat_id: None,
@@ -180,6 +176,7 @@ impl World {
             msg,
             memory: Vec::new(),
             only_in: None,
+            keep_if_left: false,
         })
         .await?
         .ok_or_else(|| WorldError::input("message", "was not published"))
@@ -216,13 +213,25 @@ impl World {
         let guard = self.write_lock().await?;
         if let Some(expected) = &out.only_in {
             if self.st().world.current_chat_id != *expected {
-                return Ok(None);
+                return match expected {
+                    Some(chat_id) if out.keep_if_left => {
+                        let chat_id = chat_id.clone();
+                        let m = self.append_to_left_chat(out, &chat_id).await?;
+                        drop(guard);
+                        Ok(m.map(|m| (m, Vec::new())))
+                    }
+                    _ => Ok(None),
+                };
             }
         }
         let now = self.now();
+        // Session mode on with no chat left (the last one was deleted): a message the caller
+        // sends starts a new chat, in the same batch, rather than being kept nowhere.
+        let new_chat = (out.only_in.is_none() && self.st().no_chat_left.is_some())
+            .then(|| self.fresh_chat(now));
         let (plan, epoch) = {
             let st = self.st();
-            (self.plan(&st, out, now), st.epoch)
+            (self.plan(&st, out, now, new_chat.clone()), st.epoch)
         };
         if !plan.ops.is_empty() {
             self.persist(plan.ops.clone()).await?;
@@ -230,6 +239,12 @@ impl World {
         let mut cancelled = Vec::new();
         {
             let mut st = self.st_mut();
+            if let Some(c) = new_chat {
+                st.world.current_chat_id = Some(c.id.clone());
+                st.world.last_updated = now;
+                st.no_chat_left = None;
+                st.chats.push(c);
+            }
             for (id, count, last) in &plan.counters {
                 if let Some(i) = st.agent_index(id) {
                     if let Some(a) = st.agents.get_mut(i) {
@@ -274,15 +289,68 @@ impl World {
         Ok(Some((plan.msg, plan.notices)))
     }
 
-    fn plan(&self, st: &State, out: Outgoing, now: Timestamp) -> Plan {
+    /// Appends `out` to chat `chat_id`, which is no longer current but exists (else `None`):
+    /// the message is stored and announced (`message`, `chat-saved`) but not routed, not
+    /// remembered and not titled. Only engine notices take this path (spec §4 `interrupted`).
+    /// Caller holds the write lock.
+    async fn append_to_left_chat(
+        &self,
+        out: Outgoing,
+        chat_id: &str,
+    ) -> Result<Option<Message>, WorldError> {
+        let now = self.now();
+        let (mut chat, world_id, updated_at) = {
+            let st = self.st();
+            let Some(chat) = st.chats.iter().find(|c| c.id == chat_id).cloned() else {
+                return Ok(None); // deleted: nothing of it is kept
+            };
+            (chat, st.world.id.clone(), st.chat_update_time(now))
+        };
+        let mut msg = out.msg;
+        msg.chat_id = Some(chat_id.to_string());
+        chat.message_count += 1;
+        chat.updated_at = updated_at;
+        self.persist(vec![
+            StoreOp::AppendMessage {
+                world_id,
+                chat_id: chat_id.to_string(),
+                message: msg.clone(),
+            },
+            StoreOp::PutChat(chat.clone()),
+        ])
+        .await?;
+        let saved = SystemEvent::ChatSaved {
+            chat_id: chat.id.clone(),
+            message_count: chat.message_count,
+        };
+        if let Some(c) = self.st_mut().chats.iter_mut().find(|c| c.id == chat_id) {
+            *c = chat;
+        }
+        self.emit_all(vec![Event::Message(msg.clone()), Event::System(saved)]);
+        Ok(Some(msg))
+    }
+
+    /// `new_chat`: a chat to create and make current with this message (no chat left).
+    fn plan(&self, st: &State, out: Outgoing, now: Timestamp, new_chat: Option<Chat>) -> Plan {
         let mut msg = out.msg;
         let world_id = st.world.id.clone();
-        let chat = st.current_chat().cloned();
+        let mut ops = Vec::new();
+        let mut events = Vec::new();
+        if let Some(c) = &new_chat {
+            let mut world = st.world.clone();
+            world.current_chat_id = Some(c.id.clone());
+            world.last_updated = now;
+            ops.push(StoreOp::PutChat(c.clone()));
+            ops.push(StoreOp::PutWorld(world));
+            events.push(Event::System(SystemEvent::NewChatCreated {
+                chat_id: c.id.clone(),
+            }));
+        }
+        let chat = new_chat.or_else(|| st.current_chat().cloned());
         msg.chat_id = chat.as_ref().map(|c| c.id.clone());
         let session = chat.is_some();
         let stype = sender_type(Some(&msg.sender));
-        let mut ops = Vec::new();
-        let mut events = vec![Event::Message(msg.clone())];
+        events.push(Event::Message(msg.clone()));
         let mut title = None;
         let mut new_chat = None;
 
@@ -301,7 +369,7 @@ impl World {
                 });
             }
             c.message_count += 1;
-            c.updated_at = now;
+            c.updated_at = st.chat_update_time(now);
             events.push(Event::System(SystemEvent::ChatSaved {
                 chat_id: c.id.clone(),
                 message_count: c.message_count,
@@ -407,6 +475,7 @@ impl World {
                         },
                         memory: Vec::new(),
                         only_in: Some(msg.chat_id.clone()),
+                        keep_if_left: false,
                     });
                 }
                 Decision::Ignore | Decision::QueueFull => {}

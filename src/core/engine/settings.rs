@@ -9,9 +9,9 @@ use crate::core::error::WorldError;
 use crate::core::events::{Event, WorldEvent};
 use crate::core::ids::{agent_id, world_id};
 use crate::core::model::{
-    validate_history_limit, validate_max_tokens, validate_name, validate_required,
-    validate_temperature, validate_text, validate_turn_limit, Agent, AgentPatch, NewAgent,
-    WorldData, WorldPatch,
+    validate_chat_llm_provider, validate_history_limit, validate_max_tokens, validate_name,
+    validate_provider, validate_required, validate_temperature, validate_text, validate_turn_limit,
+    Agent, AgentPatch, NewAgent, WorldData, WorldPatch,
 };
 use crate::core::store::StoreOp;
 
@@ -20,7 +20,7 @@ impl World {
     pub async fn add_agent(&self, input: NewAgent) -> Result<Agent, WorldError> {
         let id = agent_id(&input.name)?;
         let name = validate_name("name", &input.name)?;
-        let provider = validate_required("provider", &input.provider)?;
+        let provider = validate_provider("provider", &input.provider)?;
         let model = validate_required("model", &input.model)?;
         let system_prompt = validate_text("systemPrompt", input.system_prompt)?;
         let temperature = input.temperature.map(validate_temperature).transpose()?;
@@ -88,7 +88,7 @@ impl World {
             agent.agent_type = validate_required("type", &t)?;
         }
         if let Some(p) = patch.provider {
-            agent.provider = validate_required("provider", &p)?;
+            agent.provider = validate_provider("provider", &p)?;
         }
         if let Some(m) = patch.model {
             agent.model = validate_required("model", &m)?;
@@ -143,10 +143,14 @@ impl World {
             }
             st.world.id.clone()
         };
-        self.persist(vec![StoreOp::DeleteAgent {
-            world_id,
-            agent_id: id.to_string(),
-        }])
+        // Frees space, so it works over quota (see `persist_freeing`).
+        self.persist_freeing(
+            vec![StoreOp::DeleteAgent {
+                world_id,
+                agent_id: id.to_string(),
+            }],
+            Vec::new(),
+        )
         .await?;
         self.cancel_jobs(&|call| call.agent_id == Some(id));
         self.st_mut().agents.retain(|a| a.agent.id != id);
@@ -176,13 +180,15 @@ impl World {
             w.history_limit = validate_history_limit("historyLimit", h)?;
         }
         if let Some(p) = patch.chat_llm_provider {
-            w.chat_llm_provider = p.filter(|s| !s.trim().is_empty());
+            w.chat_llm_provider = validate_chat_llm_provider(p)?;
         }
         if let Some(m) = patch.chat_llm_model {
             w.chat_llm_model = m.filter(|s| !s.trim().is_empty());
         }
         w.last_updated = self.now();
-        self.persist(vec![StoreOp::PutWorld(w.clone())]).await?;
+        let mut stored = w.clone();
+        stored.current_chat_id = self.st().stored_world().current_chat_id;
+        self.persist(vec![StoreOp::PutWorld(stored)]).await?;
         self.st_mut().world = w.clone();
         if history_changed {
             self.reload_windows().await?;

@@ -95,12 +95,80 @@ impl World {
         }
         match self.inner.store.apply(ops).await {
             Ok(()) => {
-                if let Some(r) = self.inner.seen_rev.get() {
-                    self.inner.seen_rev.set(Some(r + 1));
-                }
+                self.bump_seen_rev();
                 Ok(())
             }
             Err(e) => Err(self.report_storage(e.into(), agent)),
+        }
+    }
+
+    /// Persists a change that frees space (deleting a chat, an agent or a memory; turning
+    /// session mode off): `deletes` (ops that only remove records) and `puts` (the small
+    /// records the change also rewrites: the current-chat pointer, a reset counter).
+    ///
+    /// Normally one atomic batch. When the store is over its quota, every batch that writes a
+    /// record fails, even one that shrinks the database, so the README's advice ("delete old
+    /// chats") could never be followed; then the deletes are committed on their own first, and
+    /// the puts are tried after them. If there is still no room, their failure is reported as
+    /// a `system` `error` event (`quota_exceeded`) but the change succeeds: RAM keeps the new
+    /// values and a later write stores them (the next turn writes the counter, the next world
+    /// write the pointer). A reload in between reads what the deletes left, which gives the
+    /// same result for a deleted current chat (`load_view` resolves the pointer to a deleted
+    /// chat exactly as `deleteChat` did) and the stored counter for a cleared memory; a
+    /// session mode turned off over quota is on again after a reload.
+    ///
+    /// Why two transactions and not one that cannot grow: browsers count every record a
+    /// transaction puts against the quota, whatever it deletes (Chromium refuses a
+    /// delete-plus-small-put transaction over quota), so the deletes must commit without puts.
+    pub(crate) async fn persist_freeing(
+        &self,
+        deletes: Vec<StoreOp>,
+        puts: Vec<StoreOp>,
+    ) -> Result<(), WorldError> {
+        let mut all = deletes.clone();
+        all.extend(puts.iter().cloned());
+        if all.is_empty() {
+            return Ok(());
+        }
+        let err = match self.inner.store.apply(all).await {
+            Ok(()) => {
+                self.bump_seen_rev();
+                return Ok(());
+            }
+            Err(e) => e,
+        };
+        if err.reason() != "quota_exceeded" {
+            return Err(self.report_storage(err.into(), None));
+        }
+        if !deletes.is_empty() {
+            if let Err(e) = self.inner.store.apply(deletes).await {
+                return Err(self.report_storage(e.into(), None));
+            }
+            // Over quota a store may commit deletes without raising the revision (IndexedDB's
+            // revision is a put): follow what it says rather than assuming one step.
+            if self.inner.seen_rev.get().is_some() {
+                match self.inner.store.revision(&self.id()).await {
+                    Ok(rev) => self.inner.seen_rev.set(rev),
+                    Err(e) => {
+                        self.report_storage(e.into(), None);
+                    }
+                }
+            }
+        }
+        if !puts.is_empty() {
+            match self.inner.store.apply(puts).await {
+                Ok(()) => self.bump_seen_rev(),
+                Err(e) => {
+                    self.report_storage(e.into(), None);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn bump_seen_rev(&self) {
+        if let Some(r) = self.inner.seen_rev.get() {
+            self.inner.seen_rev.set(Some(r + 1));
         }
     }
 
@@ -141,6 +209,7 @@ impl World {
             st.world = view.world;
             st.agents = view.agents;
             st.chats = view.chats;
+            st.no_chat_left = view.no_chat_left;
             if st
                 .title
                 .as_ref()

@@ -16,6 +16,13 @@
 //! Import never half-reads: the whole document is parsed and validated first (errors are
 //! `import_invalid` with the JSON path of the bad field, e.g. `agents[1].historyLimit`), then
 //! written as one store batch. A chat's `messageCount` is recomputed from its messages.
+//!
+//! Import accepts exactly what the API accepts: every field goes through the validator the API
+//! uses for it (`create`/`update`, `addAgent`/`updateAgent`, `renameChat`, `send`), so ids are
+//! kebab-case and bounded, names are not blank and at most 100 characters, providers are
+//! known, senders and contents are not blank and bounded, and timestamps are in the years 0000
+//! to 9999 (what JavaScript's `Date` reads back). Values the API would normalise (trimmed
+//! names, a blank description as none, a provider's case) are normalised the same way.
 
 use std::collections::BTreeSet;
 
@@ -25,10 +32,13 @@ use serde_json::{Map, Value};
 
 use crate::core::engine::{Services, World};
 use crate::core::error::WorldError;
-use crate::core::ids::agent_id;
+use crate::core::ids::{agent_id, world_id};
 use crate::core::model::{
-    Agent, Chat, MemoryEntry, MemoryRole, Message, MessageKind, Timestamp, WorldData,
-    DEFAULT_TURN_LIMIT, MAX_HISTORY_LIMIT, MAX_NAME_CHARS, NEW_CHAT_NAME,
+    validate_chat_llm_provider, validate_chat_name, validate_content, validate_history_limit,
+    validate_id, validate_max_tokens, validate_name, validate_provider, validate_record_id,
+    validate_required, validate_sender, validate_temperature, validate_text, Agent, Chat,
+    MemoryEntry, MemoryRole, Message, MessageKind, Timestamp, WorldData, DEFAULT_TURN_LIMIT,
+    NEW_CHAT_NAME,
 };
 use crate::core::store::{AgentChatState, StoreOp};
 use crate::core::store_contract as tpl;
@@ -173,6 +183,126 @@ fn template_memory() -> MemoryEntry {
     }
 }
 
+/// The API's validator `r` at the document path `path`: its error becomes `import_invalid`
+/// naming the path, so an import accepts exactly what the API accepts.
+fn at<T>(path: &str, r: Result<T, WorldError>) -> Result<T, WorldError> {
+    r.map_err(|e| invalid(path, e.to_string()))
+}
+
+/// The world's settings by the rules of `create` and `update`.
+fn check_world(w: &mut WorldData) -> Result<(), WorldError> {
+    at("world.id", validate_id("id", &w.id, false))?;
+    at("world.name", world_id(&w.name).map_err(WorldError::from))?;
+    w.name = at("world.name", validate_name("name", &w.name))?;
+    w.description = at(
+        "world.description",
+        validate_text("description", w.description.take()),
+    )?;
+    if let Some(c) = &w.current_chat_id {
+        at(
+            "world.currentChatId",
+            validate_record_id("currentChatId", c),
+        )?;
+    }
+    if w.turn_limit == 0 {
+        w.turn_limit = DEFAULT_TURN_LIMIT;
+    }
+    at(
+        "world.historyLimit",
+        validate_history_limit("historyLimit", i64::from(w.history_limit)),
+    )?;
+    w.chat_llm_provider = at(
+        "world.chatLLMProvider",
+        validate_chat_llm_provider(w.chat_llm_provider.take()),
+    )?;
+    w.chat_llm_model = w.chat_llm_model.take().filter(|m| !m.trim().is_empty());
+    Ok(())
+}
+
+/// An agent by the rules of `addAgent` and `updateAgent`.
+fn check_agent(a: &mut Agent, p: &str) -> Result<(), WorldError> {
+    at(&format!("{p}.id"), validate_id("id", &a.id, true))?;
+    at(
+        &format!("{p}.name"),
+        agent_id(&a.name).map_err(WorldError::from),
+    )?;
+    a.name = at(&format!("{p}.name"), validate_name("name", &a.name))?;
+    a.agent_type = at(
+        &format!("{p}.type"),
+        validate_required("type", &a.agent_type),
+    )?;
+    a.provider = at(
+        &format!("{p}.provider"),
+        validate_provider("provider", &a.provider),
+    )?;
+    a.model = at(&format!("{p}.model"), validate_required("model", &a.model))?;
+    a.system_prompt = at(
+        &format!("{p}.systemPrompt"),
+        validate_text("systemPrompt", a.system_prompt.take()),
+    )?;
+    if let Some(t) = a.temperature {
+        at(&format!("{p}.temperature"), validate_temperature(t))?;
+    }
+    if let Some(m) = a.max_tokens {
+        at(&format!("{p}.maxTokens"), validate_max_tokens(i64::from(m)))?;
+    }
+    if let Some(h) = a.history_limit {
+        at(
+            &format!("{p}.historyLimit"),
+            validate_history_limit("historyLimit", i64::from(h)),
+        )?;
+    }
+    a.status = at(
+        &format!("{p}.status"),
+        validate_required("status", &a.status),
+    )?;
+    Ok(())
+}
+
+/// A chat's metadata by the rules of `renameChat`.
+fn check_chat(c: &mut Chat, p: &str) -> Result<(), WorldError> {
+    at(&format!("{p}.id"), validate_record_id("id", &c.id))?;
+    c.name = at(&format!("{p}.name"), validate_chat_name("name", &c.name))?;
+    c.description = at(
+        &format!("{p}.description"),
+        validate_text("description", c.description.take()),
+    )?;
+    Ok(())
+}
+
+/// A message by the rules of `send()` (notices included: they are never empty either).
+fn check_message(m: &Message, p: &str) -> Result<(), WorldError> {
+    at(
+        &format!("{p}.messageId"),
+        validate_record_id("messageId", &m.message_id),
+    )?;
+    at(&format!("{p}.sender"), validate_sender(&m.sender))?;
+    at(&format!("{p}.content"), validate_content(&m.content))?;
+    if let Some(r) = &m.reply_to_message_id {
+        at(
+            &format!("{p}.replyToMessageId"),
+            validate_record_id("replyToMessageId", r),
+        )?;
+    }
+    Ok(())
+}
+
+/// A memory entry: what publishing a message would have saved.
+fn check_memory(e: &MemoryEntry, chat_id: &str, p: &str) -> Result<(), WorldError> {
+    at(
+        &format!("{p}.messageId"),
+        validate_record_id("messageId", &e.message_id),
+    )?;
+    at(&format!("{p}.content"), validate_content(&e.content))?;
+    if let Some(s) = &e.sender {
+        at(&format!("{p}.sender"), validate_sender(s))?;
+    }
+    if e.chat_id.as_deref().is_some_and(|c| c != chat_id) {
+        return Err(invalid(&format!("{p}.chatId"), "is not the id of its chat"));
+    }
+    Ok(())
+}
+
 /// A parsed and validated document, ready to be written.
 struct Parsed {
     world: WorldData,
@@ -209,52 +339,19 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
         .get("world")
         .ok_or_else(|| invalid("world", "is missing"))?;
     let mut world: WorldData = parse_at(world_v, "world", &tpl::world("w"))?;
-    if world.id.trim().is_empty() {
-        return Err(invalid("world.id", "is empty"));
-    }
-    if world.turn_limit == 0 {
-        world.turn_limit = DEFAULT_TURN_LIMIT;
-    }
-    if !(1..=MAX_HISTORY_LIMIT).contains(&world.history_limit) {
-        return Err(invalid(
-            "world.historyLimit",
-            "must be an integer from 1 to 1000",
-        ));
-    }
-    if world.name.trim().is_empty() || world.name.chars().count() > MAX_NAME_CHARS {
-        return Err(invalid("world.name", "must be 1 to 100 characters"));
-    }
+    check_world(&mut world)?;
 
     let mut agents = Vec::new();
     let mut agent_ids = BTreeSet::new();
     for (i, v) in array_at(top, "agents", "")?.iter().enumerate() {
         let p = format!("agents[{i}]");
-        let a: Agent = parse_at(v, &p, &tpl::agent("a"))?;
-        if let Err(e) = agent_id(&a.id) {
-            return Err(invalid(&format!("{p}.id"), e.to_string()));
-        }
+        let mut a: Agent = parse_at(v, &p, &tpl::agent("a"))?;
+        check_agent(&mut a, &p)?;
         if !agent_ids.insert(a.id.clone()) {
             return Err(invalid(
                 &format!("{p}.id"),
                 format!("duplicate agent id {:?}", a.id),
             ));
-        }
-        if a.history_limit
-            .is_some_and(|h| !(1..=MAX_HISTORY_LIMIT).contains(&h))
-        {
-            return Err(invalid(
-                &format!("{p}.historyLimit"),
-                "must be an integer from 1 to 1000",
-            ));
-        }
-        if a.temperature.is_some_and(|t| !(0.0..=2.0).contains(&t)) {
-            return Err(invalid(
-                &format!("{p}.temperature"),
-                "must be a number from 0 to 2",
-            ));
-        }
-        if a.max_tokens == Some(0) {
-            return Err(invalid(&format!("{p}.maxTokens"), "must be at least 1"));
         }
         agents.push(a);
     }
@@ -275,6 +372,7 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
             .get("chat")
             .ok_or_else(|| invalid(&format!("{p}.chat"), "is missing"))?;
         let mut chat: Chat = parse_at(chat_v, &format!("{p}.chat"), &tpl::chat("w", "c"))?;
+        check_chat(&mut chat, &format!("{p}.chat"))?;
         if chat.world_id != world.id {
             return Err(invalid(
                 &format!("{p}.chat.worldId"),
@@ -295,6 +393,7 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
         {
             let mp = format!("{p}.messages[{j}]");
             let m: Message = parse_at(mv, &mp, &template_message())?;
+            check_message(&m, &mp)?;
             if m.chat_id.as_deref().is_some_and(|c| c != chat.id) {
                 return Err(invalid(
                     &format!("{mp}.chatId"),
@@ -347,11 +446,10 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
                 .iter()
                 .enumerate()
             {
-                entries.push(parse_at(
-                    ev,
-                    &format!("{gp}.entries[{k}]"),
-                    &template_memory(),
-                )?);
+                let ep = format!("{gp}.entries[{k}]");
+                let e: MemoryEntry = parse_at(ev, &ep, &template_memory())?;
+                check_memory(&e, &chat.id, &ep)?;
+                entries.push(e);
             }
             memories.push(ExportMemory {
                 agent_id: agent.to_string(),
@@ -366,7 +464,9 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
         });
     }
     if let Some(cid) = &world.current_chat_id {
-        if !chat_ids.contains(cid) {
+        // With no chat at all, a pointer to a deleted chat is how an export says "session mode
+        // on, no chat left" (the next message starts a new chat); otherwise it must name one.
+        if !chat_ids.contains(cid) && !chat_ids.is_empty() {
             return Err(invalid(
                 "world.currentChatId",
                 format!("no chat with id {cid:?}"),
@@ -391,7 +491,9 @@ impl World {
             .dump(&world_id)
             .await
             .map_err(|e| self.report_storage(e.into(), None))?;
-        let world = self.info();
+        // As stored: "no chat left" keeps its pointer, so the import starts a chat on the next
+        // message too (an explicit null would be session mode off).
+        let world = self.st().stored_world();
         let mut chats: Vec<ExportChat> = dump
             .chats
             .into_iter()
