@@ -32,7 +32,9 @@ use crate::core::engine::routing::Outgoing;
 use crate::core::engine::{Flight, Job, JobKind, World};
 use crate::core::events::{Event, SseEvent, SseType, SystemEvent, WorldEvent};
 use crate::core::ids::normalize_id;
-use crate::core::llm::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role, Usage};
+use crate::core::llm::types::{
+    CallSettings, ChatMessage, LlmError, LlmEvent, Role, ToolCallPart, Usage,
+};
 use crate::core::mentions::{sender_type, SenderType};
 use crate::core::model::{Agent, MemoryEntry, MemoryRole, Message, MessageKind, TitleSource};
 use crate::core::reply::{
@@ -282,6 +284,9 @@ impl World {
             message_id: trigger.message_id.clone(),
             chat_id: job.chat_id.clone(),
             created_at: self.now(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            tool_name: None,
         };
         if let Err(e) = self
             .save_memory(job.chat_id.as_deref(), agent_id, entry)
@@ -312,6 +317,8 @@ impl World {
             temperature: agent.temperature,
             max_tokens: agent.max_tokens,
             stream: agent.stream,
+            tools: Vec::new(),
+            reasoning: agent.reasoning,
         };
         // Step 4: call; chunks stream out as they come.
         let mut text = String::new();
@@ -342,7 +349,7 @@ impl World {
                         output_tokens: u.output_tokens.or(prev.output_tokens),
                     });
                 }
-                LlmEvent::Done { .. } => {}
+                LlmEvent::Done { .. } | LlmEvent::ToolCall(_) => {}
             };
             self.inner
                 .llm
@@ -367,6 +374,7 @@ impl World {
                         created_at: self.now(),
                         reply_to_message_id: Some(trigger.message_id.clone()),
                         kind: MessageKind::Interrupted,
+                        tool_calls: Vec::new(),
                     },
                     memory: Vec::new(),
                     only_in: Some(job.chat_id.clone()),
@@ -434,6 +442,9 @@ impl World {
                 message_id: reply_id.to_string(),
                 chat_id: job.chat_id.clone(),
                 created_at: now,
+                tool_calls: Vec::new(),
+                tool_call_id: None,
+                tool_name: None,
             };
             let same_chat = self.st().world.current_chat_id == job.chat_id;
             if !same_chat {
@@ -448,6 +459,7 @@ impl World {
                     created_at: now,
                     reply_to_message_id: Some(trigger.message_id.clone()),
                     kind: MessageKind::Message,
+                    tool_calls: Vec::new(),
                 },
                 memory: vec![(agent.id.clone(), entry)],
                 only_in: Some(job.chat_id.clone()),
@@ -468,6 +480,7 @@ impl World {
                         published.unwrap_or_else(|| trigger.message_id.clone()),
                     ),
                     kind: MessageKind::Pass,
+                    tool_calls: Vec::new(),
                 },
                 memory: Vec::new(),
                 only_in: Some(job.chat_id.clone()),
@@ -519,8 +532,10 @@ impl World {
         Ok(())
     }
 
-    /// Step 2: system prompt + the last `historyLimit` memory entries (M last); a leading
-    /// `assistant` entry is dropped.
+    /// Step 2: system prompt + the last `historyLimit` memory entries (M last). The window then
+    /// starts at its first `user` entry: a leading `assistant` reply is dropped (§5 step 2), and
+    /// so is a tool group the window cut (its `tool` results without the `assistant` entry that
+    /// made the calls, or calls whose results follow), left out whole (§9 "Memory").
     pub(crate) fn llm_input(&self, agent: &Agent) -> Vec<ChatMessage> {
         let st = self.st();
         let n = st.history_limit(agent);
@@ -540,14 +555,11 @@ impl World {
         {
             out.push(ChatMessage::new(Role::System, p));
         }
-        let start = usize::from(mem.first().is_some_and(|e| e.role == MemoryRole::Assistant));
-        for e in mem.iter().skip(start) {
-            let role = match e.role {
-                MemoryRole::User => Role::User,
-                MemoryRole::Assistant => Role::Assistant,
-            };
-            out.push(ChatMessage::new(role, e.content.clone()));
-        }
+        let start = mem
+            .iter()
+            .position(|e| e.role == MemoryRole::User)
+            .unwrap_or(mem.len());
+        out.extend(mem.iter().skip(start).map(|e| memory_to_input(e)));
         out
     }
 
@@ -568,6 +580,7 @@ impl World {
             temperature: Some(TITLE_TEMPERATURE),
             max_tokens: Some(TITLE_MAX_TOKENS),
             stream: false,
+            ..Default::default()
         };
         let mut text = String::new();
         let result = {
@@ -625,6 +638,38 @@ impl World {
             name: chat.name,
             title_source: chat.title_source,
         })]);
+    }
+}
+
+/// One memory entry as an LLM input entry (tool calls and results in the seam's shapes).
+pub(crate) fn memory_to_input(e: &MemoryEntry) -> ChatMessage {
+    match e.role {
+        MemoryRole::User => ChatMessage::new(Role::User, e.content.clone()),
+        MemoryRole::Assistant => ChatMessage::tool_calls(
+            e.content.clone(),
+            e.tool_calls
+                .iter()
+                .map(|c| ToolCallPart {
+                    id: c.tool_call_id.clone(),
+                    name: c.tool_name.clone(),
+                    arguments: args_text(&c.args),
+                })
+                .collect(),
+        ),
+        MemoryRole::Tool => ChatMessage::tool_result(
+            e.tool_call_id.clone().unwrap_or_default(),
+            e.tool_name.clone().unwrap_or_default(),
+            e.content.clone(),
+        ),
+    }
+}
+
+/// The JSON text of stored arguments. Arguments that were not valid JSON are stored as their
+/// raw text (a JSON string), and are given back as that text, as the model sent them.
+pub(crate) fn args_text(args: &serde_json::Value) -> String {
+    match args {
+        serde_json::Value::String(raw) => raw.clone(),
+        v => v.to_string(),
     }
 }
 
