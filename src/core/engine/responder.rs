@@ -29,14 +29,15 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use crate::core::engine::routing::Outgoing;
+use crate::core::engine::steps::StepsOutcome;
 use crate::core::engine::{Flight, Job, JobKind, World};
 use crate::core::events::{Event, SseEvent, SseType, SystemEvent, WorldEvent};
 use crate::core::ids::normalize_id;
-use crate::core::llm::types::{
-    CallSettings, ChatMessage, LlmError, LlmEvent, Role, ToolCallPart, Usage,
-};
+use crate::core::llm::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role, ToolCallPart};
 use crate::core::mentions::{sender_type, SenderType};
-use crate::core::model::{Agent, MemoryEntry, MemoryRole, Message, MessageKind, TitleSource};
+use crate::core::model::{
+    Agent, MemoryEntry, MemoryRole, Message, MessageKind, TitleSource, ToolCallRecord,
+};
 use crate::core::reply::{
     apply_to_tag, auto_mention, clean_reply, extract_world_tag, remove_self_mentions, WorldTag,
 };
@@ -311,55 +312,16 @@ impl World {
         }
         // Step 2: the input window.
         let messages = self.llm_input(&agent);
-        let settings = CallSettings {
-            provider: agent.provider.clone(),
-            model: agent.model.clone(),
-            temperature: agent.temperature,
-            max_tokens: agent.max_tokens,
-            stream: agent.stream,
-            tools: Vec::new(),
-            reasoning: agent.reasoning,
-        };
-        // Step 4: call; chunks stream out as they come.
-        let mut text = String::new();
-        let mut usage: Option<Usage> = None;
-        let result = {
-            let mut on_event = |ev: LlmEvent| match ev {
-                LlmEvent::Text(t) => {
-                    if agent.stream {
-                        self.emit(Event::Sse(SseEvent {
-                            content: Some(t.clone()),
-                            ..sse_payload(SseType::Chunk, agent_id, reply_id)
-                        }));
-                        self.flush();
-                    }
-                    text.push_str(&t);
-                }
-                LlmEvent::Reasoning(t) => {
-                    self.emit(Event::Sse(SseEvent {
-                        content: Some(t),
-                        ..sse_payload(SseType::Reasoning, agent_id, reply_id)
-                    }));
-                    self.flush();
-                }
-                LlmEvent::Usage(u) => {
-                    let prev = usage.unwrap_or_default();
-                    usage = Some(Usage {
-                        input_tokens: u.input_tokens.or(prev.input_tokens),
-                        output_tokens: u.output_tokens.or(prev.output_tokens),
-                    });
-                }
-                LlmEvent::Done { .. } | LlmEvent::ToolCall(_) => {}
-            };
-            self.inner
-                .llm
-                .call(&settings, messages, &mut on_event, job.cancel.clone())
-                .await
-        };
-        let result = match result {
-            Ok(()) if job.cancel.is_cancelled() => Err(aborted()),
-            r => r,
-        };
+        // Step 4: call; chunks stream out as they come. With tools (§9) one reply may take
+        // several steps, all streaming into `reply_id` (steps.rs).
+        let (result, steps) = self
+            .run_steps(job, &agent, trigger, reply_id, messages)
+            .await;
+        let StepsOutcome {
+            text,
+            usage,
+            tool_calls,
+        } = steps;
         if let Err(e) = result {
             self.emit_llm_failure(agent_id, reply_id, &e, &text);
             self.flush();
@@ -374,7 +336,7 @@ impl World {
                         created_at: self.now(),
                         reply_to_message_id: Some(trigger.message_id.clone()),
                         kind: MessageKind::Interrupted,
-                        tool_calls: Vec::new(),
+                        tool_calls,
                     },
                     memory: Vec::new(),
                     only_in: Some(job.chat_id.clone()),
@@ -401,7 +363,7 @@ impl World {
             )]);
             return;
         }
-        self.publish_reply(job, &agent, trigger, reply_id, &text)
+        self.publish_reply(job, &agent, trigger, reply_id, &text, tool_calls)
             .await;
     }
 
@@ -413,6 +375,7 @@ impl World {
         trigger: &Message,
         reply_id: &str,
         raw: &str,
+        tool_calls: Vec<ToolCallRecord>,
     ) {
         let cleaned = clean_reply(raw);
         let (tag, rest) = extract_world_tag(&cleaned);
@@ -459,7 +422,7 @@ impl World {
                     created_at: now,
                     reply_to_message_id: Some(trigger.message_id.clone()),
                     kind: MessageKind::Message,
-                    tool_calls: Vec::new(),
+                    tool_calls,
                 },
                 memory: vec![(agent.id.clone(), entry)],
                 only_in: Some(job.chat_id.clone()),
@@ -673,7 +636,7 @@ pub(crate) fn args_text(args: &serde_json::Value) -> String {
     }
 }
 
-fn sse_payload(kind: SseType, agent: &str, message_id: &str) -> SseEvent {
+pub(crate) fn sse_payload(kind: SseType, agent: &str, message_id: &str) -> SseEvent {
     SseEvent {
         kind,
         agent_name: agent.to_string(),
@@ -682,5 +645,9 @@ fn sse_payload(kind: SseType, agent: &str, message_id: &str) -> SseEvent {
         error: None,
         partial_content: None,
         usage: None,
+        tool_call_id: None,
+        tool_name: None,
+        args: None,
+        result: None,
     }
 }

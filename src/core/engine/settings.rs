@@ -172,6 +172,7 @@ impl World {
         .await?;
         self.cancel_jobs(&|call| call.agent_id == Some(id));
         self.st_mut().agents.retain(|a| a.agent.id != id);
+        self.inner.runtime.borrow_mut().instructions.remove(id);
         drop(_g);
         self.emit_all(vec![Event::World(WorldEvent::AgentRemoved {
             agent_id: id.to_string(),

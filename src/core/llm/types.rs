@@ -186,6 +186,14 @@ pub enum LlmError {
         /// The valid provider names, comma-separated, for the message.
         valid: String,
     },
+    /// An agent lists a tool that is not registered when its reply starts (spec §9): the reply
+    /// fails before any request, like a provider that is not configured.
+    #[error("tool '{tool}' is not registered: agent '{agent}' lists it; register it with registerTool or remove it from the agent's tools")]
+    ToolNotRegistered { tool: String, agent: String },
+    /// The agent's dynamic instructions (`setInstructions`) threw or rejected; `message` is its
+    /// error's message.
+    #[error("the instructions of agent '{agent}' failed: {message}")]
+    Instructions { agent: String, message: String },
     /// The provider answered, but refused to produce the reply (Gemini safety/recitation
     /// filters, a blocked prompt). `reason` says which filter and why, as the provider put it.
     #[error("{provider}: the reply was blocked: {reason}")]
@@ -200,7 +208,9 @@ impl LlmError {
             | LlmError::Network { .. }
             | LlmError::Decode { .. }
             | LlmError::Custom { .. }
+            | LlmError::Instructions { .. }
             | LlmError::Blocked { .. } => "llm_error",
+            LlmError::ToolNotRegistered { .. } => "tool_not_registered",
             LlmError::Timeout { .. } => "llm_timeout",
             LlmError::Stalled { .. } => "llm_stalled",
             LlmError::Aborted { .. } => "llm_aborted",
