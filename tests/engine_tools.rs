@@ -945,3 +945,29 @@ fn tool_calls_and_tool_memory_survive_export_and_import() {
         h.transcript()
     );
 }
+
+#[test]
+fn a_chat_switch_cancels_the_running_tool_and_nothing_lands_in_the_new_chat() {
+    let (h, exec) = tool_world(&["slow"], |_| {});
+    exec.reply("slow", ToolReply::Hang);
+    h.llm.script("alice", vec![Step::call("s1", "slow", "{}")]);
+    h.clock.advance(1000);
+    block_on(h.world.send("slow please", None)).unwrap();
+    let first_chat = h.world.current_chat().unwrap().id;
+    let w = h.world.clone();
+    block_on(futures_util::future::join(
+        h.world.run_until_idle(),
+        async move {
+            w.new_chat().await.unwrap();
+        },
+    ));
+    assert!(exec.runs()[0].ctx.cancel.is_cancelled());
+    assert_eq!(h.system("error")[0]["code"], "llm_aborted");
+    assert_ne!(h.world.current_chat().unwrap().id, first_chat);
+    assert!(h.transcript().is_empty(), "nothing lands in the new chat");
+    assert!(
+        h.memory("alice").is_empty(),
+        "the new chat starts with empty memory"
+    );
+    assert_eq!(h.calls("alice"), 1, "no step after the cancellation");
+}
