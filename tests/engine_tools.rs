@@ -971,3 +971,42 @@ fn a_chat_switch_cancels_the_running_tool_and_nothing_lands_in_the_new_chat() {
     );
     assert_eq!(h.calls("alice"), 1, "no step after the cancellation");
 }
+
+#[test]
+fn call_ids_are_unique_within_a_reply_even_when_the_provider_repeats_or_omits_them() {
+    // Providers without ids (Gemini, Ollama) get ids numbered per step by their codecs.
+    let (h, exec) = tool_world(&["calc"], |_| {});
+    exec.reply("calc", ToolReply::Value(json!(1)));
+    h.llm
+        .script("alice", vec![Step::call("call_0", "calc", "{}")]);
+    h.llm.script(
+        "alice",
+        vec![
+            Step::call("call_0", "calc", "{}"),
+            Step::call("", "calc", "{}"),
+        ],
+    );
+    h.llm.reply("alice", "done");
+    h.send("go");
+    let reply = &h.transcript()[1];
+    let ids: Vec<&str> = reply
+        .tool_calls
+        .iter()
+        .map(|c| c.tool_call_id.as_str())
+        .collect();
+    let r = &reply.message_id;
+    assert_eq!(
+        ids,
+        vec![
+            "call_0".to_string(),
+            format!("{r}-call-2"),
+            format!("{r}-call-3")
+        ]
+    );
+    let results: Vec<String> = h.llm.calls_to("alice")[2]
+        .messages
+        .iter()
+        .filter_map(|m| m.tool_result.as_ref().map(|t| t.tool_call_id.clone()))
+        .collect();
+    assert_eq!(results, ids, "each result answers its own call");
+}

@@ -31,9 +31,12 @@
 //! - Usage on the SSE `end` is the sum over the steps; `step-finish` carries each step's own.
 //! - A call cancelled while its tool runs, and the calls of that step not started yet, are
 //!   recorded (and reported by `tool-result`) with the error `cancelled`.
+//! - A call whose id is missing or was already used in this reply gets
+//!   `<messageId>-call-<n>` (ids key the results and the UI's cards).
 //! - If saving a step's memory entries fails (reported as a `storage_error` event), the reply
 //!   goes on with its context in RAM; later replies do not see that group.
 
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -204,6 +207,9 @@ impl World {
             }
         }
         let specs: Vec<_> = offered.iter().map(|t| t.def.spec.clone()).collect();
+        // Call ids seen in this reply: a repeated or missing one is replaced (some providers
+        // have no ids, and their codecs number calls per step).
+        let mut used_ids: BTreeSet<String> = BTreeSet::new();
         let max = agent.max_steps.max(1);
         for step in 1..=max {
             if job.cancel.is_cancelled() {
@@ -226,8 +232,9 @@ impl World {
             let mut s = StepState::default();
             let joined_before = !out.text.is_empty();
             let result = {
-                let mut on_event =
-                    |ev: LlmEvent| self.on_step_event(agent, reply_id, joined_before, &mut s, ev);
+                let mut on_event = |ev: LlmEvent| {
+                    self.on_step_event(agent, reply_id, joined_before, &mut used_ids, &mut s, ev)
+                };
                 self.inner
                     .llm
                     .call(
@@ -321,6 +328,7 @@ impl World {
         agent: &Agent,
         reply_id: &str,
         joined_before: bool,
+        used_ids: &mut BTreeSet<String>,
         s: &mut StepState,
         ev: LlmEvent,
     ) {
@@ -361,7 +369,11 @@ impl World {
                     output_tokens: u.output_tokens.or(prev.output_tokens),
                 });
             }
-            LlmEvent::ToolCall(call) => {
+            LlmEvent::ToolCall(mut call) => {
+                if call.id.is_empty() || used_ids.contains(&call.id) {
+                    call.id = format!("{reply_id}-call-{}", used_ids.len() + 1);
+                }
+                used_ids.insert(call.id.clone());
                 self.emit(Event::Sse(SseEvent {
                     tool_call_id: Some(call.id.clone()),
                     tool_name: Some(call.name.clone()),
