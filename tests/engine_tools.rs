@@ -516,7 +516,17 @@ fn max_steps_bounds_a_reply_and_the_last_step_is_offered_no_tools() {
         "step maxSteps offers no tools"
     );
     assert_eq!(exec.runs().len(), 1);
-    assert_eq!(h.transcript()[1].content, "Final.");
+    let reply = &h.transcript()[1];
+    assert_eq!(reply.content, "Final.");
+    assert_eq!(
+        reply.tool_calls[1].error.as_deref(),
+        Some("not run: the last step of a reply offers no tools")
+    );
+    assert_eq!(
+        h.sse("tool-result").len(),
+        2,
+        "every announced call gets its result"
+    );
     assert_eq!(h.count("alice"), 1);
 }
 

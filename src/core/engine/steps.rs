@@ -25,7 +25,8 @@
 //!
 //! Choices where the spec is silent:
 //! - Tool calls a model makes on the last step (which offered no tools) are not run: the
-//!   reply ends with that step's text.
+//!   reply ends with that step's text, and each call is recorded (and reported by
+//!   `tool-result`) with the error `not run: the last step of a reply offers no tools`.
 //! - `step-finish` comes after the step's tools ran, and carries their results (what a UI or a
 //!   log wants to know about the step).
 //! - Usage on the SSE `end` is the sum over the steps; `step-finish` carries each step's own.
@@ -260,7 +261,24 @@ impl World {
             }
             join_text(&mut out.text, &s.text);
             if s.calls.is_empty() || step == max {
-                self.emit_all(vec![step_finish(agent, reply_id, step, &s, Vec::new())]);
+                // Calls on the last step are not run, but every announced call gets its result.
+                let records: Vec<ToolCallRecord> = s
+                    .calls
+                    .iter()
+                    .map(|c| {
+                        let record = ToolCallRecord {
+                            tool_call_id: c.id.clone(),
+                            tool_name: c.name.clone(),
+                            args: stored_args(&c.arguments),
+                            result: None,
+                            error: Some(NOT_RUN_ON_LAST_STEP.to_string()),
+                        };
+                        self.emit(tool_result_event(agent, reply_id, &record));
+                        record
+                    })
+                    .collect();
+                out.tool_calls.extend(records.iter().cloned());
+                self.emit_all(vec![step_finish(agent, reply_id, step, &s, records)]);
                 return (Ok(()), out);
             }
             let (records, cancelled) = self.run_tools(job, agent, reply_id, &s.calls).await;
@@ -419,13 +437,7 @@ impl World {
                 result: outcome.as_ref().ok().cloned(),
                 error: outcome.err(),
             };
-            self.emit_all(vec![Event::Sse(SseEvent {
-                tool_call_id: Some(record.tool_call_id.clone()),
-                tool_name: Some(record.tool_name.clone()),
-                result: record.result.clone(),
-                error: record.error.clone(),
-                ..sse_payload(SseType::ToolResult, &agent.id, reply_id)
-            })]);
+            self.emit_all(vec![tool_result_event(agent, reply_id, &record)]);
             records.push(record);
         }
         (records, cancelled)
@@ -504,6 +516,19 @@ impl World {
         }
         Ok(())
     }
+}
+
+/// The error of a call made on step `maxSteps`, which offered no tools.
+const NOT_RUN_ON_LAST_STEP: &str = "not run: the last step of a reply offers no tools";
+
+fn tool_result_event(agent: &Agent, reply_id: &str, record: &ToolCallRecord) -> Event {
+    Event::Sse(SseEvent {
+        tool_call_id: Some(record.tool_call_id.clone()),
+        tool_name: Some(record.tool_name.clone()),
+        result: record.result.clone(),
+        error: record.error.clone(),
+        ..sse_payload(SseType::ToolResult, &agent.id, reply_id)
+    })
 }
 
 fn step_finish(
