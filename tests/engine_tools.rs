@@ -1020,3 +1020,29 @@ fn call_ids_are_unique_within_a_reply_even_when_the_provider_repeats_or_omits_th
         .collect();
     assert_eq!(results, ids, "each result answers its own call");
 }
+
+#[test]
+fn aborting_the_send_cancels_the_running_tool_like_stop() {
+    // `send(content, {signal})` aborts through `cancel_replies_to` (the binding's wiring).
+    let (h, exec) = tool_world(&["slow"], |_| {});
+    exec.reply("slow", ToolReply::Hang);
+    h.llm.script(
+        "alice",
+        vec![Step::Text("On it.".into()), Step::call("s1", "slow", "{}")],
+    );
+    h.clock.advance(1000);
+    let m = block_on(h.world.send("slow please", None)).unwrap();
+    let w = h.world.clone();
+    let id = m.message_id.clone();
+    block_on(futures_util::future::join(
+        h.world.run_until_idle(),
+        async move {
+            w.cancel_replies_to(&[id]);
+        },
+    ));
+    assert!(exec.runs()[0].ctx.cancel.is_cancelled());
+    assert_eq!(h.system("error")[0]["code"], "llm_aborted");
+    let t = h.transcript();
+    assert_eq!(t[1].kind, MessageKind::Interrupted);
+    assert_eq!(t[1].content, "On it.");
+}
