@@ -67,6 +67,7 @@ fn settings(provider: &str, effort: Option<ReasoningEffort>) -> CallSettings {
             effort: Some(e),
             budget_tokens: None,
         }),
+        ..Default::default()
     }
 }
 

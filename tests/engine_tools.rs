@@ -1046,3 +1046,30 @@ fn aborting_the_send_cancels_the_running_tool_like_stop() {
     assert_eq!(t[1].kind, MessageKind::Interrupted);
     assert_eq!(t[1].content, "On it.");
 }
+
+#[test]
+fn every_call_says_who_is_asking_and_what_for() {
+    // For `custom` providers serving several agents and the chat-title call.
+    use agent_world_wasm::core::llm::types::CallPurpose;
+    use agent_world_wasm::core::model::CreateWorld;
+    let h = harness_with(CreateWorld {
+        name: "Titled".into(),
+        chat_llm_provider: Some("openai".into()),
+        chat_llm_model: Some("titler".into()),
+        ..Default::default()
+    });
+    h.add("alice");
+    h.llm.reply("alice", "hi");
+    h.llm.reply("titler", "Greetings");
+    h.send("hello");
+    let reply = &h.llm.calls_to("alice")[0].settings;
+    assert_eq!(
+        (reply.agent_name.as_deref(), reply.purpose),
+        (Some("alice"), CallPurpose::Reply)
+    );
+    let title = &h.llm.calls_to("titler")[0].settings;
+    assert_eq!(
+        (title.agent_name.as_deref(), title.purpose),
+        (None, CallPurpose::Title)
+    );
+}

@@ -33,7 +33,9 @@ use crate::core::engine::steps::StepsOutcome;
 use crate::core::engine::{Flight, Job, JobKind, World};
 use crate::core::events::{Event, SseEvent, SseType, SystemEvent, WorldEvent};
 use crate::core::ids::normalize_id;
-use crate::core::llm::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role, ToolCallPart};
+use crate::core::llm::types::{
+    CallPurpose, CallSettings, ChatMessage, LlmError, LlmEvent, Role, ToolCallPart,
+};
 use crate::core::mentions::{sender_type, SenderType};
 use crate::core::model::{
     Agent, MemoryEntry, MemoryRole, Message, MessageKind, TitleSource, ToolCallRecord,
@@ -543,6 +545,7 @@ impl World {
             temperature: Some(TITLE_TEMPERATURE),
             max_tokens: Some(TITLE_MAX_TOKENS),
             stream: false,
+            purpose: CallPurpose::Title,
             ..Default::default()
         };
         let mut text = String::new();

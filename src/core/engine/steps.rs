@@ -49,7 +49,7 @@ use crate::core::engine::tools::{InstructionsRequest, RegisteredTool};
 use crate::core::engine::{Job, World};
 use crate::core::events::{Event, SseEvent, SseType, SystemEvent};
 use crate::core::llm::types::{
-    CallSettings, ChatMessage, LlmError, LlmEvent, Role, ToolCallPart, Usage,
+    CallPurpose, CallSettings, ChatMessage, LlmError, LlmEvent, Role, ToolCallPart, Usage,
 };
 use crate::core::llm_client::{CancelToken, Cancelled};
 use crate::core::model::{Agent, MemoryEntry, MemoryRole, Message, ToolCallRecord, ToolCallRef};
@@ -229,6 +229,8 @@ impl World {
                     Vec::new()
                 },
                 reasoning: agent.reasoning,
+                agent_name: Some(agent.id.clone()),
+                purpose: CallPurpose::Reply,
             };
             let mut s = StepState::default();
             let joined_before = !out.text.is_empty();

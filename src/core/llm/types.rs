@@ -119,6 +119,24 @@ pub struct CallSettings {
     /// The agent's thinking setting, for the codecs of providers that have one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<Reasoning>,
+    /// Who is asking: the agent's id for a reply, `None` for a chat-title call. Not sent to
+    /// providers; a `custom` provider gets it (`agentName`) to serve several agents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_name: Option<String>,
+    /// What the call is for (`reply` or `title`); given to `custom` providers.
+    #[serde(default)]
+    pub purpose: CallPurpose,
+}
+
+/// What an LLM call is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum CallPurpose {
+    /// A step of an agent's reply.
+    #[default]
+    Reply,
+    /// A chat-title call (spec §6 "LLM title").
+    Title,
 }
 
 /// Token usage as reported by the provider (fields the provider does not report stay `None`).
