@@ -559,8 +559,6 @@ fn data_model_uses_the_js_field_names_of_section_1() {
             "maxTokens",
             "historyLimit",
             "stream",
-            // spec §9: always present (default 5); `tools` and `reasoning` only when set.
-            "maxSteps",
             "llmCallCount",
             "lastLLMCall",
             "createdAt",

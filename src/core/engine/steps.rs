@@ -28,7 +28,9 @@
 //!   reply ends with that step's text, and each call is recorded (and reported by
 //!   `tool-result`) with the error `not run: the last step of a reply offers no tools`.
 //! - `step-finish` comes after the step's tools ran, and carries their results (what a UI or a
-//!   log wants to know about the step).
+//!   log wants to know about the step). It is emitted for the steps of agents that list tools
+//!   (and of any step that made calls); a reply of an agent without tools keeps exactly the
+//!   events it had before tools existed.
 //! - Usage on the SSE `end` is the sum over the steps; `step-finish` carries each step's own.
 //! - A call cancelled while its tool runs, and the calls of that step not started yet, are
 //!   recorded (and reported by `tool-result`) with the error `cancelled`.
@@ -280,7 +282,9 @@ impl World {
                     })
                     .collect();
                 out.tool_calls.extend(records.iter().cloned());
-                self.emit_all(vec![step_finish(agent, reply_id, step, &s, records)]);
+                if !agent.tools.is_empty() || !records.is_empty() {
+                    self.emit_all(vec![step_finish(agent, reply_id, step, &s, records)]);
+                }
                 return (Ok(()), out);
             }
             let (records, cancelled) = self.run_tools(job, agent, reply_id, &s.calls).await;
