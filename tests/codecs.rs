@@ -209,6 +209,7 @@ fn summary(events: &[LlmEvent]) -> Summary {
                 s.usage.output_tokens = u.output_tokens.or(s.usage.output_tokens);
             }
             LlmEvent::Done { finish_reason } => s.done = Some(finish_reason.clone()),
+            LlmEvent::ToolCall(c) => panic!("a text stream decoded a tool call: {c:?}"),
         }
     }
     s
@@ -935,6 +936,7 @@ fn settings(provider: &str, model: &str, stream: bool) -> CallSettings {
         temperature: Some(0.5),
         max_tokens: Some(256),
         stream,
+        ..Default::default()
     }
 }
 

@@ -198,7 +198,7 @@ fn export_import_round_trip_keeps_everything() {
     let h = populated();
     let doc = block_on(h.world.export()).unwrap();
     let v: Value = serde_json::from_str(&doc).unwrap();
-    assert_eq!(v["formatVersion"], 2);
+    assert_eq!(v["formatVersion"], 3);
     assert_eq!(v["chats"].as_array().unwrap().len(), 2);
     assert!(
         !doc.to_lowercase().contains("apikey"),

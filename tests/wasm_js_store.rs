@@ -98,6 +98,7 @@ fn msg(chat_id: &str, id: &str) -> Message {
         created_at: Timestamp(2),
         reply_to_message_id: None,
         kind: MessageKind::Message,
+        tool_calls: Vec::new(),
     }
 }
 

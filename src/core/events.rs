@@ -17,7 +17,7 @@ use std::rc::{Rc, Weak};
 use serde::Serialize;
 
 use crate::core::llm::types::Usage;
-use crate::core::model::{Agent, Message, TitleSource, WorldData};
+use crate::core::model::{Agent, Message, TitleSource, ToolCallRecord, WorldData};
 
 /// The four callback lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -49,10 +49,19 @@ pub enum SseType {
     Reasoning,
     End,
     Error,
+    /// A tool call whose arguments are complete (spec §9), before it runs.
+    #[serde(rename = "tool-call")]
+    ToolCall,
+    /// What a tool call gave back: `result`, or `error` (refused arguments, a throwing,
+    /// timing-out or non-JSON tool, an unknown tool).
+    #[serde(rename = "tool-result")]
+    ToolResult,
 }
 
 /// `{type, agentName, messageId, content?, error?, partialContent?, usage?}`. `messageId` is the
-/// id of the message that will publish the reply (pre-allocated).
+/// id of the message that will publish the reply (pre-allocated). `tool-call` events add
+/// `toolCallId`, `toolName` and `args`; `tool-result` events `toolCallId`, `toolName` and
+/// `result` or `error`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SseEvent {
@@ -68,6 +77,14 @@ pub struct SseEvent {
     pub partial_content: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub args: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<serde_json::Value>,
 }
 
 /// What a routing decision was, for `debug` events.
@@ -135,6 +152,20 @@ pub enum SystemEvent {
         message_id: String,
         decision: Decision,
         reason: String,
+    },
+    /// One LLM call (step) of a reply finished, after the tools it called ran (spec §9).
+    StepFinish {
+        agent_name: String,
+        /// The reply's id (the SSE `messageId`).
+        message_id: String,
+        /// 1 for the first step.
+        step: u32,
+        /// The provider's finish reason; `null` when it gave none.
+        finish_reason: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
+        /// The step's calls with their results or errors (empty for a step without calls).
+        tool_calls: Vec<ToolCallRecord>,
     },
 }
 
@@ -406,6 +437,10 @@ mod tests {
             error: Some("x".into()),
             partial_content: Some("p".into()),
             usage: None,
+            tool_call_id: None,
+            tool_name: None,
+            args: None,
+            result: None,
         });
         let v = serde_json::to_value(&e).unwrap_or_default();
         assert_eq!(v["type"], "error");

@@ -20,3 +20,4 @@ pub mod store_contract;
 #[doc(hidden)]
 pub mod testing;
 pub mod title;
+pub mod tools;

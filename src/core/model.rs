@@ -27,6 +27,12 @@ pub const MAX_ID_CHARS: usize = 3 * MAX_NAME_CHARS;
 pub const MAX_HISTORY_LIMIT: u32 = 1_000;
 /// The name of every new chat.
 pub const NEW_CHAT_NAME: &str = "New Chat";
+/// The default number of LLM calls (steps) one reply may take (spec §9).
+pub const DEFAULT_MAX_STEPS: u32 = 5;
+/// The largest accepted `maxSteps` (spec §9).
+pub const MAX_MAX_STEPS: u32 = 50;
+/// The most tools one agent may list (a provider's request carries every one of them).
+pub const MAX_AGENT_TOOLS: usize = 128;
 
 /// Epoch milliseconds, serialised as an ISO-8601 UTC string with milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -197,6 +203,23 @@ pub struct Agent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history_limit: Option<u32>,
     pub stream: bool,
+    /// The names of the world's tools this agent may call (spec §9); checked against the
+    /// registered tools when a reply starts, not when the agent is saved (tools are runtime
+    /// only and may be registered later).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<String>,
+    /// LLM calls one reply may take (1–50); the last one is offered no tools. Left out of the
+    /// serialised agent when it is the default (5), like the other optional settings: records
+    /// and exports of agents that never set it look as they did before tools.
+    #[serde(
+        default = "default_max_steps",
+        skip_serializing_if = "is_default_max_steps"
+    )]
+    pub max_steps: u32,
+    /// The thinking setting each provider codec encodes in its own way (ignored by providers
+    /// without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<Reasoning>,
     #[serde(default)]
     pub llm_call_count: u32,
     #[serde(
@@ -208,6 +231,60 @@ pub struct Agent {
     pub created_at: Timestamp,
     pub last_active: Timestamp,
     pub status: String,
+}
+
+fn default_max_steps() -> u32 {
+    DEFAULT_MAX_STEPS
+}
+
+fn is_default_max_steps(n: &u32) -> bool {
+    *n == DEFAULT_MAX_STEPS
+}
+
+/// How hard a model should think (spec §9 `reasoning.effort`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasoningEffort {
+    Low,
+    Medium,
+    High,
+}
+
+/// An agent's `reasoning` setting: `{effort?, budgetTokens?}` (spec §9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Reasoning {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<ReasoningEffort>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_tokens: Option<u32>,
+}
+
+/// One tool call of a published reply (spec §9 "The published reply"): what was called with
+/// which arguments, and what came back. Exactly one of `result` / `error` is set once the call
+/// ran; a call whose arguments were refused has `error` and was never executed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolCallRecord {
+    pub tool_call_id: String,
+    pub tool_name: String,
+    /// The parsed arguments; arguments that were not valid JSON are kept as their raw text
+    /// (a JSON string), so the transcript shows what the model sent.
+    pub args: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A tool call as the agent's memory keeps it (on a `role: "assistant"` entry).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolCallRef {
+    pub tool_call_id: String,
+    pub tool_name: String,
+    /// As in [`ToolCallRecord::args`].
+    pub args: serde_json::Value,
 }
 
 /// What kind of message was published (spec §1 "Message").
@@ -234,17 +311,25 @@ pub struct Message {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_to_message_id: Option<String>,
     pub kind: MessageKind,
+    /// The tool calls the reply made (spec §9), absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCallRecord>,
 }
 
-/// `user` or `assistant` (spec §1 "Memory entry").
+/// `user`, `assistant` or `tool` (spec §1 "Memory entry", §9 "Memory").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MemoryRole {
     User,
     Assistant,
+    /// The result of one tool call (`toolCallId`, `toolName`; `content` is the result as JSON
+    /// text).
+    Tool,
 }
 
-/// One entry of an agent's memory.
+/// One entry of an agent's memory. The entries of one reply's tool steps share the reply's
+/// `messageId`: an `assistant` entry with `toolCalls` followed by one `tool` entry per call (a
+/// *tool group*), between M and the final reply.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MemoryEntry {
@@ -256,6 +341,39 @@ pub struct MemoryEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chat_id: Option<String>,
     pub created_at: Timestamp,
+    /// On an `assistant` entry: the calls of that step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCallRef>,
+    /// On a `tool` entry: the call it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// On a `tool` entry: the tool that was called.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+}
+
+impl MemoryEntry {
+    /// A plain text entry (no tool data).
+    pub fn text(
+        role: MemoryRole,
+        content: impl Into<String>,
+        sender: Option<String>,
+        message_id: impl Into<String>,
+        chat_id: Option<String>,
+        created_at: Timestamp,
+    ) -> Self {
+        MemoryEntry {
+            role,
+            content: content.into(),
+            sender,
+            message_id: message_id.into(),
+            chat_id,
+            created_at,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            tool_name: None,
+        }
+    }
 }
 
 /// Where a chat's name came from (spec §6 "Title").
@@ -321,6 +439,14 @@ pub struct NewAgent {
     /// Streaming is the default (spec §1).
     #[serde(default)]
     pub stream: Option<bool>,
+    /// Names of registered (or later registered) tools the agent may call.
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
+    /// A number so that `2.5` and `0` reach validation (→ `invalid_input` naming `maxSteps`).
+    #[serde(default)]
+    pub max_steps: Option<f64>,
+    #[serde(default)]
+    pub reasoning: Option<Reasoning>,
 }
 
 /// A partial update of an agent. A missing field keeps its value; for the optional settings,
@@ -348,6 +474,15 @@ pub struct AgentPatch {
     pub stream: Option<bool>,
     #[serde(default)]
     pub status: Option<String>,
+    /// `null` empties the list.
+    #[serde(default, deserialize_with = "double_option")]
+    pub tools: Option<Option<Vec<String>>>,
+    /// `null` restores the default (5).
+    #[serde(default, deserialize_with = "double_option")]
+    pub max_steps: Option<Option<f64>>,
+    /// `null` clears it.
+    #[serde(default, deserialize_with = "double_option")]
+    pub reasoning: Option<Option<Reasoning>>,
 }
 
 /// A partial update of a world. The id never changes, even when the name does (renaming a world
@@ -568,6 +703,67 @@ pub fn validate_max_tokens(v: i64) -> Result<u32, WorldError> {
     }
 }
 
+/// `maxSteps`: an integer from 1 to [`MAX_MAX_STEPS`].
+pub fn validate_max_steps(v: f64) -> Result<u32, WorldError> {
+    if v.is_finite() && v.fract() == 0.0 && (1.0..=f64::from(MAX_MAX_STEPS)).contains(&v) {
+        Ok(v as u32)
+    } else {
+        Err(WorldError::input(
+            "maxSteps",
+            format!("{v} is out of range; use an integer from 1 to {MAX_MAX_STEPS}"),
+        ))
+    }
+}
+
+/// Whether `name` is a valid tool name (spec §9: `^[A-Za-z0-9_-]{1,64}$`, the rule every
+/// provider accepts).
+pub fn is_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// An agent's `tools`: valid tool names, each at most once, at most [`MAX_AGENT_TOOLS`].
+/// Whether they are registered is checked when a reply starts (`tool_not_registered`).
+pub fn validate_agent_tools(names: Vec<String>) -> Result<Vec<String>, WorldError> {
+    if names.len() > MAX_AGENT_TOOLS {
+        return Err(WorldError::input(
+            "tools",
+            format!(
+                "{} tools is too many; list at most {MAX_AGENT_TOOLS}",
+                names.len()
+            ),
+        ));
+    }
+    for (i, n) in names.iter().enumerate() {
+        if !is_tool_name(n) {
+            return Err(WorldError::input(
+                &format!("tools[{i}]"),
+                format!("{n:?} is not a tool name; use 1 to 64 of A-Z a-z 0-9 _ -"),
+            ));
+        }
+        if names.iter().take(i).any(|m| m == n) {
+            return Err(WorldError::input(
+                &format!("tools[{i}]"),
+                format!("{n:?} is listed twice; list each tool once"),
+            ));
+        }
+    }
+    Ok(names)
+}
+
+/// `reasoning.budgetTokens`: an integer ≥ 1 when given.
+pub fn validate_reasoning(r: Reasoning) -> Result<Reasoning, WorldError> {
+    if r.budget_tokens == Some(0) {
+        return Err(WorldError::input(
+            "reasoning.budgetTokens",
+            "0 is out of range; use an integer of at least 1",
+        ));
+    }
+    Ok(r)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -645,12 +841,55 @@ mod tests {
             created_at: Timestamp(0),
             reply_to_message_id: Some("m0".into()),
             kind: MessageKind::TurnLimit,
+            tool_calls: Vec::new(),
         };
         let v = serde_json::to_value(&m).unwrap_or_default();
         assert_eq!(v["messageId"], "m1");
         assert_eq!(v["replyToMessageId"], "m0");
         assert_eq!(v["kind"], "turn-limit");
         assert_eq!(v["createdAt"], "1970-01-01T00:00:00.000Z");
+        assert!(v.get("toolCalls").is_none(), "absent when there are none");
+    }
+
+    #[test]
+    fn max_steps_rule() {
+        assert_eq!(validate_max_steps(1.0), Ok(1));
+        assert_eq!(validate_max_steps(50.0), Ok(50));
+        for bad in [0.0, 51.0, 2.5, -1.0, f64::INFINITY] {
+            match validate_max_steps(bad) {
+                Err(WorldError::InvalidInput { field, .. }) => assert_eq!(field, "maxSteps"),
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn tool_names() {
+        assert!(is_tool_name("get_weather"));
+        assert!(is_tool_name("A-1"));
+        assert!(is_tool_name(&"x".repeat(64)));
+        for bad in ["", "a b", "a.b", "é", &"x".repeat(65)] {
+            assert!(!is_tool_name(bad), "{bad:?}");
+        }
+        assert_eq!(
+            validate_agent_tools(vec!["a".into(), "a".into()]).map_err(|e| e.to_string()),
+            Err("invalid tools[1]: \"a\" is listed twice; list each tool once".to_string())
+        );
+    }
+
+    #[test]
+    fn agents_of_older_records_get_the_tool_defaults() {
+        let v = serde_json::json!({"id": "a", "name": "a", "type": "default", "provider": "openai",
+            "model": "m", "stream": true, "createdAt": "2026-01-01T00:00:00.000Z",
+            "lastActive": "2026-01-01T00:00:00.000Z", "status": "active"});
+        let a: Agent = serde_json::from_value(v).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((a.tools.len(), a.max_steps, a.reasoning), (0, 5, None));
+        let out = serde_json::to_value(&a).unwrap_or_default();
+        assert!(
+            out.get("maxSteps").is_none() && out.get("tools").is_none(),
+            "defaults are left out"
+        );
+        assert!(out.get("reasoning").is_none());
     }
 }
 

@@ -8,7 +8,8 @@
 use std::rc::Rc;
 
 use crate::core::model::{
-    Agent, Chat, MemoryEntry, MemoryRole, Message, MessageKind, Timestamp, TitleSource, WorldData,
+    Agent, Chat, MemoryEntry, MemoryRole, Message, MessageKind, Reasoning, ReasoningEffort,
+    Timestamp, TitleSource, ToolCallRecord, ToolCallRef, WorldData,
 };
 use crate::core::store::{AgentChatState, Store, StoreError, StoreOp};
 
@@ -48,6 +49,9 @@ pub fn agent(id: &str) -> Agent {
         max_tokens: None,
         history_limit: None,
         stream: true,
+        tools: Vec::new(),
+        max_steps: crate::core::model::DEFAULT_MAX_STEPS,
+        reasoning: None,
         llm_call_count: 0,
         last_llm_call: None,
         created_at: Timestamp(1),
@@ -79,6 +83,7 @@ fn msg(chat_id: &str, id: &str) -> Message {
         created_at: Timestamp(2),
         reply_to_message_id: None,
         kind: MessageKind::Message,
+        tool_calls: Vec::new(),
     }
 }
 
@@ -90,6 +95,9 @@ fn mem(chat_id: &str, id: &str, role: MemoryRole) -> MemoryEntry {
         message_id: id.to_string(),
         chat_id: Some(chat_id.to_string()),
         created_at: Timestamp(3),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+        tool_name: None,
     }
 }
 
@@ -141,6 +149,80 @@ pub async fn run_store_contract(make: &dyn Fn() -> Rc<dyn Store>) {
     a_batch_may_rewrite_a_chat_it_deleted(make()).await;
     revisions_count_committed_batches(make()).await;
     the_order_key_and_a_pointer_to_a_deleted_chat_are_kept(make()).await;
+    tool_data_round_trips(make()).await;
+}
+
+/// The tool fields (spec §9) are kept: an agent's `tools`, `maxSteps` and `reasoning`, a
+/// message's `toolCalls` (a result and an error, arguments of any JSON shape), and the tool
+/// shapes of memory entries (`assistant` with `toolCalls`, `tool` with `toolCallId`/`toolName`).
+pub async fn tool_data_round_trips(s: Rc<dyn Store>) {
+    let mut a = agent("alice");
+    a.tools = vec!["get_weather".into(), "calc".into()];
+    a.max_steps = 12;
+    a.reasoning = Some(Reasoning {
+        effort: Some(ReasoningEffort::High),
+        budget_tokens: Some(2048),
+    });
+    let mut m = msg("c1", "r1");
+    m.tool_calls = vec![
+        ToolCallRecord {
+            tool_call_id: "call_1".into(),
+            tool_name: "get_weather".into(),
+            args: serde_json::json!({"city": "Oslo", "days": [1, 2.5], "deep": {"x": null}}),
+            result: Some(serde_json::json!({"temp": -3.5, "sky": "snow"})),
+            error: None,
+        },
+        ToolCallRecord {
+            tool_call_id: "call_2".into(),
+            tool_name: "calc".into(),
+            args: serde_json::json!("{not json"),
+            result: None,
+            error: Some("invalid arguments: not valid JSON".into()),
+        },
+    ];
+    let mut calls = mem("c1", "r1", MemoryRole::Assistant);
+    calls.content = String::new();
+    calls.tool_calls = vec![ToolCallRef {
+        tool_call_id: "call_1".into(),
+        tool_name: "get_weather".into(),
+        args: serde_json::json!({"city": "Oslo"}),
+    }];
+    let mut result = mem("c1", "r1", MemoryRole::Tool);
+    result.content = r#"{"temp":-3.5}"#.into();
+    result.tool_call_id = Some("call_1".into());
+    result.tool_name = Some("get_weather".into());
+    let entries = vec![mem("c1", "m1", MemoryRole::User), calls, result];
+    let mut ops = vec![
+        StoreOp::PutWorld(world("w")),
+        StoreOp::PutAgent {
+            world_id: "w".into(),
+            agent: a.clone(),
+        },
+        StoreOp::PutChat(chat("w", "c1")),
+        StoreOp::AppendMessage {
+            world_id: "w".into(),
+            chat_id: "c1".into(),
+            message: m.clone(),
+        },
+    ];
+    for e in &entries {
+        ops.push(StoreOp::AppendMemory {
+            world_id: "w".into(),
+            chat_id: "c1".into(),
+            agent_id: "alice".into(),
+            entry: e.clone(),
+        });
+    }
+    ok(s.apply(ops).await, "tool data");
+    assert_eq!(ok(s.agents("w").await, "agents"), vec![a]);
+    assert_eq!(
+        ok(s.messages("w", "c1", None, 10).await, "messages"),
+        vec![m]
+    );
+    assert_eq!(
+        ok(s.last_memory("w", "c1", "alice", 10).await, "last_memory"),
+        entries
+    );
 }
 
 /// Put, replace, list and load worlds; a missing world loads as `None`.

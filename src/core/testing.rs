@@ -1,6 +1,11 @@
 //! [`ScriptedLlm`]: a deterministic [`LlmClient`] for tests (native and wasm). Replies are
 //! scripted per model name (give each agent its own model to script per agent) as a list of
-//! [`Step`]s, and every call's settings and input messages are recorded.
+//! [`Step`]s, and every call's settings and input messages are recorded. One scripted list is
+//! one LLM call: a reply of several steps (spec §9) is several scripts, e.g. one ending with
+//! [`Step::ToolCall`]s, then one with the text that follows the results.
+//!
+//! [`ScriptedTools`]: a deterministic [`ToolExecutor`] answering each tool with a scripted
+//! [`ToolReply`] and recording every execution with its context.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
@@ -8,9 +13,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use crate::core::llm::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Usage};
+use crate::core::llm::types::{CallSettings, ChatMessage, LlmError, LlmEvent, ToolCallPart, Usage};
 use crate::core::llm_client::{CancelToken, LlmClient};
 use crate::core::store::LocalBoxFuture;
+use crate::core::tools::{ToolContext, ToolError, ToolExecutor};
 
 /// One step of a scripted reply.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +30,26 @@ pub enum Step {
     Hang,
     /// Return `Pending` once (lets other futures run).
     Yield,
+    /// A complete tool call: `id`, tool name, arguments as JSON text (malformed text allowed).
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: String,
+    },
+    /// The finish reason of the call (default: `tool_calls` when the call made tool calls,
+    /// else `stop`).
+    Finish(String),
+}
+
+impl Step {
+    /// A tool call step.
+    pub fn call(id: &str, name: &str, arguments: &str) -> Step {
+        Step::ToolCall {
+            id: id.to_string(),
+            name: name.to_string(),
+            arguments: arguments.to_string(),
+        }
+    }
 }
 
 /// A recorded call.
@@ -125,11 +151,26 @@ impl LlmClient for ScriptedLlm {
                     ),
                 });
             };
+            let mut finish: Option<String> = None;
+            let mut called = false;
             for step in steps {
                 if cancel.is_cancelled() {
                     return Err(aborted());
                 }
                 match step {
+                    Step::ToolCall {
+                        id,
+                        name,
+                        arguments,
+                    } => {
+                        called = true;
+                        on_event(LlmEvent::ToolCall(ToolCallPart {
+                            id,
+                            name,
+                            arguments,
+                        }));
+                    }
+                    Step::Finish(reason) => finish = Some(reason),
                     Step::Text(t) => on_event(LlmEvent::Text(t)),
                     Step::Reasoning(t) => on_event(LlmEvent::Reasoning(t)),
                     Step::Usage(u) => on_event(LlmEvent::Usage(u)),
@@ -144,10 +185,90 @@ impl LlmClient for ScriptedLlm {
             if cancel.is_cancelled() {
                 return Err(aborted());
             }
+            let default = if called { "tool_calls" } else { "stop" };
             on_event(LlmEvent::Done {
-                finish_reason: Some("stop".into()),
+                finish_reason: Some(finish.unwrap_or_else(|| default.to_string())),
             });
             Ok(())
+        })
+    }
+}
+
+/// How a scripted tool answers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolReply {
+    /// Resolve with this value.
+    Value(serde_json::Value),
+    /// Resolve with the arguments it got, as `{"echo": args}`.
+    Echo,
+    /// Throw with this message.
+    Fail(String),
+    /// Report a timeout (the executor's side of `timeoutMs`).
+    TimeOut,
+    /// Return something that is not JSON (described by the text).
+    NotJson(String),
+    /// Wait until the call is cancelled, then throw `aborted`.
+    Hang,
+}
+
+/// One recorded execution.
+#[derive(Debug, Clone)]
+pub struct ToolRun {
+    pub name: String,
+    pub args: serde_json::Value,
+    pub ctx: ToolContext,
+}
+
+/// A scripted tool executor: each tool name answers with its [`ToolReply`] (a tool without one
+/// throws `no reply scripted`); every execution is recorded.
+#[derive(Debug, Default)]
+pub struct ScriptedTools {
+    replies: RefCell<BTreeMap<String, ToolReply>>,
+    runs: RefCell<Vec<ToolRun>>,
+}
+
+impl ScriptedTools {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets how `name` answers from now on.
+    pub fn reply(&self, name: &str, reply: ToolReply) {
+        self.replies.borrow_mut().insert(name.to_string(), reply);
+    }
+
+    /// Every execution so far, in order.
+    pub fn runs(&self) -> Vec<ToolRun> {
+        self.runs.borrow().clone()
+    }
+}
+
+impl ToolExecutor for ScriptedTools {
+    fn execute<'a>(
+        &'a self,
+        name: &'a str,
+        args: serde_json::Value,
+        ctx: ToolContext,
+    ) -> LocalBoxFuture<'a, Result<serde_json::Value, ToolError>> {
+        self.runs.borrow_mut().push(ToolRun {
+            name: name.to_string(),
+            args: args.clone(),
+            ctx: ctx.clone(),
+        });
+        let reply = self.replies.borrow().get(name).cloned();
+        Box::pin(async move {
+            match reply {
+                None => Err(ToolError::Failed(format!("no reply scripted for {name}"))),
+                Some(ToolReply::Value(v)) => Ok(v),
+                Some(ToolReply::Echo) => Ok(serde_json::json!({ "echo": args })),
+                Some(ToolReply::Fail(m)) => Err(ToolError::Failed(m)),
+                Some(ToolReply::TimeOut) => Err(ToolError::TimedOut),
+                Some(ToolReply::NotJson(what)) => Err(ToolError::NotJson(what)),
+                Some(ToolReply::Hang) => {
+                    ctx.cancel.cancelled().await;
+                    Err(ToolError::Failed("aborted".into()))
+                }
+            }
         })
     }
 }

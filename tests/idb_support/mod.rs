@@ -170,6 +170,7 @@ fn msg(chat_id: &str, id: &str) -> Message {
         created_at: Timestamp(2),
         reply_to_message_id: None,
         kind: MessageKind::Message,
+        tool_calls: Vec::new(),
     }
 }
 
@@ -193,6 +194,9 @@ fn remember(w: &str, c: &str, a: &str, id: &str) -> StoreOp {
             message_id: id.to_string(),
             chat_id: Some(c.to_string()),
             created_at: Timestamp(3),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            tool_name: None,
         },
     }
 }

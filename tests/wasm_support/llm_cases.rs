@@ -62,6 +62,7 @@ pub fn settings(kind: ProviderKind, stream: bool) -> CallSettings {
         temperature: Some(0.2),
         max_tokens: Some(256),
         stream,
+        ..Default::default()
     }
 }
 
@@ -103,7 +104,7 @@ pub async fn call(
             }
             LlmEvent::Reasoning(t) => o.reasoning.push_str(&t),
             LlmEvent::Done { .. } => o.done = true,
-            LlmEvent::Usage(_) => {}
+            LlmEvent::Usage(_) | LlmEvent::ToolCall(_) => {}
         }
     };
     let result = llm.call(settings, messages, &mut on_event, cancel).await;

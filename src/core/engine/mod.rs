@@ -75,6 +75,8 @@ mod responder;
 mod routing;
 mod settings;
 mod shared;
+mod steps;
+mod tools;
 mod transfer;
 
 use std::cell::{Cell, Ref, RefCell, RefMut};
@@ -94,6 +96,7 @@ use crate::core::model::{
 };
 use crate::core::store::{Store, StoreOp};
 
+pub use tools::{InstructionsProvider, InstructionsRequest};
 pub use transfer::FORMAT_VERSION;
 
 pub(crate) use lock::WriteLock;
@@ -285,6 +288,8 @@ pub(crate) struct Inner {
     pub(crate) seen_rev: Cell<Option<u64>>,
     pub(crate) running: Cell<bool>,
     pub(crate) queue_waker: RefCell<Option<Waker>>,
+    /// Registered tools and dynamic instructions (runtime only, spec §9).
+    pub(crate) runtime: RefCell<tools::Runtime>,
 }
 
 /// The services a world runs on (all injected).
@@ -345,6 +350,7 @@ impl World {
                 seen_rev: Cell::new(rev),
                 running: Cell::new(false),
                 queue_waker: RefCell::new(None),
+                runtime: RefCell::new(tools::Runtime::default()),
             }),
         }
     }

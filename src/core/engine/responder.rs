@@ -30,12 +30,17 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use crate::core::engine::routing::Outgoing;
+use crate::core::engine::steps::StepsOutcome;
 use crate::core::engine::{Flight, Job, JobKind, World};
 use crate::core::events::{Event, SseEvent, SseType, SystemEvent, WorldEvent};
 use crate::core::ids::normalize_id;
-use crate::core::llm::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role, Usage};
+use crate::core::llm::types::{
+    CallPurpose, CallSettings, ChatMessage, LlmError, LlmEvent, Role, ToolCallPart,
+};
 use crate::core::mentions::{sender_type, SenderType};
-use crate::core::model::{Agent, MemoryEntry, MemoryRole, Message, MessageKind, TitleSource};
+use crate::core::model::{
+    Agent, MemoryEntry, MemoryRole, Message, MessageKind, TitleSource, ToolCallRecord,
+};
 use crate::core::reply::{
     apply_to_tag, auto_mention, clean_reply, extract_world_tag, remove_self_mentions, WorldTag,
 };
@@ -283,6 +288,9 @@ impl World {
             message_id: trigger.message_id.clone(),
             chat_id: job.chat_id.clone(),
             created_at: self.now(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            tool_name: None,
         };
         if let Err(e) = self
             .save_memory(job.chat_id.as_deref(), agent_id, entry)
@@ -307,53 +315,16 @@ impl World {
         }
         // Step 2: the input window.
         let messages = self.llm_input(&agent);
-        let settings = CallSettings {
-            provider: agent.provider.clone(),
-            model: agent.model.clone(),
-            temperature: agent.temperature,
-            max_tokens: agent.max_tokens,
-            stream: agent.stream,
-        };
-        // Step 4: call; chunks stream out as they come.
-        let mut text = String::new();
-        let mut usage: Option<Usage> = None;
-        let result = {
-            let mut on_event = |ev: LlmEvent| match ev {
-                LlmEvent::Text(t) => {
-                    if agent.stream {
-                        self.emit(Event::Sse(SseEvent {
-                            content: Some(t.clone()),
-                            ..sse_payload(SseType::Chunk, agent_id, reply_id)
-                        }));
-                        self.flush();
-                    }
-                    text.push_str(&t);
-                }
-                LlmEvent::Reasoning(t) => {
-                    self.emit(Event::Sse(SseEvent {
-                        content: Some(t),
-                        ..sse_payload(SseType::Reasoning, agent_id, reply_id)
-                    }));
-                    self.flush();
-                }
-                LlmEvent::Usage(u) => {
-                    let prev = usage.unwrap_or_default();
-                    usage = Some(Usage {
-                        input_tokens: u.input_tokens.or(prev.input_tokens),
-                        output_tokens: u.output_tokens.or(prev.output_tokens),
-                    });
-                }
-                LlmEvent::Done { .. } => {}
-            };
-            self.inner
-                .llm
-                .call(&settings, messages, &mut on_event, job.cancel.clone())
-                .await
-        };
-        let result = match result {
-            Ok(()) if job.cancel.is_cancelled() => Err(aborted()),
-            r => r,
-        };
+        // Step 4: call; chunks stream out as they come. With tools (§9) one reply may take
+        // several steps, all streaming into `reply_id` (steps.rs).
+        let (result, steps) = self
+            .run_steps(job, &agent, trigger, reply_id, messages)
+            .await;
+        let StepsOutcome {
+            text,
+            usage,
+            tool_calls,
+        } = steps;
         if let Err(e) = result {
             self.emit_llm_failure(agent_id, reply_id, &e, &text);
             self.flush();
@@ -369,6 +340,7 @@ impl World {
                         created_at: self.now(),
                         reply_to_message_id: Some(trigger.message_id.clone()),
                         kind: MessageKind::Interrupted,
+                        tool_calls,
                     },
                     memory: Vec::new(),
                     only_in: Some(job.chat_id.clone()),
@@ -396,7 +368,7 @@ impl World {
             )]);
             return;
         }
-        self.publish_reply(job, &agent, trigger, reply_id, &text)
+        self.publish_reply(job, &agent, trigger, reply_id, &text, tool_calls)
             .await;
     }
 
@@ -408,6 +380,7 @@ impl World {
         trigger: &Message,
         reply_id: &str,
         raw: &str,
+        tool_calls: Vec<ToolCallRecord>,
     ) {
         let cleaned = clean_reply(raw);
         let (tag, rest) = extract_world_tag(&cleaned);
@@ -437,6 +410,9 @@ impl World {
                 message_id: reply_id.to_string(),
                 chat_id: job.chat_id.clone(),
                 created_at: now,
+                tool_calls: Vec::new(),
+                tool_call_id: None,
+                tool_name: None,
             };
             let same_chat = self.st().world.current_chat_id == job.chat_id;
             if !same_chat {
@@ -451,6 +427,7 @@ impl World {
                     created_at: now,
                     reply_to_message_id: Some(trigger.message_id.clone()),
                     kind: MessageKind::Message,
+                    tool_calls,
                 },
                 memory: vec![(agent.id.clone(), entry)],
                 only_in: Some(job.chat_id.clone()),
@@ -472,6 +449,7 @@ impl World {
                         published.unwrap_or_else(|| trigger.message_id.clone()),
                     ),
                     kind: MessageKind::Pass,
+                    tool_calls: Vec::new(),
                 },
                 memory: Vec::new(),
                 only_in: Some(job.chat_id.clone()),
@@ -524,8 +502,10 @@ impl World {
         Ok(())
     }
 
-    /// Step 2: system prompt + the last `historyLimit` memory entries (M last); a leading
-    /// `assistant` entry is dropped.
+    /// Step 2: system prompt + the last `historyLimit` memory entries (M last). The window then
+    /// starts at its first `user` entry: a leading `assistant` reply is dropped (§5 step 2), and
+    /// so is a tool group the window cut (its `tool` results without the `assistant` entry that
+    /// made the calls, or calls whose results follow), left out whole (§9 "Memory").
     pub(crate) fn llm_input(&self, agent: &Agent) -> Vec<ChatMessage> {
         let st = self.st();
         let n = st.history_limit(agent);
@@ -545,14 +525,11 @@ impl World {
         {
             out.push(ChatMessage::new(Role::System, p));
         }
-        let start = usize::from(mem.first().is_some_and(|e| e.role == MemoryRole::Assistant));
-        for e in mem.iter().skip(start) {
-            let role = match e.role {
-                MemoryRole::User => Role::User,
-                MemoryRole::Assistant => Role::Assistant,
-            };
-            out.push(ChatMessage::new(role, e.content.clone()));
-        }
+        let start = mem
+            .iter()
+            .position(|e| e.role == MemoryRole::User)
+            .unwrap_or(mem.len());
+        out.extend(mem.iter().skip(start).map(|e| memory_to_input(e)));
         out
     }
 
@@ -573,6 +550,8 @@ impl World {
             temperature: Some(TITLE_TEMPERATURE),
             max_tokens: Some(TITLE_MAX_TOKENS),
             stream: false,
+            purpose: CallPurpose::Title,
+            ..Default::default()
         };
         let mut text = String::new();
         let result = {
@@ -633,7 +612,39 @@ impl World {
     }
 }
 
-fn sse_payload(kind: SseType, agent: &str, message_id: &str) -> SseEvent {
+/// One memory entry as an LLM input entry (tool calls and results in the seam's shapes).
+pub(crate) fn memory_to_input(e: &MemoryEntry) -> ChatMessage {
+    match e.role {
+        MemoryRole::User => ChatMessage::new(Role::User, e.content.clone()),
+        MemoryRole::Assistant => ChatMessage::tool_calls(
+            e.content.clone(),
+            e.tool_calls
+                .iter()
+                .map(|c| ToolCallPart {
+                    id: c.tool_call_id.clone(),
+                    name: c.tool_name.clone(),
+                    arguments: args_text(&c.args),
+                })
+                .collect(),
+        ),
+        MemoryRole::Tool => ChatMessage::tool_result(
+            e.tool_call_id.clone().unwrap_or_default(),
+            e.tool_name.clone().unwrap_or_default(),
+            e.content.clone(),
+        ),
+    }
+}
+
+/// The JSON text of stored arguments. Arguments that were not valid JSON are stored as their
+/// raw text (a JSON string), and are given back as that text, as the model sent them.
+pub(crate) fn args_text(args: &serde_json::Value) -> String {
+    match args {
+        serde_json::Value::String(raw) => raw.clone(),
+        v => v.to_string(),
+    }
+}
+
+pub(crate) fn sse_payload(kind: SseType, agent: &str, message_id: &str) -> SseEvent {
     SseEvent {
         kind,
         agent_name: agent.to_string(),
@@ -642,5 +653,9 @@ fn sse_payload(kind: SseType, agent: &str, message_id: &str) -> SseEvent {
         error: None,
         partial_content: None,
         usage: None,
+        tool_call_id: None,
+        tool_name: None,
+        args: None,
+        result: None,
     }
 }

@@ -171,6 +171,7 @@ impl World {
             created_at: self.now(),
             reply_to_message_id: None,
             kind: MessageKind::Message,
+            tool_calls: Vec::new(),
         };
         self.publish(Outgoing {
             msg,
@@ -472,6 +473,7 @@ impl World {
                             created_at: now,
                             reply_to_message_id: Some(msg.message_id.clone()),
                             kind: MessageKind::TurnLimit,
+                            tool_calls: Vec::new(),
                         },
                         memory: Vec::new(),
                         only_in: Some(msg.chat_id.clone()),

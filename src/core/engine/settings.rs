@@ -9,9 +9,10 @@ use crate::core::error::WorldError;
 use crate::core::events::{Event, WorldEvent};
 use crate::core::ids::{agent_id, world_id};
 use crate::core::model::{
-    validate_chat_llm_provider, validate_history_limit, validate_max_tokens, validate_name,
-    validate_provider, validate_required, validate_temperature, validate_text, validate_turn_limit,
-    Agent, AgentPatch, NewAgent, WorldData, WorldPatch,
+    validate_agent_tools, validate_chat_llm_provider, validate_history_limit, validate_max_steps,
+    validate_max_tokens, validate_name, validate_provider, validate_reasoning, validate_required,
+    validate_temperature, validate_text, validate_turn_limit, Agent, AgentPatch, NewAgent,
+    WorldData, WorldPatch, DEFAULT_MAX_STEPS,
 };
 use crate::core::store::StoreOp;
 
@@ -29,6 +30,13 @@ impl World {
             .history_limit
             .map(|h| validate_history_limit("historyLimit", h))
             .transpose()?;
+        let tools = validate_agent_tools(input.tools.unwrap_or_default())?;
+        let max_steps = input
+            .max_steps
+            .map(validate_max_steps)
+            .transpose()?
+            .unwrap_or(DEFAULT_MAX_STEPS);
+        let reasoning = input.reasoning.map(validate_reasoning).transpose()?;
         let _g = self.write_lock().await?;
         let now = self.now();
         let (world_id, exists) = {
@@ -52,6 +60,9 @@ impl World {
             max_tokens,
             history_limit,
             stream: input.stream.unwrap_or(true),
+            tools,
+            max_steps,
+            reasoning,
             llm_call_count: 0,
             last_llm_call: None,
             created_at: now,
@@ -114,6 +125,18 @@ impl World {
         if let Some(s) = patch.status {
             agent.status = validate_required("status", &s)?;
         }
+        if let Some(t) = patch.tools {
+            agent.tools = validate_agent_tools(t.unwrap_or_default())?;
+        }
+        if let Some(m) = patch.max_steps {
+            agent.max_steps = m
+                .map(validate_max_steps)
+                .transpose()?
+                .unwrap_or(DEFAULT_MAX_STEPS);
+        }
+        if let Some(r) = patch.reasoning {
+            agent.reasoning = r.map(validate_reasoning).transpose()?;
+        }
         let world_id = self.st().world.id.clone();
         self.persist(vec![StoreOp::PutAgent {
             world_id,
@@ -154,6 +177,7 @@ impl World {
         .await?;
         self.cancel_jobs(&|call| call.agent_id == Some(id));
         self.st_mut().agents.retain(|a| a.agent.id != id);
+        self.inner.runtime.borrow_mut().instructions.remove(id);
         drop(_g);
         self.emit_all(vec![Event::World(WorldEvent::AgentRemoved {
             agent_id: id.to_string(),

@@ -1,15 +1,19 @@
 //! Export and import (spec §6): one versioned JSON document per world.
 //!
-//! Format version 2:
+//! Format version 3:
 //! ```json
-//! { "formatVersion": 2,
+//! { "formatVersion": 3,
 //!   "world": { …World… },
 //!   "agents": [ …Agent… ],
 //!   "chats": [ { "chat": { …Chat… }, "messages": [ …Message… ],
 //!                "agentStates": [ { "agentId", "llmCallCount", "lastLLMCall"? } ],
 //!                "memories": [ { "agentId", "entries": [ …MemoryEntry… ] } ] } ] }
 //! ```
-//! Version 1 is the same without `titleSource` on chats; migrating derives it from the name
+//! Version 3 (tools, spec §9) added, all optional: on agents `tools`, `maxSteps` (absent = 5)
+//! and `reasoning`; on messages `toolCalls`; memory entries with `role: "tool"` (`toolCallId`,
+//! `toolName`) and `assistant` entries with `toolCalls`. A version 2 document is a valid version
+//! 3 document, so migrating it only raises the number. Version 1 is version 2 without
+//! `titleSource` on chats; migrating derives it from the name
 //! (`New Chat` → `default`, anything else → `auto`). API keys are never part of the document
 //! (no type of the model has a field for one).
 //!
@@ -34,17 +38,17 @@ use crate::core::engine::{Services, World};
 use crate::core::error::WorldError;
 use crate::core::ids::{agent_id, world_id};
 use crate::core::model::{
-    validate_chat_llm_provider, validate_chat_name, validate_content, validate_history_limit,
-    validate_id, validate_max_tokens, validate_name, validate_provider, validate_record_id,
-    validate_required, validate_sender, validate_temperature, validate_text, Agent, Chat,
-    MemoryEntry, MemoryRole, Message, MessageKind, Timestamp, WorldData, DEFAULT_TURN_LIMIT,
-    NEW_CHAT_NAME,
+    validate_agent_tools, validate_chat_llm_provider, validate_chat_name, validate_content,
+    validate_history_limit, validate_id, validate_max_tokens, validate_name, validate_provider,
+    validate_record_id, validate_required, validate_sender, validate_temperature, validate_text,
+    Agent, Chat, MemoryEntry, MemoryRole, Message, MessageKind, Timestamp, WorldData,
+    DEFAULT_TURN_LIMIT, MAX_MAX_STEPS, NEW_CHAT_NAME,
 };
 use crate::core::store::{AgentChatState, StoreOp};
 use crate::core::store_contract as tpl;
 
 /// The export format this engine writes.
-pub const FORMAT_VERSION: u64 = 2;
+pub const FORMAT_VERSION: u64 = 3;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -140,6 +144,14 @@ fn check_keys(obj: &Map<String, Value>, allowed: &[&str], path: &str) -> Result<
     }
 }
 
+/// v2 → v3: every field version 3 added is optional with the old behaviour as its default
+/// (no tools, `maxSteps` 5, no reasoning, no tool calls), so only the number changes.
+fn migrate_v2(doc: &mut Value) {
+    if let Some(obj) = doc.as_object_mut() {
+        obj.insert("formatVersion".into(), Value::from(3u64));
+    }
+}
+
 /// v1 → v2: chats gain `titleSource`, derived from the name.
 fn migrate_v1(doc: &mut Value) {
     if let Some(Value::Array(chats)) = doc.get_mut("chats") {
@@ -156,7 +168,7 @@ fn migrate_v1(doc: &mut Value) {
         }
     }
     if let Some(obj) = doc.as_object_mut() {
-        obj.insert("formatVersion".into(), Value::from(FORMAT_VERSION));
+        obj.insert("formatVersion".into(), Value::from(2u64));
     }
 }
 
@@ -169,6 +181,7 @@ fn template_message() -> Message {
         created_at: Timestamp(0),
         reply_to_message_id: None,
         kind: MessageKind::Message,
+        tool_calls: Vec::new(),
     }
 }
 
@@ -180,6 +193,9 @@ fn template_memory() -> MemoryEntry {
         message_id: "m".into(),
         chat_id: None,
         created_at: Timestamp(0),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+        tool_name: None,
     }
 }
 
@@ -287,18 +303,77 @@ fn check_message(m: &Message, p: &str) -> Result<(), WorldError> {
     Ok(())
 }
 
+/// The tool settings of an imported agent (version 3): the rules of `addAgent`.
+fn check_agent_tools(a: &Agent, p: &str) -> Result<(), WorldError> {
+    if !(1..=MAX_MAX_STEPS).contains(&a.max_steps) {
+        return Err(invalid(
+            &format!("{p}.maxSteps"),
+            format!("must be an integer from 1 to {MAX_MAX_STEPS}"),
+        ));
+    }
+    validate_agent_tools(a.tools.clone())
+        .map_err(|e| invalid(&format!("{p}.tools"), e.to_string()))?;
+    if a.reasoning.is_some_and(|r| r.budget_tokens == Some(0)) {
+        return Err(invalid(
+            &format!("{p}.reasoning.budgetTokens"),
+            "must be at least 1",
+        ));
+    }
+    Ok(())
+}
+
 /// A memory entry: what publishing a message would have saved.
 fn check_memory(e: &MemoryEntry, chat_id: &str, p: &str) -> Result<(), WorldError> {
     at(
         &format!("{p}.messageId"),
         validate_record_id("messageId", &e.message_id),
     )?;
-    at(&format!("{p}.content"), validate_content(&e.content))?;
+    // An assistant entry that carries tool calls may have no text (the model only called tools).
+    if e.tool_calls.is_empty() || !e.content.is_empty() {
+        at(&format!("{p}.content"), validate_content(&e.content))?;
+    }
     if let Some(s) = &e.sender {
         at(&format!("{p}.sender"), validate_sender(s))?;
     }
     if e.chat_id.as_deref().is_some_and(|c| c != chat_id) {
         return Err(invalid(&format!("{p}.chatId"), "is not the id of its chat"));
+    }
+    Ok(())
+}
+
+/// A memory entry's tool fields fit its role: `toolCallId` and `toolName` exactly on `tool`
+/// entries, `toolCalls` only on `assistant` entries.
+fn check_memory_entry(e: &MemoryEntry, p: &str) -> Result<(), WorldError> {
+    let is_tool = e.role == MemoryRole::Tool;
+    if is_tool && e.tool_call_id.is_none() {
+        return Err(invalid(
+            &format!("{p}.toolCallId"),
+            "is missing on a tool entry",
+        ));
+    }
+    if is_tool && e.tool_name.is_none() {
+        return Err(invalid(
+            &format!("{p}.toolName"),
+            "is missing on a tool entry",
+        ));
+    }
+    if !is_tool && e.tool_call_id.is_some() {
+        return Err(invalid(
+            &format!("{p}.toolCallId"),
+            "is only allowed on tool entries",
+        ));
+    }
+    if !is_tool && e.tool_name.is_some() {
+        return Err(invalid(
+            &format!("{p}.toolName"),
+            "is only allowed on tool entries",
+        ));
+    }
+    if e.role != MemoryRole::Assistant && !e.tool_calls.is_empty() {
+        return Err(invalid(
+            &format!("{p}.toolCalls"),
+            "is only allowed on assistant entries",
+        ));
     }
     Ok(())
 }
@@ -320,7 +395,11 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
             .ok_or_else(|| invalid("formatVersion", "must be a positive integer"))?,
     };
     match version {
-        1 => migrate_v1(&mut doc),
+        1 => {
+            migrate_v1(&mut doc);
+            migrate_v2(&mut doc);
+        }
+        2 => migrate_v2(&mut doc),
         FORMAT_VERSION => {}
         v => {
             return Err(invalid(
@@ -353,6 +432,7 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
                 format!("duplicate agent id {:?}", a.id),
             ));
         }
+        check_agent_tools(&a, &p)?;
         agents.push(a);
     }
 
@@ -449,6 +529,7 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
                 let ep = format!("{gp}.entries[{k}]");
                 let e: MemoryEntry = parse_at(ev, &ep, &template_memory())?;
                 check_memory(&e, &chat.id, &ep)?;
+                check_memory_entry(&e, &ep)?;
                 entries.push(e);
             }
             memories.push(ExportMemory {
@@ -481,7 +562,7 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
 }
 
 impl World {
-    /// The world as a version-2 export document (settings, agents, chats, messages, memories and
+    /// The world as a version-3 export document (settings, agents, chats, messages, memories and
     /// per-chat counters). Never contains API keys.
     pub async fn export(&self) -> Result<String, WorldError> {
         let world_id = self.id();
@@ -585,6 +666,8 @@ mod tests {
             {"chat": {"name": "New Chat"}}, {"chat": {"name": "Trip plans"}}]});
         migrate_v1(&mut v);
         assert_eq!(v["formatVersion"], 2);
+        migrate_v2(&mut v);
+        assert_eq!(v["formatVersion"], 3);
         assert_eq!(v["chats"][0]["chat"]["titleSource"], "default");
         assert_eq!(v["chats"][1]["chat"]["titleSource"], "auto");
     }

@@ -8,8 +8,9 @@
 //! none, [`DEFAULT_MAX_TOKENS`] is sent.
 //!
 //! Stream: SSE with named events: `message_start` (input usage), `content_block_start`,
-//! `content_block_delta` (`text_delta` → text, `thinking_delta` → reasoning; signatures and
-//! tool input are ignored), `content_block_stop`, `message_delta` (stop reason, output usage),
+//! `content_block_delta` (`text_delta` → text, `thinking_delta` → reasoning; signatures are
+//! ignored), `tool_use` blocks with `input_json_delta` fragments (a complete tool call at their
+//! `content_block_stop`, see `tool_codec`), `content_block_stop`, `message_delta` (stop reason, output usage),
 //! `message_stop`, `ping` (ignored), `error` (`{"type":"error","error":{"type":
 //! "overloaded_error","message":"Overloaded"}}` → `Http` with the response's status and
 //! `overloaded_error: Overloaded` as excerpt). Unknown event types are ignored, as Anthropic's
@@ -26,6 +27,7 @@ use super::encode::{alternate, json_post, put, temperature};
 use super::errors::{excerpt, json_error_message};
 use super::http::HttpRequest;
 use super::provider::ProviderConfig;
+use super::tool_codec::{self, AnthropicCalls};
 use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role, Usage};
 
 /// The `anthropic-version` header value.
@@ -41,29 +43,49 @@ pub(crate) fn encode(
     messages: &[ChatMessage],
     browser_like: bool,
 ) -> HttpRequest {
-    let alt = alternate(messages);
-    let turns: Vec<Value> = alt
-        .turns
-        .iter()
-        .map(|(role, text)| {
-            let role = if *role == Role::Assistant {
-                "assistant"
-            } else {
-                "user"
-            };
-            json!({ "role": role, "content": text })
-        })
-        .collect();
+    let (system, turns) = if tool_codec::has_tool_entries(messages) {
+        tool_codec::anthropic_turns(messages)
+    } else {
+        let alt = alternate(messages);
+        let turns: Vec<Value> = alt
+            .turns
+            .iter()
+            .map(|(role, text)| {
+                let role = if *role == Role::Assistant {
+                    "assistant"
+                } else {
+                    "user"
+                };
+                json!({ "role": role, "content": text })
+            })
+            .collect();
+        (alt.system, turns)
+    };
+    let thinking = tool_codec::anthropic_thinking_budget(settings.reasoning.as_ref());
+    let max_tokens = match (settings.max_tokens, thinking) {
+        (Some(m), _) => m,
+        // The API needs room for the answer beyond the thinking budget.
+        (None, Some(budget)) => DEFAULT_MAX_TOKENS.max(budget.saturating_add(DEFAULT_MAX_TOKENS)),
+        (None, None) => DEFAULT_MAX_TOKENS,
+    };
     let mut body = Map::new();
     body.insert("model".into(), Value::from(settings.model.trim()));
-    body.insert(
-        "max_tokens".into(),
-        Value::from(settings.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)),
-    );
-    put(&mut body, "system", alt.system);
+    body.insert("max_tokens".into(), Value::from(max_tokens));
+    put(&mut body, "system", system);
     body.insert("messages".into(), Value::Array(turns));
     body.insert("stream".into(), Value::Bool(settings.stream));
-    put(&mut body, "temperature", temperature(settings));
+    if !settings.tools.is_empty() {
+        body.insert("tools".into(), tool_codec::anthropic_tools(&settings.tools));
+    }
+    match thinking {
+        Some(budget) => {
+            body.insert(
+                "thinking".into(),
+                json!({"type": "enabled", "budget_tokens": budget}),
+            );
+        }
+        None => put(&mut body, "temperature", temperature(settings)),
+    }
 
     let mut headers = vec![
         (
@@ -85,6 +107,8 @@ pub(crate) fn encode(
 pub(crate) struct Handler {
     ctx: Ctx,
     stop_reason: Option<String>,
+    /// `tool_use` blocks being streamed (complete at `content_block_stop`).
+    calls: AnthropicCalls,
 }
 
 impl Handler {
@@ -92,6 +116,7 @@ impl Handler {
         Self {
             ctx,
             stop_reason: None,
+            calls: AnthropicCalls::default(),
         }
     }
 
@@ -107,6 +132,11 @@ fn usage(u: &Value) -> Option<LlmEvent> {
         output_tokens: count_of(u.get("output_tokens")),
     };
     (usage != Usage::default()).then_some(LlmEvent::Usage(usage))
+}
+
+/// The `index` of a content block event (0 when missing).
+fn block_index(v: &Value) -> u64 {
+    v.get("index").and_then(Value::as_u64).unwrap_or(0)
 }
 
 /// A content block's text (or thinking), as an event.
@@ -136,15 +166,22 @@ impl FrameHandler for Handler {
                 }
             }
             "content_block_start" => {
-                if let Some(e) = v.get("content_block").and_then(block_event) {
-                    out.push(e);
+                if let Some(block) = v.get("content_block") {
+                    if let Some(e) = block_event(block) {
+                        out.push(e);
+                    }
+                    self.calls.start(block_index(&v), block);
                 }
             }
             "content_block_delta" => {
-                if let Some(e) = v.get("delta").and_then(block_event) {
-                    out.push(e);
+                if let Some(delta) = v.get("delta") {
+                    if let Some(e) = block_event(delta) {
+                        out.push(e);
+                    }
+                    self.calls.delta(block_index(&v), delta);
                 }
             }
+            "content_block_stop" => self.calls.stop(block_index(&v), out),
             "message_delta" => {
                 if let Some(r) = str_of(v.pointer("/delta/stop_reason")) {
                     self.stop_reason = Some(r.to_string());
@@ -157,7 +194,7 @@ impl FrameHandler for Handler {
                 finish_reason: self.stop_reason.take(),
             }),
             "error" => return Err(self.error(&v, data)),
-            _ => {} // ping, content_block_stop, and event types added after this was written
+            _ => {} // ping, and event types added after this was written
         }
         Ok(())
     }
@@ -178,7 +215,22 @@ impl FrameHandler for Handler {
                 excerpt(body)
             )));
         };
-        out.extend(blocks.iter().filter_map(block_event));
+        for block in blocks {
+            if let Some(e) = block_event(block) {
+                out.push(e);
+            }
+            if block.get("type").and_then(Value::as_str) == Some("tool_use") {
+                let id = str_of(block.get("id")).unwrap_or_default().to_string();
+                let name = str_of(block.get("name")).unwrap_or_default().to_string();
+                let input = block.get("input").cloned().unwrap_or(Value::Null);
+                out.push(LlmEvent::ToolCall(tool_codec::anthropic_call(
+                    id,
+                    name,
+                    String::new(),
+                    &input,
+                )));
+            }
+        }
         if let Some(e) = v.get("usage").and_then(usage) {
             out.push(e);
         }

@@ -26,6 +26,7 @@ use super::encode::{alternate, encode_component, json_post, put, temperature};
 use super::errors::json_error_message;
 use super::http::HttpRequest;
 use super::provider::ProviderConfig;
+use super::tool_codec;
 use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role, Usage};
 
 /// Finish reasons meaning "the reply was withheld", not "the reply is complete".
@@ -44,22 +45,30 @@ pub(crate) fn encode(
     settings: &CallSettings,
     messages: &[ChatMessage],
 ) -> HttpRequest {
-    let alt = alternate(messages);
-    let contents: Vec<Value> = alt
-        .turns
-        .iter()
-        .map(|(role, text)| {
-            let role = if *role == Role::Assistant {
-                "model"
-            } else {
-                "user"
-            };
-            json!({ "role": role, "parts": [{ "text": text }] })
-        })
-        .collect();
+    let (system, contents) = if tool_codec::has_tool_entries(messages) {
+        tool_codec::gemini_contents(messages)
+    } else {
+        let alt = alternate(messages);
+        let contents: Vec<Value> = alt
+            .turns
+            .iter()
+            .map(|(role, text)| {
+                let role = if *role == Role::Assistant {
+                    "model"
+                } else {
+                    "user"
+                };
+                json!({ "role": role, "parts": [{ "text": text }] })
+            })
+            .collect();
+        (alt.system, contents)
+    };
     let mut body = Map::new();
     body.insert("contents".into(), Value::Array(contents));
-    if let Some(system) = alt.system {
+    if !settings.tools.is_empty() {
+        body.insert("tools".into(), tool_codec::gemini_tools(&settings.tools));
+    }
+    if let Some(system) = system {
         body.insert(
             "systemInstruction".into(),
             json!({ "parts": [{ "text": system }] }),
@@ -68,6 +77,11 @@ pub(crate) fn encode(
     let mut generation = Map::new();
     put(&mut generation, "temperature", temperature(settings));
     put(&mut generation, "maxOutputTokens", settings.max_tokens);
+    put(
+        &mut generation,
+        "thinkingConfig",
+        tool_codec::gemini_thinking(settings.reasoning.as_ref()),
+    );
     if !generation.is_empty() {
         body.insert("generationConfig".into(), Value::Object(generation));
     }
@@ -92,6 +106,8 @@ pub(crate) struct Handler {
     ctx: Ctx,
     finish_reason: Option<String>,
     produced_text: bool,
+    /// Tool calls so far (they arrive whole; this numbers the ones without an id).
+    calls: u64,
 }
 
 impl Handler {
@@ -100,6 +116,7 @@ impl Handler {
             ctx,
             finish_reason: None,
             produced_text: false,
+            calls: 0,
         }
     }
 
@@ -121,6 +138,11 @@ impl Handler {
             .and_then(Value::as_array)
         {
             for part in parts {
+                if let Some(call) = tool_codec::gemini_call(part, &mut self.calls) {
+                    self.produced_text = true;
+                    out.push(LlmEvent::ToolCall(call));
+                    continue;
+                }
                 let Some(text) = str_of(part.get("text")) else {
                     continue;
                 };

@@ -23,6 +23,7 @@ mod anthropic;
 mod google;
 mod ollama;
 mod openai;
+mod tool_codec;
 
 pub use anthropic::{ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS as ANTHROPIC_DEFAULT_MAX_TOKENS};
 pub use decode::{decoder_for, decoder_for_status, StreamDecoder};

@@ -13,13 +13,14 @@
 //! End-of-stream rule: the `done: true` line ends the reply; a body that ends without one
 //! was cut: `Decode` error.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::decode::{count_of, str_of, Ctx, FrameHandler};
 use super::encode::{json_post, put, temperature};
 use super::errors::json_error_message;
 use super::http::HttpRequest;
 use super::provider::ProviderConfig;
+use super::tool_codec;
 use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Usage};
 
 pub(crate) fn encode(
@@ -28,13 +29,13 @@ pub(crate) fn encode(
     settings: &CallSettings,
     messages: &[ChatMessage],
 ) -> HttpRequest {
-    let msgs: Vec<Value> = messages
-        .iter()
-        .map(|m| json!({ "role": m.role.as_str(), "content": m.content }))
-        .collect();
+    let msgs: Vec<Value> = messages.iter().map(tool_codec::ollama_message).collect();
     let mut body = Map::new();
     body.insert("model".into(), Value::from(settings.model.trim()));
     body.insert("messages".into(), Value::Array(msgs));
+    if !settings.tools.is_empty() {
+        body.insert("tools".into(), tool_codec::openai_tools(&settings.tools));
+    }
     body.insert("stream".into(), Value::Bool(settings.stream));
     let mut options = Map::new();
     put(&mut options, "temperature", temperature(settings));
@@ -53,11 +54,17 @@ pub(crate) fn encode(
 pub(crate) struct Handler {
     ctx: Ctx,
     done: bool,
+    /// Tool calls so far (they arrive whole, without ids; this numbers them).
+    calls: u64,
 }
 
 impl Handler {
     pub(crate) fn new(ctx: Ctx) -> Self {
-        Self { ctx, done: false }
+        Self {
+            ctx,
+            done: false,
+            calls: 0,
+        }
     }
 }
 
@@ -78,6 +85,7 @@ impl FrameHandler for Handler {
         if let Some(t) = str_of(v.pointer("/message/content")) {
             out.push(LlmEvent::Text(t.to_string()));
         }
+        tool_codec::ollama_calls(&v, &mut self.calls, out);
         if v.get("done").and_then(Value::as_bool) == Some(true) {
             let usage = Usage {
                 input_tokens: count_of(v.get("prompt_eval_count")),

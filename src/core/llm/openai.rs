@@ -15,6 +15,9 @@
 //! `choices` thanks to `stream_options.include_usage`. An `{"error": {...}}` frame is an
 //! HTTP error with the response's status.
 //!
+//! `delta.tool_calls` fragments are assembled into complete calls (emitted at the choice's
+//! `finish_reason`, see `tool_codec`); such frames take the general reading, not the fast path.
+//!
 //! End-of-stream rule: `[DONE]` ends the reply. Some compatible servers never send `[DONE]`;
 //! a stream that ends after a `finish_reason` is therefore complete too. A stream that ends
 //! with neither was cut: `Decode` error. `Done` carries the last `finish_reason`, and is
@@ -31,6 +34,7 @@ use super::encode::{encode_component, json_post, put, temperature};
 use super::errors::json_error_message;
 use super::http::HttpRequest;
 use super::provider::{ProviderConfig, ProviderKind};
+use super::tool_codec::{self, OpenAiCalls};
 use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Usage};
 
 pub(crate) fn encode(
@@ -44,11 +48,18 @@ pub(crate) fn encode(
     if !settings.model.trim().is_empty() {
         body.insert("model".into(), Value::from(settings.model.trim()));
     }
-    let msgs: Vec<Value> = messages
-        .iter()
-        .map(|m| json!({ "role": m.role.as_str(), "content": m.content }))
-        .collect();
+    let msgs: Vec<Value> = messages.iter().map(tool_codec::openai_message).collect();
     body.insert("messages".into(), Value::Array(msgs));
+    if !settings.tools.is_empty() {
+        body.insert("tools".into(), tool_codec::openai_tools(&settings.tools));
+    }
+    if kind != ProviderKind::OpenAiCompatible {
+        put(
+            &mut body,
+            "reasoning_effort",
+            tool_codec::openai_reasoning_effort(settings.reasoning.as_ref()),
+        );
+    }
     body.insert("stream".into(), Value::Bool(settings.stream));
     put(&mut body, "temperature", temperature(settings));
     let limit_field = if kind == ProviderKind::OpenAiCompatible {
@@ -118,6 +129,9 @@ struct FastPart<'a> {
     content: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     refusal: Option<Cow<'a, str>>,
+    /// Tool call fragments go through the general reading (`frame`).
+    #[serde(default)]
+    tool_calls: Option<IgnoredAny>,
 }
 
 /// A field that is present, even as `null`.
@@ -130,7 +144,12 @@ fn fast_chunk(data: &str) -> Option<FastChunk<'_>> {
         return None;
     }
     let chunk: FastChunk<'_> = serde_json::from_str(data).ok()?;
-    (chunk.error.is_none() && chunk.usage.is_none()).then_some(chunk)
+    let calls = chunk.choices.iter().any(|c| {
+        let delta = c.delta.as_ref().and_then(Option::as_ref);
+        delta.is_some_and(|p| p.tool_calls.is_some())
+            || c.message.as_ref().is_some_and(|p| p.tool_calls.is_some())
+    });
+    (chunk.error.is_none() && chunk.usage.is_none() && !calls).then_some(chunk)
 }
 
 /// A non-empty string field, as `str_of` reads it.
@@ -169,6 +188,9 @@ impl FastChunk<'_> {
 pub(crate) struct Handler {
     ctx: Ctx,
     finish_reason: Option<String>,
+    /// Tool calls being assembled (see `tool_codec`): emitted complete at the choice's
+    /// `finish_reason`, or before `Done` at the latest.
+    calls: OpenAiCalls,
 }
 
 impl Handler {
@@ -176,6 +198,7 @@ impl Handler {
         Self {
             ctx,
             finish_reason: None,
+            calls: OpenAiCalls::default(),
         }
     }
 }
@@ -187,6 +210,7 @@ impl FrameHandler for Handler {
             return Ok(());
         }
         if data == "[DONE]" {
+            self.calls.flush(out);
             out.push(LlmEvent::Done {
                 finish_reason: self.finish_reason.take(),
             });
@@ -194,6 +218,10 @@ impl FrameHandler for Handler {
         }
         if let Some(fast) = fast_chunk(data) {
             fast.emit(&mut self.finish_reason, out);
+            if self.finish_reason.is_some() {
+                // The calls are complete at the finish reason (a chunk without calls itself).
+                self.calls.flush(out);
+            }
             return Ok(());
         }
         let v = self.ctx.parse(data)?;
@@ -216,9 +244,13 @@ impl FrameHandler for Handler {
                 if let Some(t) = str_of(part.get("refusal")) {
                     out.push(LlmEvent::Text(t.to_string()));
                 }
+                if let Some(calls) = part.get("tool_calls") {
+                    self.calls.add(calls);
+                }
             }
             if let Some(reason) = str_of(choice.get("finish_reason")) {
                 self.finish_reason = Some(reason.to_string());
+                self.calls.flush(out);
             }
         }
         if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
@@ -231,6 +263,9 @@ impl FrameHandler for Handler {
     }
 
     fn end(&mut self, out: &mut Vec<LlmEvent>) -> Result<(), LlmError> {
+        if self.finish_reason.is_some() {
+            self.calls.flush(out);
+        }
         self.ctx.finish(self.finish_reason.take(), out)
     }
 
@@ -245,6 +280,7 @@ impl FrameHandler for Handler {
         self.frame("", body, out)?;
         // A non-streamed body is complete by construction; a missing finish_reason (some
         // compatible servers) is not a cut stream.
+        self.calls.flush(out);
         let finish_reason = self.finish_reason.take();
         out.push(LlmEvent::Done { finish_reason });
         Ok(())

@@ -2,6 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::core::model::Reasoning;
+use crate::core::tools::ToolSpec;
+
 /// The role of one entry of the LLM input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -23,11 +26,44 @@ impl Role {
     }
 }
 
-/// One entry of the LLM input, in the order the engine built it.
+/// One tool call the model made: its id (the provider's, or one the decoder made up for
+/// providers without ids), the tool's name, and the arguments exactly as the model sent them
+/// (JSON text, not checked: the engine answers malformed arguments with an error result).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCallPart {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// Marks an input entry as the result of one tool call (its `content` is the result as JSON
+/// text).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultPart {
+    pub tool_call_id: String,
+    pub tool_name: String,
+}
+
+/// One entry of the LLM input, in the order the engine built it.
+///
+/// Tool steps (spec §9) add two shapes: an `Assistant` entry with `tool_calls` (the model's
+/// calls of one step, `content` its text of that step, possibly empty), and one entry per call
+/// with `tool_result` set. A tool result has the role `User`: the role says which side of the
+/// conversation an entry is on, and results are given *to* the model (Anthropic and Gemini send
+/// them in user turns; the OpenAI-style and Ollama codecs send `role: "tool"` when
+/// `tool_result` is set). An adapter that predates tools therefore still sends a coherent
+/// conversation (results as user text).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ChatMessage {
     pub role: Role,
     pub content: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCallPart>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_result: Option<ToolResultPart>,
 }
 
 impl ChatMessage {
@@ -35,6 +71,31 @@ impl ChatMessage {
         Self {
             role,
             content: content.into(),
+            tool_calls: Vec::new(),
+            tool_result: None,
+        }
+    }
+
+    /// The model's turn of one tool step: its text and its calls.
+    pub fn tool_calls(content: impl Into<String>, calls: Vec<ToolCallPart>) -> Self {
+        Self {
+            tool_calls: calls,
+            ..Self::new(Role::Assistant, content)
+        }
+    }
+
+    /// The result of one tool call, as JSON text.
+    pub fn tool_result(
+        tool_call_id: impl Into<String>,
+        tool_name: impl Into<String>,
+        result_json: impl Into<String>,
+    ) -> Self {
+        Self {
+            tool_result: Some(ToolResultPart {
+                tool_call_id: tool_call_id.into(),
+                tool_name: tool_name.into(),
+            }),
+            ..Self::new(Role::User, result_json)
         }
     }
 }
@@ -51,6 +112,31 @@ pub struct CallSettings {
     pub max_tokens: Option<u32>,
     /// Whether to request a streamed reply. A non-streamed reply is still delivered as events.
     pub stream: bool,
+    /// The tools offered to the model in this call (spec §9); empty = none (the last step of a
+    /// reply, an agent without tools, a title call).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolSpec>,
+    /// The agent's thinking setting, for the codecs of providers that have one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<Reasoning>,
+    /// Who is asking: the agent's id for a reply, `None` for a chat-title call. Not sent to
+    /// providers; a `custom` provider gets it (`agentName`) to serve several agents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_name: Option<String>,
+    /// What the call is for (`reply` or `title`); given to `custom` providers.
+    #[serde(default)]
+    pub purpose: CallPurpose,
+}
+
+/// What an LLM call is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum CallPurpose {
+    /// A step of an agent's reply.
+    #[default]
+    Reply,
+    /// A chat-title call (spec §6 "LLM title").
+    Title,
 }
 
 /// Token usage as reported by the provider (fields the provider does not report stay `None`).
@@ -70,7 +156,11 @@ pub enum LlmEvent {
     Reasoning(String),
     /// Usage numbers; may arrive more than once (later values win field by field).
     Usage(Usage),
-    /// The provider said the reply is complete, with its finish/stop reason when given.
+    /// A complete tool call: emitted once its arguments are complete (decoders assemble
+    /// streamed argument fragments first), in the order the model made the calls.
+    ToolCall(ToolCallPart),
+    /// The provider said the step is complete, with its finish/stop reason when given
+    /// (`tool_calls`, `tool_use`, … when the model stopped to have tools run).
     Done { finish_reason: Option<String> },
 }
 
@@ -114,6 +204,14 @@ pub enum LlmError {
         /// The valid provider names, comma-separated, for the message.
         valid: String,
     },
+    /// An agent lists a tool that is not registered when its reply starts (spec §9): the reply
+    /// fails before any request, like a provider that is not configured.
+    #[error("tool '{tool}' is not registered: agent '{agent}' lists it; register it with registerTool or remove it from the agent's tools")]
+    ToolNotRegistered { tool: String, agent: String },
+    /// The agent's dynamic instructions (`setInstructions`) threw or rejected; `message` is its
+    /// error's message.
+    #[error("the instructions of agent '{agent}' failed: {message}")]
+    Instructions { agent: String, message: String },
     /// The provider answered, but refused to produce the reply (Gemini safety/recitation
     /// filters, a blocked prompt). `reason` says which filter and why, as the provider put it.
     #[error("{provider}: the reply was blocked: {reason}")]
@@ -128,7 +226,9 @@ impl LlmError {
             | LlmError::Network { .. }
             | LlmError::Decode { .. }
             | LlmError::Custom { .. }
+            | LlmError::Instructions { .. }
             | LlmError::Blocked { .. } => "llm_error",
+            LlmError::ToolNotRegistered { .. } => "tool_not_registered",
             LlmError::Timeout { .. } => "llm_timeout",
             LlmError::Stalled { .. } => "llm_stalled",
             LlmError::Aborted { .. } => "llm_aborted",

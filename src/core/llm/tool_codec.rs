@@ -1,0 +1,462 @@
+//! Tools on the wire (spec §9 "Providers"): each provider's shape for the tools offered, the
+//! tool entries of the history, the `reasoning` setting, and the accumulation of streamed tool
+//! calls into complete [`LlmEvent::ToolCall`]s. Kept apart from the text codecs so that a
+//! conversation without tools is encoded exactly as before.
+//!
+//! - OpenAI-style (openai, azure, xai, openai-compatible): `tools: [{type: "function",
+//!   function: {name, description, parameters}}]`; an assistant entry carries `tool_calls:
+//!   [{id, type: "function", function: {name, arguments}}]` (content `null` when it has no
+//!   text); a result is `{role: "tool", tool_call_id, content}`. Streamed calls arrive as
+//!   `delta.tool_calls[]` fragments keyed by `index` (id and name in the first, `arguments` in
+//!   pieces), several calls interleaved; they are complete at the choice's `finish_reason`.
+//!   `reasoning.effort` → `reasoning_effort` (openai, azure, xai; compatible servers vary, so
+//!   none is sent to them).
+//! - Anthropic: `tools: [{name, description, input_schema}]`; an assistant turn holds `text`
+//!   and `tool_use {id, name, input}` blocks; results are `tool_result {tool_use_id, content}`
+//!   blocks of the next user turn (first in it, as the API requires). Streamed: a `tool_use`
+//!   `content_block_start`, `input_json_delta` fragments, complete at `content_block_stop`.
+//!   `reasoning` → `thinking: {type: "enabled", budget_tokens}` (the budget, or 1,024 / 4,096 /
+//!   16,384 for low / medium / high; at least 1,024, the API's minimum); `temperature` is then
+//!   not sent (the API refuses it with thinking) and a `max_tokens` the call did not set is
+//!   raised above the budget.
+//! - Gemini: `tools: [{functionDeclarations: [{name, description, parameters}]}]` (Gemini's
+//!   schema has no `additionalProperties`: it is left out); calls are `functionCall {name, args}`
+//!   parts of a `model` turn, results `functionResponse {name, response}` parts of a `user` turn
+//!   (`response` must be an object: other results are wrapped as `{result: …}`). Calls arrive
+//!   whole, without ids (newer models send `id`; it is kept when present). `reasoning` →
+//!   `generationConfig.thinkingConfig: {thinkingBudget, includeThoughts: true}` (the budget, or
+//!   1,024 / 8,192 / 24,576).
+//! - Ollama: OpenAI-style `tools`; assistant `tool_calls: [{function: {name, arguments}}]` with
+//!   `arguments` an object; results `{role: "tool", tool_name, content}`. Calls arrive whole in
+//!   `message.tool_calls`, without ids. `reasoning` is ignored.
+//!
+//! Calls without an id get `call_<n>` (n counting the decoder's calls); the engine makes ids
+//! unique within a reply.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+
+use super::decode::str_of;
+use super::encode::OPENING_USER_TURN;
+use super::types::{ChatMessage, LlmEvent, Role, ToolCallPart};
+use crate::core::model::{Reasoning, ReasoningEffort};
+use crate::core::tools::ToolSpec;
+
+/// Whether an input holds tool entries (then the block-based encodings are used).
+pub(crate) fn has_tool_entries(messages: &[ChatMessage]) -> bool {
+    messages
+        .iter()
+        .any(|m| !m.tool_calls.is_empty() || m.tool_result.is_some())
+}
+
+/// Arguments text as a JSON object (for providers that take an object); text that is not an
+/// object becomes `{}` (the engine already answered such a call with an error).
+fn args_object(arguments: &str) -> Value {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(v @ Value::Object(_)) => v,
+        _ => Value::Object(Map::new()),
+    }
+}
+
+fn effort_budget(r: &Reasoning, low: u32, medium: u32, high: u32) -> Option<u32> {
+    r.budget_tokens.or(match r.effort? {
+        ReasoningEffort::Low => Some(low),
+        ReasoningEffort::Medium => Some(medium),
+        ReasoningEffort::High => Some(high),
+    })
+}
+
+// ---- OpenAI-style ----
+
+pub(crate) fn openai_tools(tools: &[ToolSpec]) -> Value {
+    Value::Array(
+        tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.parameters}})
+            })
+            .collect(),
+    )
+}
+
+/// One input entry; a plain entry is `{role, content}` exactly as before tools.
+pub(crate) fn openai_message(m: &ChatMessage) -> Value {
+    if let Some(r) = &m.tool_result {
+        return json!({"role": "tool", "tool_call_id": r.tool_call_id, "content": m.content});
+    }
+    if m.role == Role::Assistant && !m.tool_calls.is_empty() {
+        let calls: Vec<Value> = m
+            .tool_calls
+            .iter()
+            .map(|c| {
+                json!({"id": c.id, "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments}})
+            })
+            .collect();
+        let content = if m.content.is_empty() {
+            Value::Null
+        } else {
+            Value::from(m.content.clone())
+        };
+        return json!({"role": "assistant", "content": content, "tool_calls": calls});
+    }
+    json!({ "role": m.role.as_str(), "content": m.content })
+}
+
+pub(crate) fn openai_reasoning_effort(r: Option<&Reasoning>) -> Option<&'static str> {
+    Some(match r?.effort? {
+        ReasoningEffort::Low => "low",
+        ReasoningEffort::Medium => "medium",
+        ReasoningEffort::High => "high",
+    })
+}
+
+/// Index-keyed fragments of streamed OpenAI-style calls.
+#[derive(Debug, Default)]
+pub(crate) struct OpenAiCalls {
+    calls: BTreeMap<u64, (String, String, String)>,
+    emitted: u64,
+}
+
+impl OpenAiCalls {
+    /// Adds the fragments of one `delta.tool_calls` (or a whole `message.tool_calls`).
+    pub(crate) fn add(&mut self, items: &Value) {
+        let Some(items) = items.as_array() else {
+            return;
+        };
+        for (pos, item) in items.iter().enumerate() {
+            let index = item
+                .get("index")
+                .and_then(Value::as_u64)
+                .unwrap_or(pos as u64);
+            let entry = self.calls.entry(index).or_default();
+            if let Some(id) = str_of(item.get("id")) {
+                entry.0 = id.to_string();
+            }
+            if let Some(name) = str_of(item.pointer("/function/name")) {
+                entry.1.push_str(name);
+            }
+            match item.pointer("/function/arguments") {
+                Some(Value::String(a)) => entry.2.push_str(a),
+                // A few servers send the arguments as an object.
+                Some(v @ Value::Object(_)) => entry.2.push_str(&v.to_string()),
+                _ => {}
+            }
+        }
+    }
+
+    /// Emits every call gathered so far, in index order.
+    pub(crate) fn flush(&mut self, out: &mut Vec<LlmEvent>) {
+        for (_, (id, name, arguments)) in std::mem::take(&mut self.calls) {
+            let id = if id.is_empty() {
+                format!("call_{}", self.emitted)
+            } else {
+                id
+            };
+            self.emitted += 1;
+            out.push(LlmEvent::ToolCall(ToolCallPart {
+                id,
+                name,
+                arguments,
+            }));
+        }
+    }
+}
+
+// ---- Anthropic ----
+
+pub(crate) fn anthropic_tools(tools: &[ToolSpec]) -> Value {
+    Value::Array(
+        tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+            .collect(),
+    )
+}
+
+/// System prompt and block-based turns (alternating, opening with `user`; results first in
+/// their user turn because they follow the assistant turn that made the calls).
+pub(crate) fn anthropic_turns(messages: &[ChatMessage]) -> (Option<String>, Vec<Value>) {
+    let mut system: Vec<&str> = Vec::new();
+    let mut turns: Vec<(Role, Vec<Value>)> = Vec::new();
+    for m in messages {
+        let (role, blocks) = if let Some(r) = &m.tool_result {
+            let block = json!({"type": "tool_result", "tool_use_id": r.tool_call_id,
+                "content": m.content});
+            (Role::User, vec![block])
+        } else if m.role == Role::System {
+            system.push(&m.content);
+            continue;
+        } else {
+            let mut blocks = Vec::new();
+            if !m.content.trim().is_empty() {
+                blocks.push(json!({"type": "text", "text": m.content}));
+            }
+            for c in &m.tool_calls {
+                blocks.push(json!({"type": "tool_use", "id": c.id, "name": c.name,
+                    "input": args_object(&c.arguments)}));
+            }
+            (m.role, blocks)
+        };
+        if blocks.is_empty() {
+            continue;
+        }
+        match turns.last_mut() {
+            Some((last, b)) if *last == role => b.extend(blocks),
+            _ => turns.push((role, blocks)),
+        }
+    }
+    if turns.first().map(|(r, _)| *r) != Some(Role::User) {
+        turns.insert(
+            0,
+            (
+                Role::User,
+                vec![json!({"type": "text", "text": OPENING_USER_TURN})],
+            ),
+        );
+    }
+    let turns = turns
+        .into_iter()
+        .map(|(role, content)| {
+            let role = if role == Role::Assistant {
+                "assistant"
+            } else {
+                "user"
+            };
+            json!({"role": role, "content": content})
+        })
+        .collect();
+    let system = (!system.is_empty()).then(|| system.join("\n\n"));
+    (system, turns)
+}
+
+/// The thinking budget for Anthropic (at least 1,024), when reasoning is asked for.
+pub(crate) fn anthropic_thinking_budget(r: Option<&Reasoning>) -> Option<u32> {
+    effort_budget(r?, 1024, 4096, 16_384).map(|b| b.max(1024))
+}
+
+/// `tool_use` blocks of a Messages stream, by block index.
+#[derive(Debug, Default)]
+pub(crate) struct AnthropicCalls {
+    open: BTreeMap<u64, (String, String, String, Value)>,
+}
+
+impl AnthropicCalls {
+    /// A `content_block_start`: a `tool_use` block opens.
+    pub(crate) fn start(&mut self, index: u64, block: &Value) {
+        if block.get("type").and_then(Value::as_str) != Some("tool_use") {
+            return;
+        }
+        let id = str_of(block.get("id")).unwrap_or_default().to_string();
+        let name = str_of(block.get("name")).unwrap_or_default().to_string();
+        let input = block.get("input").cloned().unwrap_or(Value::Null);
+        self.open.insert(index, (id, name, String::new(), input));
+    }
+
+    /// An `input_json_delta` fragment.
+    pub(crate) fn delta(&mut self, index: u64, delta: &Value) {
+        if delta.get("type").and_then(Value::as_str) != Some("input_json_delta") {
+            return;
+        }
+        if let (Some(call), Some(part)) = (
+            self.open.get_mut(&index),
+            delta.get("partial_json").and_then(Value::as_str),
+        ) {
+            call.2.push_str(part);
+        }
+    }
+
+    /// A `content_block_stop`: the call at `index` is complete.
+    pub(crate) fn stop(&mut self, index: u64, out: &mut Vec<LlmEvent>) {
+        if let Some((id, name, json, input)) = self.open.remove(&index) {
+            out.push(LlmEvent::ToolCall(anthropic_call(id, name, json, &input)));
+        }
+    }
+}
+
+/// A complete `tool_use`: the streamed JSON, or the block's own `input` when nothing streamed.
+pub(crate) fn anthropic_call(
+    id: String,
+    name: String,
+    json: String,
+    input: &Value,
+) -> ToolCallPart {
+    let arguments = if !json.trim().is_empty() {
+        json
+    } else if input.is_object() {
+        input.to_string()
+    } else {
+        "{}".to_string()
+    };
+    ToolCallPart {
+        id,
+        name,
+        arguments,
+    }
+}
+
+// ---- Gemini ----
+
+/// A schema without `additionalProperties` (not part of Gemini's schema), at every level.
+fn gemini_schema(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| k.as_str() != "additionalProperties")
+                .map(|(k, v)| {
+                    let v = match k.as_str() {
+                        "properties" => match v {
+                            Value::Object(props) => Value::Object(
+                                props
+                                    .iter()
+                                    .map(|(n, s)| (n.clone(), gemini_schema(s)))
+                                    .collect(),
+                            ),
+                            other => other.clone(),
+                        },
+                        "items" => gemini_schema(v),
+                        _ => v.clone(),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+pub(crate) fn gemini_tools(tools: &[ToolSpec]) -> Value {
+    let decls: Vec<Value> = tools
+        .iter()
+        .map(|t| {
+            json!({"name": t.name, "description": t.description,
+            "parameters": gemini_schema(&t.parameters)})
+        })
+        .collect();
+    json!([{ "functionDeclarations": decls }])
+}
+
+/// System prompt and part-based contents (roles `user` / `model`, alternating, opening with
+/// `user`).
+pub(crate) fn gemini_contents(messages: &[ChatMessage]) -> (Option<String>, Vec<Value>) {
+    let mut system: Vec<&str> = Vec::new();
+    let mut turns: Vec<(Role, Vec<Value>)> = Vec::new();
+    for m in messages {
+        let (role, parts) = if let Some(r) = &m.tool_result {
+            let response = match serde_json::from_str::<Value>(&m.content) {
+                Ok(v @ Value::Object(_)) => v,
+                Ok(other) => json!({ "result": other }),
+                Err(_) => json!({ "result": m.content }),
+            };
+            let part = json!({"functionResponse": {"name": r.tool_name, "response": response}});
+            (Role::User, vec![part])
+        } else if m.role == Role::System {
+            system.push(&m.content);
+            continue;
+        } else {
+            let mut parts = Vec::new();
+            if !m.content.trim().is_empty() {
+                parts.push(json!({ "text": m.content }));
+            }
+            for c in &m.tool_calls {
+                parts.push(json!({"functionCall": {"name": c.name,
+                    "args": args_object(&c.arguments)}}));
+            }
+            (m.role, parts)
+        };
+        if parts.is_empty() {
+            continue;
+        }
+        match turns.last_mut() {
+            Some((last, p)) if *last == role => p.extend(parts),
+            _ => turns.push((role, parts)),
+        }
+    }
+    if turns.first().map(|(r, _)| *r) != Some(Role::User) {
+        turns.insert(0, (Role::User, vec![json!({ "text": OPENING_USER_TURN })]));
+    }
+    let contents = turns
+        .into_iter()
+        .map(|(role, parts)| {
+            let role = if role == Role::Assistant {
+                "model"
+            } else {
+                "user"
+            };
+            json!({"role": role, "parts": parts})
+        })
+        .collect();
+    let system = (!system.is_empty()).then(|| system.join("\n\n"));
+    (system, contents)
+}
+
+pub(crate) fn gemini_thinking(r: Option<&Reasoning>) -> Option<Value> {
+    let budget = effort_budget(r?, 1024, 8192, 24_576)?;
+    Some(json!({"thinkingBudget": budget, "includeThoughts": true}))
+}
+
+/// A `functionCall` part as a complete call (`n` numbers the calls without an id).
+pub(crate) fn gemini_call(part: &Value, n: &mut u64) -> Option<ToolCallPart> {
+    let call = part.get("functionCall")?;
+    let name = str_of(call.get("name"))?.to_string();
+    let arguments = match call.get("args") {
+        Some(v @ Value::Object(_)) => v.to_string(),
+        _ => "{}".to_string(),
+    };
+    let id = match str_of(call.get("id")) {
+        Some(id) => id.to_string(),
+        None => format!("call_{n}"),
+    };
+    *n += 1;
+    Some(ToolCallPart {
+        id,
+        name,
+        arguments,
+    })
+}
+
+// ---- Ollama ----
+
+pub(crate) fn ollama_message(m: &ChatMessage) -> Value {
+    if let Some(r) = &m.tool_result {
+        return json!({"role": "tool", "tool_name": r.tool_name, "content": m.content});
+    }
+    if m.role == Role::Assistant && !m.tool_calls.is_empty() {
+        let calls: Vec<Value> = m
+            .tool_calls
+            .iter()
+            .map(|c| json!({"function": {"name": c.name, "arguments": args_object(&c.arguments)}}))
+            .collect();
+        return json!({"role": "assistant", "content": m.content, "tool_calls": calls});
+    }
+    json!({ "role": m.role.as_str(), "content": m.content })
+}
+
+/// `message.tool_calls` of an Ollama line, as complete calls.
+pub(crate) fn ollama_calls(v: &Value, n: &mut u64, out: &mut Vec<LlmEvent>) {
+    let Some(calls) = v.pointer("/message/tool_calls").and_then(Value::as_array) else {
+        return;
+    };
+    for c in calls {
+        let Some(name) = str_of(c.pointer("/function/name")) else {
+            continue;
+        };
+        let arguments = match c.pointer("/function/arguments") {
+            Some(Value::String(s)) => s.clone(),
+            Some(v @ Value::Object(_)) => v.to_string(),
+            _ => "{}".to_string(),
+        };
+        let id = match str_of(c.get("id")) {
+            Some(id) => id.to_string(),
+            None => format!("call_{n}"),
+        };
+        *n += 1;
+        out.push(LlmEvent::ToolCall(ToolCallPart {
+            id,
+            name: name.to_string(),
+            arguments,
+        }));
+    }
+}
