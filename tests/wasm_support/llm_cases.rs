@@ -800,6 +800,10 @@ pub async fn all_transport_cases() {
     cancelling_mid_stream_closes_the_connection().await;
     a_malformed_frame_is_a_decode_error().await;
     an_unconfigured_provider_fails_before_any_request().await;
+    an_illegal_header_is_an_error_not_a_throw().await;
+    an_error_event_at_the_end_of_a_stream_is_reported_at_once().await;
+    a_json_body_answers_a_streaming_request().await;
+    a_custom_provider_that_never_yields_stalls().await;
 }
 
 pub type SharedLlm = Rc<FetchLlm>;
