@@ -7,8 +7,9 @@ use agent_world_wasm::core::llm::types::{
     CallSettings, ChatMessage, LlmError, LlmEvent, Role, Usage,
 };
 use agent_world_wasm::core::llm::{
-    decode_error_response, decoder_for, decoder_for_status, encode_request, explain_network_error,
-    network_error, HttpRequest, ProviderConfig, ProviderKind, StreamDecoder,
+    decode::decoder_for_response, decode_error_response, decoder_for, decoder_for_status,
+    encode_request, explain_network_error, network_error, HttpRequest, ProviderConfig,
+    ProviderKind, StreamDecoder,
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -422,9 +423,9 @@ proptest! {
 // Non-streamed bodies
 // ---------------------------------------------------------------------------------------------
 
-#[test]
-fn non_streamed_bodies_emit_the_text_once_on_finish() {
-    let cases: Vec<(ProviderKind, String, Summary)> = vec![
+/// One whole (non-streamed) reply per wire format, and what it decodes to.
+fn whole_bodies() -> Vec<(ProviderKind, String, Summary)> {
+    vec![
         (
             ProviderKind::OpenAi,
             json!({"id":"chatcmpl-B","object":"chat.completion","created":1,"model":"gpt-4o-mini",
@@ -469,8 +470,12 @@ fn non_streamed_bodies_emit_the_text_once_on_finish() {
             .to_string(),
             expect(HELLO, "", 26, 6, "stop"),
         ),
-    ];
-    for (kind, body, expected) in cases {
+    ]
+}
+
+#[test]
+fn non_streamed_bodies_emit_the_text_once_on_finish() {
+    for (kind, body, expected) in whole_bodies() {
         let bytes = body.as_bytes();
         // Nothing is emitted before the body is complete.
         let mut d = decoder_for(kind, false);
@@ -483,6 +488,75 @@ fn non_streamed_bodies_emit_the_text_once_on_finish() {
             .filter(|e| matches!(e, LlmEvent::Text(_)))
             .count();
         assert_eq!(texts, 1, "{kind}: the text comes once");
+    }
+}
+
+/// A proxy that answers a streaming request with one JSON document (`content-type:
+/// application/json`): the decoder chosen for the response reads it as the whole reply of the
+/// provider's format, under every split; a stream's content types keep the stream decoder.
+#[test]
+fn a_json_body_answering_a_streaming_request_is_one_whole_reply() {
+    for (kind, body, expected) in whole_bodies() {
+        let bytes = body.as_bytes();
+        for content_type in ["application/json", "Application/JSON; charset=utf-8"] {
+            let make = || decoder_for_response(kind, true, 200, "OK", Some(content_type));
+            let whole = run_with(&[bytes], make, true);
+            assert_eq!(whole.1, None, "{kind}");
+            assert_eq!(summary(&whole.0), expected, "{kind}");
+            for i in 0..=bytes.len() {
+                for form in [true, false] {
+                    assert_eq!(
+                        run_with(&[&bytes[..i], &bytes[i..]], make, form),
+                        whole,
+                        "{kind}: split at {i}"
+                    );
+                }
+            }
+        }
+        // Read as a stream (what happened before), the same body is no reply at all (except
+        // for Ollama, whose one-line JSON is also a one-line NDJSON stream).
+        if kind != ProviderKind::Ollama {
+            let (events, err) = run(kind, true, &[bytes]);
+            assert!(err.is_some() || summary(&events) != expected, "{kind}");
+        }
+    }
+    // An in-band error as a whole JSON body is the provider's message.
+    let make = || {
+        decoder_for_response(
+            ProviderKind::OpenAi,
+            true,
+            200,
+            "OK",
+            Some("application/json"),
+        )
+    };
+    let (_, err) = run_with(
+        &[br#"{"error":{"message":"upstream failed","type":"server_error"}}"#],
+        make,
+        true,
+    );
+    assert_eq!(
+        err.map(|e| e.to_string()).as_deref(),
+        Some("openai: server_error: upstream failed")
+    );
+    // Streams keep streaming: SSE, NDJSON, no content type at all.
+    for (kind, stream, content_type) in [
+        (
+            ProviderKind::OpenAi,
+            OPENAI_STREAM,
+            Some("text/event-stream; charset=utf-8"),
+        ),
+        (ProviderKind::Anthropic, ANTHROPIC_STREAM, None),
+        (
+            ProviderKind::Ollama,
+            OLLAMA_STREAM,
+            Some("application/x-ndjson"),
+        ),
+    ] {
+        let make = || decoder_for_response(kind, true, 200, "OK", content_type);
+        let (events, err) = run_with(&[stream.as_bytes()], make, true);
+        assert_eq!(err, None, "{kind}");
+        assert_eq!(summary(&events).text, HELLO, "{kind}");
     }
 }
 
@@ -561,6 +635,11 @@ fn openai_error_payload_mid_stream() {
         ))
     );
     assert_eq!(err.as_ref().map(LlmError::code), Some("llm_error"));
+    // The provider's message, not "HTTP 200 OK" (spec §5).
+    assert_eq!(
+        err.as_ref().map(ToString::to_string).as_deref(),
+        Some("openai: server_error: The server had an error while processing your request. Sorry about that!")
+    );
     // Failed before any output with a transient type: the retry policy may try again.
     assert!(err
         .as_ref()
@@ -582,7 +661,7 @@ fn anthropic_error_event_is_typed() {
     let (_, err) = every_split_status(ProviderKind::Anthropic, 200, "OK", stream.as_bytes());
     assert_eq!(
         err.as_ref().map(ToString::to_string).as_deref(),
-        Some("anthropic: HTTP 200 OK: overloaded_error: Overloaded")
+        Some("anthropic: overloaded_error: Overloaded")
     );
 }
 
@@ -634,9 +713,7 @@ fn ollama_error_line() {
     assert_eq!(summary(&events).text, "Hel");
     assert_eq!(
         err.as_ref().map(ToString::to_string).as_deref(),
-        Some(
-            "ollama: HTTP 200 OK: an error was encountered while running the model: unexpected EOF"
-        )
+        Some("ollama: an error was encountered while running the model: unexpected EOF")
     );
 }
 

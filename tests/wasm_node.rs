@@ -136,6 +136,38 @@ mod transport {
         cases::an_unconfigured_provider_fails_before_any_request().await
     }
     #[wasm_bindgen_test]
+    async fn an_error_event_at_the_end_of_a_stream_is_reported_at_once() {
+        cases::an_error_event_at_the_end_of_a_stream_is_reported_at_once().await
+    }
+    #[wasm_bindgen_test]
+    async fn a_json_body_answers_a_streaming_request() {
+        cases::a_json_body_answers_a_streaming_request().await
+    }
+    #[wasm_bindgen_test]
+    async fn an_empty_stream_before_any_text_is_retried() {
+        cases::an_empty_stream_before_any_text_is_retried().await
+    }
+    #[wasm_bindgen_test]
+    async fn an_illegal_header_is_an_error_not_a_throw() {
+        cases::an_illegal_header_is_an_error_not_a_throw().await
+    }
+    #[wasm_bindgen_test]
+    async fn user_info_in_a_url_is_masked_in_errors() {
+        cases::user_info_in_a_url_is_masked_in_errors().await
+    }
+    #[wasm_bindgen_test]
+    async fn a_custom_provider_that_never_yields_stalls() {
+        cases::a_custom_provider_that_never_yields_stalls().await
+    }
+    #[wasm_bindgen_test]
+    async fn a_custom_provider_that_never_ends_times_out() {
+        cases::a_custom_provider_that_never_ends_times_out().await
+    }
+    #[wasm_bindgen_test]
+    async fn a_request_fetch_refuses_is_a_call_error() {
+        cases::a_request_fetch_refuses_is_a_call_error().await
+    }
+    #[wasm_bindgen_test]
     async fn an_unreachable_server_is_a_network_error() {
         cases::an_unreachable_server_is_a_network_error().await
     }

@@ -6,7 +6,9 @@
 //! `ReadableStream`, ...) of reply pieces, each either a string or `{ text?, reasoning? }`.
 //! Cancelling the call aborts `signal` and calls the iterator's `return()`, so the provider
 //! can stop its work. A thrown error or a rejection fails the call with the error's message
-//! (code `llm_error`); the engine does not retry custom providers (spec §7).
+//! (code `llm_error`); the engine does not retry custom providers (spec §7). The world's total
+//! and stall timeouts apply as to any provider: `FetchLlm` runs this client under them and
+//! cancels it (signal aborted, `return()` called) when one expires.
 
 use std::future::Future;
 use std::task::Poll;

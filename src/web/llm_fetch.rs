@@ -10,6 +10,14 @@
 //!
 //! One call is one turn for the engine however many attempts it takes. Provider settings
 //! (including API keys) live only in this object's memory: never logged, never persisted.
+//!
+//! A `custom` (JavaScript) provider gets the same two timeouts (its signal is aborted and its
+//! iterator's `return()` called when one expires), but no retries.
+//!
+//! The body is read only as long as it matters: once the decoder has the reply's end marker or
+//! an error, the reader is cancelled and never read again (in Node 20's fetch a read after an
+//! abort can stay pending forever once the body's end has arrived, which turned a server's
+//! error event into a 30 s stall).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -20,15 +28,16 @@ use std::task::Poll;
 
 use web_sys::AbortController;
 
+use crate::core::llm::decode::decoder_for_response;
 use crate::core::llm::types::{CallSettings, ChatMessage, LlmError, LlmEvent};
 use crate::core::llm::{
-    backoff_ms, decode_error_response, decoder_for_status, encode_request, network_error,
-    should_retry, ProviderConfig, ProviderKind, StreamDecoder,
+    backoff_ms, decode_error_response, encode_request, network_error, should_retry, ProviderConfig,
+    ProviderKind, StreamDecoder,
 };
 use crate::core::llm_client::{CancelToken, LlmClient};
 use crate::core::store::LocalBoxFuture;
 use crate::web::clock::now_ms;
-use crate::web::fetch::{fetch_streaming, FetchError, HttpCall, ResponseHead};
+use crate::web::fetch::{fetch_streaming_until, FetchError, HttpCall, ReadOn, ResponseHead};
 use crate::web::timer::sleep;
 
 /// How long a call may take; both abort the request when they expire.
@@ -104,7 +113,10 @@ impl FetchLlm {
         if kind == ProviderKind::Custom {
             let custom = self.custom.borrow().clone();
             return match custom {
-                Some(client) => client.call(settings, messages, on_event, cancel).await,
+                Some(client) => {
+                    self.call_custom(client.as_ref(), settings, messages, on_event, cancel)
+                        .await
+                }
                 None => Err(LlmError::NotConfigured {
                     provider: "custom".to_string(),
                     missing: "a registered custom provider".to_string(),
@@ -132,6 +144,7 @@ impl FetchLlm {
                 kind,
                 base_url: &base_url,
                 stream: settings.stream,
+                unsendable: Cell::new(false),
             };
             let result = attempt
                 .run(
@@ -144,7 +157,7 @@ impl FetchLlm {
                 )
                 .await;
             let Err(error) = result else { return Ok(()) };
-            if !should_retry(&error, attempts, output_started) {
+            if attempt.unsendable.get() || !should_retry(&error, attempts, output_started) {
                 return Err(error);
             }
             let retry_after = match &error {
@@ -167,6 +180,68 @@ impl FetchLlm {
                     })
                 }
             }
+        }
+    }
+}
+
+impl FetchLlm {
+    /// Runs a custom provider under the total and stall timeouts. When one expires (or the
+    /// caller cancels), the provider's own cancellation is triggered and its call is awaited
+    /// to the end, so that it aborts its signal and calls its iterator's `return()`; then the
+    /// timeout is the answer.
+    async fn call_custom(
+        &self,
+        client: &dyn LlmClient,
+        settings: &CallSettings,
+        messages: Vec<ChatMessage>,
+        on_event: &mut dyn FnMut(LlmEvent),
+        cancel: CancelToken,
+    ) -> Result<(), LlmError> {
+        let timeouts = self.timeouts.get();
+        let provider = || ProviderKind::Custom.as_str().to_string();
+        let last_event = Cell::new(now_ms());
+        let mut on_piece = |event: LlmEvent| {
+            last_event.set(now_ms());
+            on_event(event);
+        };
+        let stop = CancelToken::new();
+        let mut call = client.call(settings, messages, &mut on_piece, stop.clone());
+        let stall_watch = async {
+            loop {
+                let idle = (now_ms() - last_event.get()).max(0) as u64;
+                if idle >= timeouts.stall_ms {
+                    return;
+                }
+                sleep(timeouts.stall_ms - idle).await;
+            }
+        };
+        let outcome = race4(
+            &mut call,
+            cancel.cancelled(),
+            sleep(timeouts.total_ms),
+            stall_watch,
+        )
+        .await;
+        let expired = match outcome {
+            Race4::First(result) => return result,
+            Race4::Second(()) => None,
+            Race4::Third(()) => Some(LlmError::Timeout {
+                provider: provider(),
+                seconds: timeouts.total_ms.div_ceil(1000),
+            }),
+            Race4::Fourth(()) => Some(LlmError::Stalled {
+                provider: provider(),
+                seconds: timeouts.stall_ms.div_ceil(1000),
+            }),
+        };
+        stop.cancel();
+        // The provider sees the cancellation at its next await and cleans up.
+        let result = call.await;
+        match expired {
+            Some(error) => Err(error),
+            None => result.and(Err(LlmError::Aborted {
+                provider: provider(),
+            })),
         }
     }
 }
@@ -207,6 +282,9 @@ struct Attempt<'a> {
     kind: ProviderKind,
     base_url: &'a str,
     stream: bool,
+    /// Set when fetch refused to build the request (a header or URL it rejects): another
+    /// attempt would fail the same way, so there is none.
+    unsendable: Cell<bool>,
 }
 
 impl Attempt<'_> {
@@ -239,6 +317,7 @@ impl Attempt<'_> {
         let error_body = RefCell::new(Vec::<u8>::new());
         let stream_error: RefCell<Option<LlmError>> = RefCell::new(None);
         let started = Cell::new(false);
+        let done = Cell::new(false);
         let received = Cell::new(0usize);
 
         let call = HttpCall {
@@ -252,17 +331,21 @@ impl Attempt<'_> {
                 if matches!(event, LlmEvent::Text(_) | LlmEvent::Reasoning(_)) {
                     started.set(true);
                 }
+                if matches!(event, LlmEvent::Done { .. }) {
+                    done.set(true);
+                }
                 on_event(event);
             }
         };
         let fetch = async {
             let mut on_head = |head: &ResponseHead| {
                 if head.ok() {
-                    *decoder.borrow_mut() = Some(decoder_for_status(
+                    *decoder.borrow_mut() = Some(decoder_for_response(
                         self.kind,
                         self.stream,
                         head.status,
                         &head.status_text,
+                        head.content_type.as_deref(),
                     ));
                 }
                 *head_seen.borrow_mut() = Some(head.clone());
@@ -270,8 +353,8 @@ impl Attempt<'_> {
             let mut on_bytes = |bytes: &[u8]| {
                 last_byte.set(now_ms());
                 received.set(received.get() + bytes.len());
-                if stream_error.borrow().is_some() {
-                    return;
+                if stream_error.borrow().is_some() || done.get() {
+                    return ReadOn::Stop;
                 }
                 let mut guard = decoder.borrow_mut();
                 match guard.as_mut() {
@@ -280,18 +363,26 @@ impl Attempt<'_> {
                         drop(guard);
                         emit(events);
                         if let Some(e) = error {
+                            // The decode error is the answer: stop reading (the request is
+                            // aborted below, after the reader is cancelled).
                             *stream_error.borrow_mut() = Some(e);
-                            controller.abort();
+                            return ReadOn::Stop;
                         }
+                        if done.get() {
+                            // The reply's end marker: nothing after it matters.
+                            return ReadOn::Stop;
+                        }
+                        ReadOn::More
                     }
                     None => {
                         let mut body = error_body.borrow_mut();
                         let room = ERROR_BODY_LIMIT.saturating_sub(body.len());
                         body.extend_from_slice(&bytes[..bytes.len().min(room)]);
+                        ReadOn::More
                     }
                 }
             };
-            fetch_streaming(&call, Some(&signal), &mut on_head, &mut on_bytes).await
+            fetch_streaming_until(&call, Some(&signal), &mut on_head, &mut on_bytes).await
         };
         let stall_watch = async {
             loop {
@@ -328,9 +419,10 @@ impl Attempt<'_> {
                             return Err(network_error(self.kind, self.base_url));
                         }
                         Err(FetchError::InvalidRequest(message)) => {
+                            self.unsendable.set(true);
                             return Err(LlmError::Network {
                                 provider: self.provider(),
-                                message,
+                                message: format!("the request could not be sent: {message}"),
                             });
                         }
                     }

@@ -100,6 +100,35 @@ test('bad input is an AgentWorldError with a stable code, never a trap', async (
   assert.throws(() => world.configureProvider('opnai', {}), (e) => e.code === 'provider_not_configured');
 });
 
+test('configureProvider refuses a key, header or URL that fetch cannot send; the world keeps answering', async () => {
+  const world = await AgentWorld.create({ name: uniqueName('Bad Key') });
+  const secret = 'sk-test-SECRET';
+  for (const [settings, says] of [
+    [{ apiKey: `${secret}\u200b` }, 'apiKey has U+200B (zero-width space) at position 15'],
+    [{ apiKey: `\u201c${secret}\u201d` }, 'apiKey has U+201C (curly double quote) at position 1'],
+    [{ apiKey: `${secret}\u00e9` }, 'apiKey has U+00E9 at position 15'],
+    [{ apiKey: 'k', headers: { 'X Foo': '1' } }, 'headers["X Foo"] is not a valid HTTP header name: U+0020 (space) at position 2'],
+    [{ apiKey: 'k', headers: { 'x-token': `${secret}\r\nx-injected: 1` } }, 'headers["x-token"] has U+000D (carriage return) at position 15'],
+    [{ apiKey: 'k', baseUrl: `http://user:${secret}@127.0.0.1:1/v1` }, "baseUrl must not contain user-info (user:password@), which fetch refuses: send credentials with apiKey or headers instead (got 'http://***@127.0.0.1:1/v1')"],
+  ]) {
+    assert.throws(() => world.configureProvider('openai', { baseUrl: `${mock.url}/v1`, ...settings }), (e) => {
+      assert.ok(isAgentWorldError(e), String(e));
+      assert.equal(e.code, 'invalid_input', e.message);
+      assert.ok(e.message.includes(says), e.message);
+      assert.ok(!e.message.includes('SECRET'), `the message quotes the secret: ${e.message}`);
+      return true;
+    });
+  }
+  // Nothing was kept and nothing broke: the right key works at once.
+  world.configureProvider('openai', { apiKey: 'test-key', baseUrl: `${mock.url}/v1` });
+  await world.addAgent({ name: 'Alice', provider: 'openai', model: 'mock-alice', systemPrompt: 'mock-reply: still here' });
+  const messages = [];
+  world.on('message', (m) => messages.push(m));
+  await world.send('hi');
+  await world.idle();
+  assert.deepEqual(messages.map((m) => [m.sender, m.content]), [['HUMAN', 'hi'], ['alice', 'still here']]);
+});
+
 test('a provider that is not configured fails the call, not the world', async () => {
   const world = await AgentWorld.create({ name: uniqueName('Unconfigured') });
   await world.addAgent({ name: 'Claude', provider: 'anthropic', model: 'claude-test' });

@@ -468,6 +468,58 @@ describe('faults', () => {
     assert.equal(entry.closedByClient, false, 'the server cut it, not the client');
   });
 
+  test('end:<bytes> ends the body cleanly after that many bytes; end-once only the first time per key', async () => {
+    const res = await post('/v1/chat/completions', chat('hi'), { ...OPENAI, 'x-mock-fault': 'end:0', 'x-mock-reply': 'never sent' });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type'), /^text\/event-stream/);
+    const { outcome, bytes } = await readFor(res, 2000);
+    assert.equal(outcome, 'done', 'a clean end, not a cut');
+    assert.equal(bytes.length, 0);
+    const entry = await waitFor((r) => r.completed);
+    assert.equal(entry.closedByClient, false);
+
+    const h = { ...OPENAI, 'x-mock-fault': 'end-once:0', 'x-mock-key': 'e1', 'x-mock-reply': 'second try' };
+    assert.equal(await (await post('/v1/chat/completions', chat('hi'), h)).text(), '');
+    assert.equal(openaiText(parseSse(await (await post('/v1/chat/completions', chat('hi'), h)).text())), 'second try');
+  });
+
+  test('stream-error sends the first content frame, the in-band error in the request format, then ends', async () => {
+    const reply = { 'x-mock-reply': 'first second third' };
+    const openai = parseSse(await (await post('/v1/chat/completions', chat('hi'), { ...OPENAI, ...reply, 'x-mock-fault': 'stream-error' })).text());
+    assert.equal(openaiText(openai.slice(0, -1)), 'first');
+    assert.deepEqual(JSON.parse(openai.at(-1).data).error, { message: 'mock fault: error in stream', type: 'server_error', param: null, code: null });
+
+    const body = { model: 'm', stream: true, messages: [{ role: 'user', content: 'x' }] };
+    const anthropic = parseSse(await (await post('/v1/messages', body, { ...ANTHROPIC, ...reply, 'x-mock-fault': 'stream-error' })).text());
+    const texts = anthropic.filter((r) => r.event === 'content_block_delta').map((r) => JSON.parse(r.data).delta.text);
+    assert.deepEqual(texts, ['first']);
+    assert.equal(anthropic.at(-1).event, 'error');
+    assert.deepEqual(JSON.parse(anthropic.at(-1).data), { type: 'error', error: { type: 'api_error', message: 'mock fault: error in stream' } });
+
+    const gBody = { contents: [{ role: 'user', parts: [{ text: 'x' }] }] };
+    const google = parseSse(await (await post('/v1beta/models/m:streamGenerateContent?alt=sse', gBody, { 'x-goog-api-key': 'g', ...reply, 'x-mock-fault': 'stream-error' })).text());
+    assert.equal(JSON.parse(google[0].data).candidates[0].content.parts[0].text, 'first');
+    assert.deepEqual(JSON.parse(google.at(-1).data).error, { code: 500, message: 'mock fault: error in stream', status: 'INTERNAL' });
+    const array = await (await post('/v1beta/models/m:streamGenerateContent', gBody, { 'x-goog-api-key': 'g', ...reply, 'x-mock-fault': 'stream-error' })).json();
+    assert.equal(array.at(-1).error.status, 'INTERNAL', 'the JSON-array stream stays valid JSON');
+
+    const ollama = (await (await post('/api/chat', { model: 'm', messages: [] }, { ...reply, 'x-mock-fault': 'stream-error' })).text()).trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(ollama[0].message.content, 'first');
+    assert.deepEqual(ollama.at(-1), { error: 'mock fault: error in stream' });
+  });
+
+  test('json-body answers a streaming request with the whole JSON reply', async () => {
+    const res = await post('/v1/chat/completions', chat('hi'), { ...OPENAI, 'x-mock-fault': 'json-body', 'x-mock-reply': 'all at once' });
+    assert.equal(res.headers.get('content-type'), 'application/json');
+    const json = await res.json();
+    assert.equal(json.object, 'chat.completion');
+    assert.equal(json.choices[0].message.content, 'all at once');
+    const body = { model: 'm', stream: true, messages: [{ role: 'user', content: 'x' }] };
+    const msg = await (await post('/v1/messages', body, { ...ANTHROPIC, 'x-mock-fault': 'json-body', 'x-mock-reply': 'whole' })).json();
+    assert.equal(msg.type, 'message');
+    assert.equal(msg.content[0].text, 'whole');
+  });
+
   test('malformed inserts one frame of invalid JSON into the stream', async () => {
     const res = await post('/v1/chat/completions', chat('hi'), { ...OPENAI, 'x-mock-fault': 'malformed', 'x-mock-reply': 'a b c' });
     const recs = parseSse(await res.text()).filter((r) => r.data !== '[DONE]');

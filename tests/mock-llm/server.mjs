@@ -212,8 +212,24 @@ async function handle(req, res, state, defaults) {
     }
   }
 
-  const out = call.stream ? codec.stream(call, plan) : codec.json(call, plan);
-  if (plan.malformed && call.stream) out.frames.splice(out.malformedAt, 0, out.malformedFrame);
+  // `end-once` ends only the first body with this key, like `status-once`.
+  for (const f of plan.faults) {
+    if (f.kind !== 'end-once') continue;
+    const onceKey = `end|${plan.key}`;
+    if (!state.failedOnce.has(onceKey)) {
+      state.failedOnce.add(onceKey);
+      plan.endAt = f.bytes;
+    }
+  }
+  // `json-body`: a streaming request answered with the whole JSON reply, as some proxies do.
+  const streamed = call.stream && !plan.jsonBody;
+  const out = streamed ? codec.stream(call, plan) : codec.json(call, plan);
+  if (plan.streamError && streamed) {
+    // The first content frame, then the provider's in-band error event, then the body ends
+    // (what LiteLLM sends when the upstream fails mid-reply).
+    out.frames = [...out.frames.slice(0, out.malformedAt), ...codec.errorFrames(call, 500, 'mock fault: error in stream')];
+  }
+  if (plan.malformed && streamed) out.frames.splice(out.malformedAt, 0, out.malformedFrame);
   else if (plan.malformed) {
     // A whole JSON body cut in half; its length header must match what is sent.
     out.frames = [out.malformedFrame];
@@ -229,7 +245,7 @@ async function handle(req, res, state, defaults) {
   entry.status = 200;
   res.writeHead(200, { 'x-request-id': `req_mock_${entry.id}`, ...out.headers });
   res.flushHeaders();
-  await writeFrames(ctx, out.frames, call.stream ? plan.delayMs : 0, plan);
+  await writeFrames(ctx, out.frames, streamed ? plan.delayMs : 0, plan);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -296,6 +312,9 @@ function makePlan(call, headers, defaults) {
   for (const f of faults) {
     if (f.kind === 'stall') plan.stallAt = f.bytes;
     else if (f.kind === 'cut') plan.cutAt = f.bytes;
+    else if (f.kind === 'end') plan.endAt = f.bytes;
+    else if (f.kind === 'stream-error') plan.streamError = true;
+    else if (f.kind === 'json-body') plan.jsonBody = true;
     else if (f.kind === 'malformed') plan.malformed = true;
     else if (f.kind === 'drip') delayMs = f.ms;
     else if (f.kind === 'split') plan.splitBytes = f.bytes;
@@ -335,7 +354,7 @@ function parseFaults(spec) {
       f.code = Number(a);
       if (b !== undefined && b !== '') f.retryAfter = Number(b);
       if (!(f.code >= 400 && f.code <= 599)) throw scriptError(`bad fault ${raw}: status must be 400..599`);
-    } else if (['stall', 'cut', 'huge', 'split'].includes(f.kind)) {
+    } else if (['stall', 'cut', 'end', 'end-once', 'huge', 'split'].includes(f.kind)) {
       f.bytes = Number(a);
       if (!(f.bytes >= (f.kind === 'split' ? 1 : 0))) throw scriptError(`bad fault ${raw}: needs a byte count`);
     } else if (f.kind === 'tokens') {
@@ -344,7 +363,7 @@ function parseFaults(spec) {
     } else if (f.kind === 'drip') {
       f.ms = Number(a);
       if (!(f.ms >= 0)) throw scriptError(`bad fault ${raw}: needs milliseconds`);
-    } else if (f.kind !== 'malformed' && f.kind !== 'empty') {
+    } else if (!['malformed', 'empty', 'stream-error', 'json-body'].includes(f.kind)) {
       throw scriptError(`unknown fault ${raw}`);
     }
     faults.push(f);
@@ -468,6 +487,9 @@ function openaiCodec(azure) {
       if (azure) return { error: { code: String(status), message } };
       return { error: { message, type: openaiErrorType(status), param: null, code: status === 401 ? 'invalid_api_key' : status === 429 ? 'rate_limit_exceeded' : null } };
     },
+    errorFrames(call, status, message) {
+      return [sse(this.errorBody(status, message))];
+    },
     stream(call, plan) {
       const id = `chatcmpl-mock${fnv1a(plan.reply + call.model).toString(16)}`;
       const created = Math.floor(Date.now() / 1000);
@@ -536,6 +558,9 @@ const anthropicCodec = {
   errorBody(status, message) {
     return { type: 'error', error: { type: ANTHROPIC_ERROR_TYPES[status] || 'api_error', message } };
   },
+  errorFrames(call, status, message) {
+    return [`event: error\ndata: ${JSON.stringify(this.errorBody(status, message))}\n\n`];
+  },
   stream(call, plan) {
     const ev = (type, data) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
     const id = `msg_mock${fnv1a(plan.reply + call.model).toString(16)}`;
@@ -601,6 +626,10 @@ const googleCodec = {
   errorBody(status, message) {
     return { error: { code: status, message, status: GOOGLE_STATUS[status] || (status >= 500 ? 'INTERNAL' : 'FAILED_PRECONDITION') } };
   },
+  errorFrames(call, status, message) {
+    const error = JSON.stringify(this.errorBody(status, message));
+    return call.sse ? [`data: ${error}\r\n\r\n`] : [`,\r\n${error}`, ']'];
+  },
   usage(plan) {
     const u = { promptTokenCount: plan.inputTokens, candidatesTokenCount: plan.outputTokens, totalTokenCount: plan.inputTokens + plan.outputTokens + plan.reasoningTokens };
     if (plan.reasoningTokens) u.thoughtsTokenCount = plan.reasoningTokens;
@@ -654,6 +683,7 @@ const ollamaCodec = {
     return { model: body.model || 'mock', stream: body.stream !== false, system, messages };
   },
   errorBody: (status, message) => ({ error: message }),
+  errorFrames: (call, status, message) => [`${JSON.stringify({ error: message })}\n`],
   final(call, plan, content) {
     return {
       model: call.model,
@@ -734,7 +764,7 @@ function sendError(ctx, codec, status, message, extra = {}) {
 /** Write frames with a pause before each (after the first), honouring stall/cut byte budgets. */
 async function writeFrames(ctx, frames, delayMs, plan) {
   const { res, entry } = ctx;
-  const limit = plan.stallAt ?? plan.cutAt;
+  const limit = plan.stallAt ?? plan.cutAt ?? plan.endAt;
   for (let i = 0; i < frames.length; i++) {
     if (i > 0 && delayMs > 0) await sleep(delayMs);
     if (ctx.closed) return;
@@ -745,6 +775,11 @@ async function writeFrames(ctx, frames, delayMs, plan) {
       if (plan.stallAt !== undefined) {
         // Stall: keep the connection open and send nothing more, like a hung upstream.
         if (buf.length) res.write(buf);
+        return;
+      }
+      if (plan.cutAt === undefined) {
+        // End: a clean end of the body, as if the reply were complete.
+        res.end(buf);
         return;
       }
       ctx.serverCut = true;

@@ -469,6 +469,310 @@ pub async fn an_unreachable_server_is_a_network_error() {
     }
 }
 
+/// The error of a call that must have failed.
+fn error_of(o: &Outcome) -> &LlmError {
+    match &o.result {
+        Some(Err(e)) => e,
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+/// A server that sends text, then an in-band error event, then ends the body (LiteLLM on an
+/// upstream failure): the provider's own error arrives at once, as `<provider>: <message>`,
+/// with the text kept; never a stall (the stall timeout here is 60 s: a reader that waits for
+/// more would hang the test).
+pub async fn an_error_event_at_the_end_of_a_stream_is_reported_at_once() {
+    for (kind, expected) in [
+        (
+            ProviderKind::OpenAi,
+            "openai: server_error: mock fault: error in stream",
+        ),
+        (
+            ProviderKind::Azure,
+            "azure: 500: mock fault: error in stream",
+        ),
+        (
+            ProviderKind::Anthropic,
+            "anthropic: api_error: mock fault: error in stream",
+        ),
+        (
+            ProviderKind::Google,
+            "google: INTERNAL: mock fault: error in stream",
+        ),
+        (ProviderKind::Ollama, "ollama: mock fault: error in stream"),
+    ] {
+        let key = fresh_key();
+        let llm = client(kind, &key);
+        llm.set_timeouts(Timeouts {
+            total_ms: 120_000,
+            stall_ms: 60_000,
+        });
+        let o = call(
+            &llm,
+            &settings(kind, true),
+            messages(
+                "mock-reply: first second third\nmock-fault: stream-error",
+                "hi",
+            ),
+            CancelToken::new(),
+            false,
+        )
+        .await;
+        let err = error_of(&o);
+        assert!(
+            !matches!(err, LlmError::Stalled { .. }),
+            "{kind:?}: {err:?}"
+        );
+        assert_eq!(err.code(), "llm_error", "{kind:?}");
+        assert_eq!(err.to_string(), expected, "{kind:?}");
+        assert_eq!(
+            o.text, "first",
+            "{kind:?}: the text before the error is kept"
+        );
+        assert_eq!(
+            mock_requests(&key).await.len(),
+            1,
+            "{kind:?}: no retry after text"
+        );
+    }
+}
+
+/// A proxy that answers a streaming request with one complete JSON body: decoded as a whole
+/// reply of the provider's format.
+pub async fn a_json_body_answers_a_streaming_request() {
+    for kind in STREAMING_PROVIDERS {
+        let key = fresh_key();
+        let llm = client(kind, &key);
+        let o = call(
+            &llm,
+            &settings(kind, true),
+            messages(
+                "mock-reply: the whole reply at once\nmock-fault: json-body",
+                "hi",
+            ),
+            CancelToken::new(),
+            false,
+        )
+        .await;
+        assert_eq!(o.result, Some(Ok(())), "{kind:?}");
+        assert_eq!(o.text, "the whole reply at once", "{kind:?}");
+        assert!(o.done, "{kind:?}");
+    }
+}
+
+/// A 200 whose body ends before any text (an empty stream) is retried like a cut connection.
+pub async fn an_empty_stream_before_any_text_is_retried() {
+    for kind in [
+        ProviderKind::OpenAi,
+        ProviderKind::Anthropic,
+        ProviderKind::Ollama,
+    ] {
+        let key = fresh_key();
+        let llm = client(kind, &key);
+        let o = call(
+            &llm,
+            &settings(kind, true),
+            messages(
+                "mock-reply: on the second try\nmock-fault: end-once:0",
+                "hi",
+            ),
+            CancelToken::new(),
+            false,
+        )
+        .await;
+        assert_eq!(o.result, Some(Ok(())), "{kind:?}");
+        assert_eq!(o.text, "on the second try", "{kind:?}");
+        assert_eq!(
+            mock_requests(&key).await.len(),
+            2,
+            "{kind:?}: one empty body, one retry"
+        );
+    }
+}
+
+/// A header fetch refuses (a bad name, a value with a character above U+00FF) is an error the
+/// transport returns, never a JavaScript exception thrown through the engine; the value is not
+/// quoted back.
+pub async fn an_illegal_header_is_an_error_not_a_throw() {
+    let url = format!("{}/v1/chat/completions", mock_url());
+    for (name, value) in [
+        ("x-api-key", "sk-SECRET\u{200b}"),
+        ("X Foo", "1"),
+        ("x-a", "line\r\nbreak-SECRET"),
+    ] {
+        let headers = vec![(name.to_string(), value.to_string())];
+        let call = HttpCall {
+            method: "POST",
+            url: &url,
+            headers: &headers,
+            body: Some("{}"),
+        };
+        let result = fetch_streaming(&call, None, &mut |_| {}, &mut |_| {}).await;
+        match result {
+            Err(agent_world_wasm::web::fetch::FetchError::InvalidRequest(m)) => {
+                assert!(m.contains(name), "{m}");
+                assert!(!m.contains("SECRET"), "{m}");
+            }
+            other => panic!("{name:?}: expected an invalid request, got {other:?}"),
+        }
+    }
+}
+
+/// A URL that passes the settings check but that fetch refuses (a port out of range) ends the
+/// call with an `llm_error` at once: no exception, no retry of a request that cannot be built.
+pub async fn a_request_fetch_refuses_is_a_call_error() {
+    let llm = FetchLlm::new(true);
+    let mut config = config_for(ProviderKind::OpenAiCompatible, "unsendable");
+    config.base_url = Some("http://127.0.0.1:99999/v1".into());
+    llm.configure(ProviderKind::OpenAiCompatible, config)
+        .unwrap();
+    let o = call(
+        &llm,
+        &settings(ProviderKind::OpenAiCompatible, true),
+        messages("", "hi"),
+        CancelToken::new(),
+        false,
+    )
+    .await;
+    let err = error_of(&o);
+    assert_eq!(err.code(), "llm_error");
+    assert!(
+        err.to_string()
+            .starts_with("openai-compatible: the request could not be sent: "),
+        "{err}"
+    );
+}
+
+/// A URL with a key in its user-info (fetch refuses it, quoting the URL) fails with the
+/// user-info masked.
+pub async fn user_info_in_a_url_is_masked_in_errors() {
+    let url = format!(
+        "{}/v1/chat/completions",
+        mock_url().replacen("://", "://user:sk-SECRET@", 1)
+    );
+    let call = HttpCall {
+        method: "POST",
+        url: &url,
+        headers: &[],
+        body: Some("{}"),
+    };
+    match fetch_streaming(&call, None, &mut |_| {}, &mut |_| {}).await {
+        Err(e) => {
+            let msg = e.to_string();
+            assert!(!msg.contains("SECRET"), "{msg}");
+            assert!(msg.contains("***@127.0.0.1"), "{msg}");
+        }
+        Ok(head) => panic!("fetch accepted a URL with credentials: {head:?}"),
+    }
+}
+
+/// A custom provider built from JavaScript source (an object with `stream`), plus the `log`
+/// object its code writes to (`aborted`: its signal fired; `returned`: `return()` was called).
+fn custom_provider(
+    stream_body: &str,
+) -> (
+    agent_world_wasm::web::custom_provider::JsCustomProvider,
+    wasm_bindgen::JsValue,
+) {
+    use wasm_bindgen::JsCast;
+    let source = format!(
+        "const log = {{ aborted: false, returned: false, pulls: 0 }};
+         const provider = {{
+           stream(request, {{ signal }}) {{
+             signal.addEventListener('abort', () => {{ log.aborted = true; }});
+             return {{
+               [Symbol.asyncIterator]() {{ return this; }},
+               next() {{ log.pulls++; {stream_body} }},
+               return() {{ log.returned = true; return Promise.resolve({{ done: true }}); }},
+             }};
+           }},
+         }};
+         return [provider, log];"
+    );
+    let pair: js_sys::Array = js_sys::Function::new_no_args(&source)
+        .call0(&wasm_bindgen::JsValue::UNDEFINED)
+        .unwrap()
+        .unchecked_into();
+    let provider =
+        agent_world_wasm::web::custom_provider::JsCustomProvider::new(pair.get(0)).unwrap();
+    (provider, pair.get(1))
+}
+
+fn flag(log: &wasm_bindgen::JsValue, name: &str) -> bool {
+    js_sys::Reflect::get(log, &name.into()).unwrap().is_truthy()
+}
+
+async fn call_custom(
+    provider: agent_world_wasm::web::custom_provider::JsCustomProvider,
+    timeouts: Timeouts,
+) -> Outcome {
+    let llm = FetchLlm::new(false);
+    llm.set_custom(Some(Rc::new(provider)));
+    llm.set_timeouts(timeouts);
+    let settings = CallSettings {
+        provider: "custom".into(),
+        model: "local".into(),
+        temperature: None,
+        max_tokens: None,
+        stream: true,
+    };
+    call(
+        &llm,
+        &settings,
+        messages("", "hi"),
+        CancelToken::new(),
+        false,
+    )
+    .await
+}
+
+/// A custom provider that never yields is stopped by the stall timeout: `llm_stalled`, its
+/// signal aborted and its iterator's `return()` called.
+pub async fn a_custom_provider_that_never_yields_stalls() {
+    let (provider, log) = custom_provider("return new Promise(() => {});");
+    let o = call_custom(
+        provider,
+        Timeouts {
+            total_ms: 5_000,
+            stall_ms: 200,
+        },
+    )
+    .await;
+    let err = error_of(&o);
+    assert_eq!(err.code(), "llm_stalled", "{err:?}");
+    assert_eq!(err.to_string(), "custom: no data for 1 s");
+    assert!(
+        flag(&log, "aborted"),
+        "the provider's signal was not aborted"
+    );
+    assert!(
+        flag(&log, "returned"),
+        "the iterator's return() was not called"
+    );
+}
+
+/// A custom provider that yields slowly forever is stopped by the total timeout, with the text
+/// it produced kept by the caller.
+pub async fn a_custom_provider_that_never_ends_times_out() {
+    let (provider, log) = custom_provider(
+        "return new Promise((resolve) => setTimeout(() => resolve({ done: false, value: 'tick ' }), 40));",
+    );
+    let o = call_custom(
+        provider,
+        Timeouts {
+            total_ms: 400,
+            stall_ms: 5_000,
+        },
+    )
+    .await;
+    let err = error_of(&o);
+    assert_eq!(err.code(), "llm_timeout", "{err:?}");
+    assert_eq!(err.to_string(), "custom: no complete reply within 1 s");
+    assert!(o.text.starts_with("tick "), "{:?}", o.text);
+    assert!(flag(&log, "aborted"));
+    assert!(flag(&log, "returned"));
+}
+
 async fn assert_closed_by_client(key: &str) {
     // The mock notices the close asynchronously: poll its log briefly.
     for _ in 0..40 {
@@ -497,6 +801,10 @@ pub async fn all_transport_cases() {
     cancelling_mid_stream_closes_the_connection().await;
     a_malformed_frame_is_a_decode_error().await;
     an_unconfigured_provider_fails_before_any_request().await;
+    an_illegal_header_is_an_error_not_a_throw().await;
+    an_error_event_at_the_end_of_a_stream_is_reported_at_once().await;
+    a_json_body_answers_a_streaming_request().await;
+    a_custom_provider_that_never_yields_stalls().await;
 }
 
 pub type SharedLlm = Rc<FetchLlm>;

@@ -119,6 +119,33 @@ pub fn decoder_for_status(
     }
 }
 
+/// The message of the `Decode` error for a stream that ended without its terminator; the retry
+/// policy treats it as a cut connection.
+pub const STREAM_CUT: &str = "stream ended before the reply was complete";
+
+/// Like [`decoder_for_status`], with the response's `content-type`: a streaming request
+/// answered with one JSON document (`application/json` or `…+json`, which some proxies send
+/// instead of a stream) is decoded as the whole non-streamed reply it is. SSE, NDJSON
+/// (`application/x-ndjson`) and a missing type are read as a stream.
+pub fn decoder_for_response(
+    kind: ProviderKind,
+    streaming: bool,
+    status: u16,
+    status_text: &str,
+    content_type: Option<&str>,
+) -> Box<dyn StreamDecoder> {
+    let whole_json = content_type.is_some_and(|t| {
+        let mime = t
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
+    });
+    decoder_for_status(kind, streaming && !whole_json, status, status_text)
+}
+
 /// What a frame handler knows about the response: who answered, with which status.
 #[derive(Debug, Clone)]
 pub(crate) struct Ctx {
@@ -149,7 +176,7 @@ impl Ctx {
     /// The stream ended without the provider's terminator: the connection was cut or the
     /// server gave up; what arrived is not the whole reply.
     pub(crate) fn cut(&self) -> LlmError {
-        self.decode_error("stream ended before the reply was complete".to_string())
+        self.decode_error(STREAM_CUT.to_string())
     }
 
     /// The end of a stream whose provider names a finish reason: `Done` with the reason it

@@ -122,6 +122,58 @@ pub fn decode_error_response(
     }
 }
 
+/// `text` with the user-info of every URL in it masked: `http://user:KEY@host/v1` →
+/// `http://***@host/v1`. A key put in a `baseUrl` must not come back in an error message, an
+/// event or a debug print (fetch's own errors quote the URL). The authority of a URL ends at
+/// `/`, `?`, `#` (as URL parsers read it), whitespace or a quote; its last `@` ends the
+/// user-info.
+pub fn redact_userinfo(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        out.push_str(head);
+        let end = authority_end(tail);
+        mask(&tail[..end], &mut out);
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// One URL with its user-info masked, also when it has no scheme (`user:KEY@host:1234`, as a
+/// schemeless `baseUrl` is quoted back to the user).
+pub fn redact_url(url: &str) -> String {
+    if url.contains("://") {
+        return redact_userinfo(url);
+    }
+    let mut out = String::with_capacity(url.len());
+    let end = authority_end(url);
+    mask(&url[..end], &mut out);
+    out.push_str(&url[end..]);
+    out
+}
+
+fn authority_end(s: &str) -> usize {
+    s.find(|c: char| {
+        matches!(
+            c,
+            '/' | '?' | '#' | '\\' | '\'' | '"' | '`' | '<' | '>' | '(' | ')'
+        ) || c.is_whitespace()
+    })
+    .unwrap_or(s.len())
+}
+
+fn mask(authority: &str, out: &mut String) {
+    match authority.rfind('@') {
+        Some(at) => {
+            out.push_str("***");
+            out.push_str(&authority[at..]);
+        }
+        None => out.push_str(authority),
+    }
+}
+
 /// Whether a URL points at this machine (browsers exempt it from mixed-content blocking).
 fn is_loopback(url: &str) -> bool {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
@@ -140,7 +192,8 @@ fn is_loopback(url: &str) -> bool {
 /// first, since that is what fails most often in a page. The text does not start with the
 /// provider's name: `LlmError::Network` prefixes it.
 pub fn explain_network_error(kind: ProviderKind, base_url: &str) -> String {
-    let mut text = format!("could not reach {base_url}: the request failed before any response");
+    let shown = redact_userinfo(base_url);
+    let mut text = format!("could not reach {shown}: the request failed before any response");
     let advice = match kind {
         ProviderKind::Ollama => {
             "; is Ollama running there (`ollama serve`)? A web page may call it only if Ollama \
@@ -253,6 +306,44 @@ mod tests {
         let long = "é".repeat(300);
         assert_eq!(excerpt(&long).chars().count(), 200);
         assert_eq!(excerpt("  a\n\n b\tc  "), "a b c");
+    }
+
+    #[test]
+    fn user_info_is_masked_in_urls_and_text() {
+        assert_eq!(
+            redact_userinfo("http://user:sk-KEY@host:8080/v1"),
+            "http://***@host:8080/v1"
+        );
+        assert_eq!(
+            redact_userinfo(
+                "Failed to parse URL from https://sk-KEY@a.test/x?y=z@w and ftp://me@b"
+            ),
+            "Failed to parse URL from https://***@a.test/x?y=z@w and ftp://***@b"
+        );
+        // A quoted URL and a schemeless one (as validation quotes a bad baseUrl).
+        assert_eq!(
+            redact_userinfo("got 'http://u:p@h/v1'"),
+            "got 'http://***@h/v1'"
+        );
+        assert_eq!(
+            redact_url("u:sk-KEY@localhost:1234/v1"),
+            "***@localhost:1234/v1"
+        );
+        assert_eq!(redact_url("http://k@h"), "http://***@h");
+        // Nothing to mask: unchanged, an `@` in a path included.
+        for plain in [
+            "https://api.openai.com/v1",
+            "https://h/users/a@b",
+            "no url here",
+            "",
+        ] {
+            assert_eq!(redact_userinfo(plain), plain);
+        }
+        assert!(!explain_network_error(
+            ProviderKind::OpenAiCompatible,
+            "http://u:sk-KEY@10.0.0.2/v1"
+        )
+        .contains("KEY"));
     }
 
     #[test]

@@ -64,7 +64,7 @@ impl fmt::Debug for HttpRequest {
             .collect();
         f.debug_struct("HttpRequest")
             .field("method", &self.method)
-            .field("url", &self.url)
+            .field("url", &super::errors::redact_userinfo(&self.url))
             .field("headers", &headers)
             .field("body", &self.body)
             .finish()

@@ -10,6 +10,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use super::errors::redact_url;
 use super::types::LlmError;
 
 /// Default base URL of the OpenAI API (`baseUrl` replaces it, `/v1` included).
@@ -161,12 +162,17 @@ impl ProviderConfig {
         present(&self.api_key)
     }
 
-    /// Checks that every field `kind` needs is present. The error names the first missing field
-    /// as it is spelled in JSON: `provider 'azure' is not configured: missing deployment`.
+    /// Checks that every value can be sent, then that every field `kind` needs is present.
+    ///
+    /// Values first ([`ProviderConfig::check_values`], code `invalid_input`): a key or header
+    /// that fetch would refuse must fail here, with its field and position, not at the first
+    /// call. Then presence: the error names the first missing field as it is spelled in JSON:
+    /// `provider 'azure' is not configured: missing deployment`.
     ///
     /// openai, xai, anthropic, google: `apiKey`. azure: `apiKey`, `endpoint` (or `baseUrl`) and
     /// `deployment`. openai-compatible: `baseUrl`. ollama and custom: nothing.
     pub fn validate(&self, kind: ProviderKind) -> Result<(), LlmError> {
+        self.check_values(kind)?;
         let missing = |field: &str| {
             Err(LlmError::NotConfigured {
                 provider: kind.as_str().to_string(),
@@ -200,16 +206,114 @@ impl ProviderConfig {
             }
             ProviderKind::Ollama | ProviderKind::Custom => {}
         }
-        // A URL without its scheme (`localhost:1234/v1`) would fail later inside fetch with an
-        // opaque error; say what is wrong now.
+        Ok(())
+    }
+
+    /// Checks that every value that goes into a request can be sent by `fetch`, which throws
+    /// on an illegal header and would otherwise fail every call of the provider:
+    ///
+    /// - `apiKey`: printable ASCII only (U+0020 to U+007E). Keys are ASCII; anything else is a
+    ///   paste accident (a zero-width space, a smart quote, a line break) and would either be
+    ///   refused by fetch or sent as a different key.
+    /// - `headers`: each name an HTTP token (letters, digits and ``!#$%&'*+-.^_`|~``), each
+    ///   value free of CR, LF and NUL and of characters above U+00FF (header values are bytes).
+    /// - `baseUrl`, `endpoint`: `http://` or `https://`, a host, no whitespace or control
+    ///   characters.
+    ///
+    /// The error (code `invalid_input`) names the field and the offending character's position
+    /// (1-based, in characters) and code point; it never quotes a key or a header value, and a
+    /// quoted URL has its user-info masked.
+    pub fn check_values(&self, kind: ProviderKind) -> Result<(), LlmError> {
+        let invalid = |field: String, problem: String| {
+            Err(LlmError::InvalidConfig {
+                provider: kind.as_str().to_string(),
+                field,
+                problem,
+            })
+        };
+        if let Some(key) = self.api_key() {
+            if let Some((pos, c)) = first_bad_char(key, |c| (' '..='~').contains(&c)) {
+                return invalid(
+                    "apiKey".into(),
+                    format!(
+                        "has {} at position {pos}, which an API key cannot contain (only printable ASCII can be sent in an HTTP header): copy the key again without it",
+                        describe_char(c)
+                    ),
+                );
+            }
+        }
+        for (name, value) in &self.headers {
+            let trimmed = name.trim();
+            if trimmed.is_empty() {
+                continue; // an empty row of a settings form: not sent (see encode_request)
+            }
+            let field = format!("headers[{name:?}]");
+            if let Some((pos, c)) = first_bad_char(trimmed, is_token_char) {
+                return invalid(
+                    field,
+                    format!(
+                        "is not a valid HTTP header name: {} at position {pos}; a name may hold only letters, digits and !#$%&'*+-.^_`|~",
+                        describe_char(c)
+                    ),
+                );
+            }
+            // fetch strips leading and trailing HTTP whitespace before checking a value.
+            let value = value.trim_matches([' ', '\t', '\r', '\n']);
+            if let Some((pos, c)) =
+                first_bad_char(value, |c| c <= '\u{ff}' && !matches!(c, '\0' | '\r' | '\n'))
+            {
+                return invalid(
+                    field,
+                    format!(
+                        "has {} at position {pos} of its value, which an HTTP header cannot carry (no line breaks or NUL, nothing above U+00FF)",
+                        describe_char(c)
+                    ),
+                );
+            }
+        }
         for (field, value) in [("baseUrl", &self.base_url), ("endpoint", &self.endpoint)] {
-            if let Some(url) = present(value) {
-                let lower = url.to_ascii_lowercase();
-                if !lower.starts_with("http://") && !lower.starts_with("https://") {
-                    return missing(&format!(
-                        "a {field} starting with http:// or https:// (got '{url}')"
-                    ));
-                }
+            let Some(url) = present(value) else { continue };
+            let lower = url.to_ascii_lowercase();
+            let rest = ["http://", "https://"]
+                .iter()
+                .find_map(|scheme| lower.strip_prefix(scheme));
+            let Some(rest) = rest else {
+                // `localhost:1234/v1` would fail inside fetch with an opaque error.
+                return invalid(
+                    field.into(),
+                    format!(
+                        "must start with http:// or https:// (got '{}')",
+                        redact_url(url)
+                    ),
+                );
+            };
+            if let Some((pos, c)) = first_bad_char(url, |c| !is_invisible(c)) {
+                return invalid(
+                    field.into(),
+                    format!(
+                        "has {} at position {pos}, which a URL cannot contain: remove it",
+                        describe_char(c)
+                    ),
+                );
+            }
+            let authority = rest.split(['/', '?', '#', '\\']).next().unwrap_or("");
+            if authority.contains('@') {
+                // fetch refuses a URL with credentials in every runtime, so it could never
+                // work; and the key would sit in every copy of the URL.
+                return invalid(
+                    field.into(),
+                    format!(
+                        "must not contain user-info (user:password@), which fetch refuses: send \
+                         credentials with apiKey or headers instead (got '{}')",
+                        redact_url(url)
+                    ),
+                );
+            }
+            if authority.is_empty() || authority.starts_with(':') {
+                return invalid(
+                    field.into(),
+                    format!("has no host (got '{}')", redact_url(url)),
+                );
             }
         }
         Ok(())
@@ -241,6 +345,55 @@ impl ProviderConfig {
     }
 }
 
+/// The first character of `s` that `ok` refuses, with its 1-based position in characters.
+fn first_bad_char(s: &str, ok: impl Fn(char) -> bool) -> Option<(usize, char)> {
+    s.chars()
+        .enumerate()
+        .find(|(_, c)| !ok(*c))
+        .map(|(i, c)| (i + 1, c))
+}
+
+/// `U+200B (zero-width space)`: a character shown by its code point, since the offending ones
+/// are mostly invisible; named when it is one of the usual paste accidents.
+fn describe_char(c: char) -> String {
+    let name = match c {
+        '\u{200b}' => Some("zero-width space"),
+        '\u{200c}' => Some("zero-width non-joiner"),
+        '\u{200d}' => Some("zero-width joiner"),
+        '\u{feff}' => Some("byte order mark"),
+        '\u{a0}' => Some("no-break space"),
+        '\u{2018}' | '\u{2019}' => Some("curly single quote"),
+        '\u{201c}' | '\u{201d}' => Some("curly double quote"),
+        '\u{2013}' | '\u{2014}' => Some("dash"),
+        '\u{2026}' => Some("ellipsis"),
+        '\r' => Some("carriage return"),
+        '\n' => Some("line feed"),
+        '\t' => Some("tab"),
+        '\0' => Some("NUL"),
+        ' ' => Some("space"),
+        _ => None,
+    };
+    let code = format!("U+{:04X}", u32::from(c));
+    match name {
+        Some(n) => format!("{code} ({n})"),
+        None if c.is_control() || !c.is_ascii() => code,
+        None => format!("{code} '{c}'"),
+    }
+}
+
+/// Whitespace, control and invisible formatting characters (zero-width, bidi controls, BOM):
+/// a URL cannot hold them, and they are what a copy and paste adds unseen.
+fn is_invisible(c: char) -> bool {
+    c.is_whitespace()
+        || c.is_control()
+        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+}
+
+/// An HTTP token character (RFC 9110 `tchar`): what a header name is made of.
+fn is_token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
+}
+
 impl fmt::Debug for ProviderConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Extra headers often carry credentials too (a proxy token), so only their names show.
@@ -248,8 +401,8 @@ impl fmt::Debug for ProviderConfig {
             self.headers.keys().map(|k| (k.as_str(), "***")).collect();
         f.debug_struct("ProviderConfig")
             .field("api_key", &self.api_key.as_ref().map(|_| "***"))
-            .field("base_url", &self.base_url)
-            .field("endpoint", &self.endpoint)
+            .field("base_url", &self.base_url.as_deref().map(redact_url))
+            .field("endpoint", &self.endpoint.as_deref().map(redact_url))
             .field("deployment", &self.deployment)
             .field("api_version", &self.api_version)
             .field("headers", &headers)
@@ -334,16 +487,173 @@ mod tests {
             base_url: Some("localhost:1234/v1".into()),
             ..Default::default()
         };
+        let err = schemeless.validate(ProviderKind::OpenAiCompatible).err();
+        assert_eq!(err.as_ref().map(LlmError::code), Some("invalid_input"));
         assert_eq!(
-            not_configured(ProviderKind::OpenAiCompatible, &schemeless),
-            "provider 'openai-compatible' is not configured: missing a baseUrl starting with \
-             http:// or https:// (got 'localhost:1234/v1')"
+            err.map(|e| e.to_string()).as_deref(),
+            Some(
+                "invalid settings for provider 'openai-compatible': baseUrl must start with \
+                 http:// or https:// (got 'localhost:1234/v1')"
+            )
         );
         assert_eq!(not_configured(ProviderKind::Custom, &empty), "ok");
         assert_eq!(
             empty.resolved_base_url(ProviderKind::Ollama).as_deref(),
             Some(OLLAMA_BASE_URL)
         );
+    }
+
+    /// The message of `cfg.validate(kind)` when it is an `invalid_input` error.
+    fn invalid(kind: ProviderKind, cfg: &ProviderConfig) -> Option<String> {
+        match cfg.validate(kind) {
+            Err(e) if e.code() == "invalid_input" => Some(e.to_string()),
+            _ => None,
+        }
+    }
+
+    fn with_key(key: &str) -> ProviderConfig {
+        ProviderConfig {
+            api_key: Some(key.into()),
+            ..Default::default()
+        }
+    }
+
+    fn with_header(name: &str, value: &str) -> ProviderConfig {
+        ProviderConfig {
+            headers: BTreeMap::from([(name.to_string(), value.to_string())]),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_key_fetch_would_refuse_is_invalid_input_naming_the_position_not_the_key() {
+        let secret = "sk-proj-SECRET";
+        for (bad, pos, shown) in [
+            (format!("{secret}\u{200b}"), 15, "U+200B (zero-width space)"),
+            (
+                format!("\u{201c}{secret}\u{201d}"),
+                1,
+                "U+201C (curly double quote)",
+            ),
+            (format!("sk-\u{e9}{secret}"), 4, "U+00E9"),
+            (format!("sk-{secret}\u{1f511}x"), 18, "U+1F511"),
+            (
+                format!("sk-a\r\nX-Injected: 1{secret}"),
+                5,
+                "U+000D (carriage return)",
+            ),
+            (format!("sk-a\0{secret}"), 5, "U+0000 (NUL)"),
+            (format!("sk-a\t{secret}"), 5, "U+0009 (tab)"),
+        ] {
+            let msg = invalid(ProviderKind::OpenAi, &with_key(&bad)).unwrap_or_default();
+            assert_eq!(
+                msg,
+                format!(
+                    "invalid settings for provider 'openai': apiKey has {shown} at position \
+                     {pos}, which an API key cannot contain (only printable ASCII can be sent in \
+                     an HTTP header): copy the key again without it"
+                )
+            );
+            assert!(!msg.contains("SECRET"), "{msg}");
+        }
+        // Surrounding whitespace (a trailing newline from a paste) is trimmed, not refused.
+        assert_eq!(with_key(" sk-ok\n").validate(ProviderKind::OpenAi), Ok(()));
+        // Checked whatever the provider, also where the key is optional.
+        assert!(invalid(ProviderKind::Ollama, &with_key("k\u{2019}")).is_some());
+    }
+
+    #[test]
+    fn header_names_must_be_tokens_and_values_header_safe() {
+        let msg = invalid(ProviderKind::Ollama, &with_header("X Foo", "1"));
+        assert_eq!(
+            msg.as_deref(),
+            Some(
+                "invalid settings for provider 'ollama': headers[\"X Foo\"] is not a valid HTTP \
+                 header name: U+0020 (space) at position 2; a name may hold only letters, digits \
+                 and !#$%&'*+-.^_`|~"
+            )
+        );
+        for name in ["X:Foo", "X-\u{e9}", "a\nb", "(x)", "x@y"] {
+            assert!(
+                invalid(ProviderKind::Ollama, &with_header(name, "1")).is_some(),
+                "{name:?}"
+            );
+        }
+        let msg = invalid(
+            ProviderKind::Ollama,
+            &with_header("X-Token", "tok-SECRET\u{2026}"),
+        );
+        assert_eq!(
+            msg.as_deref(),
+            Some(
+                "invalid settings for provider 'ollama': headers[\"X-Token\"] has U+2026 \
+                 (ellipsis) at position 11 of its value, which an HTTP header cannot carry (no \
+                 line breaks or NUL, nothing above U+00FF)"
+            )
+        );
+        for value in ["a\r\nb", "a\nb", "a\0b", "\u{100}"] {
+            assert!(
+                invalid(ProviderKind::Ollama, &with_header("X-A", value)).is_some(),
+                "{value:?}"
+            );
+        }
+        // What fetch accepts is accepted: Latin-1, inner spaces, tabs, surrounding whitespace,
+        // every token character; a blank name is an empty form row and is skipped.
+        for (name, value) in [
+            ("X-Title", "Caf\u{e9} d\u{e9}mo"),
+            ("HTTP-Referer", " https://x.test\t\n"),
+            ("!#$%&'*+-.^_`|~09azAZ", "v"),
+            ("  ", "\u{200b}"),
+        ] {
+            assert_eq!(
+                with_header(name, value).validate(ProviderKind::Ollama),
+                Ok(()),
+                "{name:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn urls_must_be_http_with_a_host_and_never_echo_user_info() {
+        let url = |u: &str| ProviderConfig {
+            base_url: Some(u.into()),
+            ..Default::default()
+        };
+        let kind = ProviderKind::OpenAiCompatible;
+        assert_eq!(
+            invalid(kind, &url("http://127.0.0.1:1234/v1 x")).as_deref(),
+            Some(
+                "invalid settings for provider 'openai-compatible': baseUrl has U+0020 (space) \
+                 at position 25, which a URL cannot contain: remove it"
+            )
+        );
+        assert_eq!(
+            invalid(kind, &url("https:///v1")).as_deref(),
+            Some("invalid settings for provider 'openai-compatible': baseUrl has no host (got 'https:///v1')")
+        );
+        let msg = invalid(kind, &url("ftp://user:sk-SECRET@host/v1")).unwrap_or_default();
+        assert!(msg.contains("(got 'ftp://***@host/v1')"), "{msg}");
+        assert_eq!(
+            invalid(kind, &url("http://user:sk-SECRET@10.0.0.2/v1")).as_deref(),
+            Some(
+                "invalid settings for provider 'openai-compatible': baseUrl must not contain \
+                 user-info (user:password@), which fetch refuses: send credentials with apiKey \
+                 or headers instead (got 'http://***@10.0.0.2/v1')"
+            )
+        );
+        let msg = invalid(kind, &url("user:sk-SECRET@host:1234/v1")).unwrap_or_default();
+        assert!(msg.contains("(got '***@host:1234/v1')"), "{msg}");
+        let endpoint = ProviderConfig {
+            api_key: Some("k".into()),
+            endpoint: Some("https://r.openai.azure.com/\u{200b}".into()),
+            deployment: Some("d".into()),
+            ..Default::default()
+        };
+        assert!(invalid(ProviderKind::Azure, &endpoint)
+            .unwrap_or_default()
+            .starts_with("invalid settings for provider 'azure': endpoint has U+200B"));
+        assert_eq!(url("HTTPS://Host.test:8443/v1").validate(kind), Ok(()));
+        assert_eq!(url("http://10.0.0.2/v1/@scope").validate(kind), Ok(()));
     }
 
     #[test]
@@ -370,6 +680,7 @@ mod tests {
     fn debug_never_prints_the_key() {
         let cfg = ProviderConfig {
             api_key: Some("sk-very-secret".into()),
+            base_url: Some("https://me:also-secret@proxy.test/v1".into()),
             headers: BTreeMap::from([("x-proxy-token".to_string(), "tok-secret".to_string())]),
             ..Default::default()
         };

@@ -1,7 +1,8 @@
 //! The retry policy for LLM calls (spec §7), as pure functions; the web transport runs it.
 //!
 //! A call is tried at most [`MAX_ATTEMPTS`] times. Only transient failures are retried
-//! (no response at all, 408, 429, 5xx), and only before any output reached the user: the
+//! (no response at all, 408, 429, 5xx, a stream that ended before its terminator), and only
+//! before any output reached the user: the
 //! caller tracks that, because a retry after text streamed would show the reply twice.
 //! The wait before attempt `n + 1` is exponential from [`BASE_DELAY_MS`], doubled per
 //! attempt, capped at [`MAX_BACKOFF_MS`], with "equal jitter" (half fixed, half random) so
@@ -9,6 +10,7 @@
 //! `Retry-After` from the server is a lower bound, capped at [`MAX_RETRY_AFTER_MS`] so one
 //! header cannot park a turn for minutes (the call's overall timeout still applies).
 
+use super::decode::STREAM_CUT;
 use super::types::LlmError;
 
 /// Attempts per call, the first one included.
@@ -36,10 +38,13 @@ const TRANSIENT_STREAM_ERRORS: [&str; 8] = [
 
 /// Whether `err` is transient: a network failure, 408, 429 or a 5xx, or an error payload of
 /// one of those kinds delivered inside a successful response (it failed before the first
-/// token just the same; whether output had started is the caller's check).
+/// token just the same; whether output had started is the caller's check). A `200` stream
+/// that ended cleanly before its terminator is transient too: a proxy or server that gave up
+/// looks like a cut connection, and an empty reply is worth another try.
 pub fn is_retryable(err: &LlmError) -> bool {
     match err {
         LlmError::Network { .. } => true,
+        LlmError::Decode { message, .. } => message == STREAM_CUT,
         LlmError::Http {
             status,
             body_excerpt,
@@ -214,6 +219,14 @@ mod tests {
             provider: "x".into(),
             message: "x".into()
         }));
+        // A stream that ended before its terminator (an empty 200 among them), as the
+        // decoders report it: retried before output like a cut connection.
+        let mut cut = crate::core::llm::decoder_for(crate::core::llm::ProviderKind::OpenAi, true);
+        let (events, err) = cut.close();
+        assert!(events.is_empty());
+        assert!(err.as_ref().is_some_and(is_retryable), "{err:?}");
+        assert!(err.as_ref().is_some_and(|e| should_retry(e, 1, false)));
+        assert!(!err.as_ref().is_some_and(|e| should_retry(e, 1, true)));
         let in_stream = |excerpt: &str| LlmError::Http {
             provider: "anthropic".into(),
             status: 200,

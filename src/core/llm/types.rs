@@ -168,8 +168,11 @@ pub enum LlmEvent {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LlmError {
     /// The provider answered with an HTTP error status (or an error payload inside the stream,
-    /// then `status` is the HTTP status of the response that carried it).
-    #[error("{provider}: HTTP {status} {status_text}: {body_excerpt}")]
+    /// then `status` is the HTTP status of the response that carried it). Shown as
+    /// `<provider>: HTTP <status> <statusText>: <excerpt>`; an error event inside a 2xx stream
+    /// shows only the provider's message, `<provider>: <excerpt>` (spec §5: "HTTP 200 OK"
+    /// would say the opposite of what happened).
+    #[error("{provider}: {}", http_detail(*.status, .status_text, .body_excerpt))]
     Http {
         provider: String,
         status: u16,
@@ -197,6 +200,16 @@ pub enum LlmError {
     /// A custom (JavaScript) provider threw or rejected; the message is its error's message.
     #[error("{message}")]
     Custom { message: String },
+    /// A provider setting holds a value that cannot be used (an API key with a character an
+    /// HTTP header cannot carry, a header name with a space, a `baseUrl` that is not an http(s)
+    /// URL). `field` is spelled as in JSON (`apiKey`, `headers["X Foo"]`); `problem` says what
+    /// is wrong and where, never the secret itself.
+    #[error("invalid settings for provider '{provider}': {field} {problem}")]
+    InvalidConfig {
+        provider: String,
+        field: String,
+        problem: String,
+    },
     /// The agent names a provider this engine does not know (a typo, most often).
     #[error("unknown provider '{provider}': use one of {valid}")]
     UnknownProvider {
@@ -232,11 +245,21 @@ impl LlmError {
             LlmError::Timeout { .. } => "llm_timeout",
             LlmError::Stalled { .. } => "llm_stalled",
             LlmError::Aborted { .. } => "llm_aborted",
+            LlmError::InvalidConfig { .. } => "invalid_input",
             // An unknown provider name is a configuration problem of the same kind as a missing
             // key: the call fails before any request and the fix is in the agent's settings.
             LlmError::NotConfigured { .. } | LlmError::UnknownProvider { .. } => {
                 "provider_not_configured"
             }
         }
+    }
+}
+
+/// The part of an HTTP failure's message after the provider's name.
+fn http_detail(status: u16, status_text: &str, body_excerpt: &str) -> String {
+    if (200..300).contains(&status) {
+        body_excerpt.to_string()
+    } else {
+        format!("HTTP {status} {status_text}: {body_excerpt}")
     }
 }
