@@ -266,7 +266,7 @@ export class ChatView {
       copyButton(() => b.message?.content ?? b.text, isHuman ? 'Copy your message' : `Copy ${who}’s reply`, 'msg-act act-copy'),
       !isHuman && a.regenerate ? btn('act-regenerate', `Regenerate ${who}’s reply`, '↻ Regenerate', a.regenerate) : null,
       isHuman && a.edit ? btn('act-edit', 'Edit and resend your message', '✎ Edit', a.edit) : null,
-      a.remove ? btn('act-delete', isHuman ? 'Delete your message' : `Delete ${who}’s reply`, '🗑 Delete', a.remove) : null);
+      a.remove ? btn('act-delete', isHuman ? 'Delete your message' : `Delete ${who}’s reply`, '✕ Delete', a.remove) : null);
     b.el.querySelector('.msg-col').append(bar);
   }
 

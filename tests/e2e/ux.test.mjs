@@ -218,6 +218,36 @@ test('message actions: copy always; regenerate/edit/delete only when the engine 
   await page.click('.msg[data-sender="bob"] .act-regenerate');
   await page.waitForFunction(() => window.__regen.length === 1);
   assert.deepEqual(await page.evaluate(() => window.__regen), [bobId]);
+
+  // Edit-and-resend and delete plug in the same way (stubs record the calls when absent).
+  await page.evaluate(async () => {
+    const { AgentWorld } = await import('/pkg/web/agent_world_wasm.js');
+    window.__calls = [];
+    for (const name of ['editMessage', 'deleteMessage']) {
+      if (typeof AgentWorld.prototype[name] !== 'function') {
+        AgentWorld.prototype[name] = async function stub(...args) { window.__calls.push([name, ...args]); };
+      }
+    }
+  });
+  await send(page, '@carol one more');
+  await page.waitForSelector('.msg.final[data-sender="carol"]', { timeout: 20_000 });
+  await idle(page);
+  const mine = page.locator('.msg.from-human').last();
+  const mineId = await mine.getAttribute('data-message-id');
+  await mine.locator('.act-edit').click();
+  assert.equal(await page.inputValue('#input'), '@carol one more', 'the message is in the composer');
+  assert.match(await page.textContent('#composer-hint'), /Editing your message/);
+  await page.fill('#input', '@carol one more, edited');
+  await page.press('#input', 'Enter');
+  await page.waitForFunction(() => window.__calls.length === 1);
+  const carolId = await page.getAttribute('.msg.final[data-sender="carol"]', 'data-message-id');
+  await page.click('.msg[data-sender="carol"] .act-delete');
+  await page.click('#ask-ok');
+  await page.waitForFunction(() => window.__calls.length === 2);
+  const calls = await page.evaluate(() => window.__calls);
+  if (!has[1]) assert.deepEqual(calls[0], ['editMessage', mineId, '@carol one more, edited']);
+  if (!has[2]) assert.deepEqual(calls.at(-1), ['deleteMessage', carolId]);
+  assert.doesNotMatch(await page.textContent('#composer-hint'), /Editing/);
   await shot(page, 'ux-actions.png');
   assert.deepEqual(problems, []);
 });
