@@ -18,10 +18,13 @@ PY
 }
 
 # Builds the npm package's targets into pkg/ (web for pages and workers, nodejs for Node).
+# AWW_WASM_OPT=off skips wasm-opt (`make demo`: no binaryen to install; a bigger .wasm, served
+# locally, is no matter there). Everything else, and what is published, is optimised.
 build_pkg() {
-  local t
+  local t opt=()
+  [ "${AWW_WASM_OPT:-on}" = off ] && opt=(--no-opt)
   for t in "$@"; do
-    wasm-pack --quiet build --release --target "$t" --out-dir "pkg/$t" --out-name agent_world_wasm >/dev/null \
+    wasm-pack --quiet build --release "${opt[@]}" --target "$t" --out-dir "pkg/$t" --out-name agent_world_wasm >/dev/null \
       || { echo "build: wasm-pack --target $t failed" >&2; return 1; }
   done
 }

@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
 # Installs everything the project needs on a fresh Debian 12 machine that reaches only the
 # package registries (no GitHub release downloads). Idempotent and quiet when all is present.
-# Called by `make demo`, `make test` and `make bench`; safe to run by hand.
+# Called by `make test` and `make bench`; safe to run by hand.
+#
+# `setup.sh --demo` (what `make demo` runs) installs only what building and serving the demo
+# needs: the wasm target, wasm-pack and wasm-bindgen-cli. No Chromium, no Deno, no npm package
+# at all (no `npm ci` of the test tools: workerd, Vite, the provider SDKs, binaryen: 413 MB, and
+# 92 MB of Deno): the demo's build skips wasm-opt, and markdown-it is vendored in www/vendor/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+MODE=all
+if [ "${1:-}" = "--demo" ]; then MODE=demo; fi
 
 # The CLI must equal the wasm-bindgen crate in Cargo.lock (Cargo.toml pins it with `=`).
 WASM_BINDGEN_VERSION=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
@@ -11,17 +18,19 @@ WASM_PACK_VERSION=0.15.1
 export DEBIAN_FRONTEND=noninteractive
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
-step() { local s; s=$(date +%s); "$@"; echo "setup: $(( $(date +%s) - s ))s: $*" >&2; }
+step() { local s; s=$(date +%s); echo "setup: $*..." >&2; "$@"; echo "setup: $(( $(date +%s) - s ))s: $*" >&2; }
 have() { command -v "$1" >/dev/null 2>&1 && "$1" --version 2>/dev/null | grep -qF " $2"; }
 
 # 1. The wasm target for the installed stable toolchain.
 rustup target list --installed | grep -qx wasm32-unknown-unknown \
   || step rustup target add wasm32-unknown-unknown
-rustup component list --installed 2>/dev/null | grep -q '^clippy' || step rustup component add clippy
-rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || step rustup component add rustfmt
+if [ "$MODE" = all ]; then
+  rustup component list --installed 2>/dev/null | grep -q '^clippy' || step rustup component add clippy
+  rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || step rustup component add rustfmt
+fi
 
-# 2. Debian's Chromium and its matching ChromeDriver for the browser rings.
-if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+# 2. Debian's Chromium and its matching ChromeDriver for the browser rings (not for the demo).
+if [ "$MODE" = all ] && { ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; }; then
   step apt-get update -qq
   step apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
@@ -35,6 +44,9 @@ have wasm-pack "$WASM_PACK_VERSION" \
 # No --locked: its lockfile wants a webpki-roots release the registry does not serve.
 have wasm-bindgen "$WASM_BINDGEN_VERSION" \
   || step cargo install --quiet --force wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+
+# The demo needs nothing from npm: it is built without wasm-opt (scripts/demo.sh).
+if [ "$MODE" = demo ]; then exit 0; fi
 
 # 4. Deno, from its npm package but outside package-lock.json: the registry reachable here
 #    serves only this platform's Deno binary, so npm cannot record the other platforms'

@@ -1,11 +1,13 @@
 // The demo app: worlds, agents, chats and a live, streaming conversation, all in the page.
 // Plain ES modules over the package's `web` build (explicit init), no framework, no build step.
 import init, { AgentWorld, isAgentWorldError, version } from '/pkg/web/agent_world_wasm.js';
-import { $, append, bdi, h, plainText } from './dom.js';
+import { $, append, bdi, h, plainText, setAgentOrder } from './dom.js';
 import { attachMentions } from './mentions.js';
+import { listModels, modelListRequest } from './providers.js';
 import { ChatView, addDebug, renderAgents, renderChats, renderWorlds } from './render.js';
 import {
-  FIELD_LABELS, PROVIDERS, effectiveProviders, loadRemembered, persistSettings, setProviders, state,
+  FIELD_LABELS, PROVIDERS, addNote, dropNotes, effectiveProviders, loadNotes, loadPlace, loadRemembered,
+  loadTheme, persistSettings, savePlace, saveTheme, setProviders, state,
 } from './state.js';
 
 /** The open world handle, and the unsubscribe functions of its event callbacks. */
@@ -18,10 +20,23 @@ let lastHuman = null;
 /** Until this time, `llm_aborted` errors are ours (stop, chat switch) and are not shown. */
 let quietAbortsUntil = 0;
 
+/** Whether the open world offers an engine call (the editing API of the contract's §10 may not
+ * be in this build): a message action is shown only when its call exists. */
+const can = (name) => typeof world?.[name] === 'function';
+
 const view = new ChatView($('messages'), {
-  onRetry: () => lastHuman && sendMessage(lastHuman),
-  onSuggest: (text) => sendMessage(text),
+  onRetry: (e) => retry(e),
+  onSuggest: (text) => {
+    sendMessage(text);
+    $('input').focus();
+  },
   onAddAgent: () => openAgentDialog(),
+  actions: {
+    get regenerate() { return can('regenerate') ? (m) => guard('Could not regenerate', () => regenerate(m.messageId)) : null; },
+    get edit() { return can('editMessage') ? (m) => startEdit(m) : null; },
+    get remove() { return can('deleteMessage') ? (m) => guard('Could not delete the message', () => deleteMessage(m)) : null; },
+  },
+  pill: $('new-pill'),
 });
 
 const storageOpts = () => ({ storage: state.storage });
@@ -122,7 +137,7 @@ function applyProviders(target = world) {
 }
 
 /** Makes `handle` the open world: providers, event callbacks, sidebar, current chat. */
-async function attach(handle) {
+async function attach(handle, chatId = null) {
   detach();
   world = handle;
   applyProviders();
@@ -134,15 +149,20 @@ async function attach(handle) {
   $('debug-list').replaceChildren();
   $('debug-count').textContent = '0';
   if (!world.currentChat()) await world.setSessionMode(true);
+  // Reload keeps your place: the chat that was open, if it still exists.
+  if (chatId && chatId !== world.currentChat()?.id && world.listChats().some((c) => c.id === chatId)) {
+    quietAbortsUntil = Date.now() + 3000;
+    await world.loadChat(chatId);
+  }
   refreshAgents();
   refreshTitles();
   await refreshWorlds();
   await showCurrentChat();
 }
 
-async function openWorld(id) {
+async function openWorld(id, chatId = null) {
   try {
-    await attach(await AgentWorld.open(id, worldOpts()));
+    await attach(await AgentWorld.open(id, worldOpts()), chatId);
   } catch (err) {
     fail(err, 'Could not open the world');
   }
@@ -200,6 +220,7 @@ async function deleteWorld() {
   if (!(await ask({ title: 'Delete this world?', text: ['“', bdi(info.name), '”, its agents and all its chats are deleted. This cannot be undone.'], ok: 'Delete' }))) return;
   detach();
   await AgentWorld.delete(info.id, storageOpts());
+  dropNotes(info.id);
   const rest = await listWorlds();
   if (rest.length) await openWorld(rest[0].id);
   else await showNoWorld();
@@ -223,12 +244,19 @@ async function showNoWorld() {
 async function exportWorld() {
   const json = await world.export();
   const url = URL.createObjectURL(new Blob([json], { type: 'application/json' }));
-  const a = h('a', { href: url, download: `${world.id}.json` });
+  const name = exportName(world.id);
+  const a = h('a', { href: url, download: name });
   document.body.append(a);
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
-  status(`Exported ${world.id}.json (API keys are never exported).`, 'ok', 4000);
+  status(`Exported ${name} (API keys are never exported).`, 'ok', 4000);
+}
+
+/** `<worldId>-<YYYY-MM-DD>.json`, today's local date: backups of one world sort by date. */
+export function exportName(id, now = new Date()) {
+  const pad = (n) => String(n).padStart(2, '0');
+  return `${id}-${now.getFullYear()}-${pad(now.getMonth() + 1)}-${pad(now.getDate())}.json`;
 }
 
 async function importWorld(file) {
@@ -265,6 +293,7 @@ function refreshChats() {
   chatsTimer = requestAnimationFrame(() => {
     chatsTimer = 0;
     if (!world) return;
+    savePlace(world.id, world.currentChat()?.id);
     renderChats(world.listChats(), world.currentChat()?.id, chatHandlers);
     refreshTitles();
   });
@@ -284,6 +313,12 @@ async function showCurrentChat() {
     }, 'Load earlier messages'));
   }
   for (const m of page) view.message(m);
+  lastHuman = [...page].reverse().find((m) => m.sender.toLowerCase() === 'human')?.content ?? null;
+  // The view's own notes of this chat (errors, "Stopped"): the engine does not store them.
+  for (const n of loadNotes(world.id, chat.id)) {
+    if (n.kind === 'error') view.error(n, { retry: retryLabel(n), after: n.after, restored: true });
+    else if (n.kind === 'stopped') view.localNote(STOPPED, n.after);
+  }
   view.showEmpty(agents.length > 0);
   view.scroll(true);
 }
@@ -320,6 +355,7 @@ const chatHandlers = {
     const wasCurrent = chat.id === world.currentChat()?.id;
     quietAbortsUntil = Date.now() + 3000;
     await world.deleteChat(chat.id);
+    dropNotes(world.id, chat.id);
     if (!world.currentChat()) await world.newChat();
     if (wasCurrent || !world.currentChat()) await showCurrentChat();
     else refreshChats();
@@ -339,6 +375,7 @@ async function newChat() {
 
 function refreshAgents() {
   agents = world ? world.agents() : [];
+  setAgentOrder(agents.map((a) => a.id));
   view.setAgents(agents);
   renderAgents(agents, working, agentHandlers);
   if (world) view.showEmpty(agents.length > 0);
@@ -364,9 +401,28 @@ function openAgentDialog(agent = null) {
   f.name.focus();
 }
 
+/** The model field's suggestions, and the model picker filled from the provider's own list
+ * (fetched once per provider when it is configured; Test connection in Settings fills it too). */
 function fillModelHints() {
-  const p = PROVIDERS.find((x) => x.id === $('agent-provider').value);
+  const pid = $('agent-provider').value;
+  const p = PROVIDERS.find((x) => x.id === pid);
   $('model-hints').replaceChildren(...(p?.models ?? []).map((m) => h('option', { value: m })));
+  paintModelPicker(pid);
+  const settings = effectiveProviders()[pid];
+  if (!state.models[pid] && (settings || pid === 'ollama') && modelListRequest(pid, settings ?? {})) {
+    listModels(pid, settings ?? {}, { timeoutMs: 5000 }).then(({ models }) => {
+      state.models[pid] = models;
+      if ($('agent-provider').value === pid) paintModelPicker(pid);
+    }, () => {});
+  }
+}
+
+function paintModelPicker(pid) {
+  const models = state.models[pid] ?? [];
+  const pick = $('agent-model-pick');
+  pick.replaceChildren(h('option', { value: '' }, `${models.length} from the provider…`),
+    ...models.map((m) => h('option', { value: m }, plainText(m))));
+  $('agent-model-pick-box').hidden = !models.length;
 }
 
 async function saveAgent() {
@@ -401,8 +457,70 @@ async function removeAgent() {
 // ---------------------------------------------------------------------------------------------
 // Conversation
 
+/** The retry of an error: the same agent again when the engine can regenerate a failed reply
+ * (§10), else, honestly labelled, your last message sent again to every agent. */
+function retryLabel(e) {
+  if (can('regenerate') && e.messageId) return { label: 'Retry', title: 'Ask the same agent again' };
+  return lastHuman || e.kind === 'error'
+    ? { label: 'Send again', title: 'Sends your last message again, to every agent it reaches (a new message)' }
+    : null;
+}
+
+async function retry(e) {
+  if (can('regenerate') && e.messageId) return guard('Could not retry', () => regenerate(e.messageId));
+  if (lastHuman) return sendMessage(lastHuman);
+  return undefined;
+}
+
+async function regenerate(messageId) {
+  setBusy(true);
+  try {
+    await world.regenerate(messageId);
+  } finally {
+    world.idle().then(() => setBusy(false), () => setBusy(false));
+  }
+}
+
+async function deleteMessage(m) {
+  if (!(await ask({ title: 'Delete this message?', text: 'It leaves the chat and every agent’s memory.', ok: 'Delete' }))) return;
+  await world.deleteMessage(m.messageId);
+  await showCurrentChat();
+}
+
+/** Edit and resend (§10): the composer takes the message; sending replaces it and everything
+ * after it. Escape cancels. */
+let editingId = null;
+function startEdit(m) {
+  editingId = m.messageId;
+  const input = $('input');
+  input.value = m.content;
+  autosize();
+  $('composer').classList.add('editing');
+  $('composer-hint').textContent = 'Editing your message: Send replaces it and everything after it · Esc cancels';
+  input.focus();
+}
+
+function endEdit() {
+  editingId = null;
+  $('composer').classList.remove('editing');
+  $('composer-hint').textContent = HINT;
+}
+
 async function sendMessage(text) {
   if (!world || !text.trim()) return;
+  if (editingId) {
+    const id = editingId;
+    endEdit();
+    setBusy(true);
+    try {
+      await world.editMessage(id, text);
+      await showCurrentChat();
+    } catch (err) {
+      fail(err, 'Not sent');
+    }
+    world.idle().then(() => setBusy(false), () => setBusy(false));
+    return;
+  }
   lastHuman = text;
   setBusy(true);
   try {
@@ -436,9 +554,24 @@ function onSse(e) {
 
 function onSystem(e) {
   switch (e.type) {
-    case 'error':
+    case 'error': {
       if (e.code === 'llm_aborted' && Date.now() < quietAbortsUntil) return;
-      view.error(e);
+      const chat = world?.currentChat();
+      const after = view.lastMessageId();
+      view.error(e, { retry: retryLabel(e) });
+      // Kept with the chat (localStorage), so a reload shows it where it happened.
+      if (chat) {
+        addNote(world.id, chat.id, {
+          kind: 'error', after, at: Date.now(), code: String(e.code), message: String(e.message),
+          ...(e.agentName ? { agentName: String(e.agentName) } : {}), ...(e.messageId ? { messageId: String(e.messageId) } : {}),
+        });
+      }
+      break;
+    }
+    case 'message-replaced':
+      // §10: a regenerated reply takes the old one's place: repaint once the work is done.
+      if (busy) repaintWhenIdle = true;
+      else guard('Could not show the chat', showCurrentChat);
       break;
     case 'debug':
       addDebug(e, new Map(agents.map((a) => [a.id, a])));
@@ -480,40 +613,102 @@ function onExternalChange() {
   guard('Could not show the chat', showCurrentChat);
 }
 
+const STOPPED = 'Stopped. The agents’ work in progress was cancelled.';
+const HINT = 'Enter sends · Shift+Enter adds a line · @ picks an agent';
+
 function stop() {
   if (!world) return;
   quietAbortsUntil = Date.now() + 3000;
   world.stop();
-  view.localNote('Stopped. The agents’ work in progress was cancelled.');
+  const after = view.lastMessageId();
+  view.localNote(STOPPED);
+  const chat = world.currentChat();
+  if (chat) addNote(world.id, chat.id, { kind: 'stopped', after, at: Date.now() });
   setBusy(false);
+  $('input').focus();
 }
 
 // ---------------------------------------------------------------------------------------------
 // Settings
 
+/** The settings being edited, per provider (memory only until Save): switching the provider
+ * picker keeps what was typed for the others. Dropped when the dialog closes. */
+let draft = {};
+
+/** The provider picker: the providers with settings first marked "✓". */
+function fillProviderPicker(selected) {
+  $('settings-provider').replaceChildren(...PROVIDERS.map((p) => h('option', {
+    value: p.id, selected: p.id === selected,
+  }, `${p.label}${Object.keys(draft[p.id] ?? {}).length ? ' ✓' : ''}`)));
+}
+
+/** The fields of the picked provider only, with Test connection. */
 function buildProviderFields() {
   const box = $('provider-fields');
+  const pid = $('settings-provider').value;
+  const p = PROVIDERS.find((x) => x.id === pid);
   const effective = effectiveProviders();
-  box.replaceChildren(...PROVIDERS.map((p) => h('div', { class: 'provider' },
-    h('div', { class: 'provider-name' }, p.label, h('code', {}, p.id)),
+  box.replaceChildren(h('div', { class: 'provider', 'data-provider': p.id },
     h('div', { class: 'provider-inputs' }, p.fields.map((field) => {
       const id = `pf-${p.id}-${field}`;
       const secret = field === 'apiKey';
-      const value = state.providers[p.id]?.[field] ?? '';
       const placeholder = p.id === 'openai-compatible' && field === 'baseUrl' && state.demo
-        ? effective[p.id].baseUrl : field === 'apiKey' && p.id === 'openai-compatible' ? 'optional' : '';
+        ? effective[p.id].baseUrl : field === 'apiKey' && (p.id === 'openai-compatible' || p.id === 'ollama') ? 'optional' : '';
       const input = h('input', {
         id, 'data-provider': p.id, 'data-field': field, type: secret ? 'password' : 'text',
         placeholder, autocomplete: 'off', spellcheck: 'false',
       });
       // The property, never the `value` attribute: an attribute is part of the page's HTML
       // (outerHTML, a saved page, anything that serialises the DOM), and a key must not be.
-      input.value = value;
+      input.value = draft[p.id]?.[field] ?? '';
+      input.addEventListener('input', () => {
+        const v = input.value.trim();
+        if (v) (draft[p.id] ??= {})[field] = v;
+        else if (draft[p.id]) delete draft[p.id][field];
+        $('test-result').replaceChildren();
+      });
       return h('div', { class: 'pf' }, h('label', { for: id }, FIELD_LABELS[field]), input);
-    })))));
+    }))));
+  const testable = modelListRequest(p.id, {}) !== null;
+  $('test-connection').hidden = !testable;
+  $('test-result').replaceChildren(testable ? '' : 'Azure lists deployments only through its management API: send a message to check the settings.');
+  $('test-result').className = 'test-result';
+}
+
+/** The settings `provider` would use: what is typed (not yet saved), else the demo's default. */
+function draftSettings(provider) {
+  const typed = { ...(draft[provider] ?? {}) };
+  if (provider === 'openai-compatible' && !typed.baseUrl && state.demo) typed.baseUrl = effectiveProviders()[provider]?.baseUrl;
+  return typed;
+}
+
+async function testConnection() {
+  const provider = $('settings-provider').value;
+  const out = $('test-result');
+  const button = $('test-connection');
+  out.className = 'test-result';
+  out.replaceChildren('Testing…');
+  button.disabled = true;
+  try {
+    const { models } = await listModels(provider, draftSettings(provider));
+    state.models[provider] = models;
+    out.className = 'test-result ok';
+    out.replaceChildren();
+    append(out, [`Connected: ${models.length} model${models.length === 1 ? '' : 's'}`,
+      models.length ? [': ', bdi(models.slice(0, 6).join(', ')), models.length > 6 ? ', …' : ''] : '',
+      '. Pick one when you add or edit an agent.']);
+  } catch (err) {
+    out.className = 'test-result bad';
+    out.replaceChildren(`Failed: ${err.message}`);
+  } finally {
+    button.disabled = false;
+  }
 }
 
 function openSettings() {
+  draft = structuredClone(state.providers);
+  const first = PROVIDERS.find((p) => draft[p.id])?.id ?? 'openai-compatible';
+  fillProviderPicker(first);
   buildProviderFields();
   $('remember-keys').checked = state.remember;
   $('debug-toggle').checked = state.debug;
@@ -522,12 +717,7 @@ function openSettings() {
 }
 
 async function saveSettings() {
-  const providers = {};
-  for (const input of $('provider-fields').querySelectorAll('input')) {
-    const { provider, field } = input.dataset;
-    if (input.value.trim()) (providers[provider] ??= {})[field] = input.value.trim();
-  }
-  setProviders(providers);
+  setProviders(draft);
   state.remember = $('remember-keys').checked;
   const debugChanged = state.debug !== $('debug-toggle').checked;
   state.debug = $('debug-toggle').checked;
@@ -535,8 +725,9 @@ async function saveSettings() {
   if (world && debugChanged) {
     // Debug events are chosen when a world is opened: reopen it.
     const id = world.id;
+    const chatId = world.currentChat()?.id;
     detach();
-    await openWorld(id);
+    await openWorld(id, chatId);
   }
   const errors = world ? applyProviders() : [];
   if (errors.length) {
@@ -544,6 +735,25 @@ async function saveSettings() {
     return false;
   }
   return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Theme
+
+/** The theme: the system's (prefers-color-scheme) until the toggle picks one, remembered. */
+const darkQuery = matchMedia('(prefers-color-scheme: dark)');
+function applyTheme() {
+  const chosen = loadTheme();
+  const dark = chosen ? chosen === 'dark' : darkQuery.matches;
+  document.documentElement.dataset.theme = dark ? 'dark' : 'light';
+  const t = $('theme-toggle');
+  t.setAttribute('aria-pressed', String(dark));
+  t.title = dark ? 'Dark mode is on' : 'Dark mode is off';
+}
+
+function toggleTheme() {
+  saveTheme(document.documentElement.dataset.theme === 'dark' ? 'light' : 'dark');
+  applyTheme();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -622,7 +832,10 @@ function closeSidebar() {
 function autosize() {
   const t = $('input');
   t.style.height = 'auto';
-  t.style.height = `${Math.min(t.scrollHeight, 200)}px`;
+  // scrollHeight is the content and padding; under box-sizing: border-box the height also
+  // holds the borders, without which the box is 2 px short and shows a scrollbar.
+  const borders = t.offsetHeight - t.clientHeight;
+  t.style.height = `${Math.min(t.scrollHeight + borders, 200)}px`;
 }
 
 /** Runs an async UI action, reporting its failure in the status line. */
@@ -671,6 +884,13 @@ function wire() {
     }
   });
   input.addEventListener('input', autosize);
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape' && editingId && !mentions.isOpen()) {
+      endEdit();
+      input.value = '';
+      autosize();
+    }
+  });
   $('composer').addEventListener('submit', (e) => {
     e.preventDefault();
     const text = input.value;
@@ -684,6 +904,13 @@ function wire() {
   $('add-agent').addEventListener('click', () => openAgentDialog());
   $('agent-provider').replaceChildren(...PROVIDERS.map((p) => h('option', { value: p.id }, `${p.label} (${p.id})`)));
   $('agent-provider').addEventListener('change', fillModelHints);
+  $('agent-model-pick').addEventListener('change', (e) => {
+    if (e.target.value) $('agent-model').value = e.target.value;
+  });
+  $('settings-provider').addEventListener('change', buildProviderFields);
+  $('test-connection').addEventListener('click', testConnection);
+  $('theme-toggle').addEventListener('click', toggleTheme);
+  darkQuery.addEventListener('change', applyTheme);
   $('agent-remove').addEventListener('click', () => guard('Could not remove the agent', removeAgent));
   $('new-world').addEventListener('click', () => openWorldDialog(false));
   $('edit-world').addEventListener('click', () => openWorldDialog(true));
@@ -703,7 +930,10 @@ function wire() {
     persistSettings();
   });
   // Closed (saved or cancelled): drop the inputs that held the keys.
-  $('settings-dialog').addEventListener('close', () => $('provider-fields').replaceChildren());
+  $('settings-dialog').addEventListener('close', () => {
+    $('provider-fields').replaceChildren();
+    draft = {};
+  });
   $('open-sidebar').addEventListener('click', openSidebar);
   $('close-sidebar').addEventListener('click', closeSidebar);
   $('scrim').addEventListener('click', closeSidebar);
@@ -728,6 +958,7 @@ async function demoConfig() {
 }
 
 async function main() {
+  applyTheme();
   wire();
   status('Loading the engine…');
   await init();
@@ -736,11 +967,17 @@ async function main() {
   state.demo = await demoConfig();
   await probeStorage();
   const worlds = await listWorlds();
-  if (worlds.length) await openWorld(worlds[0].id);
+  // Reload keeps your place: the world and chat open last, else the first world.
+  const place = loadPlace();
+  const last = worlds.find((w) => w.id === place?.worldId);
+  if (last) await openWorld(last.id, place.chatId);
+  else if (worlds.length) await openWorld(worlds[0].id);
   else if (state.demo) await createDemoWorld();
   else await showNoWorld();
   status('');
   $('app').dataset.ready = 'true';
+  // Ready to type, except where focusing would pop up a touch keyboard over the page.
+  if (!matchMedia('(pointer: coarse)').matches) $('input').focus();
 }
 
 main().catch((err) => {

@@ -61,9 +61,22 @@ export function replaceChildren(el, ...children) {
 }
 
 const PALETTE = 8;
+/** agent id → colour slot, in the order the agents were added (see setAgentOrder). */
+let order = new Map();
+
+/**
+ * Agents get the palette's colours in the order they were added to the world (the engine lists
+ * them so): the first eight never share a colour, whatever their ids (a hash gave Bob and Dev
+ * the same one). Ids not in the list (a removed agent's old messages) fall back to a hash.
+ */
+export function setAgentOrder(ids) {
+  order = new Map(ids.map((id, i) => [id, i % PALETTE]));
+}
 
 /** A stable colour slot (0..7) for an agent id. */
 export function colourIndex(id) {
+  const slot = order.get(id);
+  if (slot !== undefined) return slot;
   let hash = 2166136261;
   for (const ch of String(id)) hash = Math.imul(hash ^ ch.codePointAt(0), 16777619);
   return (hash >>> 0) % PALETTE;

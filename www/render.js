@@ -1,28 +1,49 @@
-// Rendering: the message list (live streaming bubbles, notices, inline errors), and the
-// sidebar lists (chats, agents, worlds). Model text goes through markdown.js only.
+// Rendering: the message list (live streaming bubbles, notices, inline errors, message
+// actions, the "new messages" pill), and the sidebar lists (chats, agents, worlds). Model text
+// goes through markdown.js only.
 import { $, avatar, bdi, colourIndex, h, plainText, replaceChildren } from './dom.js';
-import { RENDER_LIMIT, formatSize, renderInto } from './markdown.js';
+import { RENDER_LIMIT, copyButton, formatSize, renderInto } from './markdown.js';
 
 const HUMAN = 'human';
+/** While a reply streams, its markdown is rendered again at most this often (and once per
+ * animation frame at most): smooth, and cheap even for long replies. */
+const STREAM_RENDER_MS = 80;
 
 const time = (ms) => new Date(ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
 
-/** The conversation pane. One bubble per messageId: the stream and the final message share it. */
+/**
+ * The conversation pane. One bubble per messageId: the stream and the final message share it.
+ * `actions` says which message actions the engine offers (feature-detected by app.js):
+ * {copy: true, regenerate?, edit?, remove?} → handlers (message) => void.
+ */
 export class ChatView {
-  constructor(root, { onRetry, onSuggest, onAddAgent }) {
+  constructor(root, { onRetry, onSuggest, onAddAgent, actions = {}, pill = null }) {
     this.root = root;
     this.onRetry = onRetry;
     this.onSuggest = onSuggest;
     this.onAddAgent = onAddAgent;
+    this.actions = actions;
+    this.pill = pill;
     this.agents = new Map();
+    if (pill) {
+      pill.addEventListener('click', () => {
+        this.scroll(true);
+        this.hidePill();
+      });
+      root.addEventListener('scroll', () => {
+        if (this.atBottom()) this.hidePill();
+      }, { passive: true });
+    }
     this.reset();
   }
 
   reset() {
-    /** messageId → {el, body, text, shown, reasoning, streaming} */
+    /** messageId → {el, body, text, rendered, reasoning, streaming, timer} */
+    for (const b of this.bubbles?.values() ?? []) this.cancelRender(b);
     this.bubbles = new Map();
     this.root.replaceChildren();
     this.empty = null;
+    this.hidePill();
   }
 
   setAgents(list) {
@@ -35,7 +56,7 @@ export class ChatView {
 
   /** The empty state: what the demo can do, with a few prompts to try. */
   showEmpty(hasAgents) {
-    if (this.bubbles.size || this.root.querySelector('.msg')) return;
+    if (this.bubbles.size || this.root.querySelector('.msg, .inline-error, .notice')) return;
     this.root.querySelector('.empty')?.remove();
     const names = [...this.agents.values()].flatMap((a, i) => (i ? [', ', bdi(a.name)] : [bdi(a.name)]));
     const tries = hasAgents
@@ -71,6 +92,26 @@ export class ChatView {
     if (stick) this.root.scrollTop = this.root.scrollHeight;
   }
 
+  /** After new content: follow it when the reader was at the bottom, else offer the pill. */
+  follow(stick) {
+    if (stick) {
+      this.scroll(true);
+      this.hidePill();
+    } else if (this.pill && this.root.scrollHeight > this.root.clientHeight) {
+      this.pill.hidden = false;
+    }
+  }
+
+  hidePill() {
+    if (this.pill) this.pill.hidden = true;
+  }
+
+  /** The id of the last message on screen (where a note is placed). */
+  lastMessageId() {
+    const els = this.root.querySelectorAll('[data-message-id]');
+    return els.length ? els[els.length - 1].dataset.messageId : null;
+  }
+
   /** A bubble shell for `sender`. */
   makeBubble(messageId, sender, createdAt) {
     const agent = this.agents.get(sender);
@@ -80,12 +121,13 @@ export class ChatView {
     const meta = h('div', { class: 'meta' },
       bdi(name, { class: 'who' }),
       createdAt ? h('time', { datetime: new Date(createdAt).toISOString() }, time(createdAt)) : null);
+    const bubble = h('div', { class: 'bubble' }, meta, body);
     const el = h('article', {
       class: `msg ${isHuman ? 'from-human' : `from-agent hue-${colourIndex(sender)}`}`,
       'data-message-id': messageId, 'data-sender': sender,
       'aria-label': `${plainText(name)} says`,
-    }, isHuman ? null : avatar(sender, name), h('div', { class: 'bubble' }, meta, body));
-    const b = { el, body, meta, text: '', shown: 0, reasoning: null, streaming: false };
+    }, isHuman ? null : avatar(sender, name), h('div', { class: 'msg-col' }, bubble));
+    const b = { el, body, meta, bubble, text: '', rendered: null, reasoning: null, streaming: false, timer: 0, sender, name };
     this.bubbles.set(messageId, b);
     return b;
   }
@@ -94,7 +136,39 @@ export class ChatView {
     this.clearEmpty();
     const stick = this.atBottom();
     this.root.append(el);
-    this.scroll(stick);
+    this.follow(stick);
+  }
+
+  cancelRender(b) {
+    if (b.timer) {
+      clearTimeout(b.timer);
+      cancelAnimationFrame(b.timer);
+    }
+    b.timer = 0;
+  }
+
+  /** Streaming: render the markdown of what has come so far, throttled. */
+  scheduleRender(b) {
+    if (b.timer) return;
+    const wait = Math.max(0, (b.lastRender ?? 0) + STREAM_RENDER_MS - performance.now());
+    const frame = () => {
+      b.timer = requestAnimationFrame(() => {
+        b.timer = 0;
+        if (!b.streaming) return;
+        const stick = this.atBottom();
+        this.renderBody(b, b.text);
+        b.lastRender = performance.now();
+        this.follow(stick);
+      });
+    };
+    if (wait > 0) b.timer = setTimeout(frame, wait);
+    else frame();
+  }
+
+  renderBody(b, text) {
+    if (b.rendered === text) return;
+    renderInto(b.body, text, { knownIds: this.knownIds() });
+    b.rendered = text;
   }
 
   /** SSE events: start / chunk / reasoning / end / error. */
@@ -114,24 +188,13 @@ export class ChatView {
     if (!b) return;
     if (e.type === 'chunk' && e.content) {
       b.text += e.content;
-      // While streaming, append plain text (cheap); markdown is rendered once at the end.
-      if (b.shown < RENDER_LIMIT) {
-        const piece = e.content.slice(0, RENDER_LIMIT - b.shown);
-        if (!b.live) {
-          b.body.replaceChildren();
-          b.live = h('div', { class: 'live' });
-          b.body.append(b.live);
-        }
-        b.live.append(document.createTextNode(piece));
-        b.shown += piece.length;
-        if (b.shown >= RENDER_LIMIT) b.live.append(document.createTextNode(' …'));
-      }
       b.el.dataset.length = String(b.text.length);
+      this.scheduleRender(b);
     } else if (e.type === 'reasoning' && e.content) {
       if (!b.reasoning) {
         const text = h('div', { class: 'reasoning-text' });
         const det = h('details', { class: 'reasoning' }, h('summary', {}, 'Reasoning'), text);
-        b.el.querySelector('.bubble').insertBefore(det, b.body);
+        b.bubble.insertBefore(det, b.body);
         b.reasoning = text;
         b.reasoningText = '';
       }
@@ -141,6 +204,8 @@ export class ChatView {
       }
     } else if (e.type === 'end' || e.type === 'error') {
       b.streaming = false;
+      this.cancelRender(b);
+      this.renderBody(b, b.text);
       b.el.classList.remove('streaming');
       b.el.removeAttribute('aria-busy');
       if (e.type === 'error') {
@@ -153,7 +218,7 @@ export class ChatView {
         }
       }
     }
-    this.scroll(stick);
+    this.follow(stick);
   }
 
   /** A published message (human, agent reply, or an engine notice). */
@@ -163,7 +228,7 @@ export class ChatView {
     if (m.kind !== 'message' && m.kind !== 'interrupted') {
       b?.el.remove();
       this.notice(m);
-      this.scroll(stick);
+      this.follow(stick);
       return;
     }
     if (!b) {
@@ -171,8 +236,9 @@ export class ChatView {
       this.insert(b.el);
     }
     b.streaming = false;
-    b.live = null;
+    this.cancelRender(b);
     b.text = m.content;
+    b.message = m;
     b.el.classList.remove('streaming');
     b.el.removeAttribute('aria-busy');
     b.el.classList.add('final');
@@ -181,9 +247,27 @@ export class ChatView {
       b.el.classList.add('interrupted');
       if (!b.meta.querySelector('.tag')) b.meta.append(h('span', { class: 'tag' }, 'interrupted'));
     }
-    renderInto(b.body, m.content, { knownIds: this.knownIds() });
+    // The stream already rendered this very text: nothing moves when the reply is final.
+    this.renderBody(b, m.content);
     if (m.content.length > RENDER_LIMIT) b.meta.append(h('span', { class: 'tag' }, formatSize(m.content.length)));
-    this.scroll(stick);
+    this.addActions(b, m);
+    this.follow(stick);
+  }
+
+  /** Copy, and what the engine offers: regenerate (agent replies), edit and resend (your
+   * messages), delete. */
+  addActions(b, m) {
+    b.el.querySelector('.msg-actions')?.remove();
+    const isHuman = m.sender.toLowerCase() === HUMAN;
+    const who = plainText(b.name);
+    const a = this.actions;
+    const btn = (cls, label, text, fn) => h('button', { type: 'button', class: `msg-act ${cls}`, 'aria-label': label, title: label, onclick: () => fn(m) }, text);
+    const bar = h('div', { class: 'msg-actions' },
+      copyButton(() => b.message?.content ?? b.text, isHuman ? 'Copy your message' : `Copy ${who}’s reply`, 'msg-act act-copy'),
+      !isHuman && a.regenerate ? btn('act-regenerate', `Regenerate ${who}’s reply`, '↻ Regenerate', a.regenerate) : null,
+      isHuman && a.edit ? btn('act-edit', 'Edit and resend your message', '✎ Edit', a.edit) : null,
+      a.remove ? btn('act-delete', isHuman ? 'Delete your message' : `Delete ${who}’s reply`, '✕ Delete', a.remove) : null);
+    b.el.querySelector('.msg-col').append(bar);
   }
 
   /** turn-limit / pass notices: centred, calm, not a bubble. */
@@ -199,21 +283,36 @@ export class ChatView {
     this.insert(el);
   }
 
-  /** A system error event, inline, with a retry button. */
-  error(e) {
+  /** Places a view note (error, stopped) after message `after`, or at the end. */
+  place(el, after) {
+    const anchor = after ? this.root.querySelector(`[data-message-id="${CSS.escape(after)}"]`) : null;
+    if (!anchor) return this.insert(el);
+    this.clearEmpty();
+    // After the anchor and the notes already placed behind it.
+    let at = anchor;
+    while (at.nextElementSibling?.classList.contains('view-note')) at = at.nextElementSibling;
+    at.after(el);
+    return undefined;
+  }
+
+  /** A system error event, inline, with a retry button. `retry` = {label, title} or null. */
+  error(e, { retry = null, after = undefined, restored = false } = {}) {
     const who = e.agentName ? this.agents.get(e.agentName)?.name ?? e.agentName : null;
-    const el = h('div', { class: 'inline-error', role: 'alert', 'data-code': e.code },
+    const el = h('div', { class: `inline-error view-note${restored ? ' restored' : ''}`, role: restored ? null : 'alert', 'data-code': e.code },
       h('span', { class: 'err-icon', 'aria-hidden': 'true' }, '!'),
       h('div', { class: 'err-text' },
         h('strong', {}, who ? [bdi(who), ' could not answer'] : 'Something went wrong'),
         h('div', { class: 'err-detail' }, `${e.message} (${e.code})`)),
-      this.onRetry ? h('button', { type: 'button', class: 'small-btn retry-btn', onclick: () => this.onRetry() }, 'Retry') : null);
-    this.insert(el);
+      retry && this.onRetry ? h('button', { type: 'button', class: 'small-btn retry-btn', title: retry.title, onclick: () => this.onRetry(e) }, retry.label) : null);
+    if (after === undefined) this.insert(el);
+    else this.place(el, after);
   }
 
   /** A local notice that is not from the engine (e.g. "stopped"). */
-  localNote(text) {
-    this.insert(h('div', { class: 'notice notice-local', role: 'note' }, text));
+  localNote(text, after = undefined) {
+    const el = h('div', { class: 'notice notice-local view-note', role: 'note' }, text);
+    if (after === undefined) this.insert(el);
+    else this.place(el, after);
   }
 }
 

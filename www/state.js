@@ -28,6 +28,8 @@ export const state = {
   providers: {},
   /** {mockBaseUrl} from /demo-config.json, or null on a plain static host. */
   demo: null,
+  /** provider id → model ids its list endpoint gave (Test connection, the agent dialog). */
+  models: {},
 };
 
 /** Loads remembered provider settings (only present when the user ticked "remember"). */
@@ -82,4 +84,82 @@ export function effectiveProviders() {
     out['openai-compatible'] = { ...out['openai-compatible'], baseUrl: `${state.demo.mockBaseUrl}/compat/v1` };
   }
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The view's own memory in localStorage (no secrets): where you were, the notes of each chat,
+// the colour theme.
+
+const PLACE = 'agent-world-demo.place';
+const NOTES = 'agent-world-demo.notes';
+const THEME = 'agent-world-demo.theme';
+/** Notes kept per chat (the newest). */
+const NOTES_PER_CHAT = 50;
+
+function readJson(key, fallback) {
+  try {
+    const v = JSON.parse(localStorage.getItem(key) ?? 'null');
+    return v ?? fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+function writeJson(key, value) {
+  try {
+    if (value === null) localStorage.removeItem(key);
+    else localStorage.setItem(key, JSON.stringify(value));
+  } catch {
+    // Storage disabled or full: the view simply forgets.
+  }
+}
+
+/** The world and chat open last: {worldId, chatId} or null. */
+export function loadPlace() {
+  const p = readJson(PLACE, null);
+  return p && typeof p.worldId === 'string' ? { worldId: p.worldId, chatId: typeof p.chatId === 'string' ? p.chatId : null } : null;
+}
+
+export function savePlace(worldId, chatId) {
+  writeJson(PLACE, worldId ? { worldId, chatId: chatId ?? null } : null);
+}
+
+const notesKey = (worldId, chatId) => `${worldId}\u0000${chatId}`;
+
+/**
+ * The view's notes of a chat (errors, "Stopped"), which the engine does not store: each is
+ * {kind: 'error'|'stopped', after: messageId|null, at, code?, message?, agentName?}, shown
+ * after the message `after` (the last one on screen when it happened).
+ */
+export function loadNotes(worldId, chatId) {
+  const all = readJson(NOTES, {});
+  const list = all[notesKey(worldId, chatId)];
+  return Array.isArray(list) ? list.filter((n) => n && typeof n.kind === 'string') : [];
+}
+
+export function addNote(worldId, chatId, note) {
+  if (!worldId || !chatId) return;
+  const all = readJson(NOTES, {});
+  const key = notesKey(worldId, chatId);
+  all[key] = [...(Array.isArray(all[key]) ? all[key] : []), note].slice(-NOTES_PER_CHAT);
+  writeJson(NOTES, all);
+}
+
+/** Forgets the notes of one chat, or of every chat of the world when `chatId` is null. */
+export function dropNotes(worldId, chatId = null) {
+  const all = readJson(NOTES, {});
+  for (const key of Object.keys(all)) {
+    if (chatId === null ? key.startsWith(`${worldId}\u0000`) : key === notesKey(worldId, chatId)) delete all[key];
+  }
+  writeJson(NOTES, Object.keys(all).length ? all : null);
+}
+
+/** 'light', 'dark', or null (follow the system). */
+export function loadTheme() {
+  const t = readJson(THEME, null);
+  return t === 'light' || t === 'dark' ? t : null;
+}
+
+export function saveTheme(theme) {
+  writeJson(THEME, theme);
 }

@@ -234,7 +234,12 @@ test('export a world to a file and import it back', async (t) => {
   const before = await page.$$eval('.msg .body', (els) => els.map((e) => e.textContent));
 
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-world')]);
-  assert.equal(download.suggestedFilename(), 'demo-world.json');
+  // `<worldId>-<YYYY-MM-DD>.json`: backups of one world sort by date.
+  const today = await page.evaluate(() => {
+    const d = new Date();
+    return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+  });
+  assert.equal(download.suggestedFilename(), `demo-world-${today}.json`);
   const file = new URL('demo-world.json', out).pathname;
   await download.saveAs(file);
   const doc = JSON.parse(readFileSync(file, 'utf8'));
@@ -337,6 +342,8 @@ test('errors show inline with a retry button; debug explains routing', async (t)
   await error.waitFor({ timeout: 10_000 });
   assert.match(await error.textContent(), /anthropic.*apiKey/);
   await idle(page);
+  // This engine has no regenerate (§10): the button says what it does, re-sending my message.
+  assert.equal(await page.textContent('.inline-error .retry-btn'), 'Send again');
   await page.click('.inline-error .retry-btn');
   await page.waitForFunction(() => document.querySelectorAll('.inline-error').length === 2);
   await idle(page);
@@ -358,6 +365,7 @@ test('model output cannot run script, open dialogs or hang the page', async (t) 
   await addAgent(page, { name: 'Scr', model: 'mock-scr', systemPrompt: 'mock-reply: <script>window.__pwned=2</script>\\n```html\\n<script>alert(1)</script>\\n```' });
   await addAgent(page, { name: 'Lnk', model: 'mock-lnk', systemPrompt: 'mock-reply: [click](javascript:alert(1)) [data](data:text/html,<script>alert(1)</script>) [ok](https://example.com)' });
   await addAgent(page, { name: 'Huge', model: 'mock-huge', systemPrompt: 'mock-fault: huge:1000000' });
+  await addAgent(page, { name: 'Mdx', model: 'mock-mdx', systemPrompt: 'mock-reply: | a | b |\\n|---|--:|\\n| <i>x</i> | [j](javascript:alert(3)) |\\n\\n<div onclick="alert(4)">raw</div>\\n\\n```python\\nprint("<b>hi</b>")\\n```' });
   await send(page, 'show me what you have');
   await page.waitForSelector('.msg.final[data-sender="huge"]', { timeout: 30_000 });
   await idle(page, 30_000);
@@ -371,6 +379,16 @@ test('model output cannot run script, open dialogs or hang the page', async (t) 
   assert.equal(await page.textContent('.msg[data-sender="img"] .body strong'), 'bold', 'safe markdown still renders');
   assert.equal(await page.textContent('.msg[data-sender="scr"] pre code'), '<script>alert(1)</script>');
   assert.equal(await page.getAttribute('.msg[data-sender="huge"]', 'data-length'), '1000000');
+  // Tables, labelled code and raw HTML: the markup is text, the javascript: link is text.
+  const mdx = '.msg[data-sender="mdx"] .body';
+  assert.equal(await count(page, `${mdx} table td`), 2);
+  assert.equal(await page.textContent(`${mdx} td >> nth=0`), '<i>x</i>');
+  assert.equal(await page.textContent(`${mdx} td >> nth=1`), '[j](javascript:alert(3))');
+  assert.equal(await page.getAttribute(`${mdx} td >> nth=1`, 'class'), 'align-right');
+  assert.match(await page.textContent(mdx), /<div onclick="alert\(4\)">raw<\/div>/);
+  assert.equal(await count(page, `${mdx} i, ${mdx} div[onclick], ${mdx} a`), 0);
+  assert.equal(await page.textContent(`${mdx} .code-lang`), 'python');
+  assert.equal(await page.textContent(`${mdx} pre code`), 'print("<b>hi</b>")');
   await shot(page, 'demo-hostile.png');
 
   // Still responsive: typing lands at once.
@@ -409,6 +427,7 @@ test('settings: a real provider key, remembered only when asked; an agent switch
   const KEY = 'sk-e2e-secret-123';
   const stored = () => page.evaluate(() => localStorage.getItem('agent-world-demo.providers'));
   await page.click('#open-settings');
+  await page.selectOption('#settings-provider', 'openai');
   await page.fill('#pf-openai-apiKey', KEY);
   await page.fill('#pf-openai-baseUrl', `${demo.mockUrl}/v1`);
   assert.equal(await page.getAttribute('#pf-openai-apiKey', 'type'), 'password');
@@ -439,6 +458,7 @@ test('settings: a real provider key, remembered only when asked; an agent switch
   await page.reload();
   await page.waitForSelector('#app[data-ready="true"]', { timeout: 20_000 });
   await page.click('#open-settings');
+  assert.equal(await page.inputValue('#settings-provider'), 'openai', 'the configured provider is shown first');
   assert.equal(await page.inputValue('#pf-openai-apiKey'), KEY);
   assert.equal(await page.isChecked('#remember-keys'), true);
   await page.uncheck('#remember-keys');
@@ -456,6 +476,7 @@ test('settings: a key never lands in the page\'s HTML; unticking "remember" forg
   const stored = () => page.evaluate(() => localStorage.getItem('agent-world-demo.providers'));
   const html = () => page.evaluate(() => document.documentElement.outerHTML);
   await page.click('#open-settings');
+  await page.selectOption('#settings-provider', 'anthropic');
   await page.fill('#pf-anthropic-apiKey', KEY);
   await page.fill('#pf-anthropic-baseUrl', `http://user:${URL_KEY}@127.0.0.1:9/v1`);
   await page.check('#remember-keys');
@@ -487,6 +508,7 @@ test('settings: a key never lands in the page\'s HTML; unticking "remember" forg
   await page.reload();
   await page.waitForSelector('#app[data-ready="true"]', { timeout: 20_000 });
   await page.click('#open-settings');
+  await page.selectOption('#settings-provider', 'anthropic');
   assert.equal(await page.inputValue('#pf-anthropic-apiKey'), '');
   // The risk of "remember" is said next to it.
   assert.match(await page.textContent('#remember-note'), /any script running on this origin can read them/);

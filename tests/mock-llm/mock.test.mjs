@@ -695,3 +695,26 @@ test('command line: prints one line, serves, and exits cleanly on SIGTERM', asyn
   assert.deepEqual(await exited, { code: 0, signal: null });
   assert.equal(out.split('\n').filter(Boolean).length, 1, 'nothing else is logged without --verbose');
 });
+
+test('model lists: each provider\'s shape, keys required where the provider needs one', async () => {
+  const get = (path, headers = {}) => fetch(mock.url + path, { headers });
+  const ids = ['mock-alice', 'mock-bob', 'mock-carol', 'mock-echo'];
+  let r = await get('/v1/models', { authorization: 'Bearer sk-test' });
+  assert.equal(r.status, 200);
+  assert.equal(r.headers.get('access-control-allow-origin'), '*');
+  assert.deepEqual((await r.json()).data.map((m) => m.id), ids);
+  assert.equal((await get('/v1/models')).status, 401, 'OpenAI wants a key');
+  r = await get('/compat/v1/models');
+  assert.deepEqual((await r.json()).data.map((m) => m.id), ids, 'the keyless compatible route');
+  r = await get('/v1/models', { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' });
+  const anthropic = await r.json();
+  assert.deepEqual(anthropic.data.map((m) => [m.type, m.id]), ids.map((id) => ['model', id]));
+  assert.equal(anthropic.has_more, false);
+  assert.equal((await get('/v1/models', { 'anthropic-version': '2023-06-01' })).status, 401);
+  r = await get('/v1beta/models?key=k');
+  assert.deepEqual((await r.json()).models.map((m) => m.name), ids.map((id) => `models/${id}`));
+  assert.equal((await get('/v1beta/models')).status, 401);
+  r = await get('/api/tags');
+  assert.deepEqual((await r.json()).models.map((m) => m.name), ids);
+  assert.deepEqual(await (await fetch(`${mock.url}/__mock/requests`)).json(), [], 'not logged');
+});

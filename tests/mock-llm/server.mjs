@@ -130,6 +130,53 @@ function route(method, pathname) {
   return null;
 }
 
+// The model lists a UI offers in its model picker (README "Model lists"). Not logged: the
+// request log is for chat calls.
+export const MOCK_MODELS = ['mock-alice', 'mock-bob', 'mock-carol', 'mock-echo'];
+
+/** GET routes that list models, in each provider's shape, or null. `/v1/models` is both
+ * OpenAI's and Anthropic's: an `anthropic-version` header makes it Anthropic's. */
+function listRoute(method, pathname, headers) {
+  if (method !== 'GET') return null;
+  if (pathname === '/api/tags') return 'ollama';
+  if (/^\/v1(?:beta|alpha)\/models$/.test(pathname)) return 'google';
+  if (pathname === '/v1/models' && headers['anthropic-version']) return 'anthropic';
+  if (pathname.startsWith('/compat/') && pathname.endsWith('/models')) return 'openai-compatible';
+  if (pathname.endsWith('/models')) return 'openai';
+  return null;
+}
+
+function sendModelList(req, res, url, provider, defaults) {
+  const h = req.headers;
+  const keyed = {
+    openai: () => /^Bearer \S/.test(h.authorization ?? ''),
+    anthropic: () => !!h['x-api-key'],
+    google: () => !!(h['x-goog-api-key'] || url.searchParams.get('key')),
+  }[provider];
+  if (keyed && defaults.requireKey && !keyed()) {
+    const message = 'mock-llm: missing API key';
+    const body = provider === 'anthropic'
+      ? { type: 'error', error: { type: 'authentication_error', message } }
+      : provider === 'google' ? { error: { code: 401, message, status: 'UNAUTHENTICATED' } }
+        : { error: { message, type: 'invalid_request_error', code: 'invalid_api_key' } };
+    return sendJson(res, 401, body);
+  }
+  const created = 1_700_000_000;
+  const body = {
+    openai: () => ({ object: 'list', data: MOCK_MODELS.map((id) => ({ id, object: 'model', created, owned_by: 'mock-llm' })) }),
+    'openai-compatible': () => ({ object: 'list', data: MOCK_MODELS.map((id) => ({ id, object: 'model', created, owned_by: 'mock-llm' })) }),
+    anthropic: () => ({
+      data: MOCK_MODELS.map((id) => ({ type: 'model', id, display_name: id, created_at: '2024-01-01T00:00:00Z' })),
+      has_more: false, first_id: MOCK_MODELS[0], last_id: MOCK_MODELS.at(-1),
+    }),
+    google: () => ({
+      models: MOCK_MODELS.map((id) => ({ name: `models/${id}`, displayName: id, supportedGenerationMethods: ['generateContent', 'streamGenerateContent'] })),
+    }),
+    ollama: () => ({ models: MOCK_MODELS.map((id) => ({ name: id, model: id, modified_at: '2024-01-01T00:00:00Z', size: 0 })) }),
+  }[provider]();
+  return sendJson(res, 200, body);
+}
+
 async function handle(req, res, state, defaults) {
   const url = new URL(req.url, 'http://mock');
   const cors = url.pathname.startsWith('/__mock/') ? controlCorsHeaders(req) : corsHeaders(req);
@@ -146,6 +193,9 @@ async function handle(req, res, state, defaults) {
   }
   if (url.pathname === '/__mock/health' || (url.pathname === '/' && req.method === 'GET'))
     return sendJson(res, 200, { ok: true, name: 'mock-llm' });
+
+  const list = listRoute(req.method, url.pathname, req.headers);
+  if (list) return sendModelList(req, res, url, list, defaults);
 
   const target = route(req.method, url.pathname);
   const raw = await readBody(req);
