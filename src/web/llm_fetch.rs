@@ -328,7 +328,11 @@ impl Attempt<'_> {
         };
         let mut emit = |events: Vec<LlmEvent>| {
             for event in events {
-                if matches!(event, LlmEvent::Text(_) | LlmEvent::Reasoning(_)) {
+                // A tool call is output too: a retry after it would deliver (and run) it twice.
+                if matches!(
+                    event,
+                    LlmEvent::Text(_) | LlmEvent::Reasoning(_) | LlmEvent::ToolCall(_)
+                ) {
                     started.set(true);
                 }
                 if matches!(event, LlmEvent::Done { .. }) {

@@ -715,6 +715,7 @@ async fn call_custom(
         temperature: None,
         max_tokens: None,
         stream: true,
+        ..Default::default()
     };
     call(
         &llm,
