@@ -478,8 +478,14 @@ test('settings: a key never lands in the page\'s HTML; unticking "remember" forg
   await page.click('#open-settings');
   await page.selectOption('#settings-provider', 'anthropic');
   await page.fill('#pf-anthropic-apiKey', KEY);
+  // A base URL with credentials in it is refused (fetch would refuse it anyway), and the
+  // refusal names the field without echoing the secret.
   await page.fill('#pf-anthropic-baseUrl', `http://user:${URL_KEY}@127.0.0.1:9/v1`);
   await page.check('#remember-keys');
+  await page.click('#settings-form button[type="submit"]');
+  await page.waitForFunction(() => document.getElementById('settings-error').textContent.includes('baseUrl'));
+  assert.ok(!(await page.textContent('#settings-error')).includes(URL_KEY), 'the refusal does not echo the secret');
+  await page.fill('#pf-anthropic-baseUrl', 'http://127.0.0.1:9/v1');
   await page.click('#settings-form button[type="submit"]');
   await page.waitForSelector('#settings-dialog', { state: 'hidden' });
   assert.match(await stored(), new RegExp(KEY), 'remembered when asked');
