@@ -147,6 +147,30 @@ struct ToolInfo<'a> {
     timeout_ms: u32,
 }
 
+#[wasm_bindgen(typescript_custom_section)]
+const TS_REGISTER_TOOL: &'static str = r#"
+export interface AgentWorld {
+  /**
+   * Registers a tool agents can call (runtime only: register it again after `open`). An agent
+   * uses it when its `tools` lists the name. The model gets `execute`'s JSON result; a throw, a
+   * rejection, a timeout (`timeoutMs`, default 30 s) or a non-JSON result reaches it as
+   * `{"error": "…"}` and the reply goes on. Bad definitions throw `invalid_input` naming the
+   * field (`name`, `parameters.properties.x.minimum`, `execute`, …).
+   *
+   * @example
+   * ```js
+   * world.registerTool({
+   *   name: "get_weather",
+   *   description: "The current weather in a city",
+   *   parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+   *   execute: async ({ city }, { signal }) => (await fetch(`/weather?q=${city}`, { signal })).json(),
+   * });
+   * ```
+   */
+  registerTool<Args extends object = JsonObject>(tool: ToolDefinition<Args>): void;
+}
+"#;
+
 #[wasm_bindgen]
 impl AgentWorld {
     /// Registers a tool agents can call (runtime only: register it again after `open`). An
@@ -163,11 +187,10 @@ impl AgentWorld {
     ///   execute: async ({ city }, { signal }) => (await fetch(`/weather?q=${city}`, { signal })).json(),
     /// });
     /// ```
-    #[wasm_bindgen(js_name = registerTool)]
-    pub fn register_tool(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ToolDefinition")] tool: JsValue,
-    ) -> Result<(), JsValue> {
+    // Typed generically in TS_REGISTER_TOOL (interface merging): `Args` follows `execute`'s
+    // parameter annotation.
+    #[wasm_bindgen(js_name = registerTool, skip_typescript)]
+    pub fn register_tool(&self, tool: JsValue) -> Result<(), JsValue> {
         let (def, executor) = read_tool(&tool)?;
         self.world()
             .register_tool(def, Rc::new(executor))

@@ -3,7 +3,10 @@
 //!
 //! The duck interface (see the TypeScript `CustomProvider` below): an object with a
 //! `stream(request, { signal })` method returning an async iterable (an async generator, a
-//! `ReadableStream`, ...) of reply pieces, each either a string or `{ text?, reasoning? }`.
+//! `ReadableStream`, ...) of reply pieces, each either a string or `{ text?, reasoning?,
+//! toolCalls? }` (tool calls as `{id?, name, args}`: spec §9). The request carries the tools
+//! offered in this call, the tool entries of the reply so far (`role: "tool"` results,
+//! `toolCalls` on assistant entries), `agentName` and `purpose` (`reply` / `title`).
 //! Cancelling the call aborts `signal` and calls the iterator's `return()`, so the provider
 //! can stop its work. A thrown error or a rejection fails the call with the error's message
 //! (code `llm_error`); the engine does not retry custom providers (spec §7). The world's total
@@ -26,10 +29,33 @@ use crate::web::js_tools::{from_json, to_json};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_CUSTOM_PROVIDER: &'static str = r#"
-/** One message of the LLM input, oldest first; the system prompt (if any) comes first. */
+/**
+ * One message of the LLM input, oldest first; the system prompt (if any) comes first. A reply
+ * that used tools adds an `assistant` entry with its `toolCalls`, then one `tool` entry per
+ * call (`content` is the result as JSON text).
+ */
 export interface CustomProviderMessage {
-  role: "system" | "user" | "assistant";
+  role: "system" | "user" | "assistant" | "tool";
   content: string;
+  /** On assistant entries: the calls the model made in that step. */
+  toolCalls?: CustomProviderToolCall[];
+  /** On tool entries: the call this result answers. */
+  toolCallId?: string;
+  toolName?: string;
+}
+/** A tool call, as a provider yields it and as it comes back in `messages`. */
+export interface CustomProviderToolCall {
+  /** Left out: the engine makes one up. */
+  id?: string;
+  name: string;
+  /** The arguments object (or the model's raw JSON text); absent = `{}`. */
+  args?: JsonValue;
+}
+/** A tool offered to the model in this call. */
+export interface CustomProviderTool {
+  name: string;
+  description: string;
+  parameters: ToolParameters;
 }
 /** What a custom provider is asked to answer. */
 export interface CustomProviderRequest {
@@ -37,9 +63,18 @@ export interface CustomProviderRequest {
   model: string;
   temperature?: number;
   maxTokens?: number;
+  /** The tools the model may call now (empty on a reply's last step and for titles). */
+  tools: CustomProviderTool[];
+  reasoning?: Reasoning;
+  /** The agent the reply is for (absent for a chat-title call). */
+  agentName?: string;
+  /** A step of an agent's reply, or a chat title. */
+  purpose: "reply" | "title";
 }
-/** A piece of a streamed reply: plain text, or text and/or reasoning. */
-export type CustomProviderChunk = string | { text?: string; reasoning?: string };
+/** A piece of a streamed reply: plain text, or text, reasoning and/or tool calls. */
+export type CustomProviderChunk =
+  | string
+  | { text?: string; reasoning?: string; toolCalls?: CustomProviderToolCall[] };
 /**
  * A provider written in JavaScript (an in-page model, a proxy, a test double). Agents use it
  * with `provider: "custom"`. `signal` aborts when the call is cancelled (world.stop(), a chat
