@@ -310,15 +310,30 @@ export interface SseBase {
   messageId: string;
 }
 /** A reply started. */
-export interface SseStartEvent extends SseBase { type: "start" }
+export interface SseStartEvent extends SseBase {
+  type: "start";
+}
 /** A piece of the reply text. */
-export interface SseChunkEvent extends SseBase { type: "chunk"; content: string }
+export interface SseChunkEvent extends SseBase {
+  type: "chunk";
+  content: string;
+}
 /** A piece of the model's reasoning (never part of the reply). */
-export interface SseReasoningEvent extends SseBase { type: "reasoning"; content: string }
+export interface SseReasoningEvent extends SseBase {
+  type: "reasoning";
+  content: string;
+}
 /** The reply is complete; usage summed over its steps. */
-export interface SseEndEvent extends SseBase { type: "end"; usage?: Usage }
+export interface SseEndEvent extends SseBase {
+  type: "end";
+  usage?: Usage;
+}
 /** The reply failed; `partialContent` is the text streamed before. */
-export interface SseErrorEvent extends SseBase { type: "error"; error: string; partialContent?: string }
+export interface SseErrorEvent extends SseBase {
+  type: "error";
+  error: string;
+  partialContent?: string;
+}
 /** The model called a tool (its arguments are complete). */
 export interface SseToolCallEvent extends SseBase {
   type: "tool-call";
