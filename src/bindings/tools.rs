@@ -48,9 +48,8 @@ fn read_tool(def: &JsValue) -> Result<(ToolDefinition, JsTool), JsValue> {
     }
     // Unknown keys are refused like everywhere else in the API (a misspelt `timeoutMS` would
     // otherwise silently mean 30 s).
-    let keys = js_sys::Reflect::own_keys(def).map_err(|_| {
-        invalid_argument("tool", "could not be read (its ownKeys trap threw)")
-    })?;
+    let keys = js_sys::Reflect::own_keys(def)
+        .map_err(|_| invalid_argument("tool", "could not be read (its ownKeys trap threw)"))?;
     for key in keys.iter() {
         if let Some(k) = key.as_string() {
             if !KEYS.contains(&k.as_str()) {
@@ -61,9 +60,9 @@ fn read_tool(def: &JsValue) -> Result<(ToolDefinition, JsTool), JsValue> {
             }
         }
     }
-    let name = field(def, "name")?
-        .as_string()
-        .ok_or_else(|| invalid_argument("name", "must be a string of 1 to 64 of A-Z a-z 0-9 _ -"))?;
+    let name = field(def, "name")?.as_string().ok_or_else(|| {
+        invalid_argument("name", "must be a string of 1 to 64 of A-Z a-z 0-9 _ -")
+    })?;
     let description = field(def, "description")?;
     let description = if description.is_undefined() {
         String::new()
@@ -73,8 +72,7 @@ fn read_tool(def: &JsValue) -> Result<(ToolDefinition, JsTool), JsValue> {
             .ok_or_else(|| invalid_argument("description", "must be a string"))?
     };
     let parameters = field(def, "parameters")?;
-    if !parameters.is_object() || parameters.is_function() || js_sys::Array::is_array(&parameters)
-    {
+    if !parameters.is_object() || parameters.is_function() || js_sys::Array::is_array(&parameters) {
         return Err(invalid_argument(
             "parameters",
             "must be a JSON Schema object, e.g. {type: \"object\", properties: {…}}",

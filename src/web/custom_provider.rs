@@ -130,7 +130,11 @@ impl JsCustomProvider {
                 // A tool result (the core gives it the `User` side): its own role here, as in
                 // the OpenAI-style wire formats, with the call it answers.
                 (_, Some(result)) => {
-                    set(&entry, "toolCallId", &JsValue::from_str(&result.tool_call_id));
+                    set(
+                        &entry,
+                        "toolCallId",
+                        &JsValue::from_str(&result.tool_call_id),
+                    );
                     set(&entry, "toolName", &JsValue::from_str(&result.tool_name));
                     "tool"
                 }
@@ -354,7 +358,9 @@ fn read_tool_calls(calls: &JsValue) -> Result<Vec<ToolCallPart>, LlmError> {
             return Err(custom_error(SHAPE));
         }
         let name = get("name").as_string().ok_or_else(|| {
-            custom_error(format!("custom provider: toolCalls[{i}].name must be a string"))
+            custom_error(format!(
+                "custom provider: toolCalls[{i}].name must be a string"
+            ))
         })?;
         let id = get("id").as_string().unwrap_or_default();
         let args = get("args");

@@ -155,7 +155,11 @@ impl JsTool {
         set(&context, "signal", controller.signal().as_ref());
         set(&context, "agentName", &JsValue::from_str(&ctx.agent_name));
         set(&context, "messageId", &JsValue::from_str(&ctx.message_id));
-        set(&context, "toolCallId", &JsValue::from_str(&ctx.tool_call_id));
+        set(
+            &context,
+            "toolCallId",
+            &JsValue::from_str(&ctx.tool_call_id),
+        );
         let returned = self
             .execute
             .call2(&JsValue::NULL, &from_json(&args), &context)
