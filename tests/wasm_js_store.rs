@@ -60,6 +60,11 @@ export function makeMapAdapter(ignoreOptions) {
 export function stat(adapter, name) { return adapter.stats[name]; }
 export function setStat(adapter, name, value) { adapter.stats[name] = value; }
 export function rawPut(adapter, key, value) { adapter.map.set(key, value); }
+export function rawGet(adapter, key) { return adapter.map.get(key); }
+export function rawFirst(adapter, prefix) {
+  const key = [...adapter.map.keys()].sort().find((k) => k.startsWith(prefix));
+  return key === undefined ? undefined : adapter.map.get(key);
+}
 export function keyCount(adapter) { return adapter.map.size; }
 export function withoutMethod(adapter, name) {
   const copy = { ...adapter };
@@ -75,6 +80,10 @@ extern "C" {
     fn set_stat(adapter: &JsValue, name: &str, value: JsValue);
     #[wasm_bindgen(js_name = rawPut)]
     fn raw_put(adapter: &JsValue, key: &str, value: &str);
+    #[wasm_bindgen(js_name = rawGet)]
+    fn raw_get(adapter: &JsValue, key: &str) -> Option<String>;
+    #[wasm_bindgen(js_name = rawFirst)]
+    fn raw_first(adapter: &JsValue, prefix: &str) -> Option<String>;
     #[wasm_bindgen(js_name = keyCount)]
     fn key_count(adapter: &JsValue) -> u32;
     #[wasm_bindgen(js_name = withoutMethod)]
@@ -198,6 +207,78 @@ fn adapter_error_message(err: &StoreError) -> String {
         .and_then(|c| c.dyn_ref::<js_sys::Error>())
         .unwrap_or_else(|| panic!("no JS Error attached to {err:?}"));
     String::from(error.message())
+}
+
+/// Format 2 (the tool fields): values are written with `v: 2`, so an app of format 1 reports a
+/// record using `toolCalls` as newer rather than corrupted; format 1 values still read.
+#[wasm_bindgen_test]
+async fn values_are_written_in_format_2_and_format_1_values_still_read() {
+    use agent_world_wasm::core::model::ToolCallRecord;
+    let adapter = make_map_adapter(false);
+    let s = store_over(&adapter);
+    let mut m = msg("c", "m1");
+    m.tool_calls = vec![ToolCallRecord {
+        tool_call_id: "call-1".into(),
+        tool_name: "get_weather".into(),
+        args: serde_json::json!({"city": "Paris"}),
+        result: Some(serde_json::json!({"temp": 21})),
+        error: None,
+    }];
+    s.apply(vec![
+        StoreOp::PutWorld(world("w")),
+        StoreOp::PutChat(chat("w", "c")),
+        StoreOp::AppendMessage {
+            world_id: "w".into(),
+            chat_id: "c".into(),
+            message: m.clone(),
+        },
+    ])
+    .await
+    .unwrap();
+    let raw: serde_json::Value =
+        serde_json::from_str(&raw_first(&adapter, "aww/m/w/c/").unwrap()).unwrap();
+    assert_eq!(raw["v"], 2, "{raw}");
+    assert_eq!(raw["message"]["toolCalls"][0]["toolName"], "get_weather");
+    let raw: serde_json::Value =
+        serde_json::from_str(&raw_get(&adapter, "aww/w/w").unwrap()).unwrap();
+    assert_eq!(raw["v"], 2, "{raw}");
+
+    // A value of format 1 (no tool fields) reads as before.
+    let old = msg("c", "m0");
+    raw_put(
+        &adapter,
+        "aww/c/w/old",
+        &format!(
+            r#"{{"v":1,"chat":{}}}"#,
+            serde_json::to_string(&chat("w", "old")).unwrap()
+        ),
+    );
+    raw_put(
+        &adapter,
+        "aww/m/w/old/000000000000",
+        &format!(
+            r#"{{"v":1,"seq":0,"message":{}}}"#,
+            serde_json::to_string(&Message {
+                chat_id: Some("old".into()),
+                ..old.clone()
+            })
+            .unwrap()
+        ),
+    );
+    let page = s.messages("w", "old", None, 10).await.unwrap();
+    assert_eq!(page.len(), 1);
+    assert_eq!(page[0].message_id, "m0");
+    assert!(page[0].tool_calls.is_empty());
+    // A value of a format after this one is "newer", not corrupted.
+    raw_put(
+        &adapter,
+        "aww/m/w/old/000000000000",
+        r#"{"v":3,"seq":0,"message":{}}"#,
+    );
+    assert!(matches!(
+        s.messages("w", "old", None, 10).await,
+        Err(StoreError::Version(_))
+    ));
 }
 
 #[wasm_bindgen_test]

@@ -3,6 +3,7 @@
 pub mod error;
 pub mod events;
 pub mod storage;
+pub mod tools;
 pub mod types;
 pub mod version;
 pub mod world;

@@ -91,6 +91,18 @@ export interface AgentConfig {
   historyLimit?: number;
   /** Stream the reply (default true). */
   stream?: boolean;
+  /** Names of tools (world.registerTool) this agent may call; each must be registered when it replies. */
+  tools?: string[];
+  /** LLM calls one reply may take, 1 to 50 (default 5); the last one is offered no tools. */
+  maxSteps?: number;
+  /** The thinking setting, encoded per provider (ignored by providers without one). */
+  reasoning?: Reasoning;
+}
+
+/** An agent's thinking setting. */
+export interface Reasoning {
+  effort?: "low" | "medium" | "high";
+  budgetTokens?: number;
 }
 
 /** `world.updateAgent` patch: only the given fields change; `null` clears an optional one. */
@@ -105,6 +117,9 @@ export interface AgentPatch {
   historyLimit?: number | null;
   stream?: boolean;
   status?: string;
+  tools?: string[] | null;
+  maxSteps?: number | null;
+  reasoning?: Reasoning | null;
 }
 
 export interface Agent {
@@ -118,6 +133,11 @@ export interface Agent {
   maxTokens?: number;
   historyLimit?: number;
   stream: boolean;
+  /** The tools it may call (absent when none). */
+  tools?: string[];
+  /** Absent when it is the default, 5. */
+  maxSteps?: number;
+  reasoning?: Reasoning;
   /** LLM calls since the last human or world message, in the current chat. */
   llmCallCount: number;
   lastLLMCall?: Timestamp;
@@ -138,17 +158,117 @@ export interface Message {
   createdAt: Timestamp;
   replyToMessageId?: string;
   kind: MessageKind;
+  /** The tool calls the reply made, in order (absent when none). */
+  toolCalls?: ToolCallRecord[];
+}
+
+/** Any JSON value. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+/** A JSON object (a tool's arguments). */
+export type JsonObject = { [key: string]: JsonValue };
+
+/** One tool call of a reply: exactly one of `result` / `error` once it ran. */
+export interface ToolCallRecord {
+  toolCallId: string;
+  toolName: string;
+  /** The parsed arguments (the model's raw text, as a string, when it was not JSON). */
+  args: JsonValue;
+  result?: JsonValue;
+  error?: string;
+}
+
+/** A tool call in an agent's memory (on its assistant entry). */
+export interface ToolCallRef {
+  toolCallId: string;
+  toolName: string;
+  args: JsonValue;
 }
 
 export interface MemoryEntry {
-  role: "user" | "assistant";
+  /** `tool`: the result of one call (`content` is the result as JSON text). */
+  role: "user" | "assistant" | "tool";
   content: string;
   /** Who said it; absent for the agent's own replies. */
   sender?: string;
   messageId: string;
   chatId?: string;
   createdAt: Timestamp;
+  /** On an assistant entry: the calls it made. */
+  toolCalls?: ToolCallRef[];
+  /** On a tool entry: the call it answers. */
+  toolCallId?: string;
+  toolName?: string;
 }
+
+/** The JSON Schema types of the supported subset. */
+export type JsonSchemaType = "object" | "array" | "string" | "number" | "integer" | "boolean" | "null";
+
+/**
+ * The JSON Schema subset tool parameters may use (every provider accepts it): any other
+ * keyword is refused by registerTool with its path.
+ */
+export interface JsonSchema {
+  type?: JsonSchemaType;
+  description?: string;
+  properties?: { [name: string]: JsonSchema };
+  required?: readonly string[];
+  items?: JsonSchema;
+  enum?: readonly JsonValue[];
+  additionalProperties?: boolean | JsonSchema;
+}
+
+/** A tool's `parameters`: an object schema (a tool takes one object of named arguments). */
+export interface ToolParameters extends JsonSchema {
+  type: "object";
+}
+
+/** What `execute` knows about its call. `signal` aborts on stop(), a chat switch, an abort or the timeout. */
+export interface ToolContext {
+  signal: AbortSignal;
+  agentName: string;
+  /** The id the reply will be published with (the SSE `messageId`). */
+  messageId: string;
+  toolCallId: string;
+}
+
+/** `world.registerTool` argument. */
+export interface ToolDefinition<Args extends object = JsonObject> {
+  /** 1 to 64 of A-Z a-z 0-9 _ -, unique in the world. */
+  name: string;
+  /** What the tool does, for the model. */
+  description?: string;
+  parameters: ToolParameters;
+  /**
+   * Runs the call with arguments that passed the schema check. Return JSON (or a Promise of
+   * it): a throw, a rejection or a non-JSON value (function, cycle, BigInt, undefined, NaN)
+   * is given to the model as `{"error": "…"}`.
+   */
+  execute: (args: Args, context: ToolContext) => unknown;
+  /** Ask the application before running a call (approvals: not supported by this version yet). */
+  needsApproval?: boolean | ((args: Args) => boolean | Promise<boolean>);
+  /** Time budget of one call in milliseconds, 1 to 3,600,000 (default 30,000). */
+  timeoutMs?: number;
+}
+
+/** A registered tool as `world.tools()` lists it. */
+export interface ToolInfo {
+  name: string;
+  description: string;
+  parameters: ToolParameters;
+  needsApproval: boolean;
+  timeoutMs: number;
+}
+
+/** What an instructions function (`world.setInstructions`) is told. */
+export interface InstructionsInput {
+  agentName: string;
+  /** null when session mode is off. */
+  chatId: string | null;
+  /** The message the agent answers. */
+  message: Message;
+}
+/** Gives an agent's system prompt for one reply. */
+export type InstructionsFn = (input: InstructionsInput) => string | Promise<string>;
 
 export type TitleSource = "default" | "auto" | "manual";
 
@@ -184,21 +304,61 @@ export interface Usage {
   outputTokens?: number;
 }
 
-/** A streaming event; `messageId` is the id the reply will be published with. */
-export interface SseEvent {
-  type: "start" | "chunk" | "reasoning" | "end" | "error";
+/** What every streaming event has; `messageId` is the id the reply will be published with. */
+export interface SseBase {
   agentName: string;
   messageId: string;
-  content?: string;
-  error?: string;
-  partialContent?: string;
+}
+/** A reply started. */
+export interface SseStartEvent extends SseBase {
+  type: "start";
+}
+/** A piece of the reply text. */
+export interface SseChunkEvent extends SseBase {
+  type: "chunk";
+  content: string;
+}
+/** A piece of the model's reasoning (never part of the reply). */
+export interface SseReasoningEvent extends SseBase {
+  type: "reasoning";
+  content: string;
+}
+/** The reply is complete; usage summed over its steps. */
+export interface SseEndEvent extends SseBase {
+  type: "end";
   usage?: Usage;
 }
+/** The reply failed; `partialContent` is the text streamed before. */
+export interface SseErrorEvent extends SseBase {
+  type: "error";
+  error: string;
+  partialContent?: string;
+}
+/** The model called a tool (its arguments are complete). */
+export interface SseToolCallEvent extends SseBase {
+  type: "tool-call";
+  toolCallId: string;
+  toolName: string;
+  args: JsonValue;
+}
+/** A tool call's outcome: `result`, or `error` (what the model was told went wrong). */
+export interface SseToolResultEvent extends SseBase {
+  type: "tool-result";
+  toolCallId: string;
+  toolName: string;
+  result?: JsonValue;
+  error?: string;
+}
+/** A streaming event, discriminated on `type`. */
+export type SseEvent =
+  | SseStartEvent | SseChunkEvent | SseReasoningEvent | SseEndEvent | SseErrorEvent
+  | SseToolCallEvent | SseToolResultEvent;
 
 /** The stable codes of `system` `error` events. */
 export type SystemErrorCode =
   | "llm_empty_response" | "llm_error" | "llm_timeout" | "llm_stalled" | "llm_aborted"
-  | "provider_not_configured" | "queue_full" | "storage_error" | "callback_error";
+  | "provider_not_configured" | "queue_full" | "storage_error" | "callback_error"
+  | "tool_not_registered";
 
 export type SystemEvent =
   | { type: "error"; message: string; code: SystemErrorCode; agentName?: string;
@@ -217,6 +377,18 @@ export type SystemEvent =
       messageId: string;
       decision: "respond" | "ignore" | "turn-limit" | "queue-full";
       reason: string;
+    }
+  | {
+      /** One LLM call of a reply finished (agents with tools, or a step that made calls). */
+      type: "step-finish";
+      agentName: string;
+      messageId: string;
+      /** 1 for the first call of the reply. */
+      step: number;
+      finishReason: string | null;
+      usage?: Usage;
+      /** The step's calls with their outcomes. */
+      toolCalls: ToolCallRecord[];
     };
 
 export type WorldEvent =

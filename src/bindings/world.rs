@@ -159,6 +159,13 @@ fn wrap(world: World, llm: Rc<FetchLlm>, options: &CommonOptions) -> AgentWorld 
     }
 }
 
+impl AgentWorld {
+    /// The engine behind this handle (for the other `impl AgentWorld` blocks, e.g. tools.rs).
+    pub(crate) fn world(&self) -> &World {
+        &self.h.world
+    }
+}
+
 #[wasm_bindgen]
 impl AgentWorld {
     /// Creates a world and opens it.
@@ -876,7 +883,7 @@ fn read_sender(options: &JsValue) -> Result<Option<String>, JsValue> {
 
 /// A string argument, or an `invalid_input` error naming it (a non-string handed to a
 /// wasm-bindgen `String` parameter would hit the glue's memory copy, not a clean error).
-fn string_arg(value: &JsValue, name: &str) -> Result<String, JsValue> {
+pub(crate) fn string_arg(value: &JsValue, name: &str) -> Result<String, JsValue> {
     value
         .as_string()
         .ok_or_else(|| invalid_argument(name, "must be a string"))

@@ -3,7 +3,10 @@
 //!
 //! The duck interface (see the TypeScript `CustomProvider` below): an object with a
 //! `stream(request, { signal })` method returning an async iterable (an async generator, a
-//! `ReadableStream`, ...) of reply pieces, each either a string or `{ text?, reasoning? }`.
+//! `ReadableStream`, ...) of reply pieces, each either a string or `{ text?, reasoning?,
+//! toolCalls? }` (tool calls as `{id?, name, args}`: spec §9). The request carries the tools
+//! offered in this call, the tool entries of the reply so far (`role: "tool"` results,
+//! `toolCalls` on assistant entries), `agentName` and `purpose` (`reply` / `title`).
 //! Cancelling the call aborts `signal` and calls the iterator's `return()`, so the provider
 //! can stop its work. A thrown error or a rejection fails the call with the error's message
 //! (code `llm_error`); the engine does not retry custom providers (spec §7). The world's total
@@ -17,16 +20,42 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::core::llm::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role};
+use crate::core::llm::types::{
+    CallPurpose, CallSettings, ChatMessage, LlmError, LlmEvent, Role, ToolCallPart,
+};
 use crate::core::llm_client::{CancelToken, LlmClient};
 use crate::core::store::LocalBoxFuture;
+use crate::web::js_tools::{from_json, to_json};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_CUSTOM_PROVIDER: &'static str = r#"
-/** One message of the LLM input, oldest first; the system prompt (if any) comes first. */
+/**
+ * One message of the LLM input, oldest first; the system prompt (if any) comes first. A reply
+ * that used tools adds an `assistant` entry with its `toolCalls`, then one `tool` entry per
+ * call (`content` is the result as JSON text).
+ */
 export interface CustomProviderMessage {
-  role: "system" | "user" | "assistant";
+  role: "system" | "user" | "assistant" | "tool";
   content: string;
+  /** On assistant entries: the calls the model made in that step. */
+  toolCalls?: CustomProviderToolCall[];
+  /** On tool entries: the call this result answers. */
+  toolCallId?: string;
+  toolName?: string;
+}
+/** A tool call, as a provider yields it and as it comes back in `messages`. */
+export interface CustomProviderToolCall {
+  /** Left out: the engine makes one up. */
+  id?: string;
+  name: string;
+  /** The arguments object (or the model's raw JSON text); absent = `{}`. */
+  args?: JsonValue;
+}
+/** A tool offered to the model in this call. */
+export interface CustomProviderTool {
+  name: string;
+  description: string;
+  parameters: ToolParameters;
 }
 /** What a custom provider is asked to answer. */
 export interface CustomProviderRequest {
@@ -34,9 +63,18 @@ export interface CustomProviderRequest {
   model: string;
   temperature?: number;
   maxTokens?: number;
+  /** The tools the model may call now (empty on a reply's last step and for titles). */
+  tools: CustomProviderTool[];
+  reasoning?: Reasoning;
+  /** The agent the reply is for (absent for a chat-title call). */
+  agentName?: string;
+  /** A step of an agent's reply, or a chat title. */
+  purpose: "reply" | "title";
 }
-/** A piece of a streamed reply: plain text, or text and/or reasoning. */
-export type CustomProviderChunk = string | { text?: string; reasoning?: string };
+/** A piece of a streamed reply: plain text, or text, reasoning and/or tool calls. */
+export type CustomProviderChunk =
+  | string
+  | { text?: string; reasoning?: string; toolCalls?: CustomProviderToolCall[] };
 /**
  * A provider written in JavaScript (an in-page model, a proxy, a test double). Agents use it
  * with `provider: "custom"`. `signal` aborts when the call is cancelled (world.stop(), a chat
@@ -88,13 +126,31 @@ impl JsCustomProvider {
         let list = js_sys::Array::new();
         for m in messages {
             let entry = js_sys::Object::new();
-            let role = match m.role {
-                Role::System => "system",
-                Role::User => "user",
-                Role::Assistant => "assistant",
+            let role = match (m.role, &m.tool_result) {
+                // A tool result (the core gives it the `User` side): its own role here, as in
+                // the OpenAI-style wire formats, with the call it answers.
+                (_, Some(result)) => {
+                    set(
+                        &entry,
+                        "toolCallId",
+                        &JsValue::from_str(&result.tool_call_id),
+                    );
+                    set(&entry, "toolName", &JsValue::from_str(&result.tool_name));
+                    "tool"
+                }
+                (Role::System, None) => "system",
+                (Role::User, None) => "user",
+                (Role::Assistant, None) => "assistant",
             };
             set(&entry, "role", &JsValue::from_str(role));
             set(&entry, "content", &JsValue::from_str(&m.content));
+            if !m.tool_calls.is_empty() {
+                let calls = js_sys::Array::new();
+                for c in &m.tool_calls {
+                    calls.push(&call_object(&c.id, &c.name, &c.arguments));
+                }
+                set(&entry, "toolCalls", &calls);
+            }
             list.push(&entry);
         }
         let request = js_sys::Object::new();
@@ -106,6 +162,30 @@ impl JsCustomProvider {
         if let Some(m) = settings.max_tokens {
             set(&request, "maxTokens", &JsValue::from_f64(f64::from(m)));
         }
+        let tools = js_sys::Array::new();
+        for t in &settings.tools {
+            let tool = js_sys::Object::new();
+            set(&tool, "name", &JsValue::from_str(&t.name));
+            set(&tool, "description", &JsValue::from_str(&t.description));
+            set(&tool, "parameters", &from_json(&t.parameters));
+            tools.push(&tool);
+        }
+        set(&request, "tools", &tools);
+        if let Some(r) = settings
+            .reasoning
+            .as_ref()
+            .and_then(|r| serde_json::to_value(r).ok())
+        {
+            set(&request, "reasoning", &from_json(&r));
+        }
+        if let Some(name) = &settings.agent_name {
+            set(&request, "agentName", &JsValue::from_str(name));
+        }
+        let purpose = match settings.purpose {
+            CallPurpose::Reply => "reply",
+            CallPurpose::Title => "title",
+        };
+        set(&request, "purpose", &JsValue::from_str(purpose));
         request.into()
     }
 
@@ -169,6 +249,13 @@ impl JsCustomProvider {
                     on_event(LlmEvent::Text(text));
                 }
             } else if value.is_object() {
+                let calls = js_sys::Reflect::get(&value, &JsValue::from_str("toolCalls"))
+                    .unwrap_or(JsValue::UNDEFINED);
+                if !calls.is_undefined() && !calls.is_null() {
+                    for call in read_tool_calls(&calls)? {
+                        on_event(LlmEvent::ToolCall(call));
+                    }
+                }
                 for (key, make) in [
                     ("reasoning", LlmEvent::Reasoning as fn(String) -> LlmEvent),
                     ("text", LlmEvent::Text),
@@ -184,7 +271,7 @@ impl JsCustomProvider {
                 }
             } else if !value.is_undefined() && !value.is_null() {
                 return Err(custom_error(
-                    "custom provider: each chunk must be a string or { text?, reasoning? }",
+                    "custom provider: each chunk must be a string or { text?, reasoning?, toolCalls? }",
                 ));
             }
         }
@@ -239,4 +326,62 @@ async fn first_of<A: Future, B: Future<Output = ()>>(a: A, b: B) -> Option<A::Ou
         Poll::Pending
     })
     .await
+}
+
+/// `{id, name, args}` of a call in a request: `args` parsed when the model's text is JSON, the
+/// raw text otherwise (what the model sent, verbatim).
+fn call_object(id: &str, name: &str, arguments: &str) -> JsValue {
+    let call = js_sys::Object::new();
+    set(&call, "id", &JsValue::from_str(id));
+    set(&call, "name", &JsValue::from_str(name));
+    let args = match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(v) => from_json(&v),
+        Err(_) => JsValue::from_str(arguments),
+    };
+    set(&call, "args", &args);
+    call.into()
+}
+
+/// A yielded `toolCalls: [{id?, name, args?}]`. `args` is an object (or the model's JSON text
+/// as a string; absent = `{}`); a missing `id` is made up by the engine.
+fn read_tool_calls(calls: &JsValue) -> Result<Vec<ToolCallPart>, LlmError> {
+    const SHAPE: &str = "custom provider: toolCalls must be an array of { id?, name, args? }";
+    if !js_sys::Array::is_array(calls) {
+        return Err(custom_error(SHAPE));
+    }
+    let mut out = Vec::new();
+    for (i, call) in js_sys::Array::from(calls).iter().enumerate() {
+        let get = |key: &str| {
+            js_sys::Reflect::get(&call, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+        };
+        if !call.is_object() {
+            return Err(custom_error(SHAPE));
+        }
+        let name = get("name").as_string().ok_or_else(|| {
+            custom_error(format!(
+                "custom provider: toolCalls[{i}].name must be a string"
+            ))
+        })?;
+        let id = get("id").as_string().unwrap_or_default();
+        let args = get("args");
+        let arguments = if args.is_undefined() || args.is_null() {
+            "{}".to_string()
+        } else if let Some(text) = args.as_string() {
+            text
+        } else {
+            to_json(&args)
+                .map_err(|p| {
+                    custom_error(format!(
+                        "custom provider: toolCalls[{i}].args is not JSON: {p}"
+                    ))
+                })?
+                .to_string()
+        };
+        out.push(ToolCallPart {
+            id,
+            name,
+            arguments,
+        });
+    }
+    Ok(out)
 }

@@ -24,6 +24,11 @@
 //! as errors naming the record, never a panic. Format 2 added `rev` (the world's revision, for
 //! several tabs) to `worlds` records; version 1 records read as `rev` 0, and an app that only
 //! knows format 1 reports a format 2 record as "written by a newer app" rather than corrupted.
+//! Format 3 added the tool fields (spec §9): `tools`, `maxSteps`, `reasoning` on agents,
+//! `toolCalls` on messages, `role: "tool"`, `toolCalls`, `toolCallId`, `toolName` on memory
+//! entries. The records are `deny_unknown_fields`, so an app of format 2 would call a record
+//! using them corrupted; the raised version makes it say "written by a newer app" instead.
+//! Format 2 records read unchanged (every new field is optional).
 //!
 //! Migrations: [`UPGRADE_STEPS`] lists one step per database version. Opening runs the steps
 //! whose version is above the database's old version, in order, inside the browser's
@@ -44,7 +49,7 @@ use crate::core::store::AgentChatState;
 /// The IndexedDB database version this code creates and understands.
 pub const DB_VERSION: u32 = 1;
 /// The format version written into every record's `v` field.
-pub const RECORD_VERSION: u32 = 2;
+pub const RECORD_VERSION: u32 = 3;
 
 pub const WORLDS: &str = "worlds";
 pub const AGENTS: &str = "agents";

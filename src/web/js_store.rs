@@ -56,8 +56,13 @@ use crate::core::store::{
     AgentChatState, Cause, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
 };
 
-/// The format version written into every value's `v` field.
-pub const RECORD_VERSION: u32 = 1;
+/// The format version written into every value's `v` field. Format 2 added the tool fields
+/// (spec §9: agents' `tools`, `maxSteps`, `reasoning`; messages' `toolCalls`; memory entries'
+/// `role: "tool"`, `toolCalls`, `toolCallId`, `toolName`). The records are
+/// `deny_unknown_fields`: an app of format 1 reading one that uses them would call it corrupted,
+/// and with the raised version it says "newer than this app" instead. Format 1 values read
+/// unchanged (every new field is optional).
+pub const RECORD_VERSION: u32 = 2;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_STORE_ADAPTER: &'static str = r#"

@@ -9,6 +9,7 @@ pub mod fetch;
 pub mod idb_schema;
 pub mod idb_store;
 pub mod js_store;
+pub mod js_tools;
 pub mod llm_fetch;
 pub mod tabs;
 pub mod timer;

@@ -698,7 +698,7 @@ pub async fn the_world_lock_serialises_connections() {
 }
 
 /// A world record of format 1 (before revisions) reads as revision 0; the first batch naming
-/// the world makes it revision 1 and format 2, and the world still reads the same.
+/// the world makes it revision 1 and the current format, and the world still reads the same.
 pub async fn a_format_1_world_record_gets_its_first_revision() {
     let name = fresh_name();
     let s = open(&name).await;
@@ -721,7 +721,7 @@ pub async fn a_format_1_world_record_gets_its_first_revision() {
     assert_eq!(s.load_world("old").await.unwrap(), Some(world("old")));
     assert_eq!(
         raw_world(&name, "old").await,
-        (2.0, 1.0),
+        (3.0, 1.0),
         "(v, rev) of the rewritten record"
     );
     drop(s);

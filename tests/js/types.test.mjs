@@ -4,7 +4,7 @@
 // types.test.mjs compiles code that imports the packed package by name.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createRequire } from 'node:module';
@@ -77,20 +77,38 @@ test('strict TypeScript rejects wrong usage (the types are not vacuous)', async 
     assert.match(out, /wrong\.ts\(6,/, 'an sse event has no turnLimit');
     assert.match(out, /wrong\.ts\(7,/, 'an external-change event has no chatId');
     assert.match(out, /wrong\.ts\(8,/, 'disk_full is not a StorageErrorReason');
+    assert.match(out, /wrong\.ts\(9,/, 'minimum is not in the supported schema subset');
+    assert.match(out, /wrong\.ts\(10,/, 'tool parameters must be an object schema');
+    assert.match(out, /wrong\.ts\(11,/, 'a start event has no content');
     return true;
   });
 });
 
 /** The keys of `interface Name { ... }` in the declarations: [all, required]. */
 function declaredKeys(name) {
-  const body = dts('nodejs').match(new RegExp(`export interface ${name} \\{([\\s\\S]*?)\\n\\}`))[1]
+  const body = dts('nodejs').match(new RegExp(`export interface ${name}(?: extends \\w+)? \\{([\\s\\S]*?)\\n\\}`))[1]
     .replace(/\/\*[\s\S]*?\*\//g, '');
   const keys = [...body.matchAll(/^\s+(\w+)(\??):/gm)];
   return [keys.map((k) => k[1]).sort(), keys.filter((k) => !k[2]).map((k) => k[1]).sort()];
 }
 
-function assertShape(name, value) {
+/** The interface declaring each SSE variant (SseEvent is their union). */
+const SSE_INTERFACE = {
+  start: 'SseStartEvent', chunk: 'SseChunkEvent', reasoning: 'SseReasoningEvent', end: 'SseEndEvent',
+  error: 'SseErrorEvent', 'tool-call': 'SseToolCallEvent', 'tool-result': 'SseToolResultEvent',
+};
+
+/** [all, required] keys of an interface, its `extends` base included. */
+function declaredKeysWithBase(name) {
   const [all, required] = declaredKeys(name);
+  const base = dts('nodejs').match(new RegExp(`export interface ${name} extends (\\w+)`))?.[1];
+  if (!base) return [all, required];
+  const [bAll, bRequired] = declaredKeys(base);
+  return [[...all, ...bAll], [...required, ...bRequired]];
+}
+
+function assertShape(name, value) {
+  const [all, required] = declaredKeysWithBase(name);
   for (const key of Object.keys(value)) assert.ok(all.includes(key), `${name} has undeclared key ${key}`);
   for (const key of required) assert.ok(key in value, `${name} lacks required key ${key}`);
 }
@@ -113,6 +131,72 @@ test('declared shapes match what the package returns and emits', async () => {
   assertShape('Message', sent);
   for (const m of await world.messages(sent.chatId)) assertShape('Message', m);
   for (const e of world.agentMemory('shape')) assertShape('MemoryEntry', e);
-  for (const e of sse) assertShape('SseEvent', e);
+  for (const e of sse) assertShape(SSE_INTERFACE[e.type], e);
   assert.deepEqual(sse.map((e) => e.type), ['start', 'reasoning', 'chunk', 'end']);
+});
+
+test('declared tool shapes match what the package returns and emits', async () => {
+  const require = createRequire(import.meta.url);
+  const { AgentWorld } = require('../../pkg/nodejs/agent_world_wasm.js');
+  const world = await AgentWorld.create({ name: `Tool shapes ${process.pid}` });
+  world.registerProvider({
+    async *stream(request) {
+      if (request.messages.at(-1).role === 'tool') { yield 'done'; return; }
+      yield { toolCalls: [{ id: 'a', name: 'ok', args: {} }, { id: 'b', name: 'fails', args: {} }] };
+    },
+  });
+  world.registerTool({ name: 'ok', description: 'd', parameters: { type: 'object' }, execute: () => ({ fine: true }) });
+  world.registerTool({ name: 'fails', description: 'd', parameters: { type: 'object' }, execute: () => { throw new Error('no'); } });
+  const agent = await world.addAgent({ name: 'Tooled', provider: 'custom', model: 'm', tools: ['ok', 'fails'],
+    maxSteps: 4, reasoning: { effort: 'low', budgetTokens: 100 } });
+  const sse = [];
+  const system = [];
+  world.on('sse', (e) => sse.push(e));
+  world.on('system', (e) => system.push(e));
+  await world.send('go');
+  await world.idle();
+  assertShape('Agent', agent);
+  assertShape('Reasoning', agent.reasoning);
+  for (const t of world.tools()) assertShape('ToolInfo', t);
+  assert.deepEqual(sse.map((e) => e.type), ['start', 'tool-call', 'tool-call', 'tool-result', 'tool-result', 'chunk', 'end']);
+  for (const e of sse) assertShape(SSE_INTERFACE[e.type], e);
+  const [reply] = (await world.messages(world.currentChat().id)).filter((m) => m.sender === 'tooled');
+  assertShape('Message', reply);
+  for (const c of reply.toolCalls) assertShape('ToolCallRecord', c);
+  for (const e of world.agentMemory('tooled')) {
+    assertShape('MemoryEntry', e);
+    for (const c of e.toolCalls ?? []) assertShape('ToolCallRef', c);
+  }
+  const steps = system.filter((e) => e.type === 'step-finish');
+  assert.equal(steps.length, 2);
+  const stepKeys = dts('nodejs').match(/type: "step-finish";([\s\S]*?)\}/)[1].replace(/\/\*[\s\S]*?\*\//g, '');
+  const declared = [...stepKeys.matchAll(/^\s+(\w+)\??:/gm)].map((k) => k[1]);
+  for (const e of steps) {
+    for (const key of Object.keys(e)) assert.ok(key === 'type' || declared.includes(key), `step-finish has undeclared key ${key}`);
+  }
+});
+
+// Every ```js snippet of the README compiles under tsc --strict against the declarations
+// (issue 15): the quick start's `if (e.type === "chunk") out.append(e.content)` included.
+// Snippets that continue a previous one get `world` (and the README's placeholders) declared.
+test('every README js snippet compiles under tsc --strict', async () => {
+  const readme = readFileSync(new URL('README.md', root), 'utf8');
+  const snippets = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]);
+  assert.ok(snippets.length >= 5, `found ${snippets.length} snippets`);
+  const dir = new URL('target/readme-ts/', root);
+  mkdirSync(dir, { recursive: true });
+  const glue = new URL('pkg/web/agent_world_wasm.js', root).pathname;
+  const files = snippets.map((code, i) => {
+    const imports = /from "agent-world-wasm"/.test(code);
+    const prelude = imports ? '' : `import { AgentWorld, type CustomProviderMessage } from ${JSON.stringify(glue)};
+declare const world: AgentWorld;
+declare const myModel: { generate(m: CustomProviderMessage[], o: { signal: AbortSignal }): Promise<AsyncIterable<string>> };
+`;
+    const file = new URL(`snippet-${i + 1}.ts`, dir);
+    writeFileSync(file, `${prelude}${code.replaceAll('"agent-world-wasm"', JSON.stringify(glue))}\nexport {};\n`);
+    return file.pathname;
+  });
+  await promisify(execFile)(tsc, ['--noEmit', '--strict', '--target', 'es2022', '--module', 'es2022',
+    '--moduleResolution', 'bundler', '--lib', 'es2022,dom', '--types', 'node', '--skipLibCheck', 'false', ...files],
+  { timeout: 120_000 }).catch((e) => assert.fail(`${e.stdout}${e.stderr}`));
 });
