@@ -76,11 +76,9 @@ async fn the_llm_transport_streams_retries_times_out_and_cancels_here_too() {
 }
 
 /// One conversation per provider against the third-party mock `@copilotkit/aimock`, over a
-/// page's fetch with CORS (the providers a page can reach on it: see aimock_cases.rs).
+/// page's fetch with CORS.
 #[wasm_bindgen_test]
 async fn every_provider_converses_with_aimock_from_a_page() {
-    wasm_support::aimock_cases::every_provider_converses(
-        &wasm_support::aimock_cases::BROWSER_PROVIDERS,
-    )
-    .await;
+    wasm_support::aimock_cases::every_provider_converses(&wasm_support::aimock_cases::PROVIDERS)
+        .await;
 }

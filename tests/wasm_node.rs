@@ -197,14 +197,13 @@ fn llm_calls_default_to_a_120_s_total_and_30_s_stall_timeout() {
     );
 }
 
-// One conversation per provider against the third-party mock `@copilotkit/aimock` (Node: no
-// CORS, so the Bearer-key providers too).
+// One conversation per provider against the third-party mock `@copilotkit/aimock`.
 mod aimock {
     use super::wasm_support::aimock_cases as cases;
     use wasm_bindgen_test::wasm_bindgen_test;
 
     #[wasm_bindgen_test]
     async fn every_provider_converses_with_aimock() {
-        cases::every_provider_converses(&cases::NODE_PROVIDERS).await
+        cases::every_provider_converses(&cases::PROVIDERS).await
     }
 }

@@ -4,10 +4,10 @@
 //! against another reading of each wire format than our own mock's.
 //!
 //! What aimock cannot do, and how the cases deal with it:
-//! - Its CORS answer is `Access-Control-Allow-Headers: *`, and browsers never let that wildcard
-//!   cover `Authorization`: a page cannot send a Bearer key to it. In a browser the OpenAI wire
-//!   format is therefore checked keyless (`openai-compatible`) and with Azure's `api-key`
-//!   header; Node (no CORS) also runs `openai` with its Bearer key.
+//! - Its CORS answer is `Access-Control-Allow-Headers: *`, which by the Fetch standard does not
+//!   cover `Authorization`; Chromium still lets it through (checked: a page's Bearer-key POST
+//!   gets 200), so the page runs every provider, but a browser that enforces the rule would
+//!   refuse the OpenAI and xAI preflights.
 //! - Its Ollama stream sends reasoning as `message.reasoning_content`; real Ollama sends
 //!   `message.thinking` (what our codec reads), so for Ollama the case only checks that the
 //!   reasoning does not leak into the reply.
@@ -25,17 +25,8 @@ use agent_world_wasm::web::llm_fetch::FetchLlm;
 use super::aimock_url;
 use super::llm_cases::{call, history_with_results, messages, settings, with_tools};
 
-/// Providers a page can reach on aimock (no `Authorization` header: see above).
-pub const BROWSER_PROVIDERS: [ProviderKind; 5] = [
-    ProviderKind::OpenAiCompatible,
-    ProviderKind::Azure,
-    ProviderKind::Anthropic,
-    ProviderKind::Google,
-    ProviderKind::Ollama,
-];
-
-/// Node has no CORS: the Bearer-key providers too.
-pub const NODE_PROVIDERS: [ProviderKind; 7] = [
+/// Every provider with a wire format of its own or a route of its own (Node and Chromium).
+pub const PROVIDERS: [ProviderKind; 7] = [
     ProviderKind::OpenAi,
     ProviderKind::Xai,
     ProviderKind::OpenAiCompatible,
