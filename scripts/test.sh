@@ -19,7 +19,16 @@ export AWW_MOCK_URL="http://127.0.0.1:$MOCK_PORT"
 node tests/mock-llm/server.mjs --port "$MOCK_PORT" >target/mock-llm.log 2>&1 &
 MOCK_PID=$!
 trap 'kill $MOCK_PID 2>/dev/null || true' EXIT
+# A third-party mock LLM (@copilotkit/aimock, a devDependency) that the wasm rings also talk
+# to, so the codecs are checked against a server we did not write (tests/aimock/).
+AIMOCK_PORT=$(free_port 18790)
+export AWW_AIMOCK_URL="http://127.0.0.1:$AIMOCK_PORT"
+node node_modules/@copilotkit/aimock/dist/cli.js --host 127.0.0.1 --port "$AIMOCK_PORT" \
+  --fixtures tests/aimock/fixtures.json --log-level warn >target/aimock.log 2>&1 &
+AIMOCK_PID=$!
+trap 'kill $MOCK_PID $AIMOCK_PID 2>/dev/null || true' EXIT
 for _ in $(seq 50); do grep -q listening target/mock-llm.log 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 100); do curl -sf "$AWW_AIMOCK_URL/health" >/dev/null 2>&1 && break; sleep 0.1; done
 
 # The runner's default of 20 s per browser test is tight on a shared 2-core machine: the
 # IndexedDB suite pages through 10,000 stored messages. A hung test still fails, after 180 s.

@@ -463,3 +463,27 @@ fn text_only_requests_are_encoded_as_before_tools() {
     assert_eq!(b["messages"][0], json!({"role": "user", "content": "hi"}));
     assert!(b.get("tools").is_none());
 }
+
+/// Arguments sent as a string (not an object: a broken model or proxy) reach the engine as
+/// that text, as the OpenAI-style and Ollama decoders already do, so the engine answers the
+/// model "arguments are not a JSON object" instead of running the tool with `{}`.
+#[test]
+fn string_arguments_of_whole_calls_are_kept_verbatim() {
+    let raw = r#"{\"city\": \"Os"#; // JSON-escaped inside the bodies below
+    let want = r#"{"city": "Os"#;
+    let anthropic = format!(
+        r#"{{"id":"msg_3","type":"message","role":"assistant","content":[{{"type":"tool_use","id":"toolu_1","name":"get_weather","input":"{raw}"}}],"stop_reason":"tool_use","usage":{{"input_tokens":5,"output_tokens":7}}}}"#
+    );
+    let events = every_split(ProviderKind::Anthropic, false, anthropic.as_bytes());
+    assert_eq!(events[0], call("toolu_1", "get_weather", want));
+    let google = format!(
+        r#"{{"candidates":[{{"content":{{"parts":[{{"functionCall":{{"name":"get_weather","args":"{raw}"}}}}],"role":"model"}},"finishReason":"STOP","index":0}}]}}"#
+    );
+    let events = every_split(ProviderKind::Google, false, google.as_bytes());
+    assert_eq!(events[0], call("call_0", "get_weather", want));
+    let ollama = format!(
+        r#"{{"model":"m","message":{{"role":"assistant","content":"","tool_calls":[{{"function":{{"name":"get_weather","arguments":"{raw}"}}}}]}},"done_reason":"stop","done":true}}"#
+    );
+    let events = every_split(ProviderKind::Ollama, false, ollama.as_bytes());
+    assert_eq!(events[0], call("call_0", "get_weather", want));
+}

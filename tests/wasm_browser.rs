@@ -74,3 +74,11 @@ async fn indexeddb_round_trips_a_record_across_connections() {
 async fn the_llm_transport_streams_retries_times_out_and_cancels_here_too() {
     wasm_support::llm_cases::all_transport_cases().await;
 }
+
+/// One conversation per provider against the third-party mock `@copilotkit/aimock`, over a
+/// page's fetch with CORS.
+#[wasm_bindgen_test]
+async fn every_provider_converses_with_aimock_from_a_page() {
+    wasm_support::aimock_cases::every_provider_converses(&wasm_support::aimock_cases::PROVIDERS)
+        .await;
+}

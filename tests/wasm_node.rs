@@ -156,6 +156,18 @@ mod transport {
         cases::user_info_in_a_url_is_masked_in_errors().await
     }
     #[wasm_bindgen_test]
+    async fn tool_calls_and_their_results_round_trip() {
+        cases::tool_calls_and_their_results_round_trip().await;
+    }
+    #[wasm_bindgen_test]
+    async fn malformed_tool_arguments_arrive_verbatim() {
+        cases::malformed_tool_arguments_arrive_verbatim().await;
+    }
+    #[wasm_bindgen_test]
+    async fn a_tool_not_offered_is_never_called() {
+        cases::a_tool_not_offered_is_never_called().await;
+    }
+    #[wasm_bindgen_test]
     async fn a_custom_provider_that_never_yields_stalls() {
         cases::a_custom_provider_that_never_yields_stalls().await
     }
@@ -183,4 +195,15 @@ fn llm_calls_default_to_a_120_s_total_and_30_s_stall_timeout() {
             stall_ms: 30_000
         }
     );
+}
+
+// One conversation per provider against the third-party mock `@copilotkit/aimock`.
+mod aimock {
+    use super::wasm_support::aimock_cases as cases;
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    #[wasm_bindgen_test]
+    async fn every_provider_converses_with_aimock() {
+        cases::every_provider_converses(&cases::PROVIDERS).await
+    }
 }

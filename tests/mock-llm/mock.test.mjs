@@ -718,3 +718,190 @@ test('model lists: each provider\'s shape, keys required where the provider need
   assert.deepEqual((await r.json()).models.map((m) => m.name), ids);
   assert.deepEqual(await (await fetch(`${mock.url}/__mock/requests`)).json(), [], 'not logged');
 });
+
+describe('tools', () => {
+  const TOOL_SYSTEM = 'mock-tool: get_weather {"city":"Oslo","unit":"celsius"}\nmock-tool: get_time {"tz":"Europe/Oslo"}';
+  const OPENAI_TOOLS = [
+    { type: 'function', function: { name: 'get_weather', description: 'w', parameters: { type: 'object', properties: {} } } },
+    { type: 'function', function: { name: 'get_time', description: 't', parameters: { type: 'object', properties: {} } } },
+  ];
+  const ANTHROPIC_TOOLS = [{ name: 'get_weather', input_schema: { type: 'object' } }, { name: 'get_time', input_schema: { type: 'object' } }];
+  const GEMINI_TOOLS = [{ functionDeclarations: [{ name: 'get_weather' }, { name: 'get_time' }] }];
+  const GOOGLE = { 'x-goog-api-key': 'g-key', 'content-type': 'application/json' };
+  const openaiBody = (system, extra = {}) => ({
+    model: 'mock-alice', stream: true, tools: OPENAI_TOOLS,
+    messages: [{ role: 'system', content: system }, { role: 'user', content: 'weather and time?' }], ...extra,
+  });
+  const data = (text) => parseSse(text).filter((r) => r.data !== '[DONE]').map((r) => JSON.parse(r.data));
+
+  test('OpenAI streams parallel calls as index-keyed deltas: id and name first, arguments in pieces', async () => {
+    for (const [path, headers] of [
+      ['/v1/chat/completions', OPENAI],
+      ['/compat/v1/chat/completions', { 'content-type': 'application/json' }],
+      ['/openai/deployments/dep/chat/completions?api-version=2024-10-21', { 'api-key': 'az', 'content-type': 'application/json' }],
+    ]) {
+      const res = await post(path, openaiBody(TOOL_SYSTEM), headers);
+      assert.equal(res.status, 200, path);
+      const chunks = data(await res.text());
+      const deltas = chunks.flatMap((c) => c.choices[0]?.delta?.tool_calls ?? []);
+      const byIndex = new Map();
+      for (const d of deltas) {
+        const e = byIndex.get(d.index) ?? { id: '', name: '', args: '', pieces: 0 };
+        if (d.id) {
+          assert.equal(e.id, '', 'the id comes once, on the first delta of the call');
+          e.id = d.id;
+          assert.equal(d.type, 'function');
+        }
+        e.name += d.function?.name ?? '';
+        if (d.function?.arguments) e.pieces++;
+        e.args += d.function?.arguments ?? '';
+        byIndex.set(d.index, e);
+      }
+      assert.deepEqual([...byIndex.keys()], [0, 1], path);
+      assert.equal(byIndex.get(0).name, 'get_weather');
+      assert.deepEqual(JSON.parse(byIndex.get(0).args), { city: 'Oslo', unit: 'celsius' });
+      assert.equal(byIndex.get(1).name, 'get_time');
+      assert.deepEqual(JSON.parse(byIndex.get(1).args), { tz: 'Europe/Oslo' });
+      assert.ok(byIndex.get(0).pieces > 1, 'arguments split over several chunks');
+      assert.notEqual(byIndex.get(0).id, byIndex.get(1).id);
+      assert.match(byIndex.get(0).id, /^call_/);
+      assert.equal(chunks.at(-1).choices[0].finish_reason, 'tool_calls');
+      assert.equal(openaiText(parseSse(await (await post(path, openaiBody(TOOL_SYSTEM), headers)).text())), '', 'no text with the calls');
+    }
+  });
+
+  test('OpenAI non-streamed: message.tool_calls, content null, finish_reason tool_calls', async () => {
+    const body = await (await post('/v1/chat/completions', openaiBody(TOOL_SYSTEM, { stream: false }))).json();
+    const choice = body.choices[0];
+    assert.equal(choice.finish_reason, 'tool_calls');
+    assert.equal(choice.message.content, null);
+    assert.deepEqual(choice.message.tool_calls.map((c) => [c.type, c.function.name, JSON.parse(c.function.arguments)]),
+      [['function', 'get_weather', { city: 'Oslo', unit: 'celsius' }], ['function', 'get_time', { tz: 'Europe/Oslo' }]]);
+  });
+
+  test('once the request ends with the tool results, the reply is text that includes them', async () => {
+    const history = [
+      { role: 'system', content: TOOL_SYSTEM }, { role: 'user', content: 'weather and time?' },
+      { role: 'assistant', content: null, tool_calls: [
+        { id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{}' } },
+        { id: 'call_b', type: 'function', function: { name: 'get_time', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'call_a', content: '{"temp":7}' },
+      { role: 'tool', tool_call_id: 'call_b', content: '"10:30"' },
+    ];
+    const res = await post('/v1/chat/completions', { model: 'm', stream: true, tools: OPENAI_TOOLS, messages: history });
+    const records = parseSse(await res.text());
+    assert.equal(openaiText(records), 'Tool results: get_weather: {"temp":7}; get_time: "10:30"');
+    assert.equal(JSON.parse(records.at(-2).data).choices[0].finish_reason, 'stop');
+
+    // mock-reply scripts the answer; {results} stands for the results.
+    history[0].content = `${TOOL_SYSTEM}\nmock-reply: It is {results}.`;
+    const whole = await (await post('/v1/chat/completions', { model: 'm', tools: OPENAI_TOOLS, messages: history })).json();
+    assert.equal(whole.choices[0].message.content, 'It is get_weather: {"temp":7}; get_time: "10:30".');
+
+    // Ollama names its results with tool_name.
+    const ollama = await (await post('/api/chat', { model: 'm', stream: false, messages: [
+      { role: 'system', content: 'mock-tool: get_weather {}' }, { role: 'user', content: 'hi' },
+      { role: 'assistant', content: '', tool_calls: [{ function: { name: 'get_weather', arguments: {} } }] },
+      { role: 'tool', tool_name: 'get_weather', content: 'sunny' }] }, {})).json();
+    assert.equal(ollama.message.content, 'Tool results: get_weather: sunny');
+  });
+
+  test('a scripted tool the request does not offer is answered with text saying so', async () => {
+    const res = await post('/v1/chat/completions', openaiBody(TOOL_SYSTEM, { stream: false, tools: [OPENAI_TOOLS[0]] }));
+    const body = await res.json();
+    assert.equal(body.choices[0].message.content, 'mock-llm: the tool get_time was not offered (offered: get_weather)');
+    assert.equal(body.choices[0].message.tool_calls, undefined);
+    const none = await (await post('/v1/chat/completions', openaiBody(TOOL_SYSTEM, { stream: false, tools: undefined }))).json();
+    assert.equal(none.choices[0].message.content, 'mock-llm: the tools get_weather, get_time were not offered (offered: none)');
+  });
+
+  test('Anthropic streams tool_use blocks with input_json_delta fragments and stop_reason tool_use', async () => {
+    const body = { model: 'm', max_tokens: 100, stream: true, system: `${TOOL_SYSTEM}\nmock-reasoning: need tools`, tools: ANTHROPIC_TOOLS, messages: [{ role: 'user', content: 'hi' }] };
+    const events = parseSse(await (await post('/v1/messages', body, ANTHROPIC)).text()).map((r) => ({ event: r.event, ...JSON.parse(r.data) }));
+    const starts = events.filter((e) => e.type === 'content_block_start');
+    assert.deepEqual(starts.map((s) => s.content_block.type), ['thinking', 'tool_use', 'tool_use']);
+    const calls = starts.slice(1).map((s) => {
+      const parts = events.filter((e) => e.type === 'content_block_delta' && e.index === s.index).map((e) => e.delta);
+      assert.ok(parts.every((p) => p.type === 'input_json_delta'));
+      assert.equal(parts[0].partial_json, '', 'the first fragment is empty, as the API sends it');
+      assert.ok(parts.length > 2);
+      assert.ok(events.some((e) => e.type === 'content_block_stop' && e.index === s.index));
+      assert.deepEqual(s.content_block.input, {});
+      assert.match(s.content_block.id, /^toolu_/);
+      return [s.content_block.name, JSON.parse(parts.map((p) => p.partial_json).join(''))];
+    });
+    assert.deepEqual(calls, [['get_weather', { city: 'Oslo', unit: 'celsius' }], ['get_time', { tz: 'Europe/Oslo' }]]);
+    assert.equal(events.find((e) => e.type === 'message_delta').delta.stop_reason, 'tool_use');
+    assert.equal(events.at(-1).type, 'message_stop');
+
+    const whole = await (await post('/v1/messages', { ...body, stream: false }, ANTHROPIC)).json();
+    assert.equal(whole.stop_reason, 'tool_use');
+    assert.deepEqual(whole.content.filter((b) => b.type === 'tool_use').map((b) => [b.name, b.input]),
+      [['get_weather', { city: 'Oslo', unit: 'celsius' }], ['get_time', { tz: 'Europe/Oslo' }]]);
+
+    // The results come back as tool_result blocks of the next user turn.
+    const ids = whole.content.filter((b) => b.type === 'tool_use').map((b) => b.id);
+    const next = await (await post('/v1/messages', { ...body, stream: false, messages: [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: whole.content },
+      { role: 'user', content: [
+        { type: 'tool_result', tool_use_id: ids[0], content: '{"temp":7}' },
+        { type: 'tool_result', tool_use_id: ids[1], content: [{ type: 'text', text: '10:30' }] }] }] }, ANTHROPIC)).json();
+    assert.equal(next.stop_reason, 'end_turn');
+    assert.equal(next.content.at(-1).text, 'Tool results: get_weather: {"temp":7}; get_time: 10:30');
+  });
+
+  test('Gemini sends functionCall parts whole (finishReason STOP), streamed and not; functionResponse gets the text', async () => {
+    const body = { systemInstruction: { parts: [{ text: TOOL_SYSTEM }] }, tools: GEMINI_TOOLS, contents: [{ role: 'user', parts: [{ text: 'hi' }] }] };
+    const events = parseSse(await (await post('/v1beta/models/m:streamGenerateContent?alt=sse', body, GOOGLE)).text()).map((r) => JSON.parse(r.data));
+    const parts = events.flatMap((e) => e.candidates[0].content.parts);
+    assert.deepEqual(parts, [{ functionCall: { name: 'get_weather', args: { city: 'Oslo', unit: 'celsius' } } }, { functionCall: { name: 'get_time', args: { tz: 'Europe/Oslo' } } }]);
+    assert.equal(events.at(-1).candidates[0].finishReason, 'STOP');
+    const whole = await (await post('/v1beta/models/m:generateContent', body, GOOGLE)).json();
+    assert.deepEqual(whole.candidates[0].content.parts, parts);
+    const next = await (await post('/v1beta/models/m:generateContent', { ...body, contents: [
+      ...body.contents, { role: 'model', parts }, { role: 'user', parts: [
+        { functionResponse: { name: 'get_weather', response: { temp: 7 } } }, { functionResponse: { name: 'get_time', response: { result: '10:30' } } }] }] }, GOOGLE)).json();
+    assert.equal(next.candidates[0].content.parts[0].text, 'Tool results: get_weather: {"temp":7}; get_time: {"result":"10:30"}');
+  });
+
+  test('Ollama streams tool_calls whole in one line, then the done line', async () => {
+    const body = { model: 'm', tools: OPENAI_TOOLS, messages: [{ role: 'system', content: TOOL_SYSTEM }, { role: 'user', content: 'hi' }] };
+    const lines = (await (await post('/api/chat', body, {})).text()).trim().split('\n').map((l) => JSON.parse(l));
+    const withCalls = lines.filter((l) => l.message.tool_calls);
+    assert.equal(withCalls.length, 1);
+    assert.equal(withCalls[0].done, false);
+    assert.deepEqual(withCalls[0].message.tool_calls, [{ function: { name: 'get_weather', arguments: { city: 'Oslo', unit: 'celsius' } } }, { function: { name: 'get_time', arguments: { tz: 'Europe/Oslo' } } }]);
+    assert.equal(lines.at(-1).done, true);
+    assert.equal(lines.at(-1).done_reason, 'stop');
+    const whole = await (await post('/api/chat', { ...body, stream: false }, {})).json();
+    assert.deepEqual(whole.message.tool_calls, withCalls[0].message.tool_calls);
+  });
+
+  test('mock-tool-malformed sends the arguments text verbatim in every format', async () => {
+    const raw = '{"city": "Os';
+    const system = `mock-tool-malformed: get_weather ${raw}`;
+    const openai = data(await (await post('/v1/chat/completions', openaiBody(system))).text());
+    assert.equal(openai.flatMap((c) => c.choices[0]?.delta?.tool_calls ?? []).map((d) => d.function.arguments ?? '').join(''), raw);
+    const anth = parseSse(await (await post('/v1/messages', { model: 'm', stream: true, system, tools: ANTHROPIC_TOOLS, messages: [{ role: 'user', content: 'hi' }] }, ANTHROPIC)).text())
+      .map((r) => JSON.parse(r.data)).filter((e) => e.delta?.type === 'input_json_delta');
+    assert.equal(anth.map((e) => e.delta.partial_json).join(''), raw);
+    const gem = await (await post('/v1beta/models/m:generateContent', { systemInstruction: { parts: [{ text: system }] }, tools: GEMINI_TOOLS, contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }, GOOGLE)).json();
+    assert.deepEqual(gem.candidates[0].content.parts, [{ functionCall: { name: 'get_weather', args: raw } }]);
+    const oll = await (await post('/api/chat', { model: 'm', stream: false, tools: OPENAI_TOOLS, messages: [{ role: 'system', content: system }, { role: 'user', content: 'hi' }] }, {})).json();
+    assert.deepEqual(oll.message.tool_calls, [{ function: { name: 'get_weather', arguments: raw } }]);
+  });
+
+  test('headers script tools too: x-mock-tool (URI-encoded lines) and x-mock-script tools; a bad mock-tool is a 400', async () => {
+    const viaHeader = await (await post('/v1/chat/completions', openaiBody('', { stream: false }),
+      { ...OPENAI, 'x-mock-tool': encodeURIComponent('get_time {"tz":"UTC"}\nmalformed get_weather {oops') })).json();
+    assert.deepEqual(viaHeader.choices[0].message.tool_calls.map((c) => [c.function.name, c.function.arguments]),
+      [['get_time', '{"tz":"UTC"}'], ['get_weather', '{oops']]);
+    const viaScript = await (await post('/v1/chat/completions', openaiBody('', { stream: false }),
+      { ...OPENAI, 'x-mock-script': JSON.stringify({ tools: [{ name: 'get_weather', arguments: { city: 'Rome' } }] }) })).json();
+    assert.deepEqual(JSON.parse(viaScript.choices[0].message.tool_calls[0].function.arguments), { city: 'Rome' });
+    const bad = await post('/v1/chat/completions', openaiBody('mock-tool: get_weather {not json', { stream: false }));
+    assert.equal(bad.status, 400);
+    assert.match((await bad.json()).error.message, /mock-tool-malformed/);
+  });
+});

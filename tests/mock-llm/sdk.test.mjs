@@ -247,3 +247,76 @@ describe('ollama', () => {
     });
   });
 });
+
+// Tools: each SDK assembles the mock's tool-call frames into the scripted calls, and the mock
+// answers the SDK-built tool-result request with text that includes the results.
+describe('tool calls through each SDK', () => {
+  const TOOL_SYSTEM = 'You are a helper.\nmock-tool: get_weather {"city":"Oslo","days":[1,2]}\nmock-tool: get_time {"tz":"Europe/Oslo"}';
+  const WEATHER = { city: 'Oslo', days: [1, 2] };
+  const TIME = { tz: 'Europe/Oslo' };
+  const schema = { type: 'object', properties: {} };
+
+  test('openai: the stream helper assembles parallel calls; the tool messages get the results back', async () => {
+    const client = new OpenAI({ apiKey: 'sk-test', baseURL: `${mock.url}/v1`, maxRetries: 0 });
+    const tools = ['get_weather', 'get_time'].map((name) => ({ type: 'function', function: { name, parameters: schema } }));
+    const messages = [{ role: 'system', content: TOOL_SYSTEM }, { role: 'user', content: 'weather?' }];
+    const final = await client.chat.completions.stream({ model: 'mock-alice', messages, tools }).finalChatCompletion();
+    const msg = final.choices[0].message;
+    assert.equal(final.choices[0].finish_reason, 'tool_calls');
+    assert.deepEqual(msg.tool_calls.map((c) => [c.function.name, JSON.parse(c.function.arguments)]), [['get_weather', WEATHER], ['get_time', TIME]]);
+    const whole = await client.chat.completions.create({ model: 'mock-alice', messages, tools });
+    assert.deepEqual(whole.choices[0].message.tool_calls.map((c) => c.function.name), ['get_weather', 'get_time']);
+    const next = await client.chat.completions.create({ model: 'mock-alice', tools, messages: [...messages, msg,
+      { role: 'tool', tool_call_id: msg.tool_calls[0].id, content: '{"temp":7}' },
+      { role: 'tool', tool_call_id: msg.tool_calls[1].id, content: '10:30' }] });
+    assert.equal(next.choices[0].message.content, 'Tool results: get_weather: {"temp":7}; get_time: 10:30');
+  });
+
+  test('@anthropic-ai/sdk: tool_use blocks with their input parsed from the input_json_delta stream', async () => {
+    const client = new Anthropic({ apiKey: 'sk-ant-test', baseURL: mock.url, maxRetries: 0 });
+    const tools = ['get_weather', 'get_time'].map((name) => ({ name, input_schema: schema }));
+    const params = { model: 'mock-alice', max_tokens: 256, system: TOOL_SYSTEM, tools, messages: [{ role: 'user', content: 'weather?' }] };
+    const stream = client.messages.stream(params);
+    let json = '';
+    stream.on('inputJson', (partial) => (json += partial));
+    const final = await stream.finalMessage();
+    assert.equal(final.stop_reason, 'tool_use');
+    assert.deepEqual(final.content.map((b) => [b.type, b.name, b.input]), [['tool_use', 'get_weather', WEATHER], ['tool_use', 'get_time', TIME]]);
+    assert.equal(json, JSON.stringify(WEATHER) + JSON.stringify(TIME));
+    const next = await client.messages.create({ ...params, messages: [...params.messages, { role: 'assistant', content: final.content },
+      { role: 'user', content: final.content.map((b, i) => ({ type: 'tool_result', tool_use_id: b.id, content: ['{"temp":7}', '10:30'][i] })) }] });
+    assert.equal(next.content[0].text, 'Tool results: get_weather: {"temp":7}; get_time: 10:30');
+  });
+
+  test('@google/genai: functionCalls from the stream and the whole reply; functionResponse parts get the results back', async () => {
+    const client = new GoogleGenAI({ apiKey: 'g-key', httpOptions: { baseUrl: mock.url } });
+    const config = { systemInstruction: TOOL_SYSTEM, tools: [{ functionDeclarations: [{ name: 'get_weather', parameters: schema }, { name: 'get_time', parameters: schema }] }] };
+    const calls = [];
+    let finish;
+    for await (const chunk of await client.models.generateContentStream({ model: 'mock-alice', contents: 'weather?', config })) {
+      calls.push(...(chunk.functionCalls ?? []));
+      finish = chunk.candidates[0].finishReason ?? finish;
+    }
+    assert.deepEqual(calls.map((c) => [c.name, c.args]), [['get_weather', WEATHER], ['get_time', TIME]]);
+    assert.equal(finish, 'STOP');
+    const whole = await client.models.generateContent({ model: 'mock-alice', contents: 'weather?', config });
+    assert.deepEqual(whole.functionCalls.map((c) => c.name), ['get_weather', 'get_time']);
+    const next = await client.models.generateContent({ model: 'mock-alice', config, contents: [
+      { role: 'user', parts: [{ text: 'weather?' }] },
+      { role: 'model', parts: whole.functionCalls.map((c) => ({ functionCall: c })) },
+      { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { temp: 7 } } }] }] });
+    assert.equal(next.text, 'Tool results: get_weather: {"temp":7}');
+  });
+
+  test('ollama: message.tool_calls with object arguments; role tool messages get the results back', async () => {
+    const client = new Ollama({ host: mock.url });
+    const tools = ['get_weather', 'get_time'].map((name) => ({ type: 'function', function: { name, parameters: schema } }));
+    const messages = [{ role: 'system', content: TOOL_SYSTEM }, { role: 'user', content: 'weather?' }];
+    const calls = [];
+    for await (const part of await client.chat({ model: 'mock-alice', messages, tools, stream: true })) calls.push(...(part.message.tool_calls ?? []));
+    assert.deepEqual(calls.map((c) => [c.function.name, c.function.arguments]), [['get_weather', WEATHER], ['get_time', TIME]]);
+    const next = await client.chat({ model: 'mock-alice', tools, messages: [...messages, { role: 'assistant', content: '', tool_calls: calls },
+      { role: 'tool', tool_name: 'get_weather', content: '{"temp":7}' }] });
+    assert.equal(next.message.content, 'Tool results: get_weather: {"temp":7}');
+  });
+});

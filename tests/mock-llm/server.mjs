@@ -304,6 +304,12 @@ async function handle(req, res, state, defaults) {
 function parseDirectives(system) {
   const d = { replies: [] };
   for (const line of String(system || '').split(/\r?\n/)) {
+    // `mock-tool:` lines are kept verbatim: `\n` inside their JSON is an escape, not a newline.
+    const t = line.match(/^\s*mock-tool(-malformed)?\s*:\s?(.*)$/i);
+    if (t) {
+      (d.tools ??= []).push(parseToolSpec(t[2].trim(), !!t[1]));
+      continue;
+    }
     const m = line.match(/^\s*mock-(reply|reasoning|chunk|delay|fault|key)\s*:\s?(.*)$/i);
     if (!m) continue;
     // `\n` in a directive stands for a newline, so one line can script a multi-line reply.
@@ -313,6 +319,41 @@ function parseDirectives(system) {
     else if (d[name] === undefined) d[name] = value;
   }
   return d;
+}
+
+/**
+ * One scripted tool call: `name {"json": "object"}` (arguments optional, `{}` when absent), or
+ * with `malformed` the arguments text sent verbatim whatever it is (`name {"city": "Os`).
+ */
+function parseToolSpec(spec, malformed) {
+  const m = String(spec).match(/^([A-Za-z0-9_.-]+)\s*([\s\S]*)$/);
+  if (!m) throw scriptError(`bad mock-tool "${spec}": needs a tool name, then its arguments as a JSON object`);
+  const [, name, rest] = m;
+  if (malformed) return { name, arguments: rest, malformed: true };
+  const args = rest.trim() === '' ? {} : parseJson(rest);
+  if (!args || typeof args !== 'object' || Array.isArray(args))
+    throw scriptError(`bad mock-tool "${spec}": the arguments must be a JSON object (use mock-tool-malformed for broken ones)`);
+  return { name, arguments: JSON.stringify(args), args, malformed: false };
+}
+
+/** Tool calls scripted by `x-mock-script` `tools: [{name, arguments}]` (an object, or a string
+ * sent verbatim: malformed) or the `x-mock-tool` header (URI-encoded, one `name {args}` per line). */
+function scriptedTools(headers, s, d) {
+  if (Array.isArray(s.tools)) {
+    return s.tools.map((t) => {
+      if (!t || typeof t.name !== 'string') throw scriptError('bad x-mock-script tools: each needs a name');
+      if (typeof t.arguments === 'string') return { name: t.name, arguments: t.arguments, malformed: true };
+      return parseToolSpec(`${t.name} ${JSON.stringify(t.arguments ?? {})}`, false);
+    });
+  }
+  if (headers['x-mock-tool']) {
+    return safeDecode(headers['x-mock-tool']).split(/\r?\n/).filter((l) => l.trim())
+      .map((l) => {
+        const mal = l.match(/^\s*malformed\s+([\s\S]*)$/i);
+        return mal ? parseToolSpec(mal[1].trim(), true) : parseToolSpec(l.trim(), false);
+      });
+  }
+  return d.tools ?? [];
 }
 
 function headerScript(headers) {
@@ -345,7 +386,25 @@ function makePlan(call, headers, defaults) {
   );
   // An explicitly scripted empty header reply is still a scripted reply.
   if (reply === undefined && headers['x-mock-reply'] === '') reply = '';
-  reply = reply === undefined ? persona(call) : String(reply).replaceAll('{n}', String(n));
+  // Tools (README "Tools"): call the scripted tools, or answer with their results once the
+  // request carries them, or say that a scripted tool was not offered.
+  const tools = scriptedTools(headers, s, d);
+  const results = call.results ?? [];
+  const resultsText = results.map((r) => `${r.name || r.id}: ${r.content}`).join('; ');
+  let toolCalls = null;
+  if (tools.length && results.length) {
+    reply ??= 'Tool results: {results}';
+  } else if (tools.length) {
+    const offered = call.offered ?? [];
+    const missing = [...new Set(tools.map((t) => t.name).filter((name) => !offered.includes(name)))];
+    if (missing.length) {
+      reply = `mock-llm: the ${missing.length > 1 ? 'tools' : 'tool'} ${missing.join(', ')} ${missing.length > 1 ? 'were' : 'was'} not offered (offered: ${offered.join(', ') || 'none'})`;
+    } else {
+      toolCalls = tools.map((t, i) => ({ ...t, id: `${fnv1a(`${call.model}|${t.name}|${t.arguments}|${i}`).toString(16)}${i}` }));
+      reply = '';
+    }
+  }
+  reply = reply === undefined ? persona(call) : String(reply).replaceAll('{n}', String(n)).replaceAll('{results}', resultsText);
 
   let reasoning = pick(
     headers['x-mock-reasoning'] !== undefined ? safeDecode(headers['x-mock-reasoning']) : undefined,
@@ -358,7 +417,7 @@ function makePlan(call, headers, defaults) {
   const faults = parseFaults(faultSpec);
   let delayMs = num(pick(headers['x-mock-delay'], s.delay, d.delay));
   let chunkChars = num(pick(headers['x-mock-chunk'], s.chunk, d.chunk));
-  const plan = { reply, reasoning, faults, malformed: false, stallAt: undefined, cutAt: undefined };
+  const plan = { reply, reasoning, toolCalls, faults, malformed: false, stallAt: undefined, cutAt: undefined };
   for (const f of faults) {
     if (f.kind === 'stall') plan.stallAt = f.bytes;
     else if (f.kind === 'cut') plan.cutAt = f.bytes;
@@ -386,7 +445,9 @@ function makePlan(call, headers, defaults) {
   plan.replyChunks = chunkText(plan.reply, plan.chunkChars);
   plan.reasoningChunks = chunkText(plan.reasoning, plan.chunkChars);
   plan.inputTokens = estimateTokens([call.system, ...call.messages.map((m) => m.text)].join('\n'));
-  plan.outputTokens = estimateTokens(plan.reply);
+  plan.outputTokens = estimateTokens(plan.toolCalls ? plan.toolCalls.map((t) => t.name + t.arguments).join('') : plan.reply);
+  // Streamed tool arguments arrive in small pieces, as the providers send them.
+  plan.argChunks = (t) => chunkText(t.arguments, plan.chunkChars > 0 ? plan.chunkChars : 6);
   plan.reasoningTokens = plan.reasoning ? estimateTokens(plan.reasoning) : 0;
   return plan;
 }
@@ -509,6 +570,45 @@ function splitOpenAiMessages(list) {
   return { system, messages };
 }
 
+// ---- Tools in requests: which tools are offered, and the results the request ends with.
+
+const names = (list, pick) => (Array.isArray(list) ? list.map(pick).filter((x) => typeof x === 'string') : []);
+
+/** OpenAI / Ollama: the trailing `role: "tool"` messages, named from the assistant's calls
+ * (OpenAI results carry only `tool_call_id`; Ollama's carry `tool_name`). */
+function openAiResults(list) {
+  const msgs = Array.isArray(list) ? list : [];
+  const out = [];
+  for (let i = msgs.length - 1; i >= 0 && msgs[i] && msgs[i].role === 'tool'; i--) {
+    const m = msgs[i];
+    const id = m.tool_call_id ?? '';
+    let name = m.tool_name ?? m.name ?? '';
+    if (!name && id) {
+      for (const a of msgs) for (const c of (a && a.tool_calls) || []) if (c && c.id === id) name = c.function?.name ?? '';
+    }
+    out.unshift({ id, name, content: textOf(m.content) });
+  }
+  return out;
+}
+
+/** Anthropic: the `tool_result` blocks of the last message (a user turn). */
+function anthropicResults(list) {
+  const last = Array.isArray(list) ? list.at(-1) : null;
+  if (!last || last.role !== 'user' || !Array.isArray(last.content)) return [];
+  const uses = new Map();
+  for (const m of list) if (m && Array.isArray(m.content)) for (const b of m.content) if (b && b.type === 'tool_use') uses.set(b.id, b.name);
+  return last.content.filter((b) => b && b.type === 'tool_result')
+    .map((b) => ({ id: b.tool_use_id ?? '', name: uses.get(b.tool_use_id) ?? '', content: textOf(b.content) }));
+}
+
+/** Gemini: the `functionResponse` parts of the last content. */
+function geminiResults(contents) {
+  const last = Array.isArray(contents) ? contents.at(-1) : null;
+  if (!last || !Array.isArray(last.parts)) return [];
+  return last.parts.filter((p) => p && p.functionResponse)
+    .map((p) => ({ id: p.functionResponse.id ?? '', name: p.functionResponse.name ?? '', content: JSON.stringify(p.functionResponse.response ?? null) }));
+}
+
 const openaiErrorType = (status) =>
   status === 429 ? 'requests' : status >= 500 ? 'server_error' : 'invalid_request_error';
 
@@ -531,6 +631,8 @@ function openaiCodec(azure) {
         includeUsage: !!(body.stream_options && body.stream_options.include_usage),
         system,
         messages,
+        offered: names(body.tools, (t) => t && t.function && t.function.name),
+        results: openAiResults(body.messages),
       };
     },
     errorBody(status, message) {
@@ -546,10 +648,16 @@ function openaiCodec(azure) {
       const usageField = call.includeUsage ? { usage: null } : {};
       const chunk = (delta, finish = null) =>
         sse({ id, object: 'chat.completion.chunk', created, model: call.model, system_fingerprint: 'fp_mock', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...usageField });
-      const frames = [chunk({ role: 'assistant', content: '', refusal: null })];
+      const frames = [chunk({ role: 'assistant', content: plan.toolCalls ? null : '', refusal: null })];
       for (const r of plan.reasoningChunks) frames.push(chunk({ reasoning_content: r }));
       for (const t of plan.replyChunks) frames.push(chunk({ content: t }));
-      frames.push(chunk({}, 'stop'));
+      // Tool calls as OpenAI streams them: per call, a first delta with its index, id, type and
+      // name (empty arguments), then argument fragments keyed by the index alone.
+      (plan.toolCalls ?? []).forEach((c, index) => {
+        frames.push(chunk({ tool_calls: [{ index, id: `call_${c.id}`, type: 'function', function: { name: c.name, arguments: '' } }] }));
+        for (const a of plan.argChunks(c)) frames.push(chunk({ tool_calls: [{ index, function: { arguments: a } }] }));
+      });
+      frames.push(chunk({}, plan.toolCalls ? 'tool_calls' : 'stop'));
       if (call.includeUsage) {
         frames.push(sse({ id, object: 'chat.completion.chunk', created, model: call.model, system_fingerprint: 'fp_mock', choices: [], usage: openaiUsage(plan) }));
       }
@@ -563,15 +671,18 @@ function openaiCodec(azure) {
       };
     },
     json(call, plan) {
-      const message = { role: 'assistant', content: plan.reply, refusal: null };
+      const message = { role: 'assistant', content: plan.toolCalls ? null : plan.reply, refusal: null };
       if (plan.reasoning) message.reasoning_content = plan.reasoning;
+      if (plan.toolCalls) {
+        message.tool_calls = plan.toolCalls.map((c) => ({ id: `call_${c.id}`, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+      }
       const body = {
         id: `chatcmpl-mock${fnv1a(plan.reply + call.model).toString(16)}`,
         object: 'chat.completion',
         created: Math.floor(Date.now() / 1000),
         model: call.model,
         system_fingerprint: 'fp_mock',
-        choices: [{ index: 0, message, logprobs: null, finish_reason: 'stop' }],
+        choices: [{ index: 0, message, logprobs: null, finish_reason: plan.toolCalls ? 'tool_calls' : 'stop' }],
         usage: openaiUsage(plan),
       };
       return jsonOut(body);
@@ -603,7 +714,11 @@ const anthropicCodec = {
     const messages = (Array.isArray(body.messages) ? body.messages : [])
       .filter((m) => m && (m.role === 'user' || m.role === 'assistant'))
       .map((m) => ({ role: m.role, text: textOf(m.content) }));
-    return { model: body.model || 'mock', stream: body.stream === true, system: textOf(body.system), messages };
+    return {
+      model: body.model || 'mock', stream: body.stream === true, system: textOf(body.system), messages,
+      offered: names(body.tools, (t) => t && t.name),
+      results: anthropicResults(body.messages),
+    };
   },
   errorBody(status, message) {
     return { type: 'error', error: { type: ANTHROPIC_ERROR_TYPES[status] || 'api_error', message } };
@@ -626,12 +741,25 @@ const anthropicCodec = {
       frames.push(ev('content_block_stop', { index }));
       index++;
     }
-    frames.push(ev('content_block_start', { index, content_block: { type: 'text', text: '' } }));
-    if (!plan.reasoning) frames.push(ev('ping', {}));
-    const firstText = frames.length;
-    for (const t of plan.replyChunks) frames.push(ev('content_block_delta', { index, delta: { type: 'text_delta', text: t } }));
-    frames.push(ev('content_block_stop', { index }));
-    frames.push(ev('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: plan.outputTokens + plan.reasoningTokens } }));
+    let firstText = frames.length;
+    if (plan.toolCalls) {
+      // Each call is a `tool_use` block (empty `input`) whose JSON arrives in `input_json_delta`
+      // fragments, the first one empty, as the API streams them.
+      if (!plan.reasoning) frames.push(ev('ping', {}));
+      for (const c of plan.toolCalls) {
+        frames.push(ev('content_block_start', { index, content_block: { type: 'tool_use', id: `toolu_${c.id}`, name: c.name, input: {} } }));
+        for (const a of ['', ...plan.argChunks(c)]) frames.push(ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: a } }));
+        frames.push(ev('content_block_stop', { index }));
+        index++;
+      }
+    } else {
+      frames.push(ev('content_block_start', { index, content_block: { type: 'text', text: '' } }));
+      if (!plan.reasoning) frames.push(ev('ping', {}));
+      firstText = frames.length;
+      for (const t of plan.replyChunks) frames.push(ev('content_block_delta', { index, delta: { type: 'text_delta', text: t } }));
+      frames.push(ev('content_block_stop', { index }));
+    }
+    frames.push(ev('message_delta', { delta: { stop_reason: plan.toolCalls ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: plan.outputTokens + plan.reasoningTokens } }));
     frames.push(ev('message_stop', {}));
     return {
       headers: SSE_HEADERS,
@@ -643,14 +771,17 @@ const anthropicCodec = {
   json(call, plan) {
     const content = [];
     if (plan.reasoning) content.push({ type: 'thinking', thinking: plan.reasoning, signature: 'mock-signature' });
-    content.push({ type: 'text', text: plan.reply });
+    if (plan.toolCalls) {
+      // Malformed arguments cannot be an object: the raw text goes in `input` as a string.
+      for (const c of plan.toolCalls) content.push({ type: 'tool_use', id: `toolu_${c.id}`, name: c.name, input: c.malformed ? c.arguments : c.args });
+    } else content.push({ type: 'text', text: plan.reply });
     return jsonOut({
       id: `msg_mock${fnv1a(plan.reply + call.model).toString(16)}`,
       type: 'message',
       role: 'assistant',
       model: call.model,
       content,
-      stop_reason: 'end_turn',
+      stop_reason: plan.toolCalls ? 'tool_use' : 'end_turn',
       stop_sequence: null,
       usage: { input_tokens: plan.inputTokens, output_tokens: plan.outputTokens + plan.reasoningTokens },
     });
@@ -671,7 +802,12 @@ const googleCodec = {
       role: c && c.role === 'model' ? 'assistant' : 'user',
       text: textOf(c && c.parts),
     }));
-    return { model: target.model, stream: target.stream, sse: url.searchParams.get('alt') === 'sse', system: sys ? textOf(sys.parts ?? sys) : '', messages };
+    const declarations = (Array.isArray(body.tools) ? body.tools : []).flatMap((t) => (t && Array.isArray(t.functionDeclarations) ? t.functionDeclarations : []));
+    return {
+      model: target.model, stream: target.stream, sse: url.searchParams.get('alt') === 'sse', system: sys ? textOf(sys.parts ?? sys) : '', messages,
+      offered: names(declarations, (f) => f && f.name),
+      results: geminiResults(body.contents),
+    };
   },
   errorBody(status, message) {
     return { error: { code: status, message, status: GOOGLE_STATUS[status] || (status >= 500 ? 'INTERNAL' : 'FAILED_PRECONDITION') } };
@@ -696,11 +832,13 @@ const googleCodec = {
   },
   stream(call, plan) {
     const pieces = [
-      ...plan.reasoningChunks.map((text) => ({ text, thought: true })),
-      ...plan.replyChunks.map((text) => ({ text })),
+      ...plan.reasoningChunks.map((text) => [{ text, thought: true }]),
+      ...plan.replyChunks.map((text) => [{ text }]),
     ];
-    if (!pieces.length) pieces.push({ text: '' });
-    const objects = pieces.map((p, i) => this.response(call, plan, [p], i === pieces.length - 1));
+    // Gemini sends function calls whole, parallel ones as parts of one response.
+    if (plan.toolCalls) pieces.push(this.callParts(plan));
+    if (!pieces.length) pieces.push([{ text: '' }]);
+    const objects = pieces.map((p, i) => this.response(call, plan, p, i === pieces.length - 1));
     const firstText = Math.min(plan.reasoningChunks.length + 1, objects.length);
     if (call.sse) {
       // Google's servers end SSE events with CRLF pairs; clients must cope, so the mock does too.
@@ -716,10 +854,16 @@ const googleCodec = {
     frames.push(']');
     return { headers: JSON_HEADERS, frames, malformedAt: firstText, malformedFrame: ',\r\n{"candidates":[' };
   },
+  /** `functionCall` parts (Gemini's finish reason stays `STOP`); malformed arguments, which
+   * Gemini's protobuf `Struct` cannot carry, are sent as a JSON string. */
+  callParts(plan) {
+    return plan.toolCalls.map((c) => ({ functionCall: { name: c.name, args: c.malformed ? c.arguments : c.args } }));
+  },
   json(call, plan) {
     const parts = [];
     if (plan.reasoning) parts.push({ text: plan.reasoning, thought: true });
-    parts.push({ text: plan.reply });
+    if (plan.toolCalls) parts.push(...this.callParts(plan));
+    else parts.push({ text: plan.reply });
     return jsonOut(this.response(call, plan, parts, true));
   },
 };
@@ -730,15 +874,24 @@ const ollamaCodec = {
   parse(body) {
     const { system, messages } = splitOpenAiMessages(body.messages);
     // Ollama streams unless told `stream: false`.
-    return { model: body.model || 'mock', stream: body.stream !== false, system, messages };
+    return {
+      model: body.model || 'mock', stream: body.stream !== false, system, messages,
+      offered: names(body.tools, (t) => t && t.function && t.function.name),
+      results: openAiResults(body.messages),
+    };
   },
   errorBody: (status, message) => ({ error: message }),
   errorFrames: (call, status, message) => [`${JSON.stringify({ error: message })}\n`],
-  final(call, plan, content) {
+  /** Ollama's `tool_calls`: `{function: {name, arguments}}` with the arguments an object
+   * (malformed ones, which Ollama would not send, as a string). */
+  calls(plan) {
+    return plan.toolCalls.map((c) => ({ function: { name: c.name, arguments: c.malformed ? c.arguments : c.args } }));
+  },
+  final(call, plan, content, whole = false) {
     return {
       model: call.model,
       created_at: new Date().toISOString(),
-      message: { role: 'assistant', content, ...(plan.reasoning && content ? { thinking: plan.reasoning } : {}) },
+      message: { role: 'assistant', content, ...(plan.reasoning && whole ? { thinking: plan.reasoning } : {}), ...(plan.toolCalls && whole ? { tool_calls: this.calls(plan) } : {}) },
       done_reason: 'stop',
       done: true,
       total_duration: 1_000_000 * (plan.outputTokens + 10),
@@ -754,6 +907,8 @@ const ollamaCodec = {
     const frames = [
       ...plan.reasoningChunks.map((thinking) => line({ content: '', thinking })),
       ...plan.replyChunks.map((content) => line({ content })),
+      // Ollama streams the calls whole, in one line before the final one.
+      ...(plan.toolCalls ? [line({ content: '', tool_calls: this.calls(plan) })] : []),
     ];
     const malformedAt = Math.min(plan.reasoningChunks.length + 1, frames.length);
     frames.push(`${JSON.stringify(this.final(call, plan, ''))}\n`);
@@ -765,7 +920,7 @@ const ollamaCodec = {
     };
   },
   json(call, plan) {
-    return jsonOut(this.final(call, plan, plan.reply));
+    return jsonOut(this.final(call, plan, plan.reply, true));
   },
 };
 

@@ -9,9 +9,12 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use agent_world_wasm::core::llm::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role};
+use agent_world_wasm::core::llm::types::{
+    CallSettings, ChatMessage, LlmError, LlmEvent, Role, ToolCallPart, ToolResultPart,
+};
 use agent_world_wasm::core::llm::{ProviderConfig, ProviderKind};
 use agent_world_wasm::core::llm_client::{CancelToken, LlmClient};
+use agent_world_wasm::core::tools::ToolSpec;
 use agent_world_wasm::web::fetch::{fetch_streaming, HttpCall};
 use agent_world_wasm::web::llm_fetch::{FetchLlm, Timeouts};
 
@@ -80,6 +83,8 @@ pub struct Outcome {
     pub reasoning: String,
     pub text_events: usize,
     pub done: bool,
+    pub finish_reason: Option<String>,
+    pub tool_calls: Vec<ToolCallPart>,
     pub result: Option<Result<(), LlmError>>,
 }
 
@@ -103,8 +108,12 @@ pub async fn call(
                 }
             }
             LlmEvent::Reasoning(t) => o.reasoning.push_str(&t),
-            LlmEvent::Done { .. } => o.done = true,
-            LlmEvent::Usage(_) | LlmEvent::ToolCall(_) => {}
+            LlmEvent::Done { finish_reason } => {
+                o.done = true;
+                o.finish_reason = finish_reason;
+            }
+            LlmEvent::ToolCall(c) => o.tool_calls.push(c),
+            LlmEvent::Usage(_) => {}
         }
     };
     let result = llm.call(settings, messages, &mut on_event, cancel).await;
@@ -792,6 +801,176 @@ async fn assert_closed_by_client(key: &str) {
     );
 }
 
+// ---- Tools (spec §9) over real fetch: the codecs against the mock's tool frames.
+
+const TOOL_SYSTEM: &str =
+    "mock-tool: get_weather {\"city\":\"Oslo\",\"days\":[1,2]}\nmock-tool: get_time {\"tz\":\"Europe/Oslo\"}";
+
+pub fn tool_spec(name: &str) -> ToolSpec {
+    ToolSpec {
+        name: name.into(),
+        description: format!("{name} for the tests"),
+        parameters: serde_json::json!({"type": "object", "properties": {}}),
+    }
+}
+
+pub fn with_tools(mut s: CallSettings, names: &[&str]) -> CallSettings {
+    s.tools = names.iter().map(|n| tool_spec(n)).collect();
+    s
+}
+
+fn args_of(c: &ToolCallPart) -> serde_json::Value {
+    serde_json::from_str(&c.arguments).unwrap_or_else(|e| {
+        panic!(
+            "arguments of {} are not JSON ({e}): {}",
+            c.name, c.arguments
+        )
+    })
+}
+
+/// The finish reason each provider really sends with tool calls.
+pub fn tool_finish_reason(kind: ProviderKind) -> &'static str {
+    match kind {
+        ProviderKind::Anthropic => "tool_use",
+        ProviderKind::Google => "STOP",
+        ProviderKind::Ollama => "stop",
+        _ => "tool_calls",
+    }
+}
+
+/// The second step's input: the first step's calls, then one result per call.
+pub fn history_with_results(
+    system: &str,
+    calls: &[ToolCallPart],
+    results: &[&str],
+) -> Vec<ChatMessage> {
+    let mut m = messages(system, "weather and time in Oslo?");
+    m.push(ChatMessage::tool_calls("", calls.to_vec()));
+    for (c, r) in calls.iter().zip(results) {
+        let mut entry = ChatMessage::new(Role::User, *r);
+        entry.tool_result = Some(ToolResultPart {
+            tool_call_id: c.id.clone(),
+            tool_name: c.name.clone(),
+        });
+        m.push(entry);
+    }
+    m
+}
+
+/// Every provider, streamed and not: offered tools come back as the scripted parallel calls
+/// (in order, distinct ids, arguments exact) with the provider's finish reason; a second call
+/// with the results in the history gets text that includes them.
+pub async fn tool_calls_and_their_results_round_trip() {
+    for kind in STREAMING_PROVIDERS {
+        for stream in [true, false] {
+            let key = fresh_key();
+            let llm = client(kind, &key);
+            let s = with_tools(settings(kind, stream), &["get_weather", "get_time"]);
+            let o = call(
+                &llm,
+                &s,
+                messages(TOOL_SYSTEM, "weather and time in Oslo?"),
+                CancelToken::new(),
+                false,
+            )
+            .await;
+            let what = format!("{kind:?} stream={stream}");
+            assert_eq!(o.result, Some(Ok(())), "{what}");
+            assert_eq!(o.text, "", "{what}: no text with the calls");
+            let names: Vec<&str> = o.tool_calls.iter().map(|c| c.name.as_str()).collect();
+            assert_eq!(names, ["get_weather", "get_time"], "{what}");
+            assert_eq!(
+                args_of(&o.tool_calls[0]),
+                serde_json::json!({"city": "Oslo", "days": [1, 2]}),
+                "{what}"
+            );
+            assert_eq!(
+                args_of(&o.tool_calls[1]),
+                serde_json::json!({"tz": "Europe/Oslo"}),
+                "{what}"
+            );
+            assert!(!o.tool_calls[0].id.is_empty(), "{what}");
+            assert_ne!(o.tool_calls[0].id, o.tool_calls[1].id, "{what}");
+            assert_eq!(
+                o.finish_reason.as_deref(),
+                Some(tool_finish_reason(kind)),
+                "{what}"
+            );
+            // The tools really were offered in the request the mock saw.
+            let sent = mock_requests(&key).await;
+            assert_eq!(sent.len(), 1, "{what}");
+
+            let history = history_with_results(
+                TOOL_SYSTEM,
+                &o.tool_calls,
+                // Keys in sorted order: the Gemini codec re-serialises the object.
+                &[r#"{"sky":"clear","temp":7}"#, r#"{"time":"10:30"}"#],
+            );
+            let o2 = call(&llm, &s, history, CancelToken::new(), false).await;
+            assert_eq!(o2.result, Some(Ok(())), "{what}: second step");
+            assert!(
+                o2.tool_calls.is_empty(),
+                "{what}: no calls once results are in"
+            );
+            assert_eq!(
+                o2.text,
+                r#"Tool results: get_weather: {"sky":"clear","temp":7}; get_time: {"time":"10:30"}"#,
+                "{what}: the results reached the model, each under its tool's name"
+            );
+        }
+    }
+}
+
+/// Arguments that are not JSON reach the engine verbatim (it answers them with an error), in
+/// every format that can carry them: OpenAI-style and Anthropic fragments streamed, and the
+/// string arguments of the others.
+pub async fn malformed_tool_arguments_arrive_verbatim() {
+    let raw = r#"{"city": "Os"#;
+    for kind in STREAMING_PROVIDERS {
+        for stream in [true, false] {
+            let key = fresh_key();
+            let llm = client(kind, &key);
+            let s = with_tools(settings(kind, stream), &["get_weather"]);
+            let o = call(
+                &llm,
+                &s,
+                messages(&format!("mock-tool-malformed: get_weather {raw}"), "hi"),
+                CancelToken::new(),
+                false,
+            )
+            .await;
+            let what = format!("{kind:?} stream={stream}");
+            assert_eq!(o.result, Some(Ok(())), "{what}");
+            assert_eq!(o.tool_calls.len(), 1, "{what}");
+            assert_eq!(o.tool_calls[0].name, "get_weather", "{what}");
+            assert_eq!(o.tool_calls[0].arguments, raw, "{what}");
+        }
+    }
+}
+
+/// A request that offers no tools gets no calls, whatever is scripted (the last step of a
+/// reply offers none).
+pub async fn a_tool_not_offered_is_never_called() {
+    for kind in STREAMING_PROVIDERS {
+        let key = fresh_key();
+        let llm = client(kind, &key);
+        let o = call(
+            &llm,
+            &settings(kind, true),
+            messages(TOOL_SYSTEM, "hi"),
+            CancelToken::new(),
+            false,
+        )
+        .await;
+        assert_eq!(o.result, Some(Ok(())), "{kind:?}");
+        assert!(o.tool_calls.is_empty(), "{kind:?}");
+        assert_eq!(
+            o.text, "mock-llm: the tools get_weather, get_time were not offered (offered: none)",
+            "{kind:?}"
+        );
+    }
+}
+
 /// Used by suites that want them all in one test (the browser suites pay a page per test).
 pub async fn all_transport_cases() {
     every_provider_streams_a_scripted_reply().await;
@@ -806,6 +985,9 @@ pub async fn all_transport_cases() {
     an_error_event_at_the_end_of_a_stream_is_reported_at_once().await;
     a_json_body_answers_a_streaming_request().await;
     a_custom_provider_that_never_yields_stalls().await;
+    tool_calls_and_their_results_round_trip().await;
+    malformed_tool_arguments_arrive_verbatim().await;
+    a_tool_not_offered_is_never_called().await;
 }
 
 pub type SharedLlm = Rc<FetchLlm>;

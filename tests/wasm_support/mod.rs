@@ -49,4 +49,11 @@ pub async fn stream_scripted_reply(reply: &str) -> (usize, String, u16) {
     }
     (chunks, reply_text, head.status)
 }
+pub mod aimock_cases;
 pub mod llm_cases;
+
+/// The third-party mock LLM (`@copilotkit/aimock`) that scripts/test.sh starts beside ours
+/// (address baked in at compile time through AWW_AIMOCK_URL).
+pub fn aimock_url() -> &'static str {
+    option_env!("AWW_AIMOCK_URL").unwrap_or("http://127.0.0.1:4010")
+}

@@ -277,6 +277,9 @@ impl AnthropicCalls {
 }
 
 /// A complete `tool_use`: the streamed JSON, or the block's own `input` when nothing streamed.
+/// An `input` that is a string (never an object: a broken model or proxy) is kept as the
+/// arguments text, so the engine tells the model its arguments are not an object instead of
+/// running the tool with `{}`.
 pub(crate) fn anthropic_call(
     id: String,
     name: String,
@@ -287,6 +290,8 @@ pub(crate) fn anthropic_call(
         json
     } else if input.is_object() {
         input.to_string()
+    } else if let Value::String(raw) = input {
+        raw.clone()
     } else {
         "{}".to_string()
     };
@@ -403,6 +408,9 @@ pub(crate) fn gemini_call(part: &Value, n: &mut u64) -> Option<ToolCallPart> {
     let name = str_of(call.get("name"))?.to_string();
     let arguments = match call.get("args") {
         Some(v @ Value::Object(_)) => v.to_string(),
+        // Not Gemini's own shape (`args` is a protobuf Struct), but a proxy may send text: keep
+        // it, as for Anthropic's `input`, so the engine reports it rather than running `{}`.
+        Some(Value::String(raw)) => raw.clone(),
         _ => "{}".to_string(),
     };
     let id = match str_of(call.get("id")) {
