@@ -96,6 +96,8 @@ struct Handle {
     llm: Rc<FetchLlm>,
     /// The IndexedDB store and this world's subscription to other contexts' changes.
     changes: Option<(Rc<IdbStore>, u64)>,
+    /// What ends each live `events()` iteration when the world is closed.
+    iterations: RefCell<Vec<std::rc::Weak<dyn Fn()>>>,
 }
 
 impl Drop for Handle {
@@ -201,6 +203,7 @@ fn wrap(world: World, llm: Rc<FetchLlm>, options: &CommonOptions) -> AgentWorld 
             world,
             llm,
             changes,
+            iterations: RefCell::new(Vec::new()),
         }))),
     }
 }
@@ -779,14 +782,18 @@ impl AgentWorld {
     }
 
     /// What `free()` and `[Symbol.dispose]()` do (the package's JS layer routes them here):
-    /// stops the world's work like `stop()` and closes the handle; every later call fails with
-    /// `world_closed`. Calls already running settle as the stop makes them. Safe at any time,
-    /// also from an event callback, and more than once.
+    /// stops the world's work like `stop()`, ends its `events()` iterations and closes the
+    /// handle; every later call fails with `world_closed`. Calls already running settle as the
+    /// stop makes them. Safe at any time, also from an event callback, and more than once.
     #[wasm_bindgen(js_name = "__close", skip_typescript)]
     pub fn close(&self) {
         let h = self.h.borrow_mut().take();
         if let Some(h) = h {
             h.world.stop();
+            let iterations = std::mem::take(&mut *h.iterations.borrow_mut());
+            for end in iterations.iter().filter_map(std::rc::Weak::upgrade) {
+                end();
+            }
         }
     }
 
@@ -845,7 +852,11 @@ impl AgentWorld {
     pub fn events(&self, options: JsValue) -> Result<JsValue, JsValue> {
         let h = self.handle()?;
         let signal = read_signal(&options)?;
-        crate::bindings::events::events(&h.world, signal, event_payload)
+        let (iterator, end) = crate::bindings::events::events(&h.world, signal, event_payload)?;
+        let mut iterations = h.iterations.borrow_mut();
+        iterations.retain(|e| e.strong_count() > 0);
+        iterations.push(end);
+        Ok(iterator)
     }
 
     /// Sets the total and stall timeouts of LLM calls, in milliseconds.

@@ -171,10 +171,17 @@ test('free() during a streaming reply stops it; later calls reject with world_cl
   await world.send('@slow tell me everything');
   const idle = world.idle();
   const pendingChats = world.messages(world.currentChat().id);
+  const iteration = (async () => {
+    let seen = 0;
+    for await (const _ of world.events()) seen++;
+    return seen;
+  })();
   await started;
   world.free(); // threw "attempted to take ownership of Rust value while it was borrowed"
   await idle; // the stop ends the work: idle() settles
   assert.equal(aborted, true, "the provider's signal aborted");
+  const ended = await Promise.race([iteration, new Promise((r) => setTimeout(r, 2000, 'waiting'))]);
+  assert.equal(typeof ended, 'number', 'a for await over the closed world ended');
   assert.ok(Array.isArray(await pendingChats));
   world.free(); // twice is fine
   world[Symbol.dispose]();
