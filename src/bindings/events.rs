@@ -84,6 +84,9 @@ fn finish(world: &World, state: &Rc<RefCell<State>>) {
     }
 }
 
+/// A weak handle on the function that ends one `events()` iteration.
+pub type EndIteration = std::rc::Weak<dyn Fn()>;
+
 /// Builds the async iterator over `world`'s events (see the module docs), and a weak handle on
 /// the function that ends it (as `return()` does), for closing the world: a `for await` over a
 /// closed world ends instead of waiting forever.
@@ -91,7 +94,7 @@ pub fn events(
     world: &World,
     signal: Option<web_sys::AbortSignal>,
     to_payload: fn(&Event) -> Result<JsValue, JsValue>,
-) -> Result<(JsValue, std::rc::Weak<dyn Fn()>), JsValue> {
+) -> Result<(JsValue, EndIteration), JsValue> {
     let state = Rc::new(RefCell::new(State::default()));
     for (topic, name) in [
         (Topic::Message, "message"),

@@ -97,7 +97,7 @@ struct Handle {
     /// The IndexedDB store and this world's subscription to other contexts' changes.
     changes: Option<(Rc<IdbStore>, u64)>,
     /// What ends each live `events()` iteration when the world is closed.
-    iterations: RefCell<Vec<std::rc::Weak<dyn Fn()>>>,
+    iterations: RefCell<Vec<crate::bindings::events::EndIteration>>,
 }
 
 impl Drop for Handle {
