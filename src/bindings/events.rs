@@ -95,6 +95,12 @@ pub fn events(
     signal: Option<web_sys::AbortSignal>,
     to_payload: fn(&Event) -> Result<JsValue, JsValue>,
 ) -> Result<(JsValue, EndIteration), JsValue> {
+    // Read through Reflect before subscribing: a Proxy passes the `instanceof` check, and its
+    // `aborted` may throw.
+    let aborted = match &signal {
+        Some(s) => crate::bindings::input::get(s, "aborted", "options.signal")?.is_truthy(),
+        None => false,
+    };
     let state = Rc::new(RefCell::new(State::default()));
     for (topic, name) in [
         (Topic::Message, "message"),
@@ -134,7 +140,7 @@ pub fn events(
         state.borrow_mut().subscriptions.push(id);
     }
     if let Some(signal) = signal {
-        if signal.aborted() {
+        if aborted {
             finish(world, &state);
         } else {
             let (w, st) = (world.clone(), state.clone());

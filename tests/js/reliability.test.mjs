@@ -121,6 +121,10 @@ test('arguments whose property access throws become invalid_input with the error
   const boom = new Error('boom');
   const getter = { name: 'G', provider: 'custom', model: 'm', get systemPrompt() { throw boom; } };
   const trap = new Proxy({ name: 'P' }, { get() { throw boom; }, ownKeys() { throw boom; } });
+  // Passes `instanceof AbortSignal`, then throws when `aborted` is read.
+  const trappedSignal = new Proxy(new AbortController().signal, {
+    get(target, key) { if (key === 'aborted') throw boom; return Reflect.get(target, key); },
+  });
   const { proxy: revoked, revoke } = Proxy.revocable({ name: 'R' }, {});
   revoke();
   const probes = [
@@ -140,6 +144,8 @@ test('arguments whose property access throws become invalid_input with the error
     ['messages options trap', () => world.messages('c', trap)],
     ['events options revoked', () => world.events(revoked)],
     ['send signal getter', () => world.send('hi', { get signal() { throw boom; } })],
+    ['events signal trap', () => world.events({ signal: trappedSignal })],
+    ['send signal trap', () => world.send('hi', { signal: trappedSignal })],
   ];
   for (const [name, call] of probes) {
     const e = await failure(call);
