@@ -61,11 +61,39 @@ function typedInitOutput(dts) {
 const DISPOSABLE = '/// <reference lib="esnext.disposable" />\n';
 const withDisposable = (dts) => (dts.includes('[Symbol.dispose]') ? DISPOSABLE + dts : dts);
 
+// The guard around the glue (src/bindings/guard.js says why): it wraps the instance's exports
+// where the glue takes them, and the AgentWorld class once it is defined. It needs to know
+// which calls are async (they reject instead of throwing); the declarations say.
+const GUARD = readFileSync(at('src/bindings/guard.js'), 'utf8');
+const classDts = readFileSync(at(`pkg/nodejs/${NAME}.d.ts`), 'utf8')
+  .match(/^export class AgentWorld \{\n([\s\S]*?)\n\}/m)?.[1] ?? fail('the .d.ts has no class AgentWorld');
+const asyncMembers = [...classDts.matchAll(/^\s+(static )?(\w+)\(.*\): Promise</gm)];
+const asyncMethods = asyncMembers.filter((m) => !m[1]).map((m) => m[2]);
+const asyncExports = [...asyncMembers.map((m) => `agentworld_${m[2]}`),
+  ...[...readFileSync(at(`pkg/nodejs/${NAME}.d.ts`), 'utf8')
+    .matchAll(/^export function (\w+)\(.*\): Promise</gm)].map((m) => m[1])];
+for (const must of ['send', 'addAgent', 'idle']) {
+  if (!asyncMethods.includes(must)) fail(`the .d.ts does not declare AgentWorld.${must}() async`);
+}
+if (!asyncExports.includes('agentworld_create') || !asyncExports.includes('storageEstimate')) {
+  fail('the .d.ts does not declare AgentWorld.create() or storageEstimate() async');
+}
+/** `glue` with the guard: its code after the first line (the glue's `@ts-self-types`
+ * directive stays first), the exports wrapped where the glue assigns them, the class after. */
+function guarded(glue, assignment, what) {
+  const [first, ...rest] = glue.split('\n');
+  const body = replaceOnce(rest.join('\n'), assignment,
+    assignment.replace(/= (\w+)\.exports;$/, `= __aww.guardExports($1.exports, ${JSON.stringify(asyncExports)});`),
+    `${what}: the instance exports assignment`);
+  return `${first}\n${GUARD}${body}\n__aww.guardClass(AgentWorld, ${JSON.stringify(asyncMethods)});\n`;
+}
+
 rmSync(out(''), { recursive: true, force: true });
 for (const d of ['web', 'node']) mkdirSync(out(d), { recursive: true });
 
 // --- web build (pages, workers, bundlers, Deno, workerd) -------------------------------------
-copyFileSync(at(`pkg/web/${NAME}.js`), out(`web/${NAME}.js`));
+writeFileSync(out(`web/${NAME}.js`),
+  guarded(readFileSync(at(`pkg/web/${NAME}.js`), 'utf8'), '    wasm = instance.exports;', 'web glue'));
 copyFileSync(at(`pkg/web/${NAME}_bg.wasm`), out(`web/${NAME}_bg.wasm`));
 // The init function's parameter gets a camelCase name (the option key stays `module_or_path`:
 // that is the glue's API).
@@ -108,7 +136,8 @@ writeFileSync(out('workerd.d.ts'), reexportDts);
 if (!readFileSync(at(`pkg/nodejs/${NAME}_bg.wasm`)).equals(readFileSync(at(`pkg/web/${NAME}_bg.wasm`)))) {
   fail('the web and nodejs builds\' .wasm differ: ship node/agent_world_wasm_bg.wasm too');
 }
-const nodeGlue = replaceOnce(readFileSync(at(`pkg/nodejs/${NAME}.js`), 'utf8'),
+const nodeGlue = replaceOnce(guarded(readFileSync(at(`pkg/nodejs/${NAME}.js`), 'utf8'),
+  'let wasm = wasmInstance.exports;', 'nodejs glue'),
   `const wasmPath = \`\${__dirname}/${NAME}_bg.wasm\`;`,
   `const wasmPath = \`\${__dirname}/../web/${NAME}_bg.wasm\`;`, 'the nodejs glue\'s .wasm path');
 writeFileSync(out(`node/${NAME}.cjs`), nodeGlue);

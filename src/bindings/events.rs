@@ -84,12 +84,23 @@ fn finish(world: &World, state: &Rc<RefCell<State>>) {
     }
 }
 
-/// Builds the async iterator over `world`'s events (see the module docs).
+/// A weak handle on the function that ends one `events()` iteration.
+pub type EndIteration = std::rc::Weak<dyn Fn()>;
+
+/// Builds the async iterator over `world`'s events (see the module docs), and a weak handle on
+/// the function that ends it (as `return()` does), for closing the world: a `for await` over a
+/// closed world ends instead of waiting forever.
 pub fn events(
     world: &World,
     signal: Option<web_sys::AbortSignal>,
     to_payload: fn(&Event) -> Result<JsValue, JsValue>,
-) -> Result<JsValue, JsValue> {
+) -> Result<(JsValue, EndIteration), JsValue> {
+    // Read through Reflect before subscribing: a Proxy passes the `instanceof` check, and its
+    // `aborted` may throw.
+    let aborted = match &signal {
+        Some(s) => crate::bindings::input::get(s, "aborted", "options.signal")?.is_truthy(),
+        None => false,
+    };
     let state = Rc::new(RefCell::new(State::default()));
     for (topic, name) in [
         (Topic::Message, "message"),
@@ -129,7 +140,7 @@ pub fn events(
         state.borrow_mut().subscriptions.push(id);
     }
     if let Some(signal) = signal {
-        if signal.aborted() {
+        if aborted {
             finish(world, &state);
         } else {
             let (w, st) = (world.clone(), state.clone());
@@ -169,8 +180,11 @@ pub fn events(
         promise
     });
     let (w, st) = (world.clone(), state.clone());
+    // Owned by `return()` (so it lives as long as the iterator); the caller gets a weak handle.
+    let end: Rc<dyn Fn()> = Rc::new(move || finish(&w, &st));
+    let weak_end = Rc::downgrade(&end);
     let ret = Closure::<dyn FnMut() -> js_sys::Promise>::new(move || {
-        finish(&w, &st);
+        end();
         js_sys::Promise::resolve(&result(&JsValue::UNDEFINED, true))
     });
     let (next, ret) = (next.into_js_value(), ret.into_js_value());
@@ -190,5 +204,5 @@ pub fn events(
         &js_sys::Symbol::async_iterator(),
         &fresh.into_js_value(),
     );
-    Ok(iterator.into())
+    Ok((iterator.into(), weak_end))
 }

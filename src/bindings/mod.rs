@@ -2,6 +2,7 @@
 
 pub mod error;
 pub mod events;
+pub mod input;
 pub mod storage;
 pub mod tools;
 pub mod types;

@@ -15,6 +15,7 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 use crate::bindings::error::invalid_argument;
+use crate::bindings::input::read_object;
 use crate::core::memory_store::MemoryStore;
 use crate::core::store::Store;
 use crate::web::idb_store::IdbStore;
@@ -72,33 +73,20 @@ pub struct CommonOptions {
     pub storage: Storage,
     pub debug: bool,
     /// The remaining fields, for the engine's own (strict) input type.
-    pub rest: JsValue,
-}
-
-fn get(obj: &JsValue, key: &str) -> JsValue {
-    js_sys::Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+    pub rest: serde_json::Map<String, serde_json::Value>,
 }
 
 impl CommonOptions {
-    /// Reads `storage` and `debug` from `options` (which may be undefined) and returns a copy
-    /// of it without them.
+    /// Reads `storage` and `debug` from `options` (which may be undefined) and the other
+    /// fields as plain data (see [`crate::bindings::input`]).
     pub fn read(options: &JsValue, what: &str) -> Result<Self, JsValue> {
         let default = if indexeddb_available() {
             Storage::IndexedDb
         } else {
             Storage::Memory
         };
-        if options.is_undefined() || options.is_null() {
-            return Ok(Self {
-                storage: default,
-                debug: false,
-                rest: js_sys::Object::new().into(),
-            });
-        }
-        if !options.is_object() || js_sys::Array::is_array(options) {
-            return Err(invalid_argument(what, "must be an object"));
-        }
-        let storage = match get(options, "storage") {
+        let (mut rest, raw) = read_object(options, what, &["storage"])?;
+        let storage = match raw.into_iter().next().unwrap_or(JsValue::UNDEFINED) {
             v if v.is_undefined() || v.is_null() => default,
             v if v.is_object() => Storage::Adapter(
                 adapter_store(v).map_err(|e| invalid_argument(&format!("{what}.storage"), &e))?,
@@ -114,20 +102,20 @@ impl CommonOptions {
                 }
             },
         };
-        let debug = match get(options, "debug") {
-            v if v.is_undefined() || v.is_null() => false,
-            v => v
-                .as_bool()
-                .ok_or_else(|| invalid_argument(&format!("{what}.debug"), "must be a boolean"))?,
+        let debug = match rest.remove("debug") {
+            None | Some(serde_json::Value::Null) => false,
+            Some(serde_json::Value::Bool(b)) => b,
+            Some(_) => {
+                return Err(invalid_argument(
+                    &format!("{what}.debug"),
+                    "must be a boolean",
+                ))
+            }
         };
-        let rest = js_sys::Object::assign(&js_sys::Object::new(), options.unchecked_ref());
-        for key in ["storage", "debug"] {
-            let _ = js_sys::Reflect::delete_property(&rest, &JsValue::from_str(key));
-        }
         Ok(Self {
             storage,
             debug,
-            rest: rest.into(),
+            rest,
         })
     }
 

@@ -190,7 +190,7 @@ impl AgentWorld {
     #[wasm_bindgen(js_name = registerTool, skip_typescript)]
     pub fn register_tool(&self, tool: JsValue) -> Result<(), JsValue> {
         let (def, executor) = read_tool(&tool)?;
-        self.world()
+        self.world()?
             .register_tool(def, Rc::new(executor))
             .map_err(from_world_error)
     }
@@ -208,7 +208,7 @@ impl AgentWorld {
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
     ) -> Result<bool, JsValue> {
         let name = string_arg(&name, "name")?;
-        Ok(self.world().unregister_tool(&name))
+        Ok(self.world()?.unregister_tool(&name))
     }
 
     /// The registered tools, in registration order (without their functions).
@@ -219,7 +219,8 @@ impl AgentWorld {
     /// ```
     #[wasm_bindgen(js_name = tools, unchecked_return_type = "ToolInfo[]")]
     pub fn tools(&self) -> Result<JsValue, JsValue> {
-        let defs = self.world().tools();
+        let world = self.world()?;
+        let defs = world.tools();
         let list: Vec<ToolInfo<'_>> = defs
             .iter()
             .map(|d| ToolInfo {
@@ -263,7 +264,7 @@ impl AgentWorld {
                 })?;
                 Some(Rc::new(JsInstructions::new(f)))
             };
-        self.world()
+        self.world()?
             .set_instructions(&agent_id, provider)
             .map_err(from_world_error)
     }

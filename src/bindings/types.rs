@@ -414,7 +414,7 @@ export type AgentWorldErrorCode =
   | "world_exists" | "world_not_found" | "agent_exists" | "agent_not_found" | "invalid_name"
   | "reserved_name" | "invalid_turn_limit" | "invalid_input" | "invalid_sender" | "empty_message"
   | "message_too_long" | "chat_not_found" | "queue_full" | "storage_error" | "storage_unavailable"
-  | "import_invalid" | "internal_error" | SystemErrorCode;
+  | "import_invalid" | "internal_error" | "world_closed" | SystemErrorCode;
 "#;
 
 #[wasm_bindgen]

@@ -9,12 +9,15 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::bindings::error::{from_llm_error, from_world_error, invalid_argument};
+use crate::bindings::error::{
+    agent_world_error, from_llm_error, from_world_error, invalid_argument,
+};
+use crate::bindings::input::{get, is_plain_object, read_object};
 use crate::bindings::storage::CommonOptions;
 use crate::bindings::types::{or_undefined, PageOptionsArg, SendOptionsArg, StorageOptionsArg};
-use crate::core::engine::{Services, World};
+use crate::core::engine::{Services, WeakWorld, World};
 use crate::core::error::WorldError;
-use crate::core::events::{Callback, Event, Topic, WorldEvent};
+use crate::core::events::{Callback, Event, SystemEvent, Topic, WorldEvent};
 use crate::core::llm::{ProviderConfig, ProviderKind};
 use crate::core::model::{AgentPatch, CreateWorld, NewAgent, WorldPatch};
 use crate::web::clock::{JsClock, UuidIds};
@@ -31,20 +34,52 @@ pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue
         })
 }
 
-/// Reads a JS value into a Rust input type, naming `what` in the error.
+/// Reads a JS object argument into a Rust input type, naming `what` in the error. The value is
+/// read by the bounded, cycle-checking reader of [`crate::bindings::input`]: every key is seen
+/// (the engine's input types reject unknown fields, spec §1) and non-JSON values are refused.
 pub(crate) fn from_js<T: serde::de::DeserializeOwned>(
-    value: JsValue,
+    value: &JsValue,
     what: &str,
 ) -> Result<T, JsValue> {
-    // Through serde_json::Value: serde-wasm-bindgen reads only the keys a struct declares,
-    // which would silently drop misspelt fields; the engine's input types reject unknown
-    // fields (spec §1), and they must see every key to do so.
-    let json: serde_json::Value = serde_wasm_bindgen::from_value(value)
-        .map_err(|e| invalid_argument(what, &format!("is not plain data: {e}")))?;
-    if !json.is_object() {
+    if !is_plain_object(value, what)? {
         return Err(invalid_argument(what, "must be an object"));
     }
-    serde_json::from_value(json).map_err(|e| invalid_argument(what, &format!("is invalid: {e}")))
+    let (fields, _) = read_object(value, what, &[])?;
+    from_fields(fields, what)
+}
+
+/// Reads fields already read as plain data into a Rust input type.
+pub(crate) fn from_fields<T: serde::de::DeserializeOwned>(
+    fields: serde_json::Map<String, serde_json::Value>,
+    what: &str,
+) -> Result<T, JsValue> {
+    serde_json::from_value(serde_json::Value::Object(fields)).map_err(|e| {
+        // serde quotes the offending value, which may be megabytes long.
+        let mut problem = format!("is invalid: {e}");
+        if let Some((cut, _)) = problem.char_indices().nth(300) {
+            problem.truncate(cut);
+            problem.push('…');
+        }
+        invalid_argument(what, &problem)
+    })
+}
+
+/// The error of every call on a closed world (after `free()` or the end of a `using` block).
+fn closed() -> JsValue {
+    agent_world_error(
+        "world_closed",
+        "this world was closed (free() or the end of a `using` block); open it again with AgentWorld.open(id)",
+        None,
+    )
+}
+
+/// The promise of an async method. Async methods take `&self` only while they start: the
+/// work runs on a clone of the handle, so no borrow of the JS object spans an `.await` and
+/// `free()` succeeds at any time.
+fn promise(
+    work: impl std::future::Future<Output = Result<JsValue, JsValue>> + 'static,
+) -> js_sys::Promise {
+    wasm_bindgen_futures::future_to_promise(work)
 }
 
 fn is_browser_like() -> bool {
@@ -61,6 +96,8 @@ struct Handle {
     llm: Rc<FetchLlm>,
     /// The IndexedDB store and this world's subscription to other contexts' changes.
     changes: Option<(Rc<IdbStore>, u64)>,
+    /// What ends each live `events()` iteration when the world is closed.
+    iterations: RefCell<Vec<crate::bindings::events::EndIteration>>,
 }
 
 impl Drop for Handle {
@@ -82,7 +119,17 @@ impl Handle {
 /// One open world: its agents, chats, and the conversation between them and you.
 #[wasm_bindgen]
 pub struct AgentWorld {
-    h: Rc<Handle>,
+    /// Kept after `free()` so that the id stays readable.
+    id: String,
+    /// `None` once closed: every later call fails with `world_closed`.
+    h: RefCell<Option<Rc<Handle>>>,
+}
+
+impl AgentWorld {
+    /// The open world's handle (a clone, so no borrow outlives the call), or `world_closed`.
+    fn handle(&self) -> Result<Rc<Handle>, JsValue> {
+        self.h.borrow().clone().ok_or_else(closed)
+    }
 }
 
 async fn services(options: &CommonOptions) -> Result<(Services, Rc<FetchLlm>), JsValue> {
@@ -151,18 +198,21 @@ fn wrap(world: World, llm: Rc<FetchLlm>, options: &CommonOptions) -> AgentWorld 
         (store, sub)
     });
     AgentWorld {
-        h: Rc::new(Handle {
+        id: world.id(),
+        h: RefCell::new(Some(Rc::new(Handle {
             world,
             llm,
             changes,
-        }),
+            iterations: RefCell::new(Vec::new()),
+        }))),
     }
 }
 
 impl AgentWorld {
-    /// The engine behind this handle (for the other `impl AgentWorld` blocks, e.g. tools.rs).
-    pub(crate) fn world(&self) -> &World {
-        &self.h.world
+    /// The engine behind this handle (for the other `impl AgentWorld` blocks, e.g. tools.rs),
+    /// or `world_closed` after `free()`. A clone: no borrow of the JS object outlives the call.
+    pub(crate) fn world(&self) -> Result<World, JsValue> {
+        Ok(self.handle()?.world.clone())
     }
 }
 
@@ -178,7 +228,7 @@ impl AgentWorld {
         #[wasm_bindgen(unchecked_param_type = "CreateWorldOptions")] options: JsValue,
     ) -> Result<AgentWorld, JsValue> {
         let options = CommonOptions::read(&options, "AgentWorld.create options")?;
-        let input: CreateWorld = from_js(options.rest.clone(), "AgentWorld.create options")?;
+        let input: CreateWorld = from_fields(options.rest.clone(), "AgentWorld.create options")?;
         let (svc, llm) = services(&options).await?;
         let world = World::create(svc, input).await.map_err(from_world_error)?;
         world.set_debug(options.debug);
@@ -271,8 +321,13 @@ impl AgentWorld {
     /// const json = await world.export();
     /// const copy = await AgentWorld.import(json, { storage: "memory" });
     /// ```
-    pub async fn export(&self) -> Result<String, JsValue> {
-        self.h.world.export().await.map_err(from_world_error)
+    #[wasm_bindgen(unchecked_return_type = "Promise<string>")]
+    pub fn export(&self) -> js_sys::Promise {
+        let h = self.handle();
+        promise(async move {
+            let json = h?.world.export().await.map_err(from_world_error)?;
+            Ok(JsValue::from_str(&json))
+        })
     }
 
     /// The world's settings.
@@ -283,7 +338,7 @@ impl AgentWorld {
     /// ```
     #[wasm_bindgen(unchecked_return_type = "WorldInfo")]
     pub fn info(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.h.world.info())
+        to_js(&self.handle()?.world.info())
     }
 
     /// Starts a new chat (reusing the current one when it has no messages).
@@ -293,9 +348,10 @@ impl AgentWorld {
     /// const chat = await world.newChat();
     /// console.log(chat.id === world.currentChat()?.id); // true
     /// ```
-    #[wasm_bindgen(js_name = newChat, unchecked_return_type = "Chat")]
-    pub async fn new_chat(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.h.world.new_chat().await.map_err(from_world_error)?)
+    #[wasm_bindgen(js_name = newChat, unchecked_return_type = "Promise<Chat>")]
+    pub fn new_chat(&self) -> js_sys::Promise {
+        let h = self.handle();
+        promise(async move { to_js(&h?.world.new_chat().await.map_err(from_world_error)?) })
     }
 
     /// Makes a chat current and restores every agent's memory and counter from it.
@@ -305,20 +361,16 @@ impl AgentWorld {
     /// const [latest, previous] = world.listChats();
     /// await world.loadChat(previous.id); // agents remember that chat again
     /// ```
-    #[wasm_bindgen(js_name = loadChat, unchecked_return_type = "Chat")]
-    pub async fn load_chat(
+    #[wasm_bindgen(js_name = loadChat, unchecked_return_type = "Promise<Chat>")]
+    pub fn load_chat(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let id = string_arg(&id, "id")?;
-        to_js(
-            &self
-                .h
-                .world
-                .load_chat(&id)
-                .await
-                .map_err(from_world_error)?,
-        )
+    ) -> js_sys::Promise {
+        let args = self.handle().and_then(|h| Ok((h, string_arg(&id, "id")?)));
+        promise(async move {
+            let (h, id) = args?;
+            to_js(&h.world.load_chat(&id).await.map_err(from_world_error)?)
+        })
     }
 
     /// Deletes a chat and its messages; resolves `false` when there was none.
@@ -327,17 +379,17 @@ impl AgentWorld {
     /// ```js
     /// const deleted = await world.deleteChat(chat.id); // false for an unknown id
     /// ```
-    #[wasm_bindgen(js_name = deleteChat)]
-    pub async fn delete_chat(
+    #[wasm_bindgen(js_name = deleteChat, unchecked_return_type = "Promise<boolean>")]
+    pub fn delete_chat(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
-    ) -> Result<bool, JsValue> {
-        let id = string_arg(&id, "id")?;
-        self.h
-            .world
-            .delete_chat(&id)
-            .await
-            .map_err(from_world_error)
+    ) -> js_sys::Promise {
+        let args = self.handle().and_then(|h| Ok((h, string_arg(&id, "id")?)));
+        promise(async move {
+            let (h, id) = args?;
+            let deleted = h.world.delete_chat(&id).await.map_err(from_world_error)?;
+            Ok(JsValue::from_bool(deleted))
+        })
     }
 
     /// Renames a chat; a manual title is never overwritten automatically.
@@ -346,22 +398,24 @@ impl AgentWorld {
     /// ```js
     /// await world.renameChat(world.currentChat().id, "Rust rewrite");
     /// ```
-    #[wasm_bindgen(js_name = renameChat, unchecked_return_type = "Chat")]
-    pub async fn rename_chat(
+    #[wasm_bindgen(js_name = renameChat, unchecked_return_type = "Promise<Chat>")]
+    pub fn rename_chat(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let id = string_arg(&id, "id")?;
-        let name = string_arg(&name, "name")?;
-        to_js(
-            &self
-                .h
-                .world
-                .rename_chat(&id, &name)
-                .await
-                .map_err(from_world_error)?,
-        )
+    ) -> js_sys::Promise {
+        let args = self
+            .handle()
+            .and_then(|h| Ok((h, string_arg(&id, "id")?, string_arg(&name, "name")?)));
+        promise(async move {
+            let (h, id, name) = args?;
+            to_js(
+                &h.world
+                    .rename_chat(&id, &name)
+                    .await
+                    .map_err(from_world_error)?,
+            )
+        })
     }
 
     /// The chats, most recently updated first.
@@ -372,7 +426,7 @@ impl AgentWorld {
     /// ```
     #[wasm_bindgen(js_name = listChats, unchecked_return_type = "Chat[]")]
     pub fn list_chats(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.h.world.list_chats())
+        to_js(&self.handle()?.world.list_chats())
     }
 
     /// The current chat, or `null` when session mode is off.
@@ -383,7 +437,7 @@ impl AgentWorld {
     /// ```
     #[wasm_bindgen(js_name = currentChat, unchecked_return_type = "Chat | null")]
     pub fn current_chat(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.h.world.current_chat())
+        to_js(&self.handle()?.world.current_chat())
     }
 
     /// A page of a chat's messages (`before`: a message id; `limit`: default 50).
@@ -394,23 +448,25 @@ impl AgentWorld {
     /// const last = await world.messages(chatId, { limit: 20 });
     /// const older = await world.messages(chatId, { before: last[0].messageId, limit: 20 });
     /// ```
-    #[wasm_bindgen(js_name = messages, unchecked_return_type = "Message[]")]
-    pub async fn messages(
+    #[wasm_bindgen(js_name = messages, unchecked_return_type = "Promise<Message[]>")]
+    pub fn messages(
         &self,
         #[wasm_bindgen(js_name = "chatId", unchecked_param_type = "string")] chat_id: JsValue,
         options: Option<PageOptionsArg>,
-    ) -> Result<JsValue, JsValue> {
-        let chat_id = string_arg(&chat_id, "chatId")?;
-        let options = or_undefined(options);
-        let (before, limit) = read_page(&options)?;
-        to_js(
-            &self
-                .h
-                .world
-                .messages(&chat_id, before.as_deref(), limit)
-                .await
-                .map_err(from_world_error)?,
-        )
+    ) -> js_sys::Promise {
+        let args = self.handle().and_then(|h| {
+            let chat_id = string_arg(&chat_id, "chatId")?;
+            Ok((h, chat_id, read_page(&or_undefined(options))?))
+        });
+        promise(async move {
+            let (h, chat_id, (before, limit)) = args?;
+            to_js(
+                &h.world
+                    .messages(&chat_id, before.as_deref(), limit)
+                    .await
+                    .map_err(from_world_error)?,
+            )
+        })
     }
 
     /// Turns session mode on (conversation persisted in the current chat) or off.
@@ -419,19 +475,25 @@ impl AgentWorld {
     /// ```js
     /// await world.setSessionMode(false); // answer, but keep nothing of the conversation
     /// ```
-    #[wasm_bindgen(js_name = setSessionMode)]
-    pub async fn set_session_mode(
+    #[wasm_bindgen(js_name = setSessionMode, unchecked_return_type = "Promise<void>")]
+    pub fn set_session_mode(
         &self,
         #[wasm_bindgen(unchecked_param_type = "boolean")] on: JsValue,
-    ) -> Result<(), JsValue> {
-        let on = on
-            .as_bool()
-            .ok_or_else(|| invalid_argument("on", "must be a boolean"))?;
-        self.h
-            .world
-            .set_session_mode(on)
-            .await
-            .map_err(from_world_error)
+    ) -> js_sys::Promise {
+        let args = self.handle().and_then(|h| {
+            let on = on
+                .as_bool()
+                .ok_or_else(|| invalid_argument("on", "must be a boolean"))?;
+            Ok((h, on))
+        });
+        promise(async move {
+            let (h, on) = args?;
+            h.world
+                .set_session_mode(on)
+                .await
+                .map_err(from_world_error)?;
+            Ok(JsValue::UNDEFINED)
+        })
     }
 
     /// Empties an agent's memory in the current chat and resets its turn counter.
@@ -440,23 +502,28 @@ impl AgentWorld {
     /// ```js
     /// await world.clearAgentMemory("alice"); // the chat's messages stay
     /// ```
-    #[wasm_bindgen(js_name = clearAgentMemory)]
-    pub async fn clear_agent_memory(
+    #[wasm_bindgen(js_name = clearAgentMemory, unchecked_return_type = "Promise<void>")]
+    pub fn clear_agent_memory(
         &self,
         #[wasm_bindgen(js_name = "agentId", unchecked_param_type = "string")] agent_id: JsValue,
-    ) -> Result<(), JsValue> {
-        let agent_id = string_arg(&agent_id, "agentId")?;
-        self.h
-            .world
-            .clear_agent_memory(&agent_id)
-            .await
-            .map_err(from_world_error)
+    ) -> js_sys::Promise {
+        let args = self
+            .handle()
+            .and_then(|h| Ok((h, string_arg(&agent_id, "agentId")?)));
+        promise(async move {
+            let (h, agent_id) = args?;
+            h.world
+                .clear_agent_memory(&agent_id)
+                .await
+                .map_err(from_world_error)?;
+            Ok(JsValue::UNDEFINED)
+        })
     }
 
     /// The id of this world (kebab-case of its name, never changes).
     #[wasm_bindgen(getter)]
     pub fn id(&self) -> String {
-        self.h.world.id()
+        self.id.clone()
     }
 
     /// Sets the settings of one LLM provider (API key, base URL, ...). Kept in memory only.
@@ -471,11 +538,12 @@ impl AgentWorld {
         #[wasm_bindgen(unchecked_param_type = "ProviderName")] provider: JsValue,
         #[wasm_bindgen(unchecked_param_type = "ProviderSettings")] settings: JsValue,
     ) -> Result<(), JsValue> {
+        let h = self.handle()?;
         let provider = string_arg(&provider, "provider")?;
         let kind = ProviderKind::parse(&provider).map_err(from_llm_error)?;
         let config: ProviderConfig =
-            from_js(settings, &format!("settings of provider '{provider}'"))?;
-        self.h.llm.configure(kind, config).map_err(from_llm_error)
+            from_js(&settings, &format!("settings of provider '{provider}'"))?;
+        h.llm.configure(kind, config).map_err(from_llm_error)
     }
 
     /// Registers the provider that answers agents with `provider: "custom"`: an object with a
@@ -499,13 +567,14 @@ impl AgentWorld {
         &self,
         #[wasm_bindgen(unchecked_param_type = "CustomProvider | null")] provider: JsValue,
     ) -> Result<(), JsValue> {
+        let h = self.handle()?;
         if provider.is_null() || provider.is_undefined() {
-            self.h.llm.set_custom(None);
+            h.llm.set_custom(None);
             return Ok(());
         }
         let custom = JsCustomProvider::new(provider)
             .map_err(|problem| invalid_argument("provider", &problem))?;
-        self.h.llm.set_custom(Some(Rc::new(custom)));
+        h.llm.set_custom(Some(Rc::new(custom)));
         Ok(())
     }
 
@@ -515,19 +584,18 @@ impl AgentWorld {
     /// ```js
     /// await world.addAgent({ name: "Alice", provider: "openai", model: "gpt-4o-mini" });
     /// ```
-    #[wasm_bindgen(js_name = addAgent, unchecked_return_type = "Agent")]
-    pub async fn add_agent(
+    #[wasm_bindgen(js_name = addAgent, unchecked_return_type = "Promise<Agent>")]
+    pub fn add_agent(
         &self,
         #[wasm_bindgen(unchecked_param_type = "AgentConfig")] config: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let input: NewAgent = from_js(config, "addAgent config")?;
-        let agent = self
-            .h
-            .world
-            .add_agent(input)
-            .await
-            .map_err(from_world_error)?;
-        to_js(&agent)
+    ) -> js_sys::Promise {
+        let args = self
+            .handle()
+            .and_then(|h| Ok((h, from_js::<NewAgent>(&config, "addAgent config")?)));
+        promise(async move {
+            let (h, input) = args?;
+            to_js(&h.world.add_agent(input).await.map_err(from_world_error)?)
+        })
     }
 
     /// Changes an agent's settings (its id never changes).
@@ -536,21 +604,25 @@ impl AgentWorld {
     /// ```js
     /// await world.updateAgent("alice", { temperature: 0.2, systemPrompt: "Answer briefly." });
     /// ```
-    #[wasm_bindgen(js_name = updateAgent, unchecked_return_type = "Agent")]
-    pub async fn update_agent(
+    #[wasm_bindgen(js_name = updateAgent, unchecked_return_type = "Promise<Agent>")]
+    pub fn update_agent(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "AgentPatch")] patch: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let id = string_arg(&id, "id")?;
-        let patch: AgentPatch = from_js(patch, "updateAgent patch")?;
-        let agent = self
-            .h
-            .world
-            .update_agent(&id, patch)
-            .await
-            .map_err(from_world_error)?;
-        to_js(&agent)
+    ) -> js_sys::Promise {
+        let args = self.handle().and_then(|h| {
+            let id = string_arg(&id, "id")?;
+            Ok((h, id, from_js::<AgentPatch>(&patch, "updateAgent patch")?))
+        });
+        promise(async move {
+            let (h, id, patch) = args?;
+            to_js(
+                &h.world
+                    .update_agent(&id, patch)
+                    .await
+                    .map_err(from_world_error)?,
+            )
+        })
     }
 
     /// Removes an agent; resolves `false` when there was none with that id.
@@ -559,17 +631,17 @@ impl AgentWorld {
     /// ```js
     /// await world.removeAgent("alice");
     /// ```
-    #[wasm_bindgen(js_name = removeAgent)]
-    pub async fn remove_agent(
+    #[wasm_bindgen(js_name = removeAgent, unchecked_return_type = "Promise<boolean>")]
+    pub fn remove_agent(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
-    ) -> Result<bool, JsValue> {
-        let id = string_arg(&id, "id")?;
-        self.h
-            .world
-            .remove_agent(&id)
-            .await
-            .map_err(from_world_error)
+    ) -> js_sys::Promise {
+        let args = self.handle().and_then(|h| Ok((h, string_arg(&id, "id")?)));
+        promise(async move {
+            let (h, id) = args?;
+            let removed = h.world.remove_agent(&id).await.map_err(from_world_error)?;
+            Ok(JsValue::from_bool(removed))
+        })
     }
 
     /// The agents, in the order they were added (the order they answer in).
@@ -580,7 +652,7 @@ impl AgentWorld {
     /// ```
     #[wasm_bindgen(unchecked_return_type = "Agent[]")]
     pub fn agents(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.h.world.agents())
+        to_js(&self.handle()?.world.agents())
     }
 
     /// What an agent remembers of the current chat (the window its next LLM call starts from),
@@ -596,8 +668,9 @@ impl AgentWorld {
         &self,
         #[wasm_bindgen(js_name = "agentId", unchecked_param_type = "string")] agent_id: JsValue,
     ) -> Result<JsValue, JsValue> {
+        let h = self.handle()?;
         let agent_id = string_arg(&agent_id, "agentId")?;
-        match self.h.world.agent_memory(&agent_id) {
+        match h.world.agent_memory(&agent_id) {
             Some(memory) => to_js(&memory),
             None => Ok(JsValue::UNDEFINED),
         }
@@ -609,14 +682,18 @@ impl AgentWorld {
     /// ```js
     /// await world.update({ turnLimit: 10, description: "A longer rally" });
     /// ```
-    #[wasm_bindgen(unchecked_return_type = "WorldInfo")]
-    pub async fn update(
+    #[wasm_bindgen(unchecked_return_type = "Promise<WorldInfo>")]
+    pub fn update(
         &self,
         #[wasm_bindgen(unchecked_param_type = "WorldPatch")] patch: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let patch: WorldPatch = from_js(patch, "update patch")?;
-        let world = self.h.world.update(patch).await.map_err(from_world_error)?;
-        to_js(&world)
+    ) -> js_sys::Promise {
+        let args = self
+            .handle()
+            .and_then(|h| Ok((h, from_js::<WorldPatch>(&patch, "update patch")?)));
+        promise(async move {
+            let (h, patch) = args?;
+            to_js(&h.world.update(patch).await.map_err(from_world_error)?)
+        })
     }
 
     /// Publishes a message (from the human unless `sender` says otherwise) and starts the
@@ -627,36 +704,43 @@ impl AgentWorld {
     /// await world.send("@alice, what do you think?");
     /// await world.idle();
     /// ```
-    #[wasm_bindgen(unchecked_return_type = "Message")]
-    pub async fn send(
+    #[wasm_bindgen(unchecked_return_type = "Promise<Message>")]
+    pub fn send(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] content: JsValue,
         options: Option<SendOptionsArg>,
-    ) -> Result<JsValue, JsValue> {
-        let options = or_undefined(options);
-        let content = content
-            .as_string()
-            .ok_or_else(|| invalid_argument("content", "must be a string"))?;
-        let sender = read_sender(&options)?;
-        let signal = read_signal(&options)?;
-        if signal.as_ref().is_some_and(web_sys::AbortSignal::aborted) {
-            return Err(crate::bindings::error::agent_world_error(
-                "llm_aborted",
-                "send() was aborted before the message was published (options.signal)",
-                None,
-            ));
-        }
-        let message = self
-            .h
-            .world
-            .send(&content, sender.as_deref())
-            .await
-            .map_err(from_world_error)?;
-        if let Some(signal) = signal {
-            cancel_chain_on_abort(&self.h.world, &message.message_id, signal);
-        }
-        self.h.drive();
-        to_js(&message)
+    ) -> js_sys::Promise {
+        let args = self.handle().and_then(|h| {
+            let options = or_undefined(options);
+            let content = content
+                .as_string()
+                .ok_or_else(|| invalid_argument("content", "must be a string"))?;
+            let sender = read_sender(&options)?;
+            let signal = read_signal(&options)?;
+            if let Some(signal) = &signal {
+                if get(signal, "aborted", "options.signal")?.is_truthy() {
+                    return Err(agent_world_error(
+                        "llm_aborted",
+                        "send() was aborted before the message was published (options.signal)",
+                        None,
+                    ));
+                }
+            }
+            Ok((h, content, sender, signal))
+        });
+        promise(async move {
+            let (h, content, sender, signal) = args?;
+            let message = h
+                .world
+                .send(&content, sender.as_deref())
+                .await
+                .map_err(from_world_error)?;
+            if let Some(signal) = signal {
+                cancel_chain_on_abort(&h.world, &message.message_id, signal);
+            }
+            h.drive();
+            to_js(&message)
+        })
     }
 
     /// Resolves when no agent work is pending (the `world` `idle` event).
@@ -666,26 +750,31 @@ impl AgentWorld {
     /// await world.send("Hello, everyone!");
     /// await world.idle(); // every reply (and hand-over) has been published
     /// ```
-    pub async fn idle(&self) -> Result<(), JsValue> {
-        if !self.h.world.is_busy() {
-            return Ok(());
-        }
-        let (tx, rx) = futures_channel_oneshot();
-        let tx = RefCell::new(Some(tx));
-        let _sub = self.h.world.on(
-            Topic::World,
-            Rc::new(move |e: &Event| {
-                if matches!(e, Event::World(WorldEvent::Idle)) {
-                    if let Some(tx) = tx.borrow_mut().take() {
-                        tx.resolve();
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn idle(&self) -> js_sys::Promise {
+        let h = self.handle();
+        promise(async move {
+            let h = h?;
+            if !h.world.is_busy() {
+                return Ok(JsValue::UNDEFINED);
+            }
+            let (tx, rx) = futures_channel_oneshot();
+            let tx = RefCell::new(Some(tx));
+            let _sub = h.world.on(
+                Topic::World,
+                Rc::new(move |e: &Event| {
+                    if matches!(e, Event::World(WorldEvent::Idle)) {
+                        if let Some(tx) = tx.borrow_mut().take() {
+                            tx.resolve();
+                        }
                     }
-                }
-                Ok(())
-            }),
-        );
-        self.h.drive();
-        rx.await;
-        Ok(())
+                    Ok(())
+                }),
+            );
+            h.drive();
+            rx.await;
+            Ok(JsValue::UNDEFINED)
+        })
     }
 
     /// Cancels every queued and running LLM call. The world stays usable.
@@ -695,7 +784,25 @@ impl AgentWorld {
     /// stopButton.onclick = () => world.stop(); // partial replies are kept as `interrupted`
     /// ```
     pub fn stop(&self) {
-        self.h.world.stop();
+        if let Ok(h) = self.handle() {
+            h.world.stop();
+        }
+    }
+
+    /// What `free()` and `[Symbol.dispose]()` do (the package's JS layer routes them here):
+    /// stops the world's work like `stop()`, ends its `events()` iterations and closes the
+    /// handle; every later call fails with `world_closed`. Calls already running settle as the
+    /// stop makes them. Safe at any time, also from an event callback, and more than once.
+    #[wasm_bindgen(js_name = "__close", skip_typescript)]
+    pub fn close(&self) {
+        let h = self.h.borrow_mut().take();
+        if let Some(h) = h {
+            h.world.stop();
+            let iterations = std::mem::take(&mut *h.iterations.borrow_mut());
+            for end in iterations.iter().filter_map(std::rc::Weak::upgrade) {
+                end();
+            }
+        }
     }
 
     /// Calls `callback` with every event of `topic` (`message`, `sse`, `system`, `world`).
@@ -714,32 +821,36 @@ impl AgentWorld {
         #[wasm_bindgen(unchecked_param_type = "string")] topic: JsValue,
         callback: JsValue,
     ) -> Result<js_sys::Function, JsValue> {
+        let h = self.handle()?;
         let topic = string_arg(&topic, "topic")?;
         let topic = parse_topic(&topic)?;
         let callback: js_sys::Function = callback
             .dyn_into()
             .map_err(|_| invalid_argument("callback", "must be a function"))?;
+        let weak = h.world.downgrade();
         let cb: Callback = Rc::new(move |event: &Event| {
             let payload =
                 event_payload(event).map_err(|_| "could not convert the event".to_string())?;
-            callback
+            let returned = callback
                 .call1(&JsValue::NULL, &payload)
-                .map(|_| ())
-                .map_err(|e| {
-                    js_sys::Reflect::get(&e, &JsValue::from_str("message"))
-                        .ok()
-                        .and_then(|m| m.as_string())
-                        .or_else(|| e.as_string())
-                        .unwrap_or_else(|| "the callback threw".to_string())
-                })
+                .map_err(|e| message_of(&e, "the callback threw"))?;
+            // An async callback's rejection is reported like a throw (never left unhandled),
+            // except for a callback handling a report itself, which would loop.
+            if returned.is_object() {
+                report_rejection(&returned, weak.clone(), topic, !is_callback_error(event));
+            }
+            Ok(())
         });
         // The subscription lives as long as the world, not as long as the returned function:
         // callers often ignore it (`world.on(...)` as a statement), and a subscription tied to
         // a closure JS may garbage-collect would silently stop delivering events.
-        let id = self.h.world.on(topic, cb).forget();
-        let world = self.h.world.clone();
+        let id = h.world.on(topic, cb).forget();
+        // Weak: a kept `off` function must not keep a closed world alive.
+        let world = h.world.downgrade();
         let off = Closure::<dyn FnMut()>::new(move || {
-            world.off(id);
+            if let Some(world) = world.upgrade() {
+                world.off(id);
+            }
         });
         Ok(off.into_js_value().unchecked_into())
     }
@@ -747,19 +858,13 @@ impl AgentWorld {
     /// Every event of every topic as an async iterator (typed in `TS_EVENTS`).
     #[wasm_bindgen(skip_typescript)]
     pub fn events(&self, options: JsValue) -> Result<JsValue, JsValue> {
-        let signal =
-            if options.is_undefined() || options.is_null() {
-                None
-            } else {
-                match js_sys::Reflect::get(&options, &JsValue::from_str("signal")) {
-                    Ok(v) if v.is_undefined() || v.is_null() => None,
-                    Ok(v) => Some(v.dyn_into::<web_sys::AbortSignal>().map_err(|_| {
-                        invalid_argument("options.signal", "must be an AbortSignal")
-                    })?),
-                    Err(_) => return Err(invalid_argument("options", "must be an object")),
-                }
-            };
-        crate::bindings::events::events(&self.h.world, signal, event_payload)
+        let h = self.handle()?;
+        let signal = read_signal(&options)?;
+        let (iterator, end) = crate::bindings::events::events(&h.world, signal, event_payload)?;
+        let mut iterations = h.iterations.borrow_mut();
+        iterations.retain(|e| e.strong_count() > 0);
+        iterations.push(end);
+        Ok(iterator)
     }
 
     /// Sets the total and stall timeouts of LLM calls, in milliseconds.
@@ -774,6 +879,7 @@ impl AgentWorld {
         #[wasm_bindgen(js_name = "totalMs", unchecked_param_type = "number")] total_ms: JsValue,
         #[wasm_bindgen(js_name = "stallMs", unchecked_param_type = "number")] stall_ms: JsValue,
     ) -> Result<(), JsValue> {
+        let h = self.handle()?;
         let (total_ms, stall_ms) = (
             total_ms.as_f64().unwrap_or(f64::NAN),
             stall_ms.as_f64().unwrap_or(f64::NAN),
@@ -785,7 +891,7 @@ impl AgentWorld {
                 "must be positive numbers of milliseconds",
             ));
         }
-        self.h.llm.set_timeouts(Timeouts {
+        h.llm.set_timeouts(Timeouts {
             total_ms: total_ms as u64,
             stall_ms: stall_ms as u64,
         });
@@ -839,20 +945,19 @@ fn event_payload(event: &Event) -> Result<JsValue, JsValue> {
 }
 
 fn read_page(options: &JsValue) -> Result<(Option<String>, usize), JsValue> {
-    if options.is_undefined() || options.is_null() {
+    if !options_object(options)? {
         return Ok((None, 50));
     }
-    let before = match js_sys::Reflect::get(options, &JsValue::from_str("before")) {
-        Ok(v) if v.is_undefined() || v.is_null() => None,
-        Ok(v) => Some(
+    let before = match get(options, "before", "options")? {
+        v if v.is_undefined() || v.is_null() => None,
+        v => Some(
             v.as_string()
                 .ok_or_else(|| invalid_argument("options.before", "must be a message id string"))?,
         ),
-        Err(_) => return Err(invalid_argument("options", "must be an object")),
     };
-    let limit = match js_sys::Reflect::get(options, &JsValue::from_str("limit")) {
-        Ok(v) if v.is_undefined() || v.is_null() => 50,
-        Ok(v) => match v.as_f64() {
+    let limit = match get(options, "limit", "options")? {
+        v if v.is_undefined() || v.is_null() => 50,
+        v => match v.as_f64() {
             Some(n) if n.fract() == 0.0 && (1.0..=10_000.0).contains(&n) => n as usize,
             _ => {
                 return Err(invalid_argument(
@@ -861,17 +966,27 @@ fn read_page(options: &JsValue) -> Result<(Option<String>, usize), JsValue> {
                 ))
             }
         },
-        Err(_) => return Err(invalid_argument("options", "must be an object")),
     };
     Ok((before, limit))
 }
 
-fn read_sender(options: &JsValue) -> Result<Option<String>, JsValue> {
+/// Whether an optional options argument was given: `false` for `undefined`/`null`, an error
+/// for anything that is not an object.
+fn options_object(options: &JsValue) -> Result<bool, JsValue> {
     if options.is_undefined() || options.is_null() {
+        return Ok(false);
+    }
+    if !is_plain_object(options, "options")? {
+        return Err(invalid_argument("options", "must be an object"));
+    }
+    Ok(true)
+}
+
+fn read_sender(options: &JsValue) -> Result<Option<String>, JsValue> {
+    if !options_object(options)? {
         return Ok(None);
     }
-    let sender = js_sys::Reflect::get(options, &JsValue::from_str("sender"))
-        .map_err(|_| invalid_argument("options", "must be an object"))?;
+    let sender = get(options, "sender", "options")?;
     if sender.is_undefined() || sender.is_null() {
         return Ok(None);
     }
@@ -890,17 +1005,51 @@ pub(crate) fn string_arg(value: &JsValue, name: &str) -> Result<String, JsValue>
 }
 
 fn read_signal(options: &JsValue) -> Result<Option<web_sys::AbortSignal>, JsValue> {
-    if options.is_undefined() || options.is_null() {
+    if !options_object(options)? {
         return Ok(None);
     }
-    match js_sys::Reflect::get(options, &JsValue::from_str("signal")) {
-        Ok(v) if v.is_undefined() || v.is_null() => Ok(None),
-        Ok(v) => v
+    match get(options, "signal", "options")? {
+        v if v.is_undefined() || v.is_null() => Ok(None),
+        // `instanceof` in the glue is guarded: a throwing Proxy is simply not a signal.
+        v => v
             .dyn_into::<web_sys::AbortSignal>()
             .map(Some)
             .map_err(|_| invalid_argument("options.signal", "must be an AbortSignal")),
-        Err(_) => Err(invalid_argument("options", "must be an object")),
     }
+}
+
+/// The `message` of something JavaScript threw, or `fallback`.
+fn message_of(e: &JsValue, fallback: &str) -> String {
+    js_sys::Reflect::get(e, &JsValue::from_str("message"))
+        .ok()
+        .and_then(|m| m.as_string())
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| fallback.to_string())
+}
+
+fn is_callback_error(event: &Event) -> bool {
+    matches!(event, Event::System(SystemEvent::Error { code, .. }) if code == "callback_error")
+}
+
+/// When `returned` (what an `on` callback returned) is a promise or thenable that rejects,
+/// handles the rejection and, when `report`, reports it as a `system` `error` event with code
+/// `callback_error`, as a throw is.
+fn report_rejection(returned: &JsValue, world: WeakWorld, topic: Topic, report: bool) {
+    // Promise.resolve adopts thenables and never throws (a throwing `then` rejects).
+    let settled = js_sys::Promise::resolve(returned);
+    let on_rejected = Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| {
+        if let Some(world) = world.upgrade().filter(|_| report) {
+            let message = message_of(&e, "the callback's promise rejected");
+            world.emit_all(vec![Event::error(
+                format!("a '{}' event callback failed: {message}", topic.as_str()),
+                "callback_error",
+                None,
+            )]);
+        }
+    });
+    let _ = settled.catch(&on_rejected);
+    // Owned by the JS function from now on: freed when the promise is collected.
+    let _ = on_rejected.into_js_value();
 }
 
 /// While the agent work started by `root` runs, aborting `signal` cancels it: the calls

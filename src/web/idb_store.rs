@@ -1097,7 +1097,14 @@ fn map_dom_error(context: &str, name: &str, message: &str) -> StoreError {
 /// [`StoreError`] by its `name` (see `map_dom_error`), with the exception attached as the
 /// error's cause. `context` says what was being done ("committing the batch").
 pub fn store_error_from_dom_exception(context: &str, e: &web_sys::DomException) -> StoreError {
-    map_dom_error(context, &e.name(), &e.message()).with_cause(Cause::new(JsValue::from(e.clone())))
+    // Some browsers give quota errors an empty message: the name then says what happened.
+    let (name, message) = (e.name(), e.message());
+    let message = if message.is_empty() {
+        name.clone()
+    } else {
+        message
+    };
+    map_dom_error(context, &name, &message).with_cause(Cause::new(JsValue::from(e.clone())))
 }
 
 fn map_idb_error(context: &str, e: IdbError) -> StoreError {

@@ -56,6 +56,10 @@ use crate::core::store::{
     AgentChatState, Cause, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
 };
 
+/// How long one adapter call may take by default (`StoreAdapter.timeoutMs`): 30 s. A call that
+/// never settles would otherwise hang `create`, `send` and every later write of the world.
+pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+
 /// The format version written into every value's `v` field. Format 2 added the tool fields
 /// (spec §9: agents' `tools`, `maxSteps`, `reasoning`; messages' `toolCalls`; memory entries'
 /// `role: "tool"`, `toolCalls`, `toolCallId`, `toolName`). The records are
@@ -114,6 +118,12 @@ export interface StoreAdapter {
   delete(key: string): Promise<void>;
   list(prefix: string, options?: StoreAdapterListOptions): Promise<Array<[string, string]>>;
   batch(ops: StoreAdapterOp[]): Promise<void>;
+  /**
+   * How long one call may take, in milliseconds (default 30000), read when the adapter is
+   * first used. A call that has not settled by then fails with a `storage_error` (reason
+   * `backend`) naming the method, instead of hanging the world.
+   */
+  timeoutMs?: number;
 }
 /** The `storage` option of `AgentWorld.create/open/list/delete/import`. */
 export type StorageOption = "memory" | "indexeddb" | StoreAdapter;
@@ -147,6 +157,8 @@ pub const ADAPTER_METHODS: [(&str, &str); 5] = [
 /// A [`Store`] over a JS `StoreAdapter`.
 pub struct JsStore {
     adapter: StoreAdapter,
+    /// How long one adapter call may take before it fails (`StoreAdapter.timeoutMs`).
+    timeout_ms: u64,
     /// One `apply` at a time: validation reads (a counter, an id) and the `batch` that depends
     /// on them must not interleave with another `apply` of this store, or two appends would
     /// take the same sequence number.
@@ -175,7 +187,20 @@ impl JsStore {
                 ));
             }
         }
+        let timeout_ms =
+            match js_sys::Reflect::get(&object, &JsValue::from_str("timeoutMs")) {
+                Ok(v) if v.is_undefined() || v.is_null() => DEFAULT_TIMEOUT_MS,
+                Ok(v) => match v.as_f64() {
+                    Some(ms) if ms.is_finite() && ms >= 1.0 => ms as u64,
+                    _ => return Err(
+                        "has an invalid timeoutMs: it must be a positive number of milliseconds"
+                            .into(),
+                    ),
+                },
+                Err(_) => return Err("could not be read (reading timeoutMs threw)".into()),
+            };
         Ok(JsStore {
+            timeout_ms,
             adapter: object.unchecked_into(),
             writing: WriteLock::default(),
         })
@@ -192,7 +217,7 @@ impl JsStore {
             .adapter
             .js_get(key)
             .map_err(|e| js_error(&context, &e))?;
-        let v = settle(r).await.map_err(|e| js_error(&context, &e))?;
+        let v = self.settle(r, &context).await?;
         if v.is_undefined() || v.is_null() {
             return Ok(None);
         }
@@ -232,7 +257,7 @@ impl JsStore {
             .adapter
             .js_list(prefix, &options)
             .map_err(|e| js_error(&context, &e))?;
-        let v = settle(r).await.map_err(|e| js_error(&context, &e))?;
+        let v = self.settle(r, &context).await?;
         let malformed = || {
             StoreError::Backend(format!(
                 "the store adapter's {context} must resolve to an array of [key, value] string pairs"
@@ -294,7 +319,7 @@ impl JsStore {
             .adapter
             .js_batch(&ops)
             .map_err(|e| js_error(&context, &e))?;
-        settle(r).await.map_err(|e| js_error(&context, &e))?;
+        self.settle(r, &context).await?;
         Ok(())
     }
 
@@ -357,9 +382,26 @@ struct Range<'a> {
     limit: Option<usize>,
 }
 
-/// Awaits an adapter's answer: a promise, a thenable or a plain value.
-async fn settle(v: JsValue) -> Result<JsValue, JsValue> {
-    JsFuture::from(js_sys::Promise::resolve(&v)).await
+impl JsStore {
+    /// Awaits an adapter's answer (a promise, a thenable or a plain value) for at most
+    /// `timeout_ms`: a call that never settles fails with a `backend` storage error.
+    async fn settle(&self, v: JsValue, context: &str) -> Result<JsValue, StoreError> {
+        let answer = JsFuture::from(js_sys::Promise::resolve(&v));
+        let timeout = super::timer::sleep(self.timeout_ms);
+        futures_util::pin_mut!(answer, timeout);
+        match futures_util::future::select(answer, timeout).await {
+            futures_util::future::Either::Left((settled, _)) => {
+                settled.map_err(|e| js_error(context, &e))
+            }
+            futures_util::future::Either::Right(_) => Err(StoreError::Backend(format!(
+                "the store adapter's {context} did not settle within {} s \
+                 (StoreAdapter.timeoutMs = {}); check the backend, or raise timeoutMs if it \
+                 is just slow (a timed-out write may still complete later)",
+                self.timeout_ms as f64 / 1000.0,
+                self.timeout_ms
+            ))),
+        }
+    }
 }
 
 fn set(target: &js_sys::Object, key: &str, value: &JsValue) {
