@@ -210,6 +210,7 @@ impl World {
             st.agents = view.agents;
             st.chats = view.chats;
             st.no_chat_left = view.no_chat_left;
+            st.approvals = view.approvals;
             if st
                 .title
                 .as_ref()
