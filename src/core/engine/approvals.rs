@@ -60,7 +60,11 @@ impl World {
     /// The pending approvals of the current chat (or of RAM with session mode off), oldest
     /// first.
     pub fn pending_approvals(&self) -> Vec<PendingApproval> {
-        self.st().approvals.iter().map(ApprovalRecord::view).collect()
+        self.st()
+            .approvals
+            .iter()
+            .map(ApprovalRecord::view)
+            .collect()
     }
 
     /// Approves a pending call: the tool runs and the reply resumes once the queue runs
@@ -96,7 +100,8 @@ impl World {
         else {
             return Err(not_found());
         };
-        if let Some(cid) = &rec.chat_id {
+        let unstored = self.st().unstored.contains(&rec.approval_id);
+        if let (Some(cid), false) = (&rec.chat_id, unstored) {
             // Still pending in the store? Under the world's lock, so no other writer can
             // settle it between this read and the delete below.
             let stored = self
@@ -125,6 +130,7 @@ impl World {
         {
             let mut st = self.st_mut();
             st.approvals.retain(|a| a.approval_id != approval_id);
+            st.unstored.retain(|a| a != approval_id);
             let id = st.next_job;
             st.next_job += 1;
             // Not bounded by the queue limit: the answer continues a reply already counted.
@@ -173,14 +179,24 @@ impl World {
             self.cancel_records(vec![rec]);
             return;
         }
-        if guard.is_ok() && rec.chat_id.is_some() {
-            // A refusal was reported by `persist`; the approval then lives in RAM only.
-            let _ = self
+        let stored = match (&guard, &rec.chat_id) {
+            (Ok(_), Some(_)) => self
                 .persist_for(vec![StoreOp::PutApproval(rec.clone())], Some(&agent.id))
-                .await;
-        }
+                .await
+                .is_ok(),
+            // Session mode off: RAM is where it belongs.
+            (_, None) => true,
+            (Err(_), Some(_)) => false,
+        };
         let view = rec.view();
-        self.st_mut().approvals.push(rec);
+        {
+            // A refusal was reported by `persist`; the approval then lives in RAM only.
+            let mut st = self.st_mut();
+            if !stored {
+                st.unstored.push(rec.approval_id.clone());
+            }
+            st.approvals.push(rec);
+        }
         drop(guard);
         self.emit_all(vec![Event::System(SystemEvent::ApprovalRequest {
             approval_id: view.approval_id,
@@ -197,10 +213,13 @@ impl World {
     pub(crate) fn cancel_approvals(&self, pred: &dyn Fn(&ApprovalRecord) -> bool) {
         let taken: Vec<ApprovalRecord> = {
             let mut st = self.st_mut();
-            let (taken, kept) = std::mem::take(&mut st.approvals)
-                .into_iter()
-                .partition(|a| pred(a));
+            let (taken, kept): (Vec<ApprovalRecord>, Vec<ApprovalRecord>) =
+                std::mem::take(&mut st.approvals)
+                    .into_iter()
+                    .partition(|a| pred(a));
             st.approvals = kept;
+            st.unstored
+                .retain(|id| !taken.iter().any(|a| &a.approval_id == id));
             taken
         };
         self.cancel_records(taken);

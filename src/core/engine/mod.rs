@@ -227,6 +227,9 @@ pub(crate) struct State {
     /// The pending approvals of the current chat (or, with session mode off, of RAM), oldest
     /// first (spec §9 "Approval"; `engine/approvals.rs`).
     pub(crate) approvals: Vec<crate::core::approval::ApprovalRecord>,
+    /// Ids of `approvals` whose record the store refused: pending in RAM only (kept across a
+    /// reload of the view, lost on reopen).
+    pub(crate) unstored: Vec<String>,
 }
 
 impl State {
@@ -365,6 +368,7 @@ impl World {
                     epoch: 0,
                     no_chat_left,
                     approvals,
+                    unstored: Vec::new(),
                 }),
                 lock: WriteLock::default(),
                 seen_rev: Cell::new(rev),
