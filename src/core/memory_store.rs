@@ -285,7 +285,7 @@ impl MemoryStore {
                     let chat_id = a.chat_id.clone().unwrap_or_default();
                     chat_mut(&mut worlds, &a.world_id, &chat_id)
                         .approvals
-                        .insert(a.approval_id.clone(), a);
+                        .insert(a.approval_id.clone(), *a);
                 }
                 StoreOp::DeleteApproval {
                     world_id,

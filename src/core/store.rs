@@ -240,7 +240,7 @@ pub enum StoreOp {
     /// Insert or replace a pending approval (spec §9) in an existing chat: `world_id` and
     /// `chat_id` are the record's (a record without a chat id is never stored: the batch is
     /// invalid).
-    PutApproval(ApprovalRecord),
+    PutApproval(Box<ApprovalRecord>),
     /// Delete a pending approval (a missing one, or a missing chat, is not an error: the engine
     /// checks that it is still pending under the world's lock, see `engine/approvals.rs`).
     DeleteApproval {
