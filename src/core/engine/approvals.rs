@@ -181,7 +181,10 @@ impl World {
         }
         let stored = match (&guard, &rec.chat_id) {
             (Ok(_), Some(_)) => self
-                .persist_for(vec![StoreOp::PutApproval(Box::new(rec.clone()))], Some(&agent.id))
+                .persist_for(
+                    vec![StoreOp::PutApproval(Box::new(rec.clone()))],
+                    Some(&agent.id),
+                )
                 .await
                 .is_ok(),
             // Session mode off: RAM is where it belongs.
