@@ -217,7 +217,12 @@ export type SystemEvent =
       messageId: string;
       decision: "respond" | "ignore" | "turn-limit" | "queue-full";
       reason: string;
-    };
+    }
+  /** A tool call waits for `world.approve(approvalId)` or `world.deny(approvalId, reason?)`. */
+  | { type: "approval-request"; approvalId: string; agentName: string; messageId: string;
+      toolCallId: string; toolName: string; args: unknown }
+  | { type: "approval-resolved"; approvalId: string;
+      outcome: "approved" | "denied" | "cancelled" };
 
 export type WorldEvent =
   | { type: "agent-added"; agent: Agent }
@@ -242,7 +247,7 @@ export type AgentWorldErrorCode =
   | "world_exists" | "world_not_found" | "agent_exists" | "agent_not_found" | "invalid_name"
   | "reserved_name" | "invalid_turn_limit" | "invalid_input" | "invalid_sender" | "empty_message"
   | "message_too_long" | "chat_not_found" | "queue_full" | "storage_error" | "storage_unavailable"
-  | "import_invalid" | "internal_error" | SystemErrorCode;
+  | "import_invalid" | "internal_error" | "approval_not_found" | SystemErrorCode;
 "#;
 
 #[wasm_bindgen]
