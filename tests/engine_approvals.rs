@@ -560,3 +560,39 @@ fn removing_the_agent_cancels_its_approvals() {
         "approval_not_found"
     );
 }
+
+#[test]
+fn a_cancellation_that_reaches_the_store_after_another_tab_approved_keeps_nothing() {
+    // Tab A stops (its store work is queued), tab B approves first and resumes the reply; A's
+    // queued cancellation then finds the approval settled and keeps no `interrupted` copy
+    // under the reply's id.
+    let (h, _exec) = world_with_tools();
+    script_call(&h, "pay", "{}");
+    h.send("Pay");
+    let id = approval_id(&h);
+    let b = h.reopen();
+    let exec_b = Rc::new(ScriptedTools::new());
+    exec_b.reply("pay", ToolReply::Value(json!({"paid": "by B"})));
+    register(&b, &exec_b);
+    h.world.stop();
+    h.llm.reply("alice", "Paid by B.");
+    block_on(b.approve(&id)).unwrap();
+    block_on(b.run_until_idle());
+    block_on(h.world.run_until_idle());
+    assert_eq!(exec_b.runs().len(), 1);
+    let chat = h.world.current_chat().unwrap().id;
+    let msgs = block_on(b.messages(&chat, None, 10)).unwrap();
+    let kinds: Vec<MessageKind> = msgs.iter().map(|m| m.kind).collect();
+    assert_eq!(
+        kinds,
+        [MessageKind::Message, MessageKind::Message],
+        "{msgs:?}"
+    );
+    assert!(
+        h.system("error")
+            .iter()
+            .all(|e| e["code"] != "storage_error"),
+        "{:?}",
+        h.system("error")
+    );
+}

@@ -29,6 +29,14 @@ export interface PendingApproval {
 }
 "#;
 
+#[wasm_bindgen]
+extern "C" {
+    /// `deny`'s reason: `Option<ReasonArg>` renders as the optional `reason?: string` (an
+    /// unchecked type on a plain `JsValue` would be required); the value is checked here.
+    #[wasm_bindgen(typescript_type = "string")]
+    pub type ReasonArg;
+}
+
 fn approval_id(value: &JsValue) -> Result<String, JsValue> {
     value.as_string().ok_or_else(|| {
         invalid_argument(
@@ -88,10 +96,10 @@ impl AgentWorld {
     pub async fn deny(
         &self,
         #[wasm_bindgen(js_name = approvalId, unchecked_param_type = "string")] id: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "string")] reason: Option<JsValue>,
+        reason: Option<ReasonArg>,
     ) -> Result<(), JsValue> {
         let id = approval_id(&id)?;
-        let reason = match reason {
+        let reason = match reason.map(JsValue::from) {
             None => None,
             Some(r) if r.is_undefined() || r.is_null() => None,
             Some(r) => Some(

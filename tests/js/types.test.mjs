@@ -76,7 +76,8 @@ test('strict TypeScript rejects wrong usage (the types are not vacuous)', async 
     assert.match(out, /wrong\.ts\(5,/, 'an unknown provider must be an error');
     assert.match(out, /wrong\.ts\(6,/, 'an sse event has no turnLimit');
     assert.match(out, /wrong\.ts\(7,/, 'an external-change event has no chatId');
-    assert.match(out, /wrong\.ts\(8,/, 'disk_full is not a StorageErrorReason');
+    assert.match(out, /wrong\.ts\(8,/, 'an approval-resolved event has no toolName');
+    assert.match(out, /wrong\.ts\(9,/, 'disk_full is not a StorageErrorReason');
     return true;
   });
 });

@@ -176,7 +176,8 @@ impl World {
         let left = self.st().world.current_chat_id != job.chat_id || job.cancel.is_cancelled();
         if left {
             drop(guard);
-            self.cancel_records(vec![rec]);
+            // Never stored: nothing to delete, only the partial text to keep.
+            self.cancel_records(vec![(rec, false)]);
             return;
         }
         let stored = match (&guard, &rec.chat_id) {
@@ -214,26 +215,34 @@ impl World {
     /// Cancels the pending approvals `pred` selects (see the module docs). Synchronous: the
     /// store work is queued.
     pub(crate) fn cancel_approvals(&self, pred: &dyn Fn(&ApprovalRecord) -> bool) {
-        let taken: Vec<ApprovalRecord> = {
+        let taken: Vec<(ApprovalRecord, bool)> = {
             let mut st = self.st_mut();
             let (taken, kept): (Vec<ApprovalRecord>, Vec<ApprovalRecord>) =
                 std::mem::take(&mut st.approvals)
                     .into_iter()
                     .partition(|a| pred(a));
             st.approvals = kept;
+            let taken: Vec<(ApprovalRecord, bool)> = taken
+                .into_iter()
+                .map(|a| {
+                    let stored = !st.unstored.contains(&a.approval_id);
+                    (a, stored)
+                })
+                .collect();
             st.unstored
-                .retain(|id| !taken.iter().any(|a| &a.approval_id == id));
+                .retain(|id| !taken.iter().any(|(a, _)| &a.approval_id == id));
             taken
         };
         self.cancel_records(taken);
     }
 
-    /// Emits the end of cancelled approvals and queues their store work.
-    fn cancel_records(&self, records: Vec<ApprovalRecord>) {
+    /// Emits the end of cancelled approvals and queues their store work (`bool`: whether the
+    /// record was stored).
+    fn cancel_records(&self, records: Vec<(ApprovalRecord, bool)>) {
         if records.is_empty() {
             return;
         }
-        for rec in &records {
+        for (rec, _) in &records {
             self.emit(Event::System(SystemEvent::ApprovalResolved {
                 approval_id: rec.approval_id.clone(),
                 outcome: ApprovalOutcome::Cancelled,
@@ -259,14 +268,14 @@ impl World {
         }
         {
             let mut st = self.st_mut();
-            for approval in records {
+            for (approval, stored) in records {
                 let id = st.next_job;
                 st.next_job += 1;
                 st.queue.push_back(Job {
                     id,
                     chat_id: approval.chat_id.clone(),
                     cancel: Default::default(),
-                    kind: JobKind::CancelApproval { approval },
+                    kind: JobKind::CancelApproval { approval, stored },
                 });
             }
         }
@@ -276,11 +285,23 @@ impl World {
 
     /// The store half of a cancellation: deletes the record (unless its chat is gone, which
     /// took it along) and keeps the partial text as `interrupted`.
-    pub(crate) async fn finish_cancel(&self, rec: &ApprovalRecord) {
+    pub(crate) async fn finish_cancel(&self, rec: &ApprovalRecord, stored: bool) {
         if let Some(cid) = &rec.chat_id {
             if let Ok(_g) = self.write_lock().await {
                 let chat_exists = self.st().chats.iter().any(|c| &c.id == cid);
-                if chat_exists {
+                if chat_exists && stored {
+                    // Answered in another tab before this cancellation reached the store: that
+                    // tab resumed the reply, which publishes under the same id; keep nothing.
+                    let still_pending = match self.inner.store.approvals(&rec.world_id, cid).await {
+                        Ok(v) => v.iter().any(|a| a.approval_id == rec.approval_id),
+                        Err(e) => {
+                            self.report_storage(e.into(), None);
+                            true
+                        }
+                    };
+                    if !still_pending {
+                        return;
+                    }
                     // A failure was reported; the record then reappears after a reload.
                     let _ = self
                         .persist(vec![StoreOp::DeleteApproval {

@@ -144,6 +144,8 @@ pub(crate) enum JobKind {
     /// Queued because `stop()` is synchronous and this needs the store; never cancelled itself.
     CancelApproval {
         approval: crate::core::approval::ApprovalRecord,
+        /// Whether its record was stored (else it lived in RAM only).
+        stored: bool,
     },
     /// A chat title call (not a turn, no SSE).
     Title {

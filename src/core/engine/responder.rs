@@ -235,7 +235,9 @@ impl World {
         match &job.kind {
             JobKind::Reply { .. } => self.run_reply(&job).await,
             JobKind::Resume { .. } => self.run_resume(&job).await,
-            JobKind::CancelApproval { approval } => self.finish_cancel(approval).await,
+            JobKind::CancelApproval { approval, stored } => {
+                self.finish_cancel(approval, *stored).await
+            }
             JobKind::Title { .. } => self.run_title(&job).await,
         }
         self.st_mut().in_flight.retain(|f| f.id != id);

@@ -5,4 +5,5 @@ await world.send(42);
 await world.addAgent({ name: "A", provider: "not-a-provider", model: "m" });
 world.on("sse", (e) => e.turnLimit);
 world.on("world", (e) => e.type === "external-change" && e.chatId);
+world.on("system", (e) => e.type === "approval-resolved" && e.toolName);
 try { await world.idle(); } catch (e) { if (isAgentWorldError(e) && e.reason === "disk_full") throw e; }
