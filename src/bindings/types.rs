@@ -389,7 +389,12 @@ export type SystemEvent =
       usage?: Usage;
       /** The step's calls with their outcomes. */
       toolCalls: ToolCallRecord[];
-    };
+    }
+  /** A tool call waits for `world.approve(approvalId)` or `world.deny(approvalId, reason?)`. */
+  | { type: "approval-request"; approvalId: string; agentName: string; messageId: string;
+      toolCallId: string; toolName: string; args: unknown }
+  | { type: "approval-resolved"; approvalId: string;
+      outcome: "approved" | "denied" | "cancelled" };
 
 export type WorldEvent =
   | { type: "agent-added"; agent: Agent }
@@ -414,7 +419,7 @@ export type AgentWorldErrorCode =
   | "world_exists" | "world_not_found" | "agent_exists" | "agent_not_found" | "invalid_name"
   | "reserved_name" | "invalid_turn_limit" | "invalid_input" | "invalid_sender" | "empty_message"
   | "message_too_long" | "chat_not_found" | "queue_full" | "storage_error" | "storage_unavailable"
-  | "import_invalid" | "internal_error" | "world_closed" | SystemErrorCode;
+  | "import_invalid" | "internal_error" | "world_closed" | "approval_not_found" | SystemErrorCode;
 "#;
 
 #[wasm_bindgen]

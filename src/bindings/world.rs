@@ -76,7 +76,7 @@ fn closed() -> JsValue {
 /// The promise of an async method. Async methods take `&self` only while they start: the
 /// work runs on a clone of the handle, so no borrow of the JS object spans an `.await` and
 /// `free()` succeeds at any time.
-fn promise(
+pub(crate) fn promise(
     work: impl std::future::Future<Output = Result<JsValue, JsValue>> + 'static,
 ) -> js_sys::Promise {
     wasm_bindgen_futures::future_to_promise(work)
@@ -91,8 +91,8 @@ fn is_browser_like() -> bool {
     })
 }
 
-struct Handle {
-    world: World,
+pub(crate) struct Handle {
+    pub(crate) world: World,
     llm: Rc<FetchLlm>,
     /// The IndexedDB store and this world's subscription to other contexts' changes.
     changes: Option<(Rc<IdbStore>, u64)>,
@@ -110,7 +110,7 @@ impl Drop for Handle {
 
 impl Handle {
     /// Runs the queued LLM calls in the background; harmless when they already run.
-    fn drive(self: &Rc<Self>) {
+    pub(crate) fn drive(self: &Rc<Self>) {
         let world = self.world.clone();
         wasm_bindgen_futures::spawn_local(async move { world.run_until_idle().await });
     }
@@ -127,7 +127,7 @@ pub struct AgentWorld {
 
 impl AgentWorld {
     /// The open world's handle (a clone, so no borrow outlives the call), or `world_closed`.
-    fn handle(&self) -> Result<Rc<Handle>, JsValue> {
+    pub(crate) fn handle(&self) -> Result<Rc<Handle>, JsValue> {
         self.h.borrow().clone().ok_or_else(closed)
     }
 }
@@ -786,6 +786,9 @@ impl AgentWorld {
     pub fn stop(&self) {
         if let Ok(h) = self.handle() {
             h.world.stop();
+            // Cancelled approvals queue their store work (deleting the record, keeping the
+            // partial reply).
+            h.drive();
         }
     }
 
@@ -798,6 +801,8 @@ impl AgentWorld {
         let h = self.h.borrow_mut().take();
         if let Some(h) = h {
             h.world.stop();
+            // Cancelled approvals still delete their records and keep the partial reply.
+            h.drive();
             let iterations = std::mem::take(&mut *h.iterations.borrow_mut());
             for end in iterations.iter().filter_map(std::rc::Weak::upgrade) {
                 end();
@@ -1125,6 +1130,9 @@ fn cancel_chain_on_abort(world: &World, root: &str, signal: web_sys::AbortSignal
     let listener = Closure::<dyn FnMut()>::new(move || {
         let chain = t.borrow().chain.clone();
         w.cancel_replies_to(&chain);
+        // Cancelled approvals of the chain queue their store work.
+        let runner = w.clone();
+        wasm_bindgen_futures::spawn_local(async move { runner.run_until_idle().await });
         finish();
     });
     let added = signal.add_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());

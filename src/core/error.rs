@@ -35,6 +35,8 @@ pub enum WorldError {
     ChatNotFound(String),
     #[error("the call queue is full ({0} pending); wait for the world to become idle")]
     QueueFull(usize),
+    #[error("no pending approval with id {0:?}: it was answered, cancelled or never existed; check pendingApprovals()")]
+    ApprovalNotFound(String),
     #[error(transparent)]
     Storage(#[from] StoreError),
     /// An export document that cannot be imported; `path` is the JSON path of the bad field.
@@ -60,6 +62,7 @@ impl WorldError {
             WorldError::MessageTooLong(..) => "message_too_long",
             WorldError::ChatNotFound(_) => "chat_not_found",
             WorldError::QueueFull(_) => "queue_full",
+            WorldError::ApprovalNotFound(_) => "approval_not_found",
             WorldError::Storage(e) => e.code(),
             WorldError::ImportInvalid { .. } => "import_invalid",
             WorldError::Llm(e) => e.code(),

@@ -167,6 +167,31 @@ pub enum SystemEvent {
         /// The step's calls with their results or errors (empty for a step without calls).
         tool_calls: Vec<ToolCallRecord>,
     },
+    /// A tool call waits for the application's answer (spec §9 "Approval"): `approve` or
+    /// `deny` with `approvalId`.
+    ApprovalRequest {
+        approval_id: String,
+        agent_name: String,
+        /// The reply's id (the SSE `messageId`).
+        message_id: String,
+        tool_call_id: String,
+        tool_name: String,
+        args: serde_json::Value,
+    },
+    /// A pending approval was answered or cancelled.
+    ApprovalResolved {
+        approval_id: String,
+        outcome: ApprovalOutcome,
+    },
+}
+
+/// How a pending approval ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalOutcome {
+    Approved,
+    Denied,
+    Cancelled,
 }
 
 /// `world` lifecycle events.

@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::future::ready;
 use std::rc::Rc;
 
+use crate::core::approval::ApprovalRecord;
 use crate::core::engine::lock::WriteLock;
 
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
@@ -29,6 +30,8 @@ struct ChatData {
     ids: BTreeSet<String>,
     memories: BTreeMap<String, Vec<MemoryEntry>>,
     states: BTreeMap<String, AgentChatState>,
+    /// Pending approvals by id (spec §9).
+    approvals: BTreeMap<String, ApprovalRecord>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -144,7 +147,18 @@ impl MemoryStore {
                     new_ids.retain(|(w, c, _)| !(w == world_id && c == chat_id));
                     wiped_chats.insert((world_id.clone(), chat_id.clone()));
                 }
-                StoreOp::ClearMemory { .. } => {}
+                StoreOp::ClearMemory { .. } | StoreOp::DeleteApproval { .. } => {}
+                StoreOp::PutApproval(a) => {
+                    let Some(chat_id) = &a.chat_id else {
+                        return Err(StoreError::Invalid(format!(
+                            "approval {:?} has no chat id",
+                            a.approval_id
+                        )));
+                    };
+                    if !live_chats.contains(&(a.world_id.clone(), chat_id.clone())) {
+                        return Err(chat_missing(&a.world_id, chat_id));
+                    }
+                }
                 StoreOp::AppendMessage {
                     world_id,
                     chat_id,
@@ -211,6 +225,7 @@ impl MemoryStore {
                         for c in rec.chats.values_mut() {
                             c.memories.remove(&agent_id);
                             c.states.remove(&agent_id);
+                            c.approvals.retain(|_, a| a.agent_id != agent_id);
                         }
                     }
                 }
@@ -265,6 +280,24 @@ impl MemoryStore {
                     chat_mut(&mut worlds, &world_id, &chat_id)
                         .states
                         .insert(state.agent_id.clone(), state);
+                }
+                StoreOp::PutApproval(a) => {
+                    let chat_id = a.chat_id.clone().unwrap_or_default();
+                    chat_mut(&mut worlds, &a.world_id, &chat_id)
+                        .approvals
+                        .insert(a.approval_id.clone(), *a);
+                }
+                StoreOp::DeleteApproval {
+                    world_id,
+                    chat_id,
+                    approval_id,
+                } => {
+                    if let Some(c) = worlds
+                        .get_mut(&world_id)
+                        .and_then(|w| w.chats.get_mut(&chat_id))
+                    {
+                        c.approvals.remove(&approval_id);
+                    }
                 }
             }
         }
@@ -432,6 +465,25 @@ impl Store for MemoryStore {
         Box::pin(ready(Ok(v)))
     }
 
+    fn approvals<'a>(
+        &'a self,
+        world_id: &'a str,
+        chat_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
+        if let Some(e) = self.read_failure() {
+            return Box::pin(ready(Err(e)));
+        }
+        let mut v: Vec<ApprovalRecord> = self
+            .worlds
+            .borrow()
+            .get(world_id)
+            .and_then(|w| w.chats.get(chat_id))
+            .map(|c| c.approvals.values().cloned().collect())
+            .unwrap_or_default();
+        v.sort_by(|a, b| (a.created_at, &a.approval_id).cmp(&(b.created_at, &b.approval_id)));
+        Box::pin(ready(Ok(v)))
+    }
+
     fn dump<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>> {
         if let Some(e) = self.read_failure() {
             return Box::pin(ready(Err(e)));
@@ -475,6 +527,7 @@ impl Store for MemoryStore {
                         | StoreOp::DeleteAgent { .. }
                         | StoreOp::DeleteChat { .. }
                         | StoreOp::ClearMemory { .. }
+                        | StoreOp::DeleteApproval { .. }
                 )
             });
             if self.over_quota.get() && writes {
@@ -570,6 +623,13 @@ mod tests {
             limit: usize,
         ) -> LocalBoxFuture<'a, Result<Vec<Message>, StoreError>> {
             self.0.messages(w, c, before, limit)
+        }
+        fn approvals<'a>(
+            &'a self,
+            w: &'a str,
+            c: &'a str,
+        ) -> LocalBoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
+            self.0.approvals(w, c)
         }
         fn dump<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>> {
             self.0.dump(w)

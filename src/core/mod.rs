@@ -3,6 +3,7 @@
 //! time and ids. `scripts/check-purity.sh` enforces this, and the whole module is tested
 //! natively with `cargo test`.
 
+pub mod approval;
 pub mod clock;
 pub mod engine;
 pub mod error;

@@ -13,9 +13,9 @@
 //!   [`StoreError::Invalid`] and nothing changes.
 //! - `agents` lists agents in the order they were first put (routing order, spec §4).
 //! - Messages and memory entries keep their append order.
-//! - Deleting a world cascades to its agents, chats, messages, memories and agent states;
-//!   deleting a chat to its messages, memories and agent states; deleting an agent to its
-//!   memories and agent states.
+//! - Deleting a world cascades to its agents, chats, messages, memories, agent states and
+//!   pending approvals; deleting a chat to its messages, memories, agent states and pending
+//!   approvals; deleting an agent to its memories, agent states and pending approvals.
 //! - API keys are never stored: no type here has a field for one.
 //!
 //! Several writers (two tabs, a tab and a worker, two `World`s on one store) may share a world.
@@ -37,6 +37,7 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::core::approval::ApprovalRecord;
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, Timestamp, WorldData};
 
 /// A boxed, non-`Send` future (the core runs on one thread: wasm32 or a test executor).
@@ -236,6 +237,17 @@ pub enum StoreOp {
         chat_id: String,
         state: AgentChatState,
     },
+    /// Insert or replace a pending approval (spec §9) in an existing chat: `world_id` and
+    /// `chat_id` are the record's (a record without a chat id is never stored: the batch is
+    /// invalid).
+    PutApproval(Box<ApprovalRecord>),
+    /// Delete a pending approval (a missing one, or a missing chat, is not an error: the engine
+    /// checks that it is still pending under the world's lock, see `engine/approvals.rs`).
+    DeleteApproval {
+        world_id: String,
+        chat_id: String,
+        approval_id: String,
+    },
 }
 
 impl StoreOp {
@@ -244,6 +256,7 @@ impl StoreOp {
         match self {
             StoreOp::PutWorld(w) => &w.id,
             StoreOp::PutChat(c) => &c.world_id,
+            StoreOp::PutApproval(a) => &a.world_id,
             StoreOp::DeleteWorld { world_id }
             | StoreOp::PutAgent { world_id, .. }
             | StoreOp::DeleteAgent { world_id, .. }
@@ -251,7 +264,8 @@ impl StoreOp {
             | StoreOp::AppendMessage { world_id, .. }
             | StoreOp::AppendMemory { world_id, .. }
             | StoreOp::ClearMemory { world_id, .. }
-            | StoreOp::PutAgentState { world_id, .. } => world_id,
+            | StoreOp::PutAgentState { world_id, .. }
+            | StoreOp::DeleteApproval { world_id, .. } => world_id,
         }
     }
 }
@@ -296,6 +310,12 @@ pub trait Store {
         before: Option<&'a str>,
         limit: usize,
     ) -> LocalBoxFuture<'a, Result<Vec<Message>, StoreError>>;
+    /// The pending approvals of one chat (spec §9), oldest first (by `createdAt`, then id).
+    fn approvals<'a>(
+        &'a self,
+        world_id: &'a str,
+        chat_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>>;
     /// Everything the world holds (export).
     fn dump<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>>;
     /// Applies a batch atomically: all ops or none. A store that tracks revisions raises the

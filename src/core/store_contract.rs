@@ -7,6 +7,7 @@
 
 use std::rc::Rc;
 
+use crate::core::approval::{ApprovalRecord, ReplyState};
 use crate::core::model::{
     Agent, Chat, MemoryEntry, MemoryRole, Message, MessageKind, Reasoning, ReasoningEffort,
     Timestamp, TitleSource, ToolCallRecord, ToolCallRef, WorldData,
@@ -150,6 +151,198 @@ pub async fn run_store_contract(make: &dyn Fn() -> Rc<dyn Store>) {
     revisions_count_committed_batches(make()).await;
     the_order_key_and_a_pointer_to_a_deleted_chat_are_kept(make()).await;
     tool_data_round_trips(make()).await;
+    approvals_round_trip_and_cascade(make()).await;
+}
+
+/// A pending approval record (spec §9) with a reply state that uses every field.
+pub fn approval(w: &str, c: &str, id: &str, agent: &str, at: i64) -> ApprovalRecord {
+    use crate::core::llm::types::{ChatMessage, Role, ToolCallPart, Usage};
+    let call = |id: &str, name: &str, args: &str| ToolCallPart {
+        id: id.into(),
+        name: name.into(),
+        arguments: args.into(),
+    };
+    ApprovalRecord {
+        approval_id: id.into(),
+        world_id: w.into(),
+        chat_id: Some(c.into()),
+        agent_id: agent.into(),
+        reply_id: format!("{id}-reply"),
+        trigger: msg(c, &format!("{id}-m")),
+        created_at: Timestamp(at),
+        state: ReplyState {
+            step: 2,
+            messages: vec![
+                ChatMessage::new(Role::System, "be careful"),
+                ChatMessage::new(Role::User, "pay the bill ✓"),
+                ChatMessage::tool_calls("Checking.", vec![call("c0", "lookup", "{}")]),
+                ChatMessage::tool_result("c0", "lookup", r#"{"due":12.5}"#),
+            ],
+            text: "Checking.\n\nPaying now.".into(),
+            usage: Some(Usage {
+                input_tokens: Some(10),
+                output_tokens: Some(4),
+            }),
+            tool_calls: vec![ToolCallRecord {
+                tool_call_id: "c0".into(),
+                tool_name: "lookup".into(),
+                args: serde_json::json!({}),
+                result: Some(serde_json::json!({"due": 12.5})),
+                error: None,
+            }],
+            step_text: "Paying now.".into(),
+            step_finish: Some("tool_calls".into()),
+            step_usage: Some(Usage {
+                input_tokens: Some(6),
+                output_tokens: None,
+            }),
+            step_calls: vec![
+                call("c1", "lookup", r#"{"x":1}"#),
+                call("c2", "pay", r#"{"amount":12.5}"#),
+            ],
+            step_records: vec![ToolCallRecord {
+                tool_call_id: "c1".into(),
+                tool_name: "lookup".into(),
+                args: serde_json::json!({"x": 1}),
+                result: None,
+                error: Some("boom".into()),
+            }],
+            used_ids: vec!["c0".into(), "c1".into(), "c2".into()],
+        },
+    }
+}
+
+/// Pending approvals (spec §9): put with other records in one batch, listed per chat oldest
+/// first, replaced by id, deleted (a missing one is no error), refused in a missing chat or
+/// without a chat id (nothing of the batch written), and gone with their chat, agent or world.
+/// They are not part of an export dump.
+pub async fn approvals_round_trip_and_cascade(s: Rc<dyn Store>) {
+    let put = |a: ApprovalRecord| StoreOp::PutApproval(Box::new(a));
+    let a1 = approval("w", "c1", "ap1", "alice", 20);
+    let a2 = approval("w", "c1", "ap2", "bob", 10);
+    let a3 = approval("w", "c2", "ap3", "alice", 5);
+    ok(
+        s.apply(vec![
+            StoreOp::PutWorld(world("w")),
+            StoreOp::PutAgent {
+                world_id: "w".into(),
+                agent: agent("alice"),
+            },
+            StoreOp::PutAgent {
+                world_id: "w".into(),
+                agent: agent("bob"),
+            },
+            StoreOp::PutChat(chat("w", "c1")),
+            StoreOp::PutChat(chat("w", "c2")),
+            put(a1.clone()),
+            put(a2.clone()),
+            put(a3.clone()),
+        ])
+        .await,
+        "approvals",
+    );
+    assert_eq!(
+        ok(s.approvals("w", "c1").await, "approvals"),
+        vec![a2.clone(), a1.clone()],
+        "per chat, oldest first"
+    );
+    assert_eq!(ok(s.approvals("w", "c2").await, "approvals"), vec![a3]);
+    assert_eq!(ok(s.approvals("w", "none").await, "approvals"), vec![]);
+    assert_eq!(ok(s.approvals("x", "c1").await, "approvals"), vec![]);
+    let dump = ok(s.dump("w").await, "dump");
+    assert_eq!(dump.chats.len(), 2, "a dump has no approvals to carry");
+
+    // Replace by id.
+    let mut a1b = a1.clone();
+    a1b.state.text = "changed".into();
+    ok(s.apply(vec![put(a1b.clone())]).await, "replace");
+    assert_eq!(
+        ok(s.approvals("w", "c1").await, "approvals"),
+        vec![a2.clone(), a1b.clone()]
+    );
+
+    // Refused: a missing chat, or no chat id; the batch changes nothing.
+    let before = ok(s.approvals("w", "c1").await, "approvals");
+    let r = s
+        .apply(vec![
+            StoreOp::DeleteApproval {
+                world_id: "w".into(),
+                chat_id: "c1".into(),
+                approval_id: "ap1".into(),
+            },
+            put(approval("w", "nope", "ap9", "alice", 1)),
+        ])
+        .await;
+    assert_eq!(r.map_err(|e| e.reason()), Err("invalid"), "missing chat");
+    let mut no_chat = approval("w", "c1", "ap8", "alice", 1);
+    no_chat.chat_id = None;
+    let r = s.apply(vec![put(no_chat)]).await;
+    assert_eq!(r.map_err(|e| e.reason()), Err("invalid"), "no chat id");
+    assert_eq!(ok(s.approvals("w", "c1").await, "approvals"), before);
+
+    // Delete; deleting again, or in a missing chat, is no error.
+    for c in ["c1", "c1", "gone"] {
+        ok(
+            s.apply(vec![StoreOp::DeleteApproval {
+                world_id: "w".into(),
+                chat_id: c.into(),
+                approval_id: "ap1".into(),
+            }])
+            .await,
+            "delete approval",
+        );
+    }
+    assert_eq!(ok(s.approvals("w", "c1").await, "approvals"), vec![a2]);
+
+    // Cascades: the agent's, the chat's, the world's.
+    ok(
+        s.apply(vec![StoreOp::DeleteAgent {
+            world_id: "w".into(),
+            agent_id: "bob".into(),
+        }])
+        .await,
+        "delete agent",
+    );
+    assert_eq!(ok(s.approvals("w", "c1").await, "approvals"), vec![]);
+    assert_eq!(ok(s.approvals("w", "c2").await, "approvals").len(), 1);
+    ok(
+        s.apply(vec![
+            put(approval("w", "c1", "ap4", "alice", 30)),
+            StoreOp::DeleteChat {
+                world_id: "w".into(),
+                chat_id: "c2".into(),
+            },
+        ])
+        .await,
+        "delete chat",
+    );
+    assert_eq!(ok(s.approvals("w", "c2").await, "approvals"), vec![]);
+    ok(
+        s.apply(vec![StoreOp::PutChat(chat("w", "c2"))]).await,
+        "chat again",
+    );
+    assert_eq!(
+        ok(s.approvals("w", "c2").await, "approvals"),
+        vec![],
+        "a chat made again has none"
+    );
+    assert_eq!(ok(s.approvals("w", "c1").await, "approvals").len(), 1);
+    ok(
+        s.apply(vec![StoreOp::DeleteWorld {
+            world_id: "w".into(),
+        }])
+        .await,
+        "delete world",
+    );
+    ok(
+        s.apply(vec![
+            StoreOp::PutWorld(world("w")),
+            StoreOp::PutChat(chat("w", "c1")),
+        ])
+        .await,
+        "world again",
+    );
+    assert_eq!(ok(s.approvals("w", "c1").await, "approvals"), vec![]);
 }
 
 /// The tool fields (spec §9) are kept: an agent's `tools`, `maxSteps` and `reasoning`, a

@@ -219,12 +219,25 @@ pub struct ToolRun {
     pub ctx: ToolContext,
 }
 
+/// How a scripted tool's `needsApproval` function of the arguments answers (tools registered
+/// with `NeedsApproval::ByArgs`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum AskWhen {
+    /// True when the argument `key` equals the value.
+    ArgIs(String, serde_json::Value),
+    /// The function throws with this message.
+    Throws(String),
+}
+
 /// A scripted tool executor: each tool name answers with its [`ToolReply`] (a tool without one
-/// throws `no reply scripted`); every execution is recorded.
+/// throws `no reply scripted`); every execution is recorded. `needs_approval` answers with the
+/// tool's [`AskWhen`] (`false` without one); every question is recorded too.
 #[derive(Debug, Default)]
 pub struct ScriptedTools {
     replies: RefCell<BTreeMap<String, ToolReply>>,
     runs: RefCell<Vec<ToolRun>>,
+    asks: RefCell<BTreeMap<String, AskWhen>>,
+    asked: RefCell<Vec<(String, serde_json::Value)>>,
 }
 
 impl ScriptedTools {
@@ -240,6 +253,16 @@ impl ScriptedTools {
     /// Every execution so far, in order.
     pub fn runs(&self) -> Vec<ToolRun> {
         self.runs.borrow().clone()
+    }
+
+    /// Sets how `name`'s approval function answers.
+    pub fn ask_when(&self, name: &str, when: AskWhen) {
+        self.asks.borrow_mut().insert(name.to_string(), when);
+    }
+
+    /// Every approval question so far: `(tool name, arguments)`.
+    pub fn asked(&self) -> Vec<(String, serde_json::Value)> {
+        self.asked.borrow().clone()
     }
 }
 
@@ -270,5 +293,21 @@ impl ToolExecutor for ScriptedTools {
                 }
             }
         })
+    }
+
+    fn needs_approval<'a>(
+        &'a self,
+        name: &'a str,
+        args: &'a serde_json::Value,
+    ) -> LocalBoxFuture<'a, Result<bool, String>> {
+        self.asked
+            .borrow_mut()
+            .push((name.to_string(), args.clone()));
+        let answer = match self.asks.borrow().get(name) {
+            None => Ok(false),
+            Some(AskWhen::ArgIs(key, value)) => Ok(args.get(key) == Some(value)),
+            Some(AskWhen::Throws(m)) => Err(m.clone()),
+        };
+        Box::pin(async move { answer })
     }
 }

@@ -96,14 +96,6 @@ impl ToolDefinition {
         }
         validate_parameters(&self.spec.parameters)
             .map_err(|(path, problem)| WorldError::input(&path, problem))?;
-        // Approvals (spec §9 "Approval") are not built yet: a tool that needs one is refused
-        // rather than run without asking.
-        if self.needs_approval != NeedsApproval::Never {
-            return Err(WorldError::input(
-                "needsApproval",
-                "approvals are not supported by this version yet; register the tool without needsApproval",
-            ));
-        }
         if !(1..=MAX_TOOL_TIMEOUT_MS).contains(&self.timeout_ms) {
             return Err(WorldError::input(
                 "timeoutMs",
@@ -503,9 +495,11 @@ mod tests {
         let mut d = ok.clone();
         d.timeout_ms = 0;
         assert_eq!(field(d), "timeoutMs");
-        let mut d = ok.clone();
-        d.needs_approval = NeedsApproval::Always;
-        assert_eq!(field(d), "needsApproval", "never run unapproved");
+        for n in [NeedsApproval::Always, NeedsApproval::ByArgs] {
+            let mut d = ok.clone();
+            d.needs_approval = n;
+            assert_eq!(d.validate(), Ok(()), "approvals are built (spec §9)");
+        }
         let mut d = ok.clone();
         d.spec.parameters = json!({"type": "object", "properties": {"x": {"format": "date"}}});
         assert_eq!(field(d), "parameters.properties.x.format");

@@ -10,6 +10,7 @@
 //! | `messages`     | `[worldId, chatId, seq]`          | `byMessageId`: `[worldId, chatId, messageId]`, unique | [`MessageRow`] |
 //! | `memory`       | `[worldId, chatId, agentId, seq]` |                                              | [`MemoryRow`]  |
 //! | `agent_states` | `[worldId, chatId, agentId]`      |                                              | [`StateRow`]   |
+//! | `approvals`    | `[worldId, chatId, approvalId]`   |                                              | [`ApprovalRow`] (since database version 2) |
 //!
 //! Why compound keys: every "everything of a world / chat / agent in a chat" question is a key
 //! range on a key prefix (see [`prefix_range`]), so reads, paging and cascading deletes never scan
@@ -34,6 +35,11 @@
 //! whose version is above the database's old version, in order, inside the browser's
 //! version-change transaction (atomic: a failing step leaves the old database). Version 2 is an
 //! added `Step { version: 2, apply: v2 }` and `DB_VERSION = 2`, never an edit of `v1`.
+//!
+//! Version 2 adds the `approvals` store (pending tool approvals, spec §9). A database of
+//! version 1 gains it, empty, the first time this app opens it; an app that knows only
+//! version 1 then reports the database as written by a newer app (the browser's
+//! `VersionError`) instead of missing the approvals.
 
 use indexed_db_futures::database::Database;
 use indexed_db_futures::error::Error as IdbError;
@@ -43,11 +49,12 @@ use js_sys::Array;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
 
+use crate::core::approval::ApprovalRecord;
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::store::AgentChatState;
 
 /// The IndexedDB database version this code creates and understands.
-pub const DB_VERSION: u32 = 1;
+pub const DB_VERSION: u32 = 2;
 /// The format version written into every record's `v` field.
 pub const RECORD_VERSION: u32 = 3;
 
@@ -57,10 +64,19 @@ pub const CHATS: &str = "chats";
 pub const MESSAGES: &str = "messages";
 pub const MEMORY: &str = "memory";
 pub const AGENT_STATES: &str = "agent_states";
+pub const APPROVALS: &str = "approvals";
 /// Unique index of `messages` on `[worldId, chatId, messageId]`.
 pub const MESSAGES_BY_ID: &str = "byMessageId";
 /// Every object store (an `apply` transaction spans all of them).
-pub const ALL_STORES: [&str; 6] = [WORLDS, AGENTS, CHATS, MESSAGES, MEMORY, AGENT_STATES];
+pub const ALL_STORES: [&str; 7] = [
+    WORLDS,
+    AGENTS,
+    CHATS,
+    MESSAGES,
+    MEMORY,
+    AGENT_STATES,
+    APPROVALS,
+];
 
 /// One migration: brings the database from `version - 1` to `version`. It gets the database
 /// (to create or delete stores) and the version-change transaction (to reach existing stores:
@@ -73,10 +89,16 @@ pub struct Step {
 }
 
 /// The migrations, oldest first. Append; never edit a released step.
-pub const UPGRADE_STEPS: &[Step] = &[Step {
-    version: 1,
-    apply: v1,
-}];
+pub const UPGRADE_STEPS: &[Step] = &[
+    Step {
+        version: 1,
+        apply: v1,
+    },
+    Step {
+        version: 2,
+        apply: v2,
+    },
+];
 
 /// Runs the steps above `old_version` up to `new_version` (the `upgradeneeded` handler).
 pub fn upgrade(
@@ -124,6 +146,26 @@ fn v1(db: &Database, _tx: &web_sys::IdbTransaction) -> Result<(), IdbError> {
         .with_key_path(KeyPath::from(["worldId", "chatId", "agentId"]))
         .build()?;
     Ok(())
+}
+
+/// Version 2: the `approvals` store (spec §9 pending approvals), keyed by chat so a chat's
+/// approvals are one key range and go with the chat's other records.
+fn v2(db: &Database, _tx: &web_sys::IdbTransaction) -> Result<(), IdbError> {
+    db.create_object_store(APPROVALS)
+        .with_key_path(KeyPath::from(["worldId", "chatId", "approvalId"]))
+        .build()?;
+    Ok(())
+}
+
+/// An `approvals` record (a pending approval with the reply's state).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApprovalRow {
+    pub v: u32,
+    pub world_id: String,
+    pub chat_id: String,
+    pub approval_id: String,
+    pub approval: ApprovalRecord,
 }
 
 /// A `worlds` record.

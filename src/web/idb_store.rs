@@ -67,11 +67,12 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::idb_schema::{
-    below_range, key, prefix_range, AgentRow, ChatRow, MemoryRow, MessageRow, StateRow, WorldRow,
-    AGENTS, AGENT_STATES, ALL_STORES, CHATS, DB_VERSION, MEMORY, MESSAGES, MESSAGES_BY_ID,
-    RECORD_VERSION, WORLDS,
+    below_range, key, prefix_range, AgentRow, ApprovalRow, ChatRow, MemoryRow, MessageRow,
+    StateRow, WorldRow, AGENTS, AGENT_STATES, ALL_STORES, APPROVALS, CHATS, DB_VERSION, MEMORY,
+    MESSAGES, MESSAGES_BY_ID, RECORD_VERSION, WORLDS,
 };
 use super::tabs::{self, ChangeChannel};
+use crate::core::approval::ApprovalRecord;
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::store::{
     AgentChatState, Cause, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
@@ -327,6 +328,7 @@ impl IdbStore {
                 messages: self.store(&tx, MESSAGES)?,
                 memory: self.store(&tx, MEMORY)?,
                 states: self.store(&tx, AGENT_STATES)?,
+                approvals: self.store(&tx, APPROVALS)?,
             };
             let named = named_worlds(&ops);
             write_batch(&stores, ops, &named, bump)
@@ -383,6 +385,7 @@ fn only_deletes(ops: &[StoreOp]) -> bool {
                 | StoreOp::DeleteAgent { .. }
                 | StoreOp::DeleteChat { .. }
                 | StoreOp::ClearMemory { .. }
+                | StoreOp::DeleteApproval { .. }
         )
     })
 }
@@ -512,7 +515,7 @@ fn blocked_signal() -> (
     (wasm_bindgen_futures::JsFuture::from(promise), handler)
 }
 
-/// The six object stores of an `apply` transaction.
+/// The object stores of an `apply` transaction.
 struct Stores<'t> {
     worlds: ObjectStore<'t>,
     agents: ObjectStore<'t>,
@@ -520,6 +523,7 @@ struct Stores<'t> {
     messages: ObjectStore<'t>,
     memory: ObjectStore<'t>,
     states: ObjectStore<'t>,
+    approvals: ObjectStore<'t>,
 }
 
 /// The write pass of one `apply` (runs only after [`Validation`] accepted the whole batch).
@@ -549,7 +553,14 @@ impl Batch {
                 let w = world_id.as_str();
                 let ctx = "deleting a world";
                 delete(&s.worlds, KeyRange::Only(JsValue::from_str(w)), ctx).await?;
-                for store in [&s.agents, &s.chats, &s.messages, &s.memory, &s.states] {
+                for store in [
+                    &s.agents,
+                    &s.chats,
+                    &s.messages,
+                    &s.memory,
+                    &s.states,
+                    &s.approvals,
+                ] {
                     delete(store, prefix_range(&[w]), ctx).await?;
                 }
             }
@@ -585,6 +596,15 @@ impl Batch {
                     delete(&s.memory, prefix_range(&[w, &c, a]), ctx).await?;
                     delete(&s.states, KeyRange::Only(key(&[w, &c, a]).into()), ctx).await?;
                 }
+                // Approvals are keyed by chat and id: read the world's, delete the agent's.
+                let rows = get_all(&s.approvals, prefix_range(&[w]), ctx).await?;
+                let at = format!("in world {w:?}");
+                for row in decode_all::<ApprovalRow>(rows, APPROVALS, &at)? {
+                    if row.approval.agent_id == a {
+                        let k = key(&[w, &row.chat_id, &row.approval_id]);
+                        delete(&s.approvals, KeyRange::Only(k.into()), ctx).await?;
+                    }
+                }
             }
             StoreOp::PutChat(chat) => {
                 let row = ChatRow {
@@ -599,7 +619,7 @@ impl Batch {
                 let (w, c) = (world_id.as_str(), chat_id.as_str());
                 let ctx = "deleting a chat";
                 delete(&s.chats, KeyRange::Only(key(&[w, c]).into()), ctx).await?;
-                for store in [&s.messages, &s.memory, &s.states] {
+                for store in [&s.messages, &s.memory, &s.states, &s.approvals] {
                     delete(store, prefix_range(&[w, c]), ctx).await?;
                 }
             }
@@ -668,6 +688,31 @@ impl Batch {
                 };
                 put(&s.states, &row, "writing an agent state").await?;
             }
+            StoreOp::PutApproval(approval) => {
+                // Validation refused a record without a chat id.
+                let chat_id = approval.chat_id.clone().unwrap_or_default();
+                let row = ApprovalRow {
+                    v: RECORD_VERSION,
+                    world_id: approval.world_id.clone(),
+                    chat_id,
+                    approval_id: approval.approval_id.clone(),
+                    approval: *approval,
+                };
+                put(&s.approvals, &row, "writing an approval").await?;
+            }
+            StoreOp::DeleteApproval {
+                world_id,
+                chat_id,
+                approval_id,
+            } => {
+                let k = key(&[&world_id, &chat_id, &approval_id]);
+                delete(
+                    &s.approvals,
+                    KeyRange::Only(k.into()),
+                    "deleting an approval",
+                )
+                .await?;
+            }
         }
         Ok(())
     }
@@ -717,7 +762,16 @@ impl Validation {
                     .retain(|(w, c, _)| (w, c) != (&pair.0, &pair.1));
                 self.cleared_chats.insert(pair);
             }
-            StoreOp::ClearMemory { .. } => {}
+            StoreOp::ClearMemory { .. } | StoreOp::DeleteApproval { .. } => {}
+            StoreOp::PutApproval(a) => {
+                let Some(chat_id) = &a.chat_id else {
+                    return Err(StoreError::Invalid(format!(
+                        "approval {:?} has no chat id",
+                        a.approval_id
+                    )));
+                };
+                self.require_chat(s, &a.world_id, chat_id).await?;
+            }
             StoreOp::AppendMessage {
                 world_id,
                 chat_id,
@@ -1199,6 +1253,24 @@ impl Store for IdbStore {
             let at = format!("in chat {chat_id:?} of world {world_id:?}");
             let rows: Vec<StateRow> = decode_all(rows, AGENT_STATES, &at)?;
             Ok(rows.into_iter().map(|r| r.state).collect())
+        })
+    }
+
+    fn approvals<'a>(
+        &'a self,
+        world_id: &'a str,
+        chat_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
+        Box::pin(async move {
+            let tx = self.transaction(&[APPROVALS], TransactionMode::Readonly)?;
+            let store = self.store(&tx, APPROVALS)?;
+            let range = prefix_range(&[world_id, chat_id]);
+            let rows = get_all(&store, range, "reading approvals").await?;
+            let at = format!("in chat {chat_id:?} of world {world_id:?}");
+            let rows: Vec<ApprovalRow> = decode_all(rows, APPROVALS, &at)?;
+            let mut v: Vec<ApprovalRecord> = rows.into_iter().map(|r| r.approval).collect();
+            v.sort_by(|a, b| (a.created_at, &a.approval_id).cmp(&(b.created_at, &b.approval_id)));
+            Ok(v)
         })
     }
 

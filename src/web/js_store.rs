@@ -18,6 +18,7 @@
 //! | `aww/mem/{world}/{chat}/{agent}/{seq:012}`  | `{ v, agentId, seq, entry }`             |
 //! | `aww/nm/{world}/{chat}/{agent}`             | `{ v, next }` (the next memory seq)      |
 //! | `aww/s/{world}/{chat}/{agent}`              | `{ v, state }`                           |
+//! | `aww/ap/{world}/{chat}/{approvalId}`        | `{ v, approval }` (a pending approval, spec §9) |
 //!
 //! Every read is bounded by a key prefix: a page of messages is one `list` of at most `limit`
 //! entries (reverse, `end` = the `before` message's key), the last `n` memory entries one `list`
@@ -51,6 +52,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
+use crate::core::approval::ApprovalRecord;
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::store::{
     AgentChatState, Cause, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
@@ -521,6 +523,12 @@ struct StateRow {
 }
 
 #[derive(Serialize, Deserialize)]
+struct ApprovalRow {
+    v: u32,
+    approval: ApprovalRecord,
+}
+
+#[derive(Serialize, Deserialize)]
 struct CounterRow {
     v: u32,
     next: u64,
@@ -688,7 +696,7 @@ impl Tx<'_> {
             StoreOp::DeleteWorld { world_id } => {
                 let w = world_id.as_str();
                 self.delete(key("w", &[w]));
-                for kind in ["a", "c", "m", "mi", "n", "mem", "nm", "s"] {
+                for kind in ["a", "c", "m", "mi", "n", "mem", "nm", "s", "ap"] {
                     self.delete_under(&prefix(kind, &[w])).await?;
                 }
             }
@@ -735,6 +743,18 @@ impl Tx<'_> {
                         .await?;
                     self.delete(raw_key("nm", &[&we, &ce, &ae]));
                     self.delete(raw_key("s", &[&we, &ce, &ae]));
+                    // The agent's pending approvals (their key does not name the agent).
+                    for k in self
+                        .keys_under(&format!("{}/", raw_key("ap", &[&we, &ce])))
+                        .await?
+                    {
+                        let Some(v) = self.get(&k).await? else {
+                            continue;
+                        };
+                        if decode::<ApprovalRow>(&k, &v)?.approval.agent_id == a {
+                            self.delete(k);
+                        }
+                    }
                 }
             }
             StoreOp::PutChat(chat) => {
@@ -752,7 +772,7 @@ impl Tx<'_> {
                 let ids = [world_id.as_str(), chat_id.as_str()];
                 self.delete(key("c", &ids));
                 self.delete(key("n", &ids));
-                for kind in ["m", "mi", "mem", "nm", "s"] {
+                for kind in ["m", "mi", "mem", "nm", "s", "ap"] {
                     self.delete_under(&prefix(kind, &ids)).await?;
                 }
             }
@@ -830,6 +850,30 @@ impl Tx<'_> {
                         state,
                     },
                 )?;
+            }
+            StoreOp::PutApproval(approval) => {
+                let Some(chat_id) = approval.chat_id.clone() else {
+                    return Err(StoreError::Invalid(format!(
+                        "approval {:?} has no chat id",
+                        approval.approval_id
+                    )));
+                };
+                self.require_chat(&approval.world_id, &chat_id).await?;
+                let k = key("ap", &[&approval.world_id, &chat_id, &approval.approval_id]);
+                self.put(
+                    k,
+                    &ApprovalRow {
+                        v: RECORD_VERSION,
+                        approval: *approval,
+                    },
+                )?;
+            }
+            StoreOp::DeleteApproval {
+                world_id,
+                chat_id,
+                approval_id,
+            } => {
+                self.delete(key("ap", &[&world_id, &chat_id, &approval_id]));
             }
         }
         Ok(())
@@ -966,6 +1010,22 @@ impl Store for JsStore {
         limit: usize,
     ) -> LocalBoxFuture<'a, Result<Vec<Message>, StoreError>> {
         Box::pin(self.page(world_id, chat_id, before, limit))
+    }
+
+    fn approvals<'a>(
+        &'a self,
+        world_id: &'a str,
+        chat_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
+        Box::pin(async move {
+            let rows = self.list_all(&prefix("ap", &[world_id, chat_id])).await?;
+            let mut v: Vec<ApprovalRecord> = decode_all::<ApprovalRow>(&rows)?
+                .into_iter()
+                .map(|r| r.approval)
+                .collect();
+            v.sort_by(|a, b| (a.created_at, &a.approval_id).cmp(&(b.created_at, &b.approval_id)));
+            Ok(v)
+        })
     }
 
     fn dump<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>> {

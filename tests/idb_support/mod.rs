@@ -17,7 +17,8 @@ macro_rules! idb_cases {
             a_foreign_database_is_refused, a_delete_elsewhere_closes_this_connection,
             ops_see_earlier_deletes_of_the_batch, two_connections_append_to_one_chat,
             the_world_lock_serialises_connections,
-            a_format_1_world_record_gets_its_first_revision, a_blocked_upgrade_fails_with_blocked);
+            a_format_1_world_record_gets_its_first_revision, a_blocked_upgrade_fails_with_blocked,
+            a_version_1_database_gains_the_approvals_store);
         #[wasm_bindgen_test]
         fn dom_exceptions_map_to_typed_errors() {
             idb_support::dom_exceptions_map_to_typed_errors();
@@ -129,6 +130,14 @@ impl Store for LazyIdb {
         limit: usize,
     ) -> LocalBoxFuture<'a, Result<Vec<Message>, StoreError>> {
         Box::pin(async move { self.get().await.messages(w, c, before, limit).await })
+    }
+    fn approvals<'a>(
+        &'a self,
+        w: &'a str,
+        c: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<agent_world_wasm::core::approval::ApprovalRecord>, StoreError>>
+    {
+        Box::pin(async move { self.get().await.approvals(w, c).await })
     }
     fn dump<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>> {
         Box::pin(async move { self.get().await.dump(w).await })
@@ -787,5 +796,77 @@ pub async fn a_blocked_upgrade_fails_with_blocked() {
         ["m1", "m2"]
     );
     drop(newer);
+    delete_db(&name).await;
+}
+
+/// A database made by the version-1 app (six stores, no `approvals`) is upgraded in place when
+/// this app opens it: its data stay, and pending approvals can be written and read.
+pub async fn a_version_1_database_gains_the_approvals_store() {
+    use indexed_db_futures::KeyPath;
+    let name = fresh_name();
+    let db = Database::open(name.as_str())
+        .with_version(1u32)
+        .with_on_upgrade_needed(|_, db| {
+            // What version 1 created (idb_schema::v1), as a released app left it.
+            db.create_object_store("worlds")
+                .with_key_path(KeyPath::from("worldId"))
+                .build()?;
+            db.create_object_store("agents")
+                .with_key_path(KeyPath::from(["worldId", "agentId"]))
+                .build()?;
+            db.create_object_store("chats")
+                .with_key_path(KeyPath::from(["worldId", "chatId"]))
+                .build()?;
+            let messages = db
+                .create_object_store("messages")
+                .with_key_path(KeyPath::from(["worldId", "chatId", "seq"]))
+                .build()?;
+            messages
+                .create_index(
+                    "byMessageId",
+                    KeyPath::from(["worldId", "chatId", "messageId"]),
+                )
+                .with_unique(true)
+                .build()?;
+            db.create_object_store("memory")
+                .with_key_path(KeyPath::from(["worldId", "chatId", "agentId", "seq"]))
+                .build()?;
+            db.create_object_store("agent_states")
+                .with_key_path(KeyPath::from(["worldId", "chatId", "agentId"]))
+                .build()?;
+            Ok(())
+        })
+        .await
+        .expect("version 1 open");
+    db.close();
+    let w = serde_json::to_string(&world("w")).unwrap();
+    raw_put(
+        &name,
+        "worlds",
+        &format!(r#"{{"v":2,"worldId":"w","world":{w},"rev":3}}"#),
+    )
+    .await;
+    let c = serde_json::to_string(&chat("w", "c")).unwrap();
+    raw_put(
+        &name,
+        "chats",
+        &format!(r#"{{"v":2,"worldId":"w","chatId":"c","chat":{c}}}"#),
+    )
+    .await;
+
+    let s = open(&name).await;
+    assert_eq!(
+        s.load_world("w").await.unwrap(),
+        Some(world("w")),
+        "data kept"
+    );
+    assert_eq!(s.revision("w").await.unwrap(), Some(3));
+    assert_eq!(s.approvals("w", "c").await.unwrap(), vec![]);
+    let a = store_contract::approval("w", "c", "ap1", "alice", 1);
+    s.apply(vec![StoreOp::PutApproval(Box::new(a.clone()))])
+        .await
+        .unwrap();
+    assert_eq!(s.approvals("w", "c").await.unwrap(), vec![a]);
+    drop(s);
     delete_db(&name).await;
 }

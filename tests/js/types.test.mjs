@@ -76,10 +76,11 @@ test('strict TypeScript rejects wrong usage (the types are not vacuous)', async 
     assert.match(out, /wrong\.ts\(5,/, 'an unknown provider must be an error');
     assert.match(out, /wrong\.ts\(6,/, 'an sse event has no turnLimit');
     assert.match(out, /wrong\.ts\(7,/, 'an external-change event has no chatId');
-    assert.match(out, /wrong\.ts\(8,/, 'disk_full is not a StorageErrorReason');
-    assert.match(out, /wrong\.ts\(9,/, 'minimum is not in the supported schema subset');
-    assert.match(out, /wrong\.ts\(10,/, 'tool parameters must be an object schema');
-    assert.match(out, /wrong\.ts\(11,/, 'a start event has no content');
+    assert.match(out, /wrong\.ts\(8,/, 'an approval-resolved event has no toolName');
+    assert.match(out, /wrong\.ts\(9,/, 'disk_full is not a StorageErrorReason');
+    assert.match(out, /wrong\.ts\(10,/, 'minimum is not in the supported schema subset');
+    assert.match(out, /wrong\.ts\(11,/, 'tool parameters must be an object schema');
+    assert.match(out, /wrong\.ts\(12,/, 'a start event has no content');
     return true;
   });
 });

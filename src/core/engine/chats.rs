@@ -14,6 +14,7 @@ impl World {
         let current = self.st().world.current_chat_id.clone();
         self.st_mut().title = None;
         self.cancel_jobs(&|call| call.chat_id == current.as_deref());
+        self.cancel_approvals(&|a| a.chat_id == current);
     }
 
     /// Ops that give every agent empty memory and `llmCallCount = 0` in chat `cid`.
@@ -114,6 +115,12 @@ impl World {
         load_chat_state(&*self.inner.store, &world, id, &mut agents)
             .await
             .map_err(|e| self.report_storage(e, None))?;
+        let approvals = self
+            .inner
+            .store
+            .approvals(&world.id, id)
+            .await
+            .map_err(|e| self.report_storage(e.into(), None))?;
         if world.current_chat_id.as_deref() != Some(id) {
             self.cancel_current_chat_calls();
             world.current_chat_id = Some(id.to_string());
@@ -125,6 +132,7 @@ impl World {
             st.world = world;
             st.no_chat_left = None;
             restore(&mut st.agents, agents);
+            st.approvals = approvals;
         }
         drop(_g);
         self.emit_all(vec![Event::System(SystemEvent::ChatLoaded {
@@ -158,12 +166,21 @@ impl World {
             chat_id: id.to_string(),
         }];
         let mut puts = Vec::new();
+        let mut approvals = Vec::new();
         if was_current {
             self.cancel_current_chat_calls();
             match &next {
-                Some(n) => load_chat_state(&*self.inner.store, &world, n, &mut agents)
-                    .await
-                    .map_err(|e| self.report_storage(e, None))?,
+                Some(n) => {
+                    load_chat_state(&*self.inner.store, &world, n, &mut agents)
+                        .await
+                        .map_err(|e| self.report_storage(e, None))?;
+                    approvals = self
+                        .inner
+                        .store
+                        .approvals(&world.id, n)
+                        .await
+                        .map_err(|e| self.report_storage(e.into(), None))?;
+                }
                 None => {
                     for a in &mut agents {
                         a.memory.clear();
@@ -189,6 +206,7 @@ impl World {
                 }
                 st.world = world;
                 restore(&mut st.agents, agents);
+                st.approvals = approvals;
             }
         }
         drop(_g);

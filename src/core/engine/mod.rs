@@ -69,6 +69,7 @@
 //! .unwrap_or_else(|e| panic!("{e}"));
 //! ```
 
+mod approvals;
 mod chats;
 pub(crate) mod lock;
 mod responder;
@@ -132,6 +133,20 @@ pub(crate) enum JobKind {
         trigger: Message,
         reply_id: String,
     },
+    /// Resumes a reply that waited for an approval (spec §9), with the application's answer.
+    /// Not a new turn: the turn was counted when the reply started.
+    Resume {
+        approval: crate::core::approval::ApprovalRecord,
+        decision: approvals::Decision,
+    },
+    /// Finishes cancelling a pending approval (its events were emitted when it was cancelled):
+    /// deletes its record and keeps the reply's partial text as an `interrupted` message.
+    /// Queued because `stop()` is synchronous and this needs the store; never cancelled itself.
+    CancelApproval {
+        approval: crate::core::approval::ApprovalRecord,
+        /// Whether its record was stored (else it lived in RAM only).
+        stored: bool,
+    },
     /// A chat title call (not a turn, no SSE).
     Title {
         chat_id: String,
@@ -155,7 +170,8 @@ impl Job {
     fn agent_id(&self) -> Option<&str> {
         match &self.kind {
             JobKind::Reply { agent_id, .. } => Some(agent_id),
-            JobKind::Title { .. } => None,
+            JobKind::Resume { approval, .. } => Some(&approval.agent_id),
+            JobKind::Title { .. } | JobKind::CancelApproval { .. } => None,
         }
     }
 
@@ -163,7 +179,8 @@ impl Job {
     fn trigger_id(&self) -> Option<&str> {
         match &self.kind {
             JobKind::Reply { trigger, .. } => Some(&trigger.message_id),
-            JobKind::Title { .. } => None,
+            JobKind::Resume { approval, .. } => Some(&approval.trigger.message_id),
+            JobKind::Title { .. } | JobKind::CancelApproval { .. } => None,
         }
     }
 }
@@ -209,6 +226,12 @@ pub(crate) struct State {
     /// is how the store says "no chat left" (an explicit `null` is session mode off). Deleting
     /// the last chat thus writes nothing but the delete, which works over quota.
     pub(crate) no_chat_left: Option<String>,
+    /// The pending approvals of the current chat (or, with session mode off, of RAM), oldest
+    /// first (spec §9 "Approval"; `engine/approvals.rs`).
+    pub(crate) approvals: Vec<crate::core::approval::ApprovalRecord>,
+    /// Ids of `approvals` whose record the store refused: pending in RAM only (kept across a
+    /// reload of the view, lost on reopen).
+    pub(crate) unstored: Vec<String>,
 }
 
 impl State {
@@ -324,6 +347,7 @@ impl World {
             agents,
             chats,
             no_chat_left,
+            approvals,
         } = view;
         World {
             inner: Rc::new(Inner {
@@ -345,6 +369,8 @@ impl World {
                     next_job: 1,
                     epoch: 0,
                     no_chat_left,
+                    approvals,
+                    unstored: Vec::new(),
                 }),
                 lock: WriteLock::default(),
                 seen_rev: Cell::new(rev),
@@ -449,6 +475,7 @@ impl World {
             agents: Vec::new(),
             chats: vec![chat],
             no_chat_left: None,
+            approvals: Vec::new(),
         };
         Ok(World::from_parts(svc, view, rev))
     }
@@ -567,6 +594,28 @@ impl World {
             let mut drained = Vec::new();
             let mut kept = VecDeque::new();
             while let Some(j) = st.queue.pop_front() {
+                match &j.kind {
+                    // Cleanup work, never cancelled.
+                    JobKind::CancelApproval { .. } => {
+                        kept.push_back(j);
+                        continue;
+                    }
+                    // An answered approval not resumed yet: it stays queued with its token
+                    // cancelled, and ends like a running reply cancelled (its partial text is
+                    // kept as `interrupted`).
+                    JobKind::Resume { .. }
+                        if pred(CallRef {
+                            agent_id: j.agent_id(),
+                            chat_id: j.chat_id.as_deref(),
+                            trigger_id: j.trigger_id(),
+                        }) =>
+                    {
+                        j.cancel.cancel();
+                        kept.push_back(j);
+                        continue;
+                    }
+                    _ => {}
+                }
                 if pred(CallRef {
                     agent_id: j.agent_id(),
                     chat_id: j.chat_id.as_deref(),
@@ -630,6 +679,8 @@ pub(crate) struct View {
     pub(crate) chats: Vec<Chat>,
     /// See `State::no_chat_left`.
     pub(crate) no_chat_left: Option<String>,
+    /// The current chat's pending approvals.
+    pub(crate) approvals: Vec<crate::core::approval::ApprovalRecord>,
 }
 
 /// The chat that becomes current when the current one is deleted (spec §6): the most recently
@@ -674,14 +725,17 @@ pub(crate) async fn load_view(store: &dyn Store, id: &str) -> Result<View, World
             }
         })
         .collect();
+    let mut approvals = Vec::new();
     if let Some(cid) = world.current_chat_id.clone() {
         load_chat_state(store, &world, &cid, &mut rts).await?;
+        approvals = store.approvals(&world.id, &cid).await?;
     }
     Ok(View {
         world,
         agents: rts,
         chats,
         no_chat_left,
+        approvals,
     })
 }
 

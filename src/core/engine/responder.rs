@@ -161,6 +161,7 @@ impl World {
     pub fn stop(&self) {
         self.st_mut().title = None;
         self.cancel_jobs(&|_| true);
+        self.cancel_approvals(&|_| true);
     }
 
     /// Cancels the queued and running reply calls that answer one of `message_ids` (each ends
@@ -172,6 +173,7 @@ impl World {
             call.trigger_id
                 .is_some_and(|t| message_ids.iter().any(|m| m == t))
         });
+        self.cancel_approvals(&|a| message_ids.contains(&a.trigger.message_id));
     }
 
     /// Whether calls are queued or running.
@@ -232,6 +234,10 @@ impl World {
         let id = job.id;
         match &job.kind {
             JobKind::Reply { .. } => self.run_reply(&job).await,
+            JobKind::Resume { .. } => self.run_resume(&job).await,
+            JobKind::CancelApproval { approval, stored } => {
+                self.finish_cancel(approval, *stored).await
+            }
             JobKind::Title { .. } => self.run_title(&job).await,
         }
         self.st_mut().in_flight.retain(|f| f.id != id);
@@ -318,13 +324,35 @@ impl World {
         // Step 4: call; chunks stream out as they come. With tools (§9) one reply may take
         // several steps, all streaming into `reply_id` (steps.rs).
         let (result, steps) = self
-            .run_steps(job, &agent, trigger, reply_id, messages)
+            .run_steps(job, &agent, trigger, reply_id, messages, None)
             .await;
+        self.finish_reply(job, &agent, trigger, reply_id, result, steps)
+            .await;
+    }
+
+    /// What follows the steps of a reply (new or resumed): a pending approval (the reply waits,
+    /// `approvals.rs`), §5 step 5 on a failure, or steps 6–10 on the joined text.
+    pub(crate) async fn finish_reply(
+        &self,
+        job: &Job,
+        agent: &Agent,
+        trigger: &Message,
+        reply_id: &str,
+        result: Result<(), LlmError>,
+        steps: StepsOutcome,
+    ) {
+        let agent_id = &agent.id;
         let StepsOutcome {
             text,
             usage,
             tool_calls,
+            suspended,
         } = steps;
+        if let (Ok(()), Some(state)) = (&result, suspended) {
+            self.suspend_reply(job, agent, trigger, reply_id, state)
+                .await;
+            return;
+        }
         if let Err(e) = result {
             self.emit_llm_failure(agent_id, reply_id, &e, &text);
             self.flush();
@@ -333,7 +361,7 @@ impl World {
             if !text.trim().is_empty() && job.chat_id.is_some() {
                 let out = Outgoing {
                     msg: Message {
-                        message_id: reply_id.clone(),
+                        message_id: reply_id.to_string(),
                         chat_id: None,
                         sender: agent_id.clone(),
                         content: text,
@@ -368,7 +396,7 @@ impl World {
             )]);
             return;
         }
-        self.publish_reply(job, &agent, trigger, reply_id, &text, tool_calls)
+        self.publish_reply(job, agent, trigger, reply_id, &text, tool_calls)
             .await;
     }
 

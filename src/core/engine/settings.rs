@@ -176,6 +176,7 @@ impl World {
         )
         .await?;
         self.cancel_jobs(&|call| call.agent_id == Some(id));
+        self.cancel_approvals(&|a| a.agent_id == id);
         self.st_mut().agents.retain(|a| a.agent.id != id);
         self.inner.runtime.borrow_mut().instructions.remove(id);
         drop(_g);

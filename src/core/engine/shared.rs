@@ -210,6 +210,12 @@ impl World {
             st.agents = view.agents;
             st.chats = view.chats;
             st.no_chat_left = view.no_chat_left;
+            let unstored: Vec<_> = std::mem::take(&mut st.approvals)
+                .into_iter()
+                .filter(|a| st.unstored.contains(&a.approval_id))
+                .collect();
+            st.approvals = view.approvals;
+            st.approvals.extend(unstored);
             if st
                 .title
                 .as_ref()

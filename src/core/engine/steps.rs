@@ -46,6 +46,8 @@ use std::task::{Context, Poll};
 
 use serde_json::Value;
 
+use crate::core::approval::ReplyState;
+use crate::core::engine::approvals::Decision;
 use crate::core::engine::responder::sse_payload;
 use crate::core::engine::tools::{InstructionsRequest, RegisteredTool};
 use crate::core::engine::{Job, World};
@@ -56,7 +58,9 @@ use crate::core::llm::types::{
 use crate::core::llm_client::{CancelToken, Cancelled};
 use crate::core::model::{Agent, MemoryEntry, MemoryRole, Message, ToolCallRecord, ToolCallRef};
 use crate::core::store::{LocalBoxFuture, StoreOp};
-use crate::core::tools::{error_result, parse_args, timeout_message, ToolContext, ToolError};
+use crate::core::tools::{
+    error_result, parse_args, timeout_message, NeedsApproval, ToolContext, ToolError,
+};
 
 /// What the steps of one reply produced (also when they failed: the partial text and the calls
 /// made so far).
@@ -68,6 +72,27 @@ pub(crate) struct StepsOutcome {
     pub(crate) usage: Option<Usage>,
     /// Every call of the reply, in order, with its result or error.
     pub(crate) tool_calls: Vec<ToolCallRecord>,
+    /// Set when the reply stopped at a call that needs approval (the result is then `Ok`):
+    /// the state to resume from.
+    pub(crate) suspended: Option<ReplyState>,
+}
+
+/// How a step's calls ended.
+enum ToolsRun {
+    Done {
+        records: Vec<ToolCallRecord>,
+        cancelled: bool,
+    },
+    /// A call waits for approval; `records` are the results of the calls before it.
+    Suspended { records: Vec<ToolCallRecord> },
+}
+
+/// The model's result of a denied call: `denied by the user[: reason]` (spec §9).
+pub(crate) fn denied_message(reason: Option<String>) -> String {
+    match reason.filter(|r| !r.trim().is_empty()) {
+        Some(r) => format!("denied by the user: {}", r.trim()),
+        None => "denied by the user".to_string(),
+    }
 }
 
 /// Resolves with `Some(output)`, or `None` as soon as `cancel` fires (the future is dropped).
@@ -101,7 +126,7 @@ fn until_cancelled<'a, T>(
 
 /// Arguments as they are recorded: the parsed object, or (when the text is not a JSON object)
 /// the raw text as a JSON string, so nothing the model sent is lost. Blank text is `{}`.
-fn stored_args(arguments: &str) -> Value {
+pub(crate) fn stored_args(arguments: &str) -> Value {
     if arguments.trim().is_empty() {
         return Value::Object(Default::default());
     }
@@ -157,6 +182,7 @@ impl World {
         trigger: &Message,
         reply_id: &str,
         mut messages: Vec<ChatMessage>,
+        resume: Option<(ReplyState, Decision)>,
     ) -> (Result<(), LlmError>, StepsOutcome) {
         let mut out = StepsOutcome::default();
         let aborted = || LlmError::Aborted {
@@ -181,8 +207,13 @@ impl World {
                 }
             }
         }
-        // Dynamic instructions replace the stored system prompt.
-        if let Some(provider) = self.instructions_of(&agent.id) {
+        // Dynamic instructions replace the stored system prompt (a resumed reply has its
+        // prompt in its saved context already).
+        let provider = match resume {
+            None => self.instructions_of(&agent.id),
+            Some(_) => None,
+        };
+        if let Some(provider) = provider {
             let req = InstructionsRequest {
                 agent_name: agent.id.clone(),
                 chat_id: job.chat_id.clone(),
@@ -214,80 +245,143 @@ impl World {
         // have no ids, and their codecs number calls per step).
         let mut used_ids: BTreeSet<String> = BTreeSet::new();
         let max = agent.max_steps.max(1);
-        for step in 1..=max {
-            if job.cancel.is_cancelled() {
-                return (Err(aborted()), out);
-            }
-            let settings = CallSettings {
-                provider: agent.provider.clone(),
-                model: agent.model.clone(),
-                temperature: agent.temperature,
-                max_tokens: agent.max_tokens,
-                stream: agent.stream,
-                // The last step is offered no tools, so it answers in text.
-                tools: if step < max {
-                    specs.clone()
-                } else {
-                    Vec::new()
-                },
-                reasoning: agent.reasoning,
-                agent_name: Some(agent.id.clone()),
-                purpose: CallPurpose::Reply,
-            };
-            let mut s = StepState::default();
-            let joined_before = !out.text.is_empty();
-            let result = {
-                let mut on_event = |ev: LlmEvent| {
-                    self.on_step_event(agent, reply_id, joined_before, &mut used_ids, &mut s, ev)
-                };
-                self.inner
-                    .llm
-                    .call(
-                        &settings,
-                        messages.clone(),
-                        &mut on_event,
-                        job.cancel.clone(),
-                    )
-                    .await
-            };
-            let result = match result {
-                Ok(()) if job.cancel.is_cancelled() => Err(aborted()),
-                r => r,
-            };
-            add_usage(&mut out.usage, s.usage);
-            if let Err(e) = result {
-                // The partial text is what was streamed, blank text included.
-                if !out.text.is_empty() && !s.text.trim().is_empty() {
-                    out.text.push_str("\n\n");
+        // A resumed reply first finishes the step it stopped in, from the call that waited.
+        let mut pending: Option<(u32, StepState, Vec<ToolCallRecord>, Option<Decision>)> =
+            match resume {
+                None => None,
+                Some((state, decision)) => {
+                    messages = state.messages;
+                    out.text = state.text;
+                    out.usage = state.usage;
+                    out.tool_calls = state.tool_calls;
+                    used_ids.extend(state.used_ids);
+                    let s = StepState {
+                        text: state.step_text,
+                        usage: state.step_usage,
+                        calls: state.step_calls,
+                        finish: state.step_finish,
+                        shown: true,
+                        held: String::new(),
+                    };
+                    Some((state.step, s, state.step_records, Some(decision)))
                 }
-                out.text.push_str(&s.text);
-                return (Err(e), out);
-            }
-            join_text(&mut out.text, &s.text);
-            if s.calls.is_empty() || step == max {
-                // Calls on the last step are not run, but every announced call gets its result.
-                let records: Vec<ToolCallRecord> = s
-                    .calls
-                    .iter()
-                    .map(|c| {
-                        let record = ToolCallRecord {
-                            tool_call_id: c.id.clone(),
-                            tool_name: c.name.clone(),
-                            args: stored_args(&c.arguments),
-                            result: None,
-                            error: Some(NOT_RUN_ON_LAST_STEP.to_string()),
+            };
+        let mut next = 1;
+        loop {
+            let (step, s, done, decision) = match pending.take() {
+                Some(p) => p,
+                None => {
+                    let step = next;
+                    if step > max {
+                        return (Ok(()), out);
+                    }
+                    if job.cancel.is_cancelled() {
+                        return (Err(aborted()), out);
+                    }
+                    let settings = CallSettings {
+                        provider: agent.provider.clone(),
+                        model: agent.model.clone(),
+                        temperature: agent.temperature,
+                        max_tokens: agent.max_tokens,
+                        stream: agent.stream,
+                        // The last step is offered no tools, so it answers in text.
+                        tools: if step < max {
+                            specs.clone()
+                        } else {
+                            Vec::new()
+                        },
+                        reasoning: agent.reasoning,
+                        agent_name: Some(agent.id.clone()),
+                        purpose: CallPurpose::Reply,
+                    };
+                    let mut s = StepState::default();
+                    let joined_before = !out.text.is_empty();
+                    let result = {
+                        let mut on_event = |ev: LlmEvent| {
+                            self.on_step_event(
+                                agent,
+                                reply_id,
+                                joined_before,
+                                &mut used_ids,
+                                &mut s,
+                                ev,
+                            )
                         };
-                        self.emit(tool_result_event(agent, reply_id, &record));
-                        record
-                    })
-                    .collect();
-                out.tool_calls.extend(records.iter().cloned());
-                if !agent.tools.is_empty() || !records.is_empty() {
-                    self.emit_all(vec![step_finish(agent, reply_id, step, &s, records)]);
+                        self.inner
+                            .llm
+                            .call(
+                                &settings,
+                                messages.clone(),
+                                &mut on_event,
+                                job.cancel.clone(),
+                            )
+                            .await
+                    };
+                    let result = match result {
+                        Ok(()) if job.cancel.is_cancelled() => Err(aborted()),
+                        r => r,
+                    };
+                    add_usage(&mut out.usage, s.usage);
+                    if let Err(e) = result {
+                        // The partial text is what was streamed, blank text included.
+                        if !out.text.is_empty() && !s.text.trim().is_empty() {
+                            out.text.push_str("\n\n");
+                        }
+                        out.text.push_str(&s.text);
+                        return (Err(e), out);
+                    }
+                    join_text(&mut out.text, &s.text);
+                    if s.calls.is_empty() || step == max {
+                        // Calls on the last step are not run, but every announced call gets
+                        // its result.
+                        let records: Vec<ToolCallRecord> = s
+                            .calls
+                            .iter()
+                            .map(|c| {
+                                let record = ToolCallRecord {
+                                    tool_call_id: c.id.clone(),
+                                    tool_name: c.name.clone(),
+                                    args: stored_args(&c.arguments),
+                                    result: None,
+                                    error: Some(NOT_RUN_ON_LAST_STEP.to_string()),
+                                };
+                                self.emit(tool_result_event(agent, reply_id, &record));
+                                record
+                            })
+                            .collect();
+                        out.tool_calls.extend(records.iter().cloned());
+                        if !agent.tools.is_empty() || !records.is_empty() {
+                            self.emit_all(vec![step_finish(agent, reply_id, step, &s, records)]);
+                        }
+                        return (Ok(()), out);
+                    }
+                    (step, s, Vec::new(), None)
                 }
-                return (Ok(()), out);
-            }
-            let (records, cancelled) = self.run_tools(job, agent, reply_id, &s.calls).await;
+            };
+            next = step + 1;
+            let (records, cancelled) = match self
+                .run_tools(job, agent, reply_id, &s.calls, done, decision)
+                .await
+            {
+                ToolsRun::Done { records, cancelled } => (records, cancelled),
+                ToolsRun::Suspended { records } => {
+                    // A call waits for approval: the reply stops here, with what resuming needs.
+                    out.suspended = Some(ReplyState {
+                        step,
+                        messages,
+                        text: out.text.clone(),
+                        usage: out.usage,
+                        tool_calls: out.tool_calls.clone(),
+                        step_text: s.text,
+                        step_finish: s.finish,
+                        step_usage: s.usage,
+                        step_calls: s.calls,
+                        step_records: records,
+                        used_ids: used_ids.into_iter().collect(),
+                    });
+                    return (Ok(()), out);
+                }
+            };
             out.tool_calls.extend(records.iter().cloned());
             if cancelled {
                 return (Err(aborted()), out);
@@ -342,7 +436,6 @@ impl World {
                 .await;
             self.emit_all(vec![step_finish(agent, reply_id, step, &s, records)]);
         }
-        (Ok(()), out)
     }
 
     /// One streamed event of a step: text (with the joining blank line before a later step's
@@ -411,24 +504,39 @@ impl World {
         }
     }
 
-    /// Runs one step's calls in order. Returns their records and whether the reply was
-    /// cancelled meanwhile (the current and the remaining calls are then recorded as
-    /// `cancelled`).
+    /// Runs one step's calls in order, from the first without a record in `records` (a
+    /// resumed step: `decision` answers that call). Stops at a call that needs approval.
+    /// Otherwise returns every record and whether the reply was cancelled meanwhile (the
+    /// current and the remaining calls are then recorded as `cancelled`).
     async fn run_tools(
         &self,
         job: &Job,
         agent: &Agent,
         reply_id: &str,
         calls: &[ToolCallPart],
-    ) -> (Vec<ToolCallRecord>, bool) {
-        let mut records = Vec::with_capacity(calls.len());
+        mut records: Vec<ToolCallRecord>,
+        mut decision: Option<Decision>,
+    ) -> ToolsRun {
         let mut cancelled = false;
-        for call in calls {
+        for call in calls.iter().skip(records.len()) {
             let outcome: Result<Value, String> = if cancelled || job.cancel.is_cancelled() {
                 cancelled = true;
                 Err("cancelled".to_string())
             } else {
-                match self.run_tool(job, agent, reply_id, call).await {
+                let checked = self.check_call(agent, call);
+                let ran = match (checked, decision.take()) {
+                    (Err(problem), _) => Some(Err(problem)),
+                    (Ok(_), Some(Decision::Deny(reason))) => Some(Err(denied_message(reason))),
+                    (Ok((tool, args)), Some(Decision::Approve)) => {
+                        self.execute(job, agent, reply_id, call, &tool, args).await
+                    }
+                    (Ok((tool, args)), None) => match self.asks_approval(job, &tool, &args).await {
+                        None => None,
+                        Some(true) => return ToolsRun::Suspended { records },
+                        Some(false) => self.execute(job, agent, reply_id, call, &tool, args).await,
+                    },
+                };
+                match ran {
                     Some(r) => r,
                     None => {
                         cancelled = true;
@@ -446,32 +554,55 @@ impl World {
             self.emit_all(vec![tool_result_event(agent, reply_id, &record)]);
             records.push(record);
         }
-        (records, cancelled)
+        ToolsRun::Done { records, cancelled }
     }
 
-    /// Checks and runs one call. `None`: the reply was cancelled while the tool ran.
-    async fn run_tool(
+    /// Checks one call: the agent lists the tool, it is registered, the arguments match its
+    /// schema. `Err` is the problem the model is told.
+    fn check_call(
         &self,
-        job: &Job,
         agent: &Agent,
-        reply_id: &str,
         call: &ToolCallPart,
-    ) -> Option<Result<Value, String>> {
+    ) -> Result<(RegisteredTool, Value), String> {
         if !agent.tools.iter().any(|t| t == &call.name) {
             let available = if agent.tools.is_empty() {
                 "this agent has no tools".to_string()
             } else {
                 format!("the tools available are {}", agent.tools.join(", "))
             };
-            return Some(Err(format!("unknown tool {:?}: {available}", call.name)));
+            return Err(format!("unknown tool {:?}: {available}", call.name));
         }
         let Some(tool) = self.inner.runtime.borrow().tool(&call.name) else {
-            return Some(Err(format!("tool {:?} is not registered", call.name)));
+            return Err(format!("tool {:?} is not registered", call.name));
         };
-        let args = match parse_args(&tool.def.spec.parameters, &call.arguments) {
-            Ok(a) => a,
-            Err(problem) => return Some(Err(problem)),
-        };
+        let args = parse_args(&tool.def.spec.parameters, &call.arguments)?;
+        Ok((tool, args))
+    }
+
+    /// Whether a checked call must wait for the application's answer (spec §9): `needsApproval`
+    /// true, or its function of the arguments says so (a throwing function asks: the safe
+    /// side). `None`: the reply was cancelled while the function ran.
+    async fn asks_approval(&self, job: &Job, tool: &RegisteredTool, args: &Value) -> Option<bool> {
+        match tool.def.needs_approval {
+            NeedsApproval::Never => Some(false),
+            NeedsApproval::Always => Some(true),
+            NeedsApproval::ByArgs => {
+                let asked = tool.executor.needs_approval(&tool.def.spec.name, args);
+                Some(until_cancelled(asked, &job.cancel).await?.unwrap_or(true))
+            }
+        }
+    }
+
+    /// Runs one checked call. `None`: the reply was cancelled while the tool ran.
+    async fn execute(
+        &self,
+        job: &Job,
+        agent: &Agent,
+        reply_id: &str,
+        call: &ToolCallPart,
+        tool: &RegisteredTool,
+        args: Value,
+    ) -> Option<Result<Value, String>> {
         let ctx = ToolContext {
             agent_name: agent.id.clone(),
             message_id: reply_id.to_string(),

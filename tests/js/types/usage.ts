@@ -2,7 +2,7 @@
 // must accept the README's usage, narrow events by topic, and type the errors.
 import init, {
   AgentWorld, isAgentWorldError, requestPersistentStorage, storageEstimate, version,
-  type Agent, type Chat, type Message, type SseEvent, type StorageErrorReason, type WorldInfo,
+  type Agent, type Chat, type Message, type PendingApproval, type SseEvent, type StorageErrorReason, type WorldInfo,
   type JsonSchema, type ToolContext, type ToolDefinition, type ToolInfo, type JsonValue,
   type ToolCallRecord, type MemoryEntry,
 } from "../../../pkg/web/agent_world_wasm.js";
@@ -45,6 +45,21 @@ world.on("system", (e) => {
     const why: StorageErrorReason | undefined = e.reason; void why;
   }
 });
+world.on("system", async (e) => {
+  if (e.type === "approval-request") {
+    const what: [string, string, unknown] = [e.toolName, e.toolCallId, e.args]; void what;
+    await world.approve(e.approvalId);
+  }
+  if (e.type === "approval-resolved") {
+    const outcome: "approved" | "denied" | "cancelled" = e.outcome; void outcome;
+  }
+});
+const pending: PendingApproval[] = world.pendingApprovals();
+for (const p of pending) {
+  const where: string | null = p.chatId; void where;
+  await world.deny(p.approvalId, "no");
+  await world.deny(p.approvalId);
+}
 world.on("world", (e) => {
   if (e.type === "external-change") {
     const changed: [string, string | null] = [e.worldId, e.currentChatId]; void changed;

@@ -1,0 +1,127 @@
+//! `AgentWorld.approve / deny / pendingApprovals` (spec §9 "Approval"): a separate
+//! `#[wasm_bindgen] impl AgentWorld` block over the core's approvals (`core/engine/approvals.rs`).
+//! Answering queues the resumed reply; the world's queue is then driven like after `send`.
+
+use wasm_bindgen::prelude::*;
+
+use crate::bindings::error::{from_world_error, invalid_argument};
+use crate::bindings::world::{promise, to_js, AgentWorld};
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_APPROVALS: &'static str = r#"
+/**
+ * A tool call waiting for the application's answer (`world.pendingApprovals()`; the
+ * `system` `approval-request` event carries the same fields but `chatId` and `createdAt`).
+ * Answer it with `world.approve(approvalId)` or `world.deny(approvalId, reason?)`.
+ */
+export interface PendingApproval {
+  approvalId: string;
+  agentName: string;
+  /** The reply's id: its SSE `messageId` and the id it will be published with. */
+  messageId: string;
+  toolCallId: string;
+  toolName: string;
+  /** The call's arguments (they passed the tool's schema). */
+  args: unknown;
+  /** `null` with session mode off (the approval then lives in memory only). */
+  chatId: string | null;
+  createdAt: Timestamp;
+}
+"#;
+
+#[wasm_bindgen]
+extern "C" {
+    /// `deny`'s reason: `Option<ReasonArg>` renders as the optional `reason?: string` (an
+    /// unchecked type on a plain `JsValue` would be required); the value is checked here.
+    #[wasm_bindgen(typescript_type = "string")]
+    pub type ReasonArg;
+}
+
+fn approval_id(value: &JsValue) -> Result<String, JsValue> {
+    value.as_string().ok_or_else(|| {
+        invalid_argument(
+            "approvalId",
+            "must be a string (from pendingApprovals() or the approval-request event)",
+        )
+    })
+}
+
+#[wasm_bindgen]
+impl AgentWorld {
+    /// The tool calls waiting for your answer in the current chat, oldest first. They survive
+    /// a reload: after `open`, register the tools again and answer them.
+    ///
+    /// @example
+    /// ```js
+    /// for (const p of world.pendingApprovals()) {
+    ///   console.log(`${p.agentName} wants to run ${p.toolName}`, p.args);
+    /// }
+    /// ```
+    #[wasm_bindgen(js_name = pendingApprovals, unchecked_return_type = "PendingApproval[]")]
+    pub fn pending_approvals(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.world()?.pending_approvals())
+    }
+
+    /// Approves a pending tool call: the tool runs and the agent's reply resumes (await
+    /// `idle()` for it to finish). Rejects with `approval_not_found` when the id is unknown or
+    /// was already answered or cancelled (also in another tab).
+    ///
+    /// @example
+    /// ```js
+    /// world.on("system", async (e) => {
+    ///   if (e.type === "approval-request" && confirm(`Run ${e.toolName}?`)) {
+    ///     await world.approve(e.approvalId);
+    ///   }
+    /// });
+    /// ```
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn approve(
+        &self,
+        #[wasm_bindgen(js_name = approvalId, unchecked_param_type = "string")] id: JsValue,
+    ) -> js_sys::Promise {
+        // Read synchronously, work on a clone of the handle: no borrow of the JS object spans
+        // the await, so `free()` succeeds meanwhile.
+        let args = self.handle().and_then(|h| Ok((h, approval_id(&id)?)));
+        promise(async move {
+            let (h, id) = args?;
+            h.world.approve(&id).await.map_err(from_world_error)?;
+            h.drive();
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Denies a pending tool call: the tool does not run, the model is told
+    /// `{"error": "denied by the user: <reason>"}` and the reply resumes. Rejects with
+    /// `approval_not_found` when the id is unknown or was already answered or cancelled.
+    ///
+    /// @example
+    /// ```js
+    /// const [first] = world.pendingApprovals();
+    /// if (first) await world.deny(first.approvalId, "not on a weekend");
+    /// ```
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn deny(
+        &self,
+        #[wasm_bindgen(js_name = approvalId, unchecked_param_type = "string")] id: JsValue,
+        reason: Option<ReasonArg>,
+    ) -> js_sys::Promise {
+        let args = self.handle().and_then(|h| {
+            let id = approval_id(&id)?;
+            let reason =
+                match reason.map(JsValue::from) {
+                    None => None,
+                    Some(r) if r.is_undefined() || r.is_null() => None,
+                    Some(r) => Some(r.as_string().ok_or_else(|| {
+                        invalid_argument("reason", "must be a string or left out")
+                    })?),
+                };
+            Ok((h, id, reason))
+        });
+        promise(async move {
+            let (h, id, reason) = args?;
+            h.world.deny(&id, reason).await.map_err(from_world_error)?;
+            h.drive();
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+}

@@ -1,0 +1,389 @@
+//! Tool approvals (spec §9 "Approval"): a reply stops at a call whose tool needs approval, and
+//! waits, persisted, for the application's answer.
+//!
+//! - **Asking.** The step loop (`steps.rs`) stops before running the call and hands back the
+//!   state of the reply; [`World::suspend_reply`] writes it as one [`ApprovalRecord`] (one store
+//!   batch: the pending approval and the state it resumes from never disagree), keeps it in
+//!   RAM (`State::approvals`) and emits `system` `approval-request`. The reply's job then ends:
+//!   a reply waiting for approval is not work in progress (`idle` follows), and its SSE stream
+//!   stays open (no `end` or `error` yet).
+//! - **Answering.** `approve` / `deny` settle the approval under the world's write lock, which
+//!   first reloads the view when another writer (a second tab) moved the store's revision, and
+//!   then read the store's record again: an approval settled elsewhere is `approval_not_found`
+//!   here, never answered twice. The record is deleted in that same change, `approval-resolved`
+//!   is emitted, and a `Resume` job is queued (the caller drives `run_until_idle`, as after a
+//!   send): it emits SSE `start` again with the reply's `messageId` (a page reloaded since the
+//!   request needs it to show the reply), runs the approved tool (or gives the model
+//!   `{"error": "denied by the user[: reason]"}`), then the step's remaining calls and the
+//!   next steps, and ends the reply as usual. The turn was counted when the reply started.
+//! - **Cancelling.** `stop()`, a chat switch, deleting the chat, turning session mode off,
+//!   removing the agent, or the send's `AbortSignal` cancel the approvals concerned at once (in
+//!   RAM, with `approval-resolved {outcome: "cancelled"}`, `tool-result` `cancelled` for the
+//!   waiting call and the step's calls after it, SSE `error` with `partialContent` and `system`
+//!   `error` `llm_aborted`, as for a reply cancelled while running), and queue a
+//!   `CancelApproval` job that deletes the record and keeps the partial text as an
+//!   `interrupted` message in its chat (nothing is kept when the chat was deleted). `stop()` is
+//!   synchronous and the store is not, hence the job; the binding drives `run_until_idle`
+//!   after `stop()`.
+//!
+//! Choices where the spec is silent:
+//! - If the store refuses the record (reported as a `system` `error` `storage_error`), the
+//!   approval is pending in RAM only: it can be answered in this session but not after a reload.
+//! - A reply whose chat was left between its last step and the request is not suspended: it
+//!   ends as cancelled (the switch already cancelled its calls).
+//! - Approving a tool that was unregistered meanwhile gives the model `tool … is not
+//!   registered`, like any call of an unregistered tool; resuming a reply whose agent lists a
+//!   tool that is not registered fails it with `tool_not_registered`, before any request.
+//! - Another writer's answer is seen here at the next refresh (the view is reloaded with the
+//!   chat's pending approvals); no `approval-resolved` is emitted for it in this world.
+
+use crate::core::approval::{ApprovalRecord, PendingApproval, ReplyState};
+use crate::core::engine::routing::Outgoing;
+use crate::core::engine::steps::{stored_args, StepsOutcome};
+use crate::core::engine::{Job, JobKind, World};
+use crate::core::events::{ApprovalOutcome, Event, SseEvent, SseType, SystemEvent};
+use crate::core::llm::types::LlmError;
+use crate::core::model::{Agent, Message, MessageKind, ToolCallRecord};
+use crate::core::store::StoreOp;
+
+use super::responder::{sse, sse_payload};
+
+/// The application's answer to a pending approval.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Decision {
+    Approve,
+    /// With the optional reason given to the model.
+    Deny(Option<String>),
+}
+
+impl World {
+    /// The pending approvals of the current chat (or of RAM with session mode off), oldest
+    /// first.
+    pub fn pending_approvals(&self) -> Vec<PendingApproval> {
+        self.st()
+            .approvals
+            .iter()
+            .map(ApprovalRecord::view)
+            .collect()
+    }
+
+    /// Approves a pending call: the tool runs and the reply resumes once the queue runs
+    /// (`run_until_idle`). `approval_not_found` for an unknown or settled id.
+    pub async fn approve(&self, approval_id: &str) -> Result<(), crate::core::error::WorldError> {
+        self.settle(approval_id, Decision::Approve).await
+    }
+
+    /// Denies a pending call: the model gets `{"error": "denied by the user[: reason]"}` as its
+    /// result and the reply resumes once the queue runs. `approval_not_found` for an unknown or
+    /// settled id.
+    pub async fn deny(
+        &self,
+        approval_id: &str,
+        reason: Option<String>,
+    ) -> Result<(), crate::core::error::WorldError> {
+        self.settle(approval_id, Decision::Deny(reason)).await
+    }
+
+    async fn settle(
+        &self,
+        approval_id: &str,
+        decision: Decision,
+    ) -> Result<(), crate::core::error::WorldError> {
+        let not_found = || crate::core::error::WorldError::ApprovalNotFound(approval_id.into());
+        let _g = self.write_lock().await?;
+        let Some(rec) = self
+            .st()
+            .approvals
+            .iter()
+            .find(|a| a.approval_id == approval_id)
+            .cloned()
+        else {
+            return Err(not_found());
+        };
+        let unstored = self.st().unstored.contains(&rec.approval_id);
+        if let (Some(cid), false) = (&rec.chat_id, unstored) {
+            // Still pending in the store? Under the world's lock, so no other writer can
+            // settle it between this read and the delete below.
+            let stored = self
+                .inner
+                .store
+                .approvals(&rec.world_id, cid)
+                .await
+                .map_err(|e| self.report_storage(e.into(), None))?;
+            if !stored.iter().any(|a| a.approval_id == approval_id) {
+                self.st_mut()
+                    .approvals
+                    .retain(|a| a.approval_id != approval_id);
+                return Err(not_found());
+            }
+            self.persist(vec![StoreOp::DeleteApproval {
+                world_id: rec.world_id.clone(),
+                chat_id: cid.clone(),
+                approval_id: approval_id.to_string(),
+            }])
+            .await?;
+        }
+        let outcome = match decision {
+            Decision::Approve => ApprovalOutcome::Approved,
+            Decision::Deny(_) => ApprovalOutcome::Denied,
+        };
+        {
+            let mut st = self.st_mut();
+            st.approvals.retain(|a| a.approval_id != approval_id);
+            st.unstored.retain(|a| a != approval_id);
+            let id = st.next_job;
+            st.next_job += 1;
+            // Not bounded by the queue limit: the answer continues a reply already counted.
+            st.queue.push_back(Job {
+                id,
+                chat_id: rec.chat_id.clone(),
+                cancel: Default::default(),
+                kind: JobKind::Resume {
+                    approval: rec,
+                    decision,
+                },
+            });
+        }
+        drop(_g);
+        self.emit_all(vec![Event::System(SystemEvent::ApprovalResolved {
+            approval_id: approval_id.to_string(),
+            outcome,
+        })]);
+        self.wake_runner();
+        Ok(())
+    }
+
+    /// A reply stopped at a call that needs approval: record it (see the module docs).
+    pub(crate) async fn suspend_reply(
+        &self,
+        job: &Job,
+        agent: &Agent,
+        trigger: &Message,
+        reply_id: &str,
+        state: ReplyState,
+    ) {
+        let rec = ApprovalRecord {
+            approval_id: self.inner.ids.new_id(),
+            world_id: self.id(),
+            chat_id: job.chat_id.clone(),
+            agent_id: agent.id.clone(),
+            reply_id: reply_id.to_string(),
+            trigger: trigger.clone(),
+            created_at: self.now(),
+            state,
+        };
+        let guard = self.write_lock_for(Some(&agent.id)).await;
+        let left = self.st().world.current_chat_id != job.chat_id || job.cancel.is_cancelled();
+        if left {
+            drop(guard);
+            // Never stored: nothing to delete, only the partial text to keep.
+            self.cancel_records(vec![(rec, false)]);
+            return;
+        }
+        let stored = match (&guard, &rec.chat_id) {
+            (Ok(_), Some(_)) => self
+                .persist_for(
+                    vec![StoreOp::PutApproval(Box::new(rec.clone()))],
+                    Some(&agent.id),
+                )
+                .await
+                .is_ok(),
+            // Session mode off: RAM is where it belongs.
+            (_, None) => true,
+            (Err(_), Some(_)) => false,
+        };
+        let view = rec.view();
+        {
+            // A refusal was reported by `persist`; the approval then lives in RAM only.
+            let mut st = self.st_mut();
+            if !stored {
+                st.unstored.push(rec.approval_id.clone());
+            }
+            st.approvals.push(rec);
+        }
+        drop(guard);
+        self.emit_all(vec![Event::System(SystemEvent::ApprovalRequest {
+            approval_id: view.approval_id,
+            agent_name: view.agent_name,
+            message_id: view.message_id,
+            tool_call_id: view.tool_call_id,
+            tool_name: view.tool_name,
+            args: view.args,
+        })]);
+    }
+
+    /// Cancels the pending approvals `pred` selects (see the module docs). Synchronous: the
+    /// store work is queued.
+    pub(crate) fn cancel_approvals(&self, pred: &dyn Fn(&ApprovalRecord) -> bool) {
+        let taken: Vec<(ApprovalRecord, bool)> = {
+            let mut st = self.st_mut();
+            let (taken, kept): (Vec<ApprovalRecord>, Vec<ApprovalRecord>) =
+                std::mem::take(&mut st.approvals)
+                    .into_iter()
+                    .partition(|a| pred(a));
+            st.approvals = kept;
+            let taken: Vec<(ApprovalRecord, bool)> = taken
+                .into_iter()
+                .map(|a| {
+                    let stored = !st.unstored.contains(&a.approval_id);
+                    (a, stored)
+                })
+                .collect();
+            st.unstored
+                .retain(|id| !taken.iter().any(|(a, _)| &a.approval_id == id));
+            taken
+        };
+        self.cancel_records(taken);
+    }
+
+    /// Emits the end of cancelled approvals and queues their store work (`bool`: whether the
+    /// record was stored).
+    fn cancel_records(&self, records: Vec<(ApprovalRecord, bool)>) {
+        if records.is_empty() {
+            return;
+        }
+        for (rec, _) in &records {
+            self.emit(Event::System(SystemEvent::ApprovalResolved {
+                approval_id: rec.approval_id.clone(),
+                outcome: ApprovalOutcome::Cancelled,
+            }));
+            for r in cancelled_calls(&rec.state) {
+                self.emit(Event::Sse(SseEvent {
+                    tool_call_id: Some(r.tool_call_id.clone()),
+                    tool_name: Some(r.tool_name.clone()),
+                    error: r.error.clone(),
+                    ..sse_payload(SseType::ToolResult, &rec.agent_id, &rec.reply_id)
+                }));
+            }
+            let provider = self
+                .agent(&rec.agent_id)
+                .map(|a| a.provider)
+                .unwrap_or_else(|| "llm".to_string());
+            self.emit_llm_failure(
+                &rec.agent_id,
+                &rec.reply_id,
+                &LlmError::Aborted { provider },
+                &rec.state.text,
+            );
+        }
+        {
+            let mut st = self.st_mut();
+            for (approval, stored) in records {
+                let id = st.next_job;
+                st.next_job += 1;
+                st.queue.push_back(Job {
+                    id,
+                    chat_id: approval.chat_id.clone(),
+                    cancel: Default::default(),
+                    kind: JobKind::CancelApproval { approval, stored },
+                });
+            }
+        }
+        self.flush();
+        self.wake_runner();
+    }
+
+    /// The store half of a cancellation: deletes the record (unless its chat is gone, which
+    /// took it along) and keeps the partial text as `interrupted`.
+    pub(crate) async fn finish_cancel(&self, rec: &ApprovalRecord, stored: bool) {
+        if let Some(cid) = &rec.chat_id {
+            if let Ok(_g) = self.write_lock().await {
+                let chat_exists = self.st().chats.iter().any(|c| &c.id == cid);
+                if chat_exists && stored {
+                    // Answered in another tab before this cancellation reached the store: that
+                    // tab resumed the reply, which publishes under the same id; keep nothing.
+                    let still_pending = match self.inner.store.approvals(&rec.world_id, cid).await {
+                        Ok(v) => v.iter().any(|a| a.approval_id == rec.approval_id),
+                        Err(e) => {
+                            self.report_storage(e.into(), None);
+                            true
+                        }
+                    };
+                    if !still_pending {
+                        return;
+                    }
+                    // A failure was reported; the record then reappears after a reload.
+                    let _ = self
+                        .persist(vec![StoreOp::DeleteApproval {
+                            world_id: rec.world_id.clone(),
+                            chat_id: cid.clone(),
+                            approval_id: rec.approval_id.clone(),
+                        }])
+                        .await;
+                }
+            }
+        }
+        let text = &rec.state.text;
+        if text.trim().is_empty() || rec.chat_id.is_none() {
+            return;
+        }
+        let mut tool_calls = rec.state.tool_calls.clone();
+        tool_calls.extend(rec.state.step_records.iter().cloned());
+        tool_calls.extend(cancelled_calls(&rec.state));
+        let out = Outgoing {
+            msg: Message {
+                message_id: rec.reply_id.clone(),
+                chat_id: None,
+                sender: rec.agent_id.clone(),
+                content: text.clone(),
+                created_at: self.now(),
+                reply_to_message_id: Some(rec.trigger.message_id.clone()),
+                kind: MessageKind::Interrupted,
+                tool_calls,
+            },
+            memory: Vec::new(),
+            only_in: Some(rec.chat_id.clone()),
+            keep_if_left: true,
+        };
+        if let Err(e) = self.publish(out).await {
+            self.report(&e);
+        }
+    }
+
+    /// Runs a `Resume` job: the answered call, the rest of its step, the next steps.
+    pub(crate) async fn run_resume(&self, job: &Job) {
+        let JobKind::Resume { approval, decision } = &job.kind else {
+            return;
+        };
+        // The agent was removed meanwhile: its replies end with it.
+        let Some(agent) = self.agent(&approval.agent_id) else {
+            return;
+        };
+        self.emit_all(vec![sse(SseType::Start, &agent.id, &approval.reply_id)]);
+        let (result, steps): (Result<(), LlmError>, StepsOutcome) = self
+            .run_steps(
+                job,
+                &agent,
+                &approval.trigger,
+                &approval.reply_id,
+                Vec::new(),
+                Some((approval.state.clone(), decision.clone())),
+            )
+            .await;
+        self.finish_reply(
+            job,
+            &agent,
+            &approval.trigger,
+            &approval.reply_id,
+            result,
+            steps,
+        )
+        .await;
+    }
+}
+
+/// The waiting call and the step's calls after it, recorded as `cancelled`.
+fn cancelled_calls(state: &ReplyState) -> Vec<ToolCallRecord> {
+    state
+        .step_calls
+        .iter()
+        .skip(state.step_records.len())
+        .map(|c| ToolCallRecord {
+            tool_call_id: c.id.clone(),
+            tool_name: c.name.clone(),
+            args: stored_args(&c.arguments),
+            result: None,
+            error: Some("cancelled".to_string()),
+        })
+        .collect()
+}
