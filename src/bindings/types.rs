@@ -211,6 +211,9 @@ export type SystemEvent =
   | { type: "new-chat-created"; chatId: string }
   | { type: "chat-loaded"; chatId: string }
   | { type: "chat-deleted"; chatId: string; newCurrentChatId: string | null }
+  /** A human message no agent will answer (always emitted): show why. `mentions` are ids. */
+  | { type: "unanswered"; messageId: string;
+      reason: "mid-line-mention" | "unknown-mention" | "no-agents"; mentions: string[] }
   | {
       type: "debug";
       agent: string;

@@ -101,6 +101,18 @@ pub enum Decision {
     QueueFull,
 }
 
+/// Why nobody answers a human message (`unanswered` events).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnansweredReason {
+    /// It mentions agents, none at the start of a line (routing rule 5).
+    MidLineMention,
+    /// Its line-start mentions name no agent of the world.
+    UnknownMention,
+    /// The world has no agents.
+    NoAgents,
+}
+
 /// `system` events: flat objects with a `type`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(
@@ -152,6 +164,16 @@ pub enum SystemEvent {
         message_id: String,
         decision: Decision,
         reason: String,
+    },
+    /// A human message that no agent will answer (spec §8), emitted always (not only in debug)
+    /// so a UI can say why instead of staying silent. `reason`: `mid-line-mention` (it
+    /// mentions agents, none at a line start), `unknown-mention` (its line-start mentions name
+    /// no agent of the world), `no-agents`. `mentions`: the mentions in question, as ids
+    /// (the mid-line ones, the unknown line-start ones; every mention for `no-agents`).
+    Unanswered {
+        message_id: String,
+        reason: UnansweredReason,
+        mentions: Vec<String>,
     },
     /// One LLM call (step) of a reply finished, after the tools it called ran (spec §9).
     StepFinish {

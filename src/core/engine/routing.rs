@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 
 use crate::core::engine::{Job, JobKind, State, TitleCandidate, World};
 use crate::core::error::WorldError;
-use crate::core::events::{Decision, Event, SystemEvent};
+use crate::core::events::{Decision, Event, SystemEvent, UnansweredReason};
 use crate::core::ids::normalize_id;
 use crate::core::llm_client::CancelToken;
 use crate::core::mentions::{all_mentions, line_start_mentions, sender_type, SenderType};
@@ -26,6 +26,44 @@ use crate::core::title::heuristic_title;
 
 /// The sender used by `send()` when none is given (spec §2).
 pub const HUMAN: &str = "HUMAN";
+
+/// The `unanswered` event of a human message nobody will answer (spec §8), if it is one.
+/// A message some agent declined only because the queue was full is not `unanswered`: its
+/// `queue_full` error says why.
+fn unanswered(
+    st: &State,
+    msg: &Message,
+    stype: SenderType,
+    jobs: &[Job],
+    notices: &[Outgoing],
+) -> Option<SystemEvent> {
+    if stype != SenderType::Human || msg.kind != MessageKind::Message {
+        return None;
+    }
+    if !jobs.is_empty() || !notices.is_empty() {
+        return None;
+    }
+    let line_start = line_start_mentions(&msg.content);
+    let (reason, mentions) = if st.agents.is_empty() {
+        (UnansweredReason::NoAgents, all_mentions(&msg.content))
+    } else if !line_start.is_empty() {
+        if line_start.iter().any(|m| st.agent_index(m).is_some()) {
+            return None; // a named agent declined for another reason (queue full)
+        }
+        (UnansweredReason::UnknownMention, line_start)
+    } else {
+        let any = all_mentions(&msg.content);
+        if any.is_empty() {
+            return None; // public: every agent answers unless the queue is full
+        }
+        (UnansweredReason::MidLineMention, any)
+    };
+    Some(SystemEvent::Unanswered {
+        message_id: msg.message_id.clone(),
+        reason,
+        mentions,
+    })
+}
 
 /// A message about to be published, with the memory entries its publication saves.
 #[derive(Debug, Clone)]
@@ -504,6 +542,9 @@ impl World {
                     });
                 }
             }
+        }
+        if let Some(e) = unanswered(st, &msg, stype, &jobs, &notices) {
+            events.push(Event::System(e));
         }
         if !session {
             ops.clear();
