@@ -175,6 +175,12 @@ pub enum SystemEvent {
         reason: UnansweredReason,
         mentions: Vec<String>,
     },
+    /// A regenerated reply (spec §10) took the place of `oldMessageId`, which left the chat
+    /// and every memory. Follows the new message's `message` event.
+    MessageReplaced {
+        old_message_id: String,
+        message_id: String,
+    },
     /// One LLM call (step) of a reply finished, after the tools it called ran (spec §9).
     StepFinish {
         agent_name: String,

@@ -70,6 +70,7 @@
 //! ```
 
 mod chats;
+mod editing;
 pub(crate) mod lock;
 mod responder;
 mod routing;
@@ -131,6 +132,10 @@ pub(crate) enum JobKind {
         agent_id: String,
         trigger: Message,
         reply_id: String,
+        /// `Some`: a regeneration (spec §10) of the reply `Some(id)` (or of a failed reply,
+        /// `None`): the input is the memory as it was before that reply, and the new reply
+        /// takes its place.
+        regenerate: Option<Option<String>>,
     },
     /// A chat title call (not a turn, no SSE).
     Title {
