@@ -162,7 +162,12 @@ fn regenerate_an_interrupted_or_failed_reply() {
     // A failed reply: no script → the call fails; nothing is published.
     let q = h.send("Hello");
     assert_eq!(contents(&h), vec!["Hello"]);
-    assert_eq!(h.system("error").len(), 1);
+    let err = h.system("error");
+    assert_eq!(err.len(), 1);
+    // The error says which reply failed and what it answered: what regenerate takes.
+    assert_eq!(err[0]["agentName"], "alice");
+    assert_eq!(err[0]["replyToMessageId"], q.message_id.as_str());
+    assert!(err[0]["messageId"].is_string());
     // Named by the message it answered and the agent.
     h.llm.reply("alice", "now it works");
     regenerate(&h, &q.message_id, Some("Alice"));

@@ -1,5 +1,6 @@
 //! The JavaScript API: one file per JS class; converts, validates, delegates to the core.
 
+pub mod editing;
 pub mod error;
 pub mod events;
 pub mod storage;

@@ -212,6 +212,8 @@ export type SystemEvent =
   | { type: "chat-loaded"; chatId: string }
   | { type: "chat-deleted"; chatId: string; newCurrentChatId: string | null }
   /** A human message no agent will answer (always emitted): show why. `mentions` are ids. */
+  /** A regenerated reply (`world.regenerate`) took the place of `oldMessageId`. */
+  | { type: "message-replaced"; oldMessageId: string; messageId: string }
   | { type: "unanswered"; messageId: string;
       reason: "mid-line-mention" | "unknown-mention" | "no-agents"; mentions: string[] }
   | {
@@ -244,7 +246,7 @@ export type Topic = keyof EventMap;
 export type AgentWorldErrorCode =
   | "world_exists" | "world_not_found" | "agent_exists" | "agent_not_found" | "invalid_name"
   | "reserved_name" | "invalid_turn_limit" | "invalid_input" | "invalid_sender" | "empty_message"
-  | "message_too_long" | "chat_not_found" | "queue_full" | "storage_error" | "storage_unavailable"
+  | "message_too_long" | "chat_not_found" | "message_not_found" | "queue_full" | "storage_error" | "storage_unavailable"
   | "import_invalid" | "internal_error" | SystemErrorCode;
 "#;
 

@@ -56,8 +56,8 @@ fn is_browser_like() -> bool {
     })
 }
 
-struct Handle {
-    world: World,
+pub(crate) struct Handle {
+    pub(crate) world: World,
     llm: Rc<FetchLlm>,
     /// The IndexedDB store and this world's subscription to other contexts' changes.
     changes: Option<(Rc<IdbStore>, u64)>,
@@ -73,7 +73,7 @@ impl Drop for Handle {
 
 impl Handle {
     /// Runs the queued LLM calls in the background; harmless when they already run.
-    fn drive(self: &Rc<Self>) {
+    pub(crate) fn drive(self: &Rc<Self>) {
         let world = self.world.clone();
         wasm_bindgen_futures::spawn_local(async move { world.run_until_idle().await });
     }
@@ -82,7 +82,7 @@ impl Handle {
 /// One open world: its agents, chats, and the conversation between them and you.
 #[wasm_bindgen]
 pub struct AgentWorld {
-    h: Rc<Handle>,
+    pub(crate) h: Rc<Handle>,
 }
 
 async fn services(options: &CommonOptions) -> Result<(Services, Rc<FetchLlm>), JsValue> {

@@ -130,6 +130,13 @@ pub enum SystemEvent {
         /// `storage_error`.
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// A failed reply: the id it would have had (its SSE `messageId`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message_id: Option<String>,
+        /// A failed reply: the message it answered. With `agentName`, what
+        /// `regenerate(replyToMessageId, {agent})` takes to try again (spec §10).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reply_to_message_id: Option<String>,
     },
     TurnLimit {
         agent_name: String,
@@ -255,6 +262,27 @@ impl Event {
             code: code.to_string(),
             agent_name: agent_name.map(str::to_string),
             reason: None,
+            message_id: None,
+            reply_to_message_id: None,
+        })
+    }
+
+    /// The `system` `error` event of a failed reply of `agent_name`: `reply_id` is the id the
+    /// reply would have had, `trigger_id` the message it answered.
+    pub fn reply_error(
+        message: impl Into<String>,
+        code: &str,
+        agent_name: &str,
+        reply_id: &str,
+        trigger_id: &str,
+    ) -> Event {
+        Event::System(SystemEvent::Error {
+            message: message.into(),
+            code: code.to_string(),
+            agent_name: Some(agent_name.to_string()),
+            reason: None,
+            message_id: Some(reply_id.to_string()),
+            reply_to_message_id: Some(trigger_id.to_string()),
         })
     }
 
@@ -265,6 +293,8 @@ impl Event {
             code: e.code().to_string(),
             agent_name: agent_name.map(str::to_string),
             reason: e.reason().map(str::to_string),
+            message_id: None,
+            reply_to_message_id: None,
         })
     }
 }

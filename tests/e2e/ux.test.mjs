@@ -447,3 +447,34 @@ test('settings: one provider at a time, Test connection, and a model picker from
   assert.deepEqual(problems.filter((p) => !/status of 401/.test(p)), []);
   assert.equal(problems.length, 1);
 });
+
+test('a message nobody will answer: the composer warns before sending, the chat says why after', async (t) => {
+  const { page, problems } = await openApp(t);
+  // Before sending: mentions, none at a line start.
+  await page.fill('#input', 'I think @bob knows');
+  assert.match(await page.textContent('#composer-hint'), /Nobody will answer: @bob is mentioned mid-line\. Start a line with @bob to ask Bob\./);
+  assert.equal(await page.$eval('#composer-hint', (e) => getComputedStyle(e).display), 'block');
+  await page.fill('#input', '@bob what do you think?');
+  assert.doesNotMatch(await page.textContent('#composer-hint'), /Nobody/, 'a line-start mention clears the warning');
+  await page.fill('#input', 'I think @bob knows');
+  await page.press('#input', 'Enter');
+  // After: the engine's `unanswered` event becomes a gentle notice under the message.
+  const mine = page.locator('.msg.from-human').last();
+  const id = await mine.getAttribute('data-message-id');
+  await page.waitForSelector('.notice-unanswered');
+  const note = await page.textContent('.notice-unanswered');
+  assert.equal(note, 'Nobody was addressed: @bob is mentioned mid-line; start a line with @bob to ask Bob');
+  assert.equal(await page.$eval('.notice-unanswered', (e) => e.previousElementSibling?.dataset.messageId), id,
+    'the notice sits right under the message');
+  assert.doesNotMatch(await page.textContent('#composer-hint'), /Nobody/, 'the warning goes once sent');
+  // An unknown name says so.
+  await send(page, '@zed hello?');
+  await page.waitForFunction(() => document.querySelectorAll('.notice-unanswered').length === 2);
+  assert.match(await page.locator('.notice-unanswered').last().textContent(), /no agent here is called @zed/);
+  // Kept with the chat: a reload shows the notices again.
+  await page.reload();
+  await page.waitForSelector('#app[data-ready="true"]', { timeout: 20_000 });
+  await page.waitForFunction(() => document.querySelectorAll('.notice-unanswered').length === 2);
+  await shot(page, 'ux-unanswered.png');
+  assert.deepEqual(problems, []);
+});

@@ -608,7 +608,10 @@ impl World {
     pub(crate) fn emit_cancelled(&self, jobs: Vec<Job>) {
         for job in jobs {
             if let JobKind::Reply {
-                agent_id, reply_id, ..
+                agent_id,
+                reply_id,
+                trigger,
+                ..
             } = &job.kind
             {
                 let provider = self
@@ -621,7 +624,7 @@ impl World {
                     agent_id,
                     reply_id,
                 ));
-                self.emit_llm_failure(agent_id, reply_id, &err, "");
+                self.emit_llm_failure(agent_id, reply_id, &trigger.message_id, &err, "");
             }
         }
         self.flush();

@@ -243,6 +243,7 @@ impl World {
         &self,
         agent_id: &str,
         reply_id: &str,
+        trigger_id: &str,
         err: &LlmError,
         partial: &str,
     ) {
@@ -252,10 +253,12 @@ impl World {
             partial_content: (!partial.is_empty()).then(|| partial.to_string()),
             ..sse_payload(SseType::Error, agent_id, reply_id)
         }));
-        self.emit(Event::error(
+        self.emit(Event::reply_error(
             format!("[Error] {message}"),
             err.code(),
-            Some(agent_id),
+            agent_id,
+            reply_id,
+            trigger_id,
         ));
     }
 
@@ -277,7 +280,7 @@ impl World {
             provider: agent.provider.clone(),
         };
         if job.cancel.is_cancelled() {
-            self.emit_llm_failure(agent_id, reply_id, &aborted(), "");
+            self.emit_llm_failure(agent_id, reply_id, &trigger.message_id, &aborted(), "");
             self.flush();
             return;
         }
@@ -348,7 +351,7 @@ impl World {
             tool_calls,
         } = steps;
         if let Err(e) = result {
-            self.emit_llm_failure(agent_id, reply_id, &e, &text);
+            self.emit_llm_failure(agent_id, reply_id, &trigger.message_id, &e, &text);
             self.flush();
             // Kept in the chat the call belongs to, even when that chat was left meanwhile
             // (spec §4): not when it was deleted, and not with session mode off.
@@ -384,10 +387,12 @@ impl World {
             ..sse_payload(SseType::End, agent_id, reply_id)
         })]);
         if text.trim().is_empty() {
-            self.emit_all(vec![Event::error(
+            self.emit_all(vec![Event::reply_error(
                 "[Error] LLM response is empty",
                 "llm_empty_response",
-                Some(agent_id),
+                agent_id,
+                reply_id,
+                &trigger.message_id,
             )]);
             return;
         }
