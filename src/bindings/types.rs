@@ -203,7 +203,12 @@ export type SystemErrorCode =
 export type SystemEvent =
   | { type: "error"; message: string; code: SystemErrorCode; agentName?: string;
       /** Set when `code` is `"storage_error"`. */
-      reason?: StorageErrorReason }
+      reason?: StorageErrorReason;
+      /** A failed reply: the id it would have had (its `sse` `messageId`). */
+      messageId?: string;
+      /** A failed reply: the message it answered; `world.regenerate(replyToMessageId,
+       * {agent: agentName})` tries again. */
+      replyToMessageId?: string }
   | { type: "turn-limit"; agentName: string; messageId: string; turnLimit: number }
   | { type: "chat-title-updated"; chatId: string; name: string; titleSource: TitleSource }
   | { type: "chat-saved"; chatId: string; messageCount: number }
