@@ -342,3 +342,35 @@ fn a_failed_store_change_leaves_everything_as_it_was() {
     assert_eq!(h.world.current_chat().unwrap().message_count, 2);
     assert_eq!(h.memory("alice").len(), 2);
 }
+
+/// Issue 15 item 6: what people read. Error events carry the agent's display name and no
+/// `[Error]` prefix; the turn-limit event carries the display name too.
+#[test]
+fn error_and_turn_limit_events_carry_the_display_name_without_an_error_prefix() {
+    let h = harness_with(agent_world_wasm::core::model::CreateWorld {
+        name: "W".into(),
+        turn_limit: Some(1.0),
+        ..Default::default()
+    });
+    h.add("Alice Smith");
+    h.add("Bob");
+    h.send("hello"); // no script: both fail
+    let errors = h.system("error");
+    assert_eq!(errors.len(), 2);
+    assert_eq!(errors[0]["agentName"], "alice-smith");
+    assert_eq!(errors[0]["agentDisplayName"], "Alice Smith");
+    assert!(
+        !errors[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("[Error]"),
+        "{errors:?}"
+    );
+    h.llm.reply("Alice Smith", "@bob your turn");
+    h.llm.reply("Bob", "@alice-smith back");
+    h.send("@alice-smith go");
+    let tl = h.system("turn-limit");
+    assert_eq!(tl.len(), 1, "{tl:?}");
+    assert_eq!(tl[0]["agentName"], "alice-smith");
+    assert_eq!(tl[0]["agentDisplayName"], "Alice Smith");
+}

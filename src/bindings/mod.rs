@@ -3,6 +3,7 @@
 pub mod editing;
 pub mod error;
 pub mod events;
+pub mod outcome;
 pub mod storage;
 pub mod types;
 pub mod version;

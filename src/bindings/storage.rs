@@ -71,6 +71,9 @@ pub enum Storage {
 pub struct CommonOptions {
     pub storage: Storage,
     pub debug: bool,
+    /// `warnUnhandledErrors` (default true): a failed LLM call no `system` listener receives
+    /// is warned about on the console (see `outcome.rs`).
+    pub warn_unhandled_errors: bool,
     /// The remaining fields, for the engine's own (strict) input type.
     pub rest: JsValue,
 }
@@ -80,7 +83,7 @@ fn get(obj: &JsValue, key: &str) -> JsValue {
 }
 
 impl CommonOptions {
-    /// Reads `storage` and `debug` from `options` (which may be undefined) and returns a copy
+    /// Reads `storage`, `debug` and `warnUnhandledErrors` from `options` (which may be undefined) and returns a copy
     /// of it without them.
     pub fn read(options: &JsValue, what: &str) -> Result<Self, JsValue> {
         let default = if indexeddb_available() {
@@ -92,6 +95,7 @@ impl CommonOptions {
             return Ok(Self {
                 storage: default,
                 debug: false,
+                warn_unhandled_errors: true,
                 rest: js_sys::Object::new().into(),
             });
         }
@@ -120,15 +124,58 @@ impl CommonOptions {
                 .as_bool()
                 .ok_or_else(|| invalid_argument(&format!("{what}.debug"), "must be a boolean"))?,
         };
+        let warn_unhandled_errors = match get(options, "warnUnhandledErrors") {
+            v if v.is_undefined() || v.is_null() => true,
+            v => v.as_bool().ok_or_else(|| {
+                invalid_argument(&format!("{what}.warnUnhandledErrors"), "must be a boolean")
+            })?,
+        };
         let rest = js_sys::Object::assign(&js_sys::Object::new(), options.unchecked_ref());
-        for key in ["storage", "debug"] {
+        for key in ["storage", "debug", "warnUnhandledErrors"] {
             let _ = js_sys::Reflect::delete_property(&rest, &JsValue::from_str(key));
         }
         Ok(Self {
             storage,
             debug,
+            warn_unhandled_errors,
             rest: rest.into(),
         })
+    }
+
+    /// Removes the string option `key` from `rest` and returns it (`None` when absent), or an
+    /// `invalid_input` error naming `what.key` and the values it may take.
+    pub fn take_choice(
+        &self,
+        key: &str,
+        what: &str,
+        choices: &[&str],
+    ) -> Result<Option<String>, JsValue> {
+        let v = get(&self.rest, key);
+        let _ = js_sys::Reflect::delete_property(
+            self.rest.unchecked_ref::<js_sys::Object>(),
+            &JsValue::from_str(key),
+        );
+        if v.is_undefined() || v.is_null() {
+            return Ok(None);
+        }
+        match v.as_string() {
+            Some(s) if choices.is_empty() || choices.contains(&s.as_str()) => Ok(Some(s)),
+            _ if choices.is_empty() => Err(invalid_argument(
+                &format!("{what}.{key}"),
+                "must be a string",
+            )),
+            _ => Err(invalid_argument(
+                &format!("{what}.{key}"),
+                &format!(
+                    "must be {}",
+                    choices
+                        .iter()
+                        .map(|c| format!("{c:?}"))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                ),
+            )),
+        }
     }
 
     /// The IndexedDB store when that is the storage (after [`CommonOptions::store`] opened it),

@@ -126,6 +126,9 @@ pub enum SystemEvent {
         code: String,
         #[serde(skip_serializing_if = "Option::is_none")]
         agent_name: Option<String>,
+        /// With `agentName`: the agent's display name (`name`), for what a UI shows.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        agent_display_name: Option<String>,
         /// The storage failure's reason (`quota_exceeded`, `closed`, …) when `code` is
         /// `storage_error`.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -140,6 +143,8 @@ pub enum SystemEvent {
     },
     TurnLimit {
         agent_name: String,
+        /// The agent's display name (`name`), for what a UI shows.
+        agent_display_name: String,
         /// The notice's id.
         message_id: String,
         turn_limit: u32,
@@ -261,6 +266,7 @@ impl Event {
             message: message.into(),
             code: code.to_string(),
             agent_name: agent_name.map(str::to_string),
+            agent_display_name: None,
             reason: None,
             message_id: None,
             reply_to_message_id: None,
@@ -280,6 +286,7 @@ impl Event {
             message: message.into(),
             code: code.to_string(),
             agent_name: Some(agent_name.to_string()),
+            agent_display_name: None,
             reason: None,
             message_id: Some(reply_id.to_string()),
             reply_to_message_id: Some(trigger_id.to_string()),
@@ -292,6 +299,7 @@ impl Event {
             message: e.to_string(),
             code: e.code().to_string(),
             agent_name: agent_name.map(str::to_string),
+            agent_display_name: None,
             reason: e.reason().map(str::to_string),
             message_id: None,
             reply_to_message_id: None,
@@ -340,6 +348,9 @@ impl Drop for Subscription {
 #[derive(Default)]
 pub struct EventBus {
     subs: RefCell<Vec<(SubscriptionId, Topic, Callback)>>,
+    /// Subscriptions of the engine or binding itself (not the application's): they do not
+    /// count as listeners in [`EventBus::has_listeners`].
+    internal: RefCell<Vec<SubscriptionId>>,
     next_id: Cell<u64>,
     /// `(event, is a callback_error report)`.
     queue: RefCell<VecDeque<(Event, bool)>>,
@@ -362,8 +373,26 @@ impl EventBus {
         }
     }
 
+    /// [`EventBus::subscribe`] for the library's own callbacks (see `has_listeners`).
+    pub fn subscribe_internal(self: &Rc<Self>, topic: Topic, cb: Callback) -> Subscription {
+        let sub = self.subscribe(topic, cb);
+        self.internal.borrow_mut().push(sub.id);
+        sub
+    }
+
+    /// Whether the application listens to `topic` (internal subscriptions aside): an LLM
+    /// error nobody listens to is warned about on the console by the binding.
+    pub fn has_listeners(&self, topic: Topic) -> bool {
+        let internal = self.internal.borrow();
+        self.subs
+            .borrow()
+            .iter()
+            .any(|(id, t, _)| *t == topic && !internal.contains(id))
+    }
+
     /// Removes a callback; `false` when it was not subscribed.
     pub fn unsubscribe(&self, id: SubscriptionId) -> bool {
+        self.internal.borrow_mut().retain(|i| *i != id);
         let mut subs = self.subs.borrow_mut();
         let before = subs.len();
         subs.retain(|(i, _, _)| *i != id);
@@ -409,6 +438,25 @@ impl EventBus {
             }
         }
         self.delivering.set(false);
+    }
+}
+
+#[cfg(test)]
+mod listener_tests {
+    use super::*;
+
+    #[test]
+    fn internal_subscriptions_are_not_listeners() {
+        let bus = EventBus::new();
+        assert!(!bus.has_listeners(Topic::System));
+        let internal = bus.subscribe_internal(Topic::System, Rc::new(|_: &Event| Ok(())));
+        assert!(!bus.has_listeners(Topic::System));
+        let app = bus.subscribe(Topic::System, Rc::new(|_: &Event| Ok(())));
+        assert!(bus.has_listeners(Topic::System));
+        assert!(!bus.has_listeners(Topic::Sse));
+        drop(app);
+        assert!(!bus.has_listeners(Topic::System));
+        drop(internal);
     }
 }
 
@@ -508,11 +556,13 @@ mod tests {
         assert_eq!(v["type"], "idle");
         let v = serde_json::to_value(Event::System(SystemEvent::TurnLimit {
             agent_name: "a".into(),
+            agent_display_name: "A".into(),
             message_id: "n".into(),
             turn_limit: 5,
         }))
         .unwrap_or_default();
         assert_eq!(v["turnLimit"], 5);
+        assert_eq!(v["agentDisplayName"], "A");
         assert_eq!(v["type"], "turn-limit");
     }
 }

@@ -254,7 +254,7 @@ impl World {
             ..sse_payload(SseType::Error, agent_id, reply_id)
         }));
         self.emit(Event::reply_error(
-            format!("[Error] {message}"),
+            message,
             err.code(),
             agent_id,
             reply_id,
@@ -329,11 +329,7 @@ impl World {
                     ..sse_payload(SseType::Error, agent_id, reply_id)
                 })]);
                 if e.reason().is_none() {
-                    self.emit_all(vec![Event::error(
-                        format!("[Error] {e}"),
-                        e.code(),
-                        Some(agent_id),
-                    )]);
+                    self.emit_all(vec![Event::error(e.to_string(), e.code(), Some(agent_id))]);
                 }
                 return;
             }
@@ -388,7 +384,7 @@ impl World {
         })]);
         if text.trim().is_empty() {
             self.emit_all(vec![Event::reply_error(
-                "[Error] LLM response is empty",
+                "LLM response is empty",
                 "llm_empty_response",
                 agent_id,
                 reply_id,

@@ -540,7 +540,7 @@ impl World {
                         reason = format!("queue full ({} pending)", st.queue_limit);
                         events.push(Event::error(
                             format!(
-                                "[Error] the call queue is full ({} pending); {id} did not respond",
+                                "the call queue is full ({} pending); {id} did not respond",
                                 st.queue_limit
                             ),
                             "queue_full",
@@ -567,6 +567,7 @@ impl World {
                     let notice_id = self.inner.ids.new_id();
                     events.push(Event::System(SystemEvent::TurnLimit {
                         agent_name: id.clone(),
+                        agent_display_name: a.agent.name.clone(),
                         message_id: notice_id.clone(),
                         turn_limit,
                     }));
