@@ -39,13 +39,17 @@ async function withWarnings(fn) {
 }
 
 test('sendAndWait resolves with the replies (hand-overs included) and the errors of that message only', async () => {
-  const w = await world({ alice: ['@bob over to you', 'not this one'], bob: ['done here'], carol: [new Error('carol is down')] });
+  const w = await world({ alice: ['@bob over to you', 'not this one'], bob: ['bob here', 'done here <world>done</world>'], carol: [new Error('carol is down')] });
   const { message, replies, errors } = await w.sendAndWait('Hello everyone');
   assert.equal(message.content, 'Hello everyone');
-  assert.deepEqual(replies.map((r) => [r.sender, r.content]), [['alice', '@bob over to you'], ['bob', 'done here']]);
+  // Everyone answers the public message; Alice's hand-over to Bob is part of its work (Bob
+  // ends it with a world tag, so his reply is not auto-mentioned back to Alice).
+  assert.deepEqual(replies.map((r) => [r.sender, r.content]),
+    [['alice', '@bob over to you'], ['bob', 'bob here'], ['bob', 'done here']]);
   assert.equal(errors.length, 1);
   assert.equal(errors[0].type, 'error');
   assert.equal(errors[0].agentName, 'carol');
+  assert.equal(errors[0].agentDisplayName, 'carol');
   assert.equal(errors[0].replyToMessageId, message.messageId);
   assert.match(errors[0].message, /carol is down/);
   // Nobody answers: resolves at once with nothing.
