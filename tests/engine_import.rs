@@ -482,3 +482,59 @@ proptest! {
         }
     }
 }
+
+/// Issue 15: a backup imports as a copy next to the live world: a new id and name, everything
+/// else as it was; the original untouched; copies after the first get a number.
+#[test]
+fn import_as_a_copy_restores_a_backup_next_to_the_live_world() {
+    let h = harness();
+    h.add("alice");
+    h.llm.reply("alice", "a1");
+    h.send("What is 2+2?");
+    let backup = block_on(h.world.export()).unwrap();
+    // A plain import clashes with the live world.
+    let err = block_on(World::import(h.svc(), &backup)).err().unwrap();
+    assert_eq!(err.code(), "world_exists");
+
+    let copy = block_on(World::import_copy(h.svc(), &backup, None)).unwrap();
+    assert_eq!(copy.id(), "test-world-copy");
+    assert_eq!(copy.info().name, "Test World (copy)");
+    let chat = copy.current_chat().unwrap();
+    assert_eq!(chat.world_id, "test-world-copy");
+    let texts: Vec<String> = block_on(copy.messages(&chat.id, None, 100))
+        .unwrap()
+        .into_iter()
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(texts, vec!["What is 2+2?", "a1"]);
+    assert_eq!(copy.agent_memory("alice").unwrap().len(), 2);
+    // Independent: a message in the copy leaves the original as it was.
+    h.llm.reply("alice", "copy only");
+    block_on(copy.send("in the copy", None)).unwrap();
+    block_on(copy.run_until_idle());
+    assert_eq!(h.transcript().len(), 2);
+    assert_eq!(h.reopen().current_chat().unwrap().message_count, 2);
+
+    let second = block_on(World::import_copy(h.svc(), &backup, None)).unwrap();
+    assert_eq!(second.info().name, "Test World (copy 2)");
+    let named = block_on(World::import_copy(h.svc(), &backup, Some("Restored"))).unwrap();
+    assert_eq!(named.id(), "restored");
+    let err = block_on(World::import_copy(h.svc(), &backup, Some("Restored")))
+        .err()
+        .unwrap();
+    assert_eq!(err.code(), "world_exists");
+    let names: Vec<String> = block_on(World::list(&*h.store))
+        .unwrap()
+        .into_iter()
+        .map(|w| w.name)
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            "Restored",
+            "Test World",
+            "Test World (copy 2)",
+            "Test World (copy)"
+        ]
+    );
+}

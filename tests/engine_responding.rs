@@ -262,7 +262,7 @@ fn step5_whitespace_reply_is_llm_empty_response_and_nothing_published_differs() 
     let e = h.system("error");
     assert_eq!(e.len(), 1);
     assert_eq!(e[0]["code"], "llm_empty_response");
-    assert_eq!(e[0]["message"], "[Error] LLM response is empty");
+    assert_eq!(e[0]["message"], "LLM response is empty");
     assert_eq!(e[0]["agentName"], "alice");
     assert_eq!(h.count("alice"), 1);
 }
@@ -297,7 +297,7 @@ fn step5_llm_error_message_code_partial_content_interrupted_message_differs() {
     assert_eq!(e[0]["code"], "llm_error");
     assert_eq!(
         e[0]["message"],
-        "[Error] openai: HTTP 500 Internal Server Error: boom"
+        "openai: HTTP 500 Internal Server Error: boom"
     );
     let t = h.transcript();
     let last = t.last().unwrap();
@@ -360,7 +360,7 @@ fn step5_error_codes_for_timeout_stall_and_not_configured() {
         h.send("hello");
         let e = h.system("error");
         assert_eq!(e[0]["code"], code);
-        assert_eq!(e[0]["message"], format!("[Error] {msg}"));
+        assert_eq!(e[0]["message"], msg.to_string());
         assert_eq!(h.sse("start").len(), 1);
         assert_eq!(h.sse("error")[0]["error"], msg);
         assert!(h.sse("error")[0].get("partialContent").is_none());

@@ -526,3 +526,51 @@ fn rule8_the_reset_applies_to_every_agent_not_only_the_addressed_ones() {
     assert_eq!(h.count("alice"), 1, "reset to 0, then this call");
     assert_eq!(h.count("bob"), 0, "bob was reset too, though not addressed");
 }
+
+/// Spec §8 `unanswered`: a human message nobody answers says why, always (debug off).
+#[test]
+fn unanswered_human_messages_say_why_without_debug() {
+    let h = harness();
+    h.send("Anyone there? @bob");
+    let e = h.system("unanswered");
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(e[0]["reason"], "no-agents");
+    assert_eq!(e[0]["mentions"], serde_json::json!(["bob"]));
+
+    h.add("alice");
+    h.add("bob");
+    h.clear_events();
+    let m = h.send("I think @bob knows, ask @Alice");
+    let e = h.system("unanswered");
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(e[0]["messageId"], m.message_id.as_str());
+    assert_eq!(e[0]["reason"], "mid-line-mention");
+    assert_eq!(e[0]["mentions"], serde_json::json!(["bob", "alice"]));
+
+    h.clear_events();
+    let m = h.send("@carol @dave can you help?");
+    let e = h.system("unanswered");
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(e[0]["messageId"], m.message_id.as_str());
+    assert_eq!(e[0]["reason"], "unknown-mention");
+    assert_eq!(e[0]["mentions"], serde_json::json!(["carol", "dave"]));
+    assert_eq!(h.calls("alice") + h.calls("bob"), 0);
+}
+
+#[test]
+fn answered_or_non_human_messages_are_not_unanswered() {
+    let h = harness();
+    h.add("alice");
+    h.add("bob");
+    h.llm.reply("alice", "a");
+    h.llm.reply("bob", "b");
+    h.send("@carol @bob hi"); // bob is named: answered
+    h.send("Hello everyone"); // public: answered
+    h.send_as("I think @bob knows", Some("system"));
+    h.send_as("@carol hi", Some("alice")); // an agent's message: not the human's question
+    assert!(
+        h.system("unanswered").is_empty(),
+        "{:?}",
+        h.system("unanswered")
+    );
+}

@@ -651,10 +651,7 @@ fn a_listed_tool_that_is_not_registered_fails_before_any_request_and_counts_as_a
     assert_eq!(err["code"], "tool_not_registered");
     assert_eq!(err["agentName"], "alice");
     let msg = err["message"].as_str().unwrap();
-    assert!(
-        msg.starts_with("[Error] tool 'ghost' is not registered"),
-        "{msg}"
-    );
+    assert!(msg.starts_with("tool 'ghost' is not registered"), "{msg}");
     assert_eq!(h.transcript().len(), 1, "nothing published");
     assert_eq!(h.memory("alice"), vec![("user".into(), "hello".into())]);
 }
@@ -932,7 +929,7 @@ fn failing_instructions_fail_the_reply_with_llm_error_naming_the_agent() {
     assert_eq!(err["code"], "llm_error");
     assert_eq!(
         err["message"],
-        "[Error] the instructions of agent 'alice' failed: no profile"
+        "the instructions of agent 'alice' failed: no profile"
     );
     assert_eq!(h.sse("error").len(), 1);
 }

@@ -2,7 +2,7 @@
 // Plain ES modules over the package's `web` build (explicit init), no framework, no build step.
 import init, { AgentWorld, isAgentWorldError, version } from '/pkg/web/agent_world_wasm.js';
 import { $, append, bdi, h, plainText, setAgentOrder } from './dom.js';
-import { attachMentions } from './mentions.js';
+import { attachMentions, mentionsOf } from './mentions.js';
 import { listModels, modelListRequest } from './providers.js';
 import { ChatView, addDebug, renderAgents, renderChats, renderWorlds } from './render.js';
 import {
@@ -318,6 +318,7 @@ async function showCurrentChat() {
   for (const n of loadNotes(world.id, chat.id)) {
     if (n.kind === 'error') view.error(n, { retry: retryLabel(n), after: n.after, restored: true });
     else if (n.kind === 'stopped') view.localNote(STOPPED, n.after);
+    else if (n.kind === 'unanswered') view.unanswered(n);
   }
   view.showEmpty(agents.length > 0);
   view.scroll(true);
@@ -460,22 +461,25 @@ async function removeAgent() {
 /** The retry of an error: the same agent again when the engine can regenerate a failed reply
  * (§10), else, honestly labelled, your last message sent again to every agent. */
 function retryLabel(e) {
-  if (can('regenerate') && e.messageId) return { label: 'Retry', title: 'Ask the same agent again' };
+  if (can('regenerate') && e.replyToMessageId && e.agentName) return { label: 'Retry', title: 'Ask the same agent again' };
   return lastHuman || e.kind === 'error'
     ? { label: 'Send again', title: 'Sends your last message again, to every agent it reaches (a new message)' }
     : null;
 }
 
 async function retry(e) {
-  if (can('regenerate') && e.messageId) return guard('Could not retry', () => regenerate(e.messageId));
+  // A failed reply (§10): the message it answered, and the agent.
+  if (can('regenerate') && e.replyToMessageId && e.agentName) {
+    return guard('Could not retry', () => regenerate(e.replyToMessageId, { agent: e.agentName }));
+  }
   if (lastHuman) return sendMessage(lastHuman);
   return undefined;
 }
 
-async function regenerate(messageId) {
+async function regenerate(messageId, options) {
   setBusy(true);
   try {
-    await world.regenerate(messageId);
+    await world.regenerate(messageId, options);
   } finally {
     world.idle().then(() => setBusy(false), () => setBusy(false));
   }
@@ -504,6 +508,25 @@ function endEdit() {
   editingId = null;
   $('composer').classList.remove('editing');
   $('composer-hint').textContent = HINT;
+  warnUnaddressed();
+}
+
+/** Before sending: text that mentions agents but none at a line start reaches nobody (the
+ * engine would say `unanswered`), so the hint says so while it is typed. */
+function warnUnaddressed() {
+  const hint = $('composer-hint');
+  if (editingId) return;
+  const { all, lineStart } = mentionsOf($('input').value);
+  if (all.length && !lineStart.length) {
+    const id = all[0];
+    const name = agents.find((a) => a.id === id)?.name ?? id;
+    hint.classList.add('warn');
+    hint.replaceChildren();
+    append(hint, [`Nobody will answer: @${id} is mentioned mid-line. Start a line with @${id} to ask `, bdi(name), '.']);
+  } else if (hint.classList.contains('warn')) {
+    hint.classList.remove('warn');
+    hint.textContent = HINT;
+  }
 }
 
 async function sendMessage(text) {
@@ -564,6 +587,19 @@ function onSystem(e) {
         addNote(world.id, chat.id, {
           kind: 'error', after, at: Date.now(), code: String(e.code), message: String(e.message),
           ...(e.agentName ? { agentName: String(e.agentName) } : {}), ...(e.messageId ? { messageId: String(e.messageId) } : {}),
+          ...(e.replyToMessageId ? { replyToMessageId: String(e.replyToMessageId) } : {}),
+        });
+      }
+      break;
+    }
+    case 'unanswered': {
+      // Shown after the message's own event (the engine emits this one first).
+      queueMicrotask(() => view.unanswered(e));
+      const chat = world?.currentChat();
+      if (chat) {
+        addNote(world.id, chat.id, {
+          kind: 'unanswered', after: String(e.messageId), at: Date.now(), messageId: String(e.messageId),
+          reason: String(e.reason), mentions: Array.isArray(e.mentions) ? e.mentions.map(String) : [],
         });
       }
       break;
@@ -884,6 +920,7 @@ function wire() {
     }
   });
   input.addEventListener('input', autosize);
+  input.addEventListener('input', warnUnaddressed);
   input.addEventListener('keydown', (e) => {
     if (e.key === 'Escape' && editingId && !mentions.isOpen()) {
       endEdit();
@@ -897,6 +934,7 @@ function wire() {
     if (!text.trim()) return;
     input.value = '';
     autosize();
+    warnUnaddressed();
     sendMessage(text);
   });
   $('stop').addEventListener('click', stop);

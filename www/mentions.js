@@ -10,6 +10,24 @@ export function mentionAtCaret(value, caret) {
   return { query: m[2], start: caret - m[2].length - 1 };
 }
 
+/** A mention (spec §3): `@name` not right after a name character or another `@`; `-` or `_`
+ * continue a name only when more name characters follow. Ids are compared lower-cased. */
+const MENTION = /(?<![\p{L}\p{N}\p{M}_@])@([\p{L}\p{N}\p{M}_]+(?:[-_][\p{L}\p{N}\p{M}_]+)*)/gu;
+const LEADING_RUN = /^(?:@[\p{L}\p{N}\p{M}_]+(?:[-_][\p{L}\p{N}\p{M}_]+)*(?:[\s,]+|$))+/u;
+
+/** The mentions of `text` (every one, and those at a line start), as lower-cased ids without
+ * duplicates: what the engine routes on. A message with mentions but none at a line start is
+ * answered by nobody, which the composer warns about before sending. */
+export function mentionsOf(text) {
+  const uniq = (v) => [...new Set(v.map((m) => m.normalize('NFC').toLowerCase()))];
+  const all = uniq([...text.matchAll(MENTION)].map((m) => m[1]));
+  const lineStart = uniq(text.split('\n').flatMap((line) => {
+    const run = line.replace(/^[\s\uFEFF]+/u, '').match(LEADING_RUN);
+    return run ? [...run[0].matchAll(MENTION)].map((m) => m[1]) : [];
+  }));
+  return { all, lineStart };
+}
+
 export function attachMentions(input, list, getAgents) {
   let items = [];
   let active = 0;

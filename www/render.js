@@ -308,6 +308,27 @@ export class ChatView {
     else this.place(el, after);
   }
 
+  /** Under a human message no agent will answer (`system` `unanswered`): why, and how to
+   * address someone. */
+  unanswered(e) {
+    const named = (id) => h('span', { class: 'mention' }, `@${id}`);
+    const list = (ids) => ids.flatMap((id, i) => (i ? [', ', named(id)] : [named(id)]));
+    const first = e.mentions?.[0];
+    const agentName = first ? this.agents.get(first)?.name ?? first : '';
+    let why;
+    if (e.reason === 'mid-line-mention') {
+      why = [list(e.mentions), e.mentions.length > 1 ? ' are' : ' is', ' mentioned mid-line; start a line with ',
+        named(first), ' to ask ', bdi(agentName)];
+    } else if (e.reason === 'unknown-mention') {
+      why = ['no agent here is called ', list(e.mentions), '; pick one with @'];
+    } else {
+      why = ['this world has no agents yet; add one to get answers'];
+    }
+    const el = h('div', { class: 'notice notice-unanswered view-note', role: 'note', 'data-reason': e.reason },
+      'Nobody was addressed: ', why);
+    this.place(el, e.messageId);
+  }
+
   /** A local notice that is not from the engine (e.g. "stopped"). */
   localNote(text, after = undefined) {
     const el = h('div', { class: 'notice notice-local view-note', role: 'note' }, text);

@@ -1,9 +1,11 @@
 //! The JavaScript API: one file per JS class; converts, validates, delegates to the core.
 
 pub mod approvals;
+pub mod editing;
 pub mod error;
 pub mod events;
 pub mod input;
+pub mod outcome;
 pub mod storage;
 pub mod tools;
 pub mod types;

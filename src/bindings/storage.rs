@@ -72,13 +72,16 @@ pub enum Storage {
 pub struct CommonOptions {
     pub storage: Storage,
     pub debug: bool,
+    /// `warnUnhandledErrors` (default true): a failed LLM call no `system` listener receives
+    /// is warned about on the console (see `outcome.rs`).
+    pub warn_unhandled_errors: bool,
     /// The remaining fields, for the engine's own (strict) input type.
     pub rest: serde_json::Map<String, serde_json::Value>,
 }
 
 impl CommonOptions {
-    /// Reads `storage` and `debug` from `options` (which may be undefined) and the other
-    /// fields as plain data (see [`crate::bindings::input`]).
+    /// Reads `storage`, `debug` and `warnUnhandledErrors` from `options` (which may be
+    /// undefined) and the other fields as plain data (see [`crate::bindings::input`]).
     pub fn read(options: &JsValue, what: &str) -> Result<Self, JsValue> {
         let default = if indexeddb_available() {
             Storage::IndexedDb
@@ -112,11 +115,55 @@ impl CommonOptions {
                 ))
             }
         };
+        let warn_unhandled_errors = match rest.remove("warnUnhandledErrors") {
+            None | Some(serde_json::Value::Null) => true,
+            Some(serde_json::Value::Bool(b)) => b,
+            Some(_) => {
+                return Err(invalid_argument(
+                    &format!("{what}.warnUnhandledErrors"),
+                    "must be a boolean",
+                ))
+            }
+        };
         Ok(Self {
             storage,
             debug,
+            warn_unhandled_errors,
             rest,
         })
+    }
+
+    /// Removes the string option `key` from `rest` and returns it (`None` when absent), or an
+    /// `invalid_input` error naming `what.key` and the values it may take.
+    pub fn take_choice(
+        &mut self,
+        key: &str,
+        what: &str,
+        choices: &[&str],
+    ) -> Result<Option<String>, JsValue> {
+        let v = match self.rest.remove(key) {
+            None | Some(serde_json::Value::Null) => return Ok(None),
+            Some(serde_json::Value::String(s)) => Some(s),
+            Some(_) => None,
+        };
+        match v {
+            Some(s) if choices.is_empty() || choices.contains(&s.as_str()) => Ok(Some(s)),
+            _ if choices.is_empty() => Err(invalid_argument(
+                &format!("{what}.{key}"),
+                "must be a string",
+            )),
+            _ => Err(invalid_argument(
+                &format!("{what}.{key}"),
+                &format!(
+                    "must be {}",
+                    choices
+                        .iter()
+                        .map(|c| format!("{c:?}"))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                ),
+            )),
+        }
     }
 
     /// The IndexedDB store when that is the storage (after [`CommonOptions::store`] opened it),

@@ -22,6 +22,9 @@ export interface StorageOptions {
   storage?: StorageOption;
   /** Emit `system` `debug` events explaining every routing decision. */
   debug?: boolean;
+  /** `create`/`open`: warn on the console about a failed LLM call while nothing listens to
+   * `system` events (default true). */
+  warnUnhandledErrors?: boolean;
 }
 
 /** `AgentWorld.create` options. */
@@ -35,6 +38,17 @@ export interface CreateWorldOptions extends StorageOptions {
   /** With chatLLMModel: chat titles are written by this provider's model. */
   chatLLMProvider?: ProviderName;
   chatLLMModel?: string;
+  /** A world with this id is stored already: `"error"` (default, `world_exists`) or `"open"`
+   * it as it is (open-or-create, e.g. on every page load). */
+  ifExists?: "error" | "open";
+}
+
+/** `AgentWorld.import` options. */
+export interface ImportOptions extends StorageOptions {
+  /** `"copy"`: import next to the world the document came from, under a new name and id. */
+  as?: "original" | "copy";
+  /** With `as: "copy"`: the copy's name (default `<name> (copy)`, then `(copy 2)`, …). */
+  name?: string;
 }
 
 /** A world's settings. `currentChatId` is null when session mode is off. */
@@ -362,15 +376,28 @@ export type SystemErrorCode =
 
 export type SystemEvent =
   | { type: "error"; message: string; code: SystemErrorCode; agentName?: string;
+      /** With `agentName` (an id): the agent's name to show. */
+      agentDisplayName?: string;
       /** Set when `code` is `"storage_error"`. */
-      reason?: StorageErrorReason }
-  | { type: "turn-limit"; agentName: string; messageId: string; turnLimit: number }
+      reason?: StorageErrorReason;
+      /** A failed reply: the id it would have had (its `sse` `messageId`). */
+      messageId?: string;
+      /** A failed reply: the message it answered; `world.regenerate(replyToMessageId,
+       * {agent: agentName})` tries again. */
+      replyToMessageId?: string }
+  /** `agentName` is the id; `agentDisplayName` the name to show. */
+  | { type: "turn-limit"; agentName: string; agentDisplayName: string; messageId: string; turnLimit: number }
   | { type: "chat-title-updated"; chatId: string; name: string; titleSource: TitleSource }
   | { type: "chat-saved"; chatId: string; messageCount: number }
   | { type: "chat-reused"; chatId: string }
   | { type: "new-chat-created"; chatId: string }
   | { type: "chat-loaded"; chatId: string }
   | { type: "chat-deleted"; chatId: string; newCurrentChatId: string | null }
+  /** A human message no agent will answer (always emitted): show why. `mentions` are ids. */
+  /** A regenerated reply (`world.regenerate`) took the place of `oldMessageId`. */
+  | { type: "message-replaced"; oldMessageId: string; messageId: string }
+  | { type: "unanswered"; messageId: string;
+      reason: "mid-line-mention" | "unknown-mention" | "no-agents"; mentions: string[] }
   | {
       type: "debug";
       agent: string;
@@ -418,8 +445,9 @@ export type Topic = keyof EventMap;
 export type AgentWorldErrorCode =
   | "world_exists" | "world_not_found" | "agent_exists" | "agent_not_found" | "invalid_name"
   | "reserved_name" | "invalid_turn_limit" | "invalid_input" | "invalid_sender" | "empty_message"
-  | "message_too_long" | "chat_not_found" | "queue_full" | "storage_error" | "storage_unavailable"
-  | "import_invalid" | "internal_error" | "world_closed" | "approval_not_found" | SystemErrorCode;
+  | "message_too_long" | "chat_not_found" | "message_not_found" | "queue_full" | "storage_error"
+  | "storage_unavailable" | "import_invalid" | "internal_error" | "world_closed"
+  | "approval_not_found" | SystemErrorCode;
 "#;
 
 #[wasm_bindgen]
@@ -428,6 +456,8 @@ extern "C" {
     /// `options?: StorageOptions` (an unchecked type on a plain `JsValue` would be required).
     #[wasm_bindgen(typescript_type = "StorageOptions")]
     pub type StorageOptionsArg;
+    #[wasm_bindgen(typescript_type = "ImportOptions")]
+    pub type ImportOptionsArg;
     #[wasm_bindgen(typescript_type = "PageOptions")]
     pub type PageOptionsArg;
     #[wasm_bindgen(typescript_type = "SendOptions")]

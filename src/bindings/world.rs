@@ -156,6 +156,9 @@ enum Refresh {
 }
 
 fn wrap(world: World, llm: Rc<FetchLlm>, options: &CommonOptions) -> AgentWorld {
+    if options.warn_unhandled_errors {
+        crate::bindings::outcome::warn_unhandled_errors(&world);
+    }
     // Another tab or worker committed a write to this world: reload the view now (after any
     // change in progress), which emits `world` `external-change` when something moved. A burst
     // of notifications runs at most one refresh at a time plus one more after it.
@@ -218,19 +221,34 @@ impl AgentWorld {
 
 #[wasm_bindgen]
 impl AgentWorld {
-    /// Creates a world and opens it.
+    /// Creates a world and opens it. A world with that id already stored → `world_exists`;
+    /// with `ifExists: "open"` the stored world is opened as it is instead (the other options
+    /// are not applied to it): what a page that reloads wants.
     ///
     /// @example
     /// ```js
     /// const world = await AgentWorld.create({ name: "Team", turnLimit: 5 });
+    /// // open-or-create, e.g. on every page load
+    /// const same = await AgentWorld.create({ name: "Team", ifExists: "open" });
     /// ```
     pub async fn create(
         #[wasm_bindgen(unchecked_param_type = "CreateWorldOptions")] options: JsValue,
     ) -> Result<AgentWorld, JsValue> {
         let options = CommonOptions::read(&options, "AgentWorld.create options")?;
-        let input: CreateWorld = from_fields(options.rest.clone(), "AgentWorld.create options")?;
+        let mut options = options;
+        let what = "AgentWorld.create options";
+        let open_existing = options
+            .take_choice("ifExists", what, &["error", "open"])?
+            .as_deref()
+            == Some("open");
+        let input: CreateWorld = from_fields(options.rest.clone(), what)?;
         let (svc, llm) = services(&options).await?;
-        let world = World::create(svc, input).await.map_err(from_world_error)?;
+        let world = match World::create(svc.clone(), input).await {
+            // Open-or-create (a page reload, HMR): the stored world as it is.
+            Err(WorldError::WorldExists(id)) if open_existing => World::open(svc, &id).await,
+            other => other,
+        }
+        .map_err(from_world_error)?;
         world.set_debug(options.debug);
         Ok(wrap(world, llm, &options))
     }
@@ -292,23 +310,45 @@ impl AgentWorld {
     }
 
     /// Imports a world exported with `world.export()` and opens it. API keys are never part of
-    /// an export: configure providers again after importing.
+    /// an export: configure providers again after importing. The world keeps its id (a stored
+    /// world with it → `world_exists`); `{as: "copy", name?}` imports it next to it instead,
+    /// as `name` or `<name> (copy)`, `<name> (copy 2)`, … with the id of that name (chat and
+    /// message ids are kept: they are per world).
     ///
     /// @example
     /// ```js
-    /// const copy = await AgentWorld.import(json, { storage: "memory" });
+    /// const world = await AgentWorld.import(json, { storage: "memory" });
+    /// // restore a backup beside the live world
+    /// const restored = await AgentWorld.import(backup, { as: "copy" });
     /// ```
     pub async fn import(
         #[wasm_bindgen(unchecked_param_type = "string")] json: JsValue,
-        options: Option<StorageOptionsArg>,
+        options: Option<crate::bindings::types::ImportOptionsArg>,
     ) -> Result<AgentWorld, JsValue> {
         let options = or_undefined(options);
         let json = json.as_string().ok_or_else(|| {
             invalid_argument("json", "must be a string (the result of world.export())")
         })?;
-        let options = CommonOptions::read(&options, "AgentWorld.import options")?;
+        let mut options = CommonOptions::read(&options, "AgentWorld.import options")?;
+        let what = "AgentWorld.import options";
+        let copy = options
+            .take_choice("as", what, &["original", "copy"])?
+            .as_deref()
+            == Some("copy");
+        let name = options.take_choice("name", what, &[])?;
+        if name.is_some() && !copy {
+            return Err(invalid_argument(
+                &format!("{what}.name"),
+                "is only for { as: \"copy\" }",
+            ));
+        }
         let (svc, llm) = services(&options).await?;
-        let world = World::import(svc, &json).await.map_err(from_world_error)?;
+        let world = if copy {
+            World::import_copy(svc, &json, name.as_deref()).await
+        } else {
+            World::import(svc, &json).await
+        }
+        .map_err(from_world_error)?;
         world.set_debug(options.debug);
         Ok(wrap(world, llm, &options))
     }

@@ -33,6 +33,9 @@ pub enum WorldError {
     MessageTooLong(usize, usize),
     #[error("no chat with id {0:?} in this world; check the id with listChats()")]
     ChatNotFound(String),
+    /// Editing (spec §10): no message with this id in the current chat.
+    #[error("no message {0:?} in the current chat; pick one from messages()")]
+    MessageNotFound(String),
     #[error("the call queue is full ({0} pending); wait for the world to become idle")]
     QueueFull(usize),
     #[error("no pending approval with id {0:?}: it was answered, cancelled or never existed; check pendingApprovals()")]
@@ -61,6 +64,7 @@ impl WorldError {
             WorldError::EmptyMessage => "empty_message",
             WorldError::MessageTooLong(..) => "message_too_long",
             WorldError::ChatNotFound(_) => "chat_not_found",
+            WorldError::MessageNotFound(_) => "message_not_found",
             WorldError::QueueFull(_) => "queue_full",
             WorldError::ApprovalNotFound(_) => "approval_not_found",
             WorldError::Storage(e) => e.code(),

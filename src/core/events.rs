@@ -101,6 +101,18 @@ pub enum Decision {
     QueueFull,
 }
 
+/// Why nobody answers a human message (`unanswered` events).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnansweredReason {
+    /// It mentions agents, none at the start of a line (routing rule 5).
+    MidLineMention,
+    /// Its line-start mentions name no agent of the world.
+    UnknownMention,
+    /// The world has no agents.
+    NoAgents,
+}
+
 /// `system` events: flat objects with a `type`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(
@@ -114,13 +126,25 @@ pub enum SystemEvent {
         code: String,
         #[serde(skip_serializing_if = "Option::is_none")]
         agent_name: Option<String>,
+        /// With `agentName`: the agent's display name (`name`), for what a UI shows.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        agent_display_name: Option<String>,
         /// The storage failure's reason (`quota_exceeded`, `closed`, …) when `code` is
         /// `storage_error`.
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// A failed reply: the id it would have had (its SSE `messageId`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message_id: Option<String>,
+        /// A failed reply: the message it answered. With `agentName`, what
+        /// `regenerate(replyToMessageId, {agent})` takes to try again (spec §10).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reply_to_message_id: Option<String>,
     },
     TurnLimit {
         agent_name: String,
+        /// The agent's display name (`name`), for what a UI shows.
+        agent_display_name: String,
         /// The notice's id.
         message_id: String,
         turn_limit: u32,
@@ -152,6 +176,22 @@ pub enum SystemEvent {
         message_id: String,
         decision: Decision,
         reason: String,
+    },
+    /// A human message that no agent will answer (spec §8), emitted always (not only in debug)
+    /// so a UI can say why instead of staying silent. `reason`: `mid-line-mention` (it
+    /// mentions agents, none at a line start), `unknown-mention` (its line-start mentions name
+    /// no agent of the world), `no-agents`. `mentions`: the mentions in question, as ids
+    /// (the mid-line ones, the unknown line-start ones; every mention for `no-agents`).
+    Unanswered {
+        message_id: String,
+        reason: UnansweredReason,
+        mentions: Vec<String>,
+    },
+    /// A regenerated reply (spec §10) took the place of `oldMessageId`, which left the chat
+    /// and every memory. Follows the new message's `message` event.
+    MessageReplaced {
+        old_message_id: String,
+        message_id: String,
     },
     /// One LLM call (step) of a reply finished, after the tools it called ran (spec §9).
     StepFinish {
@@ -251,7 +291,30 @@ impl Event {
             message: message.into(),
             code: code.to_string(),
             agent_name: agent_name.map(str::to_string),
+            agent_display_name: None,
             reason: None,
+            message_id: None,
+            reply_to_message_id: None,
+        })
+    }
+
+    /// The `system` `error` event of a failed reply of `agent_name`: `reply_id` is the id the
+    /// reply would have had, `trigger_id` the message it answered.
+    pub fn reply_error(
+        message: impl Into<String>,
+        code: &str,
+        agent_name: &str,
+        reply_id: &str,
+        trigger_id: &str,
+    ) -> Event {
+        Event::System(SystemEvent::Error {
+            message: message.into(),
+            code: code.to_string(),
+            agent_name: Some(agent_name.to_string()),
+            agent_display_name: None,
+            reason: None,
+            message_id: Some(reply_id.to_string()),
+            reply_to_message_id: Some(trigger_id.to_string()),
         })
     }
 
@@ -261,7 +324,10 @@ impl Event {
             message: e.to_string(),
             code: e.code().to_string(),
             agent_name: agent_name.map(str::to_string),
+            agent_display_name: None,
             reason: e.reason().map(str::to_string),
+            message_id: None,
+            reply_to_message_id: None,
         })
     }
 }
@@ -307,6 +373,9 @@ impl Drop for Subscription {
 #[derive(Default)]
 pub struct EventBus {
     subs: RefCell<Vec<(SubscriptionId, Topic, Callback)>>,
+    /// Subscriptions of the engine or binding itself (not the application's): they do not
+    /// count as listeners in [`EventBus::has_listeners`].
+    internal: RefCell<Vec<SubscriptionId>>,
     next_id: Cell<u64>,
     /// `(event, is a callback_error report)`.
     queue: RefCell<VecDeque<(Event, bool)>>,
@@ -329,8 +398,26 @@ impl EventBus {
         }
     }
 
+    /// [`EventBus::subscribe`] for the library's own callbacks (see `has_listeners`).
+    pub fn subscribe_internal(self: &Rc<Self>, topic: Topic, cb: Callback) -> Subscription {
+        let sub = self.subscribe(topic, cb);
+        self.internal.borrow_mut().push(sub.id);
+        sub
+    }
+
+    /// Whether the application listens to `topic` (internal subscriptions aside): an LLM
+    /// error nobody listens to is warned about on the console by the binding.
+    pub fn has_listeners(&self, topic: Topic) -> bool {
+        let internal = self.internal.borrow();
+        self.subs
+            .borrow()
+            .iter()
+            .any(|(id, t, _)| *t == topic && !internal.contains(id))
+    }
+
     /// Removes a callback; `false` when it was not subscribed.
     pub fn unsubscribe(&self, id: SubscriptionId) -> bool {
+        self.internal.borrow_mut().retain(|i| *i != id);
         let mut subs = self.subs.borrow_mut();
         let before = subs.len();
         subs.retain(|(i, _, _)| *i != id);
@@ -376,6 +463,25 @@ impl EventBus {
             }
         }
         self.delivering.set(false);
+    }
+}
+
+#[cfg(test)]
+mod listener_tests {
+    use super::*;
+
+    #[test]
+    fn internal_subscriptions_are_not_listeners() {
+        let bus = EventBus::new();
+        assert!(!bus.has_listeners(Topic::System));
+        let internal = bus.subscribe_internal(Topic::System, Rc::new(|_: &Event| Ok(())));
+        assert!(!bus.has_listeners(Topic::System));
+        let app = bus.subscribe(Topic::System, Rc::new(|_: &Event| Ok(())));
+        assert!(bus.has_listeners(Topic::System));
+        assert!(!bus.has_listeners(Topic::Sse));
+        drop(app);
+        assert!(!bus.has_listeners(Topic::System));
+        drop(internal);
     }
 }
 
@@ -475,11 +581,13 @@ mod tests {
         assert_eq!(v["type"], "idle");
         let v = serde_json::to_value(Event::System(SystemEvent::TurnLimit {
             agent_name: "a".into(),
+            agent_display_name: "A".into(),
             message_id: "n".into(),
             turn_limit: 5,
         }))
         .unwrap_or_default();
         assert_eq!(v["turnLimit"], 5);
+        assert_eq!(v["agentDisplayName"], "A");
         assert_eq!(v["type"], "turn-limit");
     }
 }

@@ -71,7 +71,7 @@ impl MemoryStore {
 
     /// Simulates an origin over its storage quota as browsers enforce it: while on, every batch
     /// that writes a record (anything but `DeleteWorld`, `DeleteAgent`, `DeleteChat` and
-    /// `ClearMemory`) fails with [`StoreError::QuotaExceeded`], even one that also deletes more
+    /// `ClearMemory`, `DeleteMessages`) fails with [`StoreError::QuotaExceeded`], even one that also deletes more
     /// than it writes; batches that only delete succeed.
     pub fn set_over_quota(&self, on: bool) {
         self.over_quota.set(on);
@@ -116,6 +116,8 @@ impl MemoryStore {
         // when checking for duplicate ids (a batch may delete a chat and write it anew).
         let mut wiped_worlds: BTreeSet<String> = BTreeSet::new();
         let mut wiped_chats: BTreeSet<(String, String)> = BTreeSet::new();
+        // Message ids removed earlier in this batch (`DeleteMessages`, `ReplaceMessage`).
+        let mut removed_ids: BTreeSet<(String, String, String)> = BTreeSet::new();
         let world_missing = |w: &str| StoreError::Invalid(format!("world {w:?} does not exist"));
         let chat_missing = |w: &str, c: &str| {
             StoreError::Invalid(format!("chat {c:?} does not exist in world {w:?}"))
@@ -159,6 +161,63 @@ impl MemoryStore {
                         return Err(chat_missing(&a.world_id, chat_id));
                     }
                 }
+                StoreOp::DeleteMessages {
+                    world_id,
+                    chat_id,
+                    message_ids,
+                } => {
+                    if !live_chats.contains(&(world_id.clone(), chat_id.clone())) {
+                        return Err(chat_missing(world_id, chat_id));
+                    }
+                    for id in message_ids {
+                        let key = (world_id.clone(), chat_id.clone(), id.clone());
+                        new_ids.remove(&key);
+                        removed_ids.insert(key);
+                    }
+                }
+                StoreOp::ReplaceMessage {
+                    world_id,
+                    chat_id,
+                    old_message_id,
+                    message,
+                } => {
+                    if !live_chats.contains(&(world_id.clone(), chat_id.clone())) {
+                        return Err(chat_missing(world_id, chat_id));
+                    }
+                    let wiped = wiped_worlds.contains(world_id)
+                        || wiped_chats.contains(&(world_id.clone(), chat_id.clone()));
+                    let has = |id: &str| {
+                        let key = (world_id.clone(), chat_id.clone(), id.to_string());
+                        new_ids.contains(&key)
+                            || (!wiped
+                                && !removed_ids.contains(&key)
+                                && worlds
+                                    .get(world_id)
+                                    .and_then(|w| w.chats.get(chat_id))
+                                    .is_some_and(|c| c.ids.contains(id)))
+                    };
+                    if !has(old_message_id) {
+                        return Err(StoreError::Invalid(format!(
+                            "message {old_message_id:?} does not exist in chat {chat_id:?}"
+                        )));
+                    }
+                    if message.message_id != *old_message_id && has(&message.message_id) {
+                        return Err(StoreError::Invalid(format!(
+                            "message {:?} already exists in chat {chat_id:?}",
+                            message.message_id
+                        )));
+                    }
+                    let old = (world_id.clone(), chat_id.clone(), old_message_id.clone());
+                    new_ids.remove(&old);
+                    removed_ids.insert(old);
+                    let new = (
+                        world_id.clone(),
+                        chat_id.clone(),
+                        message.message_id.clone(),
+                    );
+                    removed_ids.remove(&new);
+                    new_ids.insert(new);
+                }
                 StoreOp::AppendMessage {
                     world_id,
                     chat_id,
@@ -173,7 +232,8 @@ impl MemoryStore {
                         message.message_id.clone(),
                     );
                     let wiped = wiped_worlds.contains(world_id)
-                        || wiped_chats.contains(&(world_id.clone(), chat_id.clone()));
+                        || wiped_chats.contains(&(world_id.clone(), chat_id.clone()))
+                        || removed_ids.contains(&key);
                     let exists = !wiped
                         && worlds
                             .get(world_id)
@@ -247,6 +307,36 @@ impl MemoryStore {
                     let chat = chat_mut(&mut worlds, &world_id, &chat_id);
                     chat.ids.insert(message.message_id.clone());
                     chat.messages.push(message);
+                }
+                StoreOp::DeleteMessages {
+                    world_id,
+                    chat_id,
+                    message_ids,
+                } => {
+                    let doomed: BTreeSet<String> = message_ids.into_iter().collect();
+                    let chat = chat_mut(&mut worlds, &world_id, &chat_id);
+                    chat.messages.retain(|m| !doomed.contains(&m.message_id));
+                    chat.ids.retain(|id| !doomed.contains(id));
+                    for entries in chat.memories.values_mut() {
+                        entries.retain(|e| !doomed.contains(&e.message_id));
+                    }
+                }
+                StoreOp::ReplaceMessage {
+                    world_id,
+                    chat_id,
+                    old_message_id,
+                    message,
+                } => {
+                    let chat = chat_mut(&mut worlds, &world_id, &chat_id);
+                    if let Some(m) = chat
+                        .messages
+                        .iter_mut()
+                        .find(|m| m.message_id == old_message_id)
+                    {
+                        chat.ids.remove(&old_message_id);
+                        chat.ids.insert(message.message_id.clone());
+                        *m = message;
+                    }
                 }
                 StoreOp::AppendMemory {
                     world_id,
@@ -528,6 +618,7 @@ impl Store for MemoryStore {
                         | StoreOp::DeleteChat { .. }
                         | StoreOp::ClearMemory { .. }
                         | StoreOp::DeleteApproval { .. }
+                        | StoreOp::DeleteMessages { .. }
                 )
             });
             if self.over_quota.get() && writes {

@@ -231,6 +231,25 @@ pub enum StoreOp {
         chat_id: String,
         agent_id: String,
     },
+    /// Removes messages from an existing chat's log, and every memory entry (of any agent, in
+    /// that chat) whose `messageId` is one of them: tool entries of a reply carry the reply's
+    /// id, so they go with it. Ids not in the chat are ignored. The other messages keep their
+    /// order (spec §10 `deleteMessage`, `editMessage`).
+    DeleteMessages {
+        world_id: String,
+        chat_id: String,
+        message_ids: Vec<String>,
+    },
+    /// Puts `message` in the place of message `old_message_id` of an existing chat: the old
+    /// message leaves the log and the new one has its position in the order (spec §10
+    /// `regenerate`: the new reply takes the old one's place). The old id must be in the chat;
+    /// the new id must not be (unless it is the old one). Memory is not touched.
+    ReplaceMessage {
+        world_id: String,
+        chat_id: String,
+        old_message_id: String,
+        message: Message,
+    },
     /// Insert or replace an agent's turn state in an existing chat.
     PutAgentState {
         world_id: String,
@@ -264,6 +283,8 @@ impl StoreOp {
             | StoreOp::AppendMessage { world_id, .. }
             | StoreOp::AppendMemory { world_id, .. }
             | StoreOp::ClearMemory { world_id, .. }
+            | StoreOp::DeleteMessages { world_id, .. }
+            | StoreOp::ReplaceMessage { world_id, .. }
             | StoreOp::PutAgentState { world_id, .. }
             | StoreOp::DeleteApproval { world_id, .. } => world_id,
         }

@@ -152,6 +152,7 @@ pub async fn run_store_contract(make: &dyn Fn() -> Rc<dyn Store>) {
     the_order_key_and_a_pointer_to_a_deleted_chat_are_kept(make()).await;
     tool_data_round_trips(make()).await;
     approvals_round_trip_and_cascade(make()).await;
+    editing_deletes_and_replaces_in_place(make()).await;
 }
 
 /// A pending approval record (spec §9) with a reply state that uses every field.
@@ -343,6 +344,131 @@ pub async fn approvals_round_trip_and_cascade(s: Rc<dyn Store>) {
         "world again",
     );
     assert_eq!(ok(s.approvals("w", "c1").await, "approvals"), vec![]);
+}
+
+fn mem_ids(v: &[MemoryEntry]) -> Vec<&str> {
+    v.iter().map(|e| e.message_id.as_str()).collect()
+}
+
+/// Spec §10: `DeleteMessages` removes messages and every memory entry that came from them (all
+/// agents, tool entries included) and keeps the order of the rest; `ReplaceMessage` puts the
+/// new message in the old one's place (paging sees it there); invalid edits change nothing.
+pub async fn editing_deletes_and_replaces_in_place(s: Rc<dyn Store>) {
+    let mut ops = vec![
+        StoreOp::PutWorld(world("w")),
+        StoreOp::PutChat(chat("w", "c")),
+        StoreOp::PutChat(chat("w", "other")),
+    ];
+    for id in ["m1", "m2", "m3", "m4"] {
+        ops.push(append("w", "c", id));
+    }
+    ops.push(append("w", "other", "m2"));
+    for (a, id) in [
+        ("a", "m1"),
+        ("a", "m2"),
+        ("a", "m2"),
+        ("a", "m3"),
+        ("b", "m2"),
+    ] {
+        ops.push(remember("w", "c", a, id));
+    }
+    ops.push(remember("w", "c", "b", "m4"));
+    ops.push(remember("w", "other", "a", "m2"));
+    ok(s.apply(ops).await, "a chat to edit");
+    ok(
+        s.apply(vec![StoreOp::DeleteMessages {
+            world_id: "w".into(),
+            chat_id: "c".into(),
+            message_ids: vec!["m2".into(), "m4".into(), "not-there".into()],
+        }])
+        .await,
+        "delete two messages",
+    );
+    let all = ok(s.messages("w", "c", None, 100).await, "messages");
+    assert_eq!(ids(&all), vec!["m1", "m3"]);
+    let a = ok(s.last_memory("w", "c", "a", 100).await, "a");
+    assert_eq!(mem_ids(&a), vec!["m1", "m3"], "both entries of m2 left");
+    assert!(ok(s.last_memory("w", "c", "b", 100).await, "b").is_empty());
+    let other = ok(s.messages("w", "other", None, 100).await, "other chat");
+    assert_eq!(ids(&other), vec!["m2"], "another chat is untouched");
+    assert_eq!(ok(s.last_memory("w", "other", "a", 9).await, "o").len(), 1);
+
+    let mut r1 = msg("c", "r1");
+    r1.content = "the new reply".into();
+    ok(
+        s.apply(vec![
+            StoreOp::ReplaceMessage {
+                world_id: "w".into(),
+                chat_id: "c".into(),
+                old_message_id: "m1".into(),
+                message: r1.clone(),
+            },
+            append("w", "c", "m5"),
+        ])
+        .await,
+        "replace m1 by r1",
+    );
+    let all = ok(s.messages("w", "c", None, 100).await, "messages");
+    assert_eq!(ids(&all), vec!["r1", "m3", "m5"], "r1 takes m1's place");
+    assert_eq!(all.first(), Some(&r1));
+    assert_eq!(
+        ids(&ok(s.messages("w", "c", Some("m3"), 10).await, "page")),
+        vec!["r1"]
+    );
+    assert!(
+        ok(s.messages("w", "c", Some("m1"), 10).await, "old id").is_empty(),
+        "the old id is gone"
+    );
+    // An id freed by a delete may be appended again (at the end).
+    ok(s.apply(vec![append("w", "c", "m2")]).await, "reuse m2");
+    let all = ok(s.messages("w", "c", None, 100).await, "messages");
+    assert_eq!(ids(&all), vec!["r1", "m3", "m5", "m2"]);
+
+    let replace = |old: &str, new: &str| StoreOp::ReplaceMessage {
+        world_id: "w".into(),
+        chat_id: "c".into(),
+        old_message_id: old.into(),
+        message: msg("c", new),
+    };
+    for (bad, what) in [
+        (vec![replace("m1", "x")], "an old id that is gone"),
+        (vec![replace("r1", "m3")], "a new id already in the chat"),
+        (
+            vec![
+                StoreOp::DeleteMessages {
+                    world_id: "w".into(),
+                    chat_id: "c".into(),
+                    message_ids: vec!["m3".into()],
+                },
+                replace("m3", "y"),
+            ],
+            "an old id deleted earlier in the batch",
+        ),
+        (
+            vec![
+                append("w", "c", "z"),
+                StoreOp::DeleteMessages {
+                    world_id: "w".into(),
+                    chat_id: "nope".into(),
+                    message_ids: vec!["m3".into()],
+                },
+            ],
+            "a chat that does not exist",
+        ),
+    ] {
+        let r = s.apply(bad).await;
+        assert!(matches!(r, Err(StoreError::Invalid(_))), "{what}: {r:?}");
+        let all = ok(s.messages("w", "c", None, 100).await, "messages");
+        assert_eq!(ids(&all), vec!["r1", "m3", "m5", "m2"], "{what}: unchanged");
+    }
+    // Within one batch: a message appended, then replaced.
+    ok(
+        s.apply(vec![append("w", "c", "t1"), replace("t1", "t2")])
+            .await,
+        "append then replace",
+    );
+    let all = ok(s.messages("w", "c", None, 100).await, "messages");
+    assert_eq!(ids(&all), vec!["r1", "m3", "m5", "m2", "t2"]);
 }
 
 /// The tool fields (spec §9) are kept: an agent's `tools`, `maxSteps` and `reasoning`, a

@@ -67,7 +67,7 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::idb_schema::{
-    below_range, key, prefix_range, AgentRow, ApprovalRow, ChatRow, MemoryRow, MessageRow,
+    below_range, key, prefix_range, seq_key, AgentRow, ApprovalRow, ChatRow, MemoryRow, MessageRow,
     StateRow, WorldRow, AGENTS, AGENT_STATES, ALL_STORES, APPROVALS, CHATS, DB_VERSION, MEMORY,
     MESSAGES, MESSAGES_BY_ID, RECORD_VERSION, WORLDS,
 };
@@ -386,6 +386,7 @@ fn only_deletes(ops: &[StoreOp]) -> bool {
                 | StoreOp::DeleteChat { .. }
                 | StoreOp::ClearMemory { .. }
                 | StoreOp::DeleteApproval { .. }
+                | StoreOp::DeleteMessages { .. }
         )
     })
 }
@@ -666,6 +667,66 @@ impl Batch {
                 };
                 add(&s.memory, &row, "appending a memory entry").await?;
             }
+            StoreOp::DeleteMessages {
+                world_id,
+                chat_id,
+                message_ids,
+            } => {
+                let (w, c) = (world_id.as_str(), chat_id.as_str());
+                let ctx = "deleting messages";
+                let by_id = s
+                    .messages
+                    .index(MESSAGES_BY_ID)
+                    .map_err(|e| map_idb_error("opening the message-id index", e))?;
+                for id in &message_ids {
+                    let id_key: JsValue = key(&[w, c, id]).into();
+                    if let Some(pk) = get_index_key(&by_id, id_key, ctx).await? {
+                        delete(&s.messages, KeyRange::Only(pk), ctx).await?;
+                    }
+                }
+                // Memory is keyed by agent then seq: one read of the chat's entries finds the
+                // ones that came from these messages (editing is rare; appends stay O(1)).
+                let doomed: HashSet<&str> = message_ids.iter().map(String::as_str).collect();
+                for js in get_all(&s.memory, prefix_range(&[w, c]), ctx).await? {
+                    let row: MemoryRow = decode(js, MEMORY, &format!("chat {c:?}"))?;
+                    if doomed.contains(row.entry.message_id.as_str()) {
+                        let k = seq_key(&[w, c, &row.agent_id], row.seq);
+                        delete(&s.memory, KeyRange::Only(k), ctx).await?;
+                    }
+                }
+            }
+            StoreOp::ReplaceMessage {
+                world_id,
+                chat_id,
+                old_message_id,
+                message,
+            } => {
+                let ctx = "replacing a message";
+                let by_id = s
+                    .messages
+                    .index(MESSAGES_BY_ID)
+                    .map_err(|e| map_idb_error("opening the message-id index", e))?;
+                let id_key: JsValue = key(&[&world_id, &chat_id, &old_message_id]).into();
+                let old = match get_index_key(&by_id, id_key, ctx).await? {
+                    Some(pk) => get_row::<MessageRow>(&s.messages, &pk, MESSAGES, ctx).await?,
+                    None => None,
+                };
+                let Some(old) = old else {
+                    return Err(StoreError::Invalid(format!(
+                        "message {old_message_id:?} does not exist in chat {chat_id:?}"
+                    )));
+                };
+                // Same primary key (the old `seq`): the new message has the old one's place.
+                let row = MessageRow {
+                    v: RECORD_VERSION,
+                    world_id,
+                    chat_id,
+                    seq: old.seq,
+                    message_id: message.message_id.clone(),
+                    message,
+                };
+                put(&s.messages, &row, ctx).await?;
+            }
             StoreOp::ClearMemory {
                 world_id,
                 chat_id,
@@ -734,6 +795,8 @@ struct Validation {
     cleared_chats: HashSet<(String, String)>,
     /// Message ids appended earlier in the batch (and not deleted since).
     new_ids: HashSet<(String, String, String)>,
+    /// Stored message ids deleted or replaced earlier in the batch.
+    removed_ids: HashSet<(String, String, String)>,
 }
 
 impl Validation {
@@ -772,6 +835,47 @@ impl Validation {
                 };
                 self.require_chat(s, &a.world_id, chat_id).await?;
             }
+            StoreOp::DeleteMessages {
+                world_id,
+                chat_id,
+                message_ids,
+            } => {
+                self.require_chat(s, world_id, chat_id).await?;
+                for m in message_ids {
+                    let id = (world_id.clone(), chat_id.clone(), m.clone());
+                    self.new_ids.remove(&id);
+                    self.removed_ids.insert(id);
+                }
+            }
+            StoreOp::ReplaceMessage {
+                world_id,
+                chat_id,
+                old_message_id,
+                message,
+            } => {
+                self.require_chat(s, world_id, chat_id).await?;
+                let old = (world_id.clone(), chat_id.clone(), old_message_id.clone());
+                if !self.has_message(s, &old).await? {
+                    return Err(StoreError::Invalid(format!(
+                        "message {old_message_id:?} does not exist in chat {chat_id:?}"
+                    )));
+                }
+                let new = (
+                    world_id.clone(),
+                    chat_id.clone(),
+                    message.message_id.clone(),
+                );
+                if new != old && self.has_message(s, &new).await? {
+                    return Err(StoreError::Invalid(format!(
+                        "message {:?} already exists in chat {chat_id:?}",
+                        message.message_id
+                    )));
+                }
+                self.new_ids.remove(&old);
+                self.removed_ids.insert(old);
+                self.removed_ids.remove(&new);
+                self.new_ids.insert(new);
+            }
             StoreOp::AppendMessage {
                 world_id,
                 chat_id,
@@ -783,13 +887,7 @@ impl Validation {
                     chat_id.clone(),
                     message.message_id.clone(),
                 );
-                let duplicate = self.new_ids.contains(&id) || {
-                    // Stored messages count only if the batch has not deleted them already.
-                    let pair = (world_id.clone(), chat_id.clone());
-                    !self.cleared_worlds.contains(world_id)
-                        && !self.cleared_chats.contains(&pair)
-                        && self.stored_message(s, &id).await?
-                };
+                let duplicate = self.has_message(s, &id).await?;
                 if duplicate {
                     return Err(StoreError::Invalid(format!(
                         "message {:?} already exists in chat {chat_id:?}",
@@ -808,6 +906,26 @@ impl Validation {
             }
         }
         Ok(())
+    }
+
+    /// Whether the chat holds message `id` at this point of the batch: appended earlier in it,
+    /// or stored and not deleted, replaced or wiped (world or chat deleted) by it.
+    async fn has_message(
+        &self,
+        s: &Stores<'_>,
+        id: &(String, String, String),
+    ) -> Result<bool, StoreError> {
+        if self.new_ids.contains(id) {
+            return Ok(true);
+        }
+        let pair = (id.0.clone(), id.1.clone());
+        if self.cleared_worlds.contains(&id.0)
+            || self.cleared_chats.contains(&pair)
+            || self.removed_ids.contains(id)
+        {
+            return Ok(false);
+        }
+        self.stored_message(s, id).await
     }
 
     async fn require_world(&mut self, s: &Stores<'_>, w: &str) -> Result<(), StoreError> {

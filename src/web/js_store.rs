@@ -828,6 +828,75 @@ impl Tx<'_> {
                     },
                 )?;
             }
+            StoreOp::DeleteMessages {
+                world_id,
+                chat_id,
+                message_ids,
+            } => {
+                let ids = [world_id.as_str(), chat_id.as_str()];
+                self.require_chat(ids[0], ids[1]).await?;
+                for id in &message_ids {
+                    let id_key = key("mi", &[ids[0], ids[1], id]);
+                    if let Some(v) = self.get(&id_key).await? {
+                        let seq = decode::<SeqRow>(&id_key, &v)?.seq;
+                        self.delete(format!("{}{}", prefix("m", &ids), seq_part(seq)));
+                        self.delete(id_key);
+                    }
+                }
+                // Memory is keyed by agent then seq: the chat's entries are read once to find
+                // the ones that came from these messages (editing is rare; appends stay O(1)).
+                let doomed: std::collections::BTreeSet<&str> =
+                    message_ids.iter().map(String::as_str).collect();
+                for k in self.keys_under(&prefix("mem", &ids)).await? {
+                    let Some(v) = self.get(&k).await? else {
+                        continue;
+                    };
+                    let row: MemoryRow = decode(&k, &v)?;
+                    if doomed.contains(row.entry.message_id.as_str()) {
+                        self.delete(k);
+                    }
+                }
+            }
+            StoreOp::ReplaceMessage {
+                world_id,
+                chat_id,
+                old_message_id,
+                message,
+            } => {
+                let ids = [world_id.as_str(), chat_id.as_str()];
+                self.require_chat(ids[0], ids[1]).await?;
+                let old_key = key("mi", &[ids[0], ids[1], &old_message_id]);
+                let Some(v) = self.get(&old_key).await? else {
+                    return Err(StoreError::Invalid(format!(
+                        "message {old_message_id:?} does not exist in chat {chat_id:?}"
+                    )));
+                };
+                let seq = decode::<SeqRow>(&old_key, &v)?.seq;
+                let new_key = key("mi", &[ids[0], ids[1], &message.message_id]);
+                if new_key != old_key && self.exists(&new_key).await? {
+                    return Err(StoreError::Invalid(format!(
+                        "message {:?} already exists in chat {chat_id:?}",
+                        message.message_id
+                    )));
+                }
+                // Same seq: the new message has the old one's place.
+                self.delete(old_key);
+                self.put(
+                    new_key,
+                    &SeqRow {
+                        v: RECORD_VERSION,
+                        seq,
+                    },
+                )?;
+                self.put(
+                    format!("{}{}", prefix("m", &ids), seq_part(seq)),
+                    &MessageRow {
+                        v: RECORD_VERSION,
+                        seq,
+                        message,
+                    },
+                )?;
+            }
             StoreOp::ClearMemory {
                 world_id,
                 chat_id,

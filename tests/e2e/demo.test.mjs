@@ -342,12 +342,13 @@ test('errors show inline with a retry button; debug explains routing', async (t)
   await error.waitFor({ timeout: 10_000 });
   assert.match(await error.textContent(), /anthropic.*apiKey/);
   await idle(page);
-  // This engine has no regenerate (§10): the button says what it does, re-sending my message.
-  assert.equal(await page.textContent('.inline-error .retry-btn'), 'Send again');
+  // The engine regenerates a failed reply (§10): Retry asks Dana again, without sending my
+  // message again to everyone.
+  assert.equal(await page.textContent('.inline-error .retry-btn'), 'Retry');
   await page.click('.inline-error .retry-btn');
   await page.waitForFunction(() => document.querySelectorAll('.inline-error').length === 2);
   await idle(page);
-  assert.equal(await count(page, '.msg.from-human'), 2, 'retry re-sent my last message');
+  assert.equal(await count(page, '.msg.from-human'), 1, 'retry did not re-send my message');
 
   // Routing decisions: Alice, Bob and Carol ignored the message addressed to Dana.
   await page.click('#debug-panel summary');

@@ -183,32 +183,24 @@ test('the final message does not move the streamed markdown (no layout jump)', a
   assert.deepEqual(problems, []);
 });
 
-test('message actions: copy always; regenerate/edit/delete only when the engine has them', async (t) => {
+test('message actions: copy, and regenerate/edit/delete through the engine (§10)', async (t) => {
   const { page, problems } = await openApp(t);
   await send(page, '@alice hello');
   await page.waitForSelector('.msg.final[data-sender="alice"]', { timeout: 20_000 });
   await idle(page);
-  const has = await page.evaluate(async () => {
-    const { AgentWorld } = await import('/pkg/web/agent_world_wasm.js');
-    return ['regenerate', 'editMessage', 'deleteMessage'].map((n) => typeof AgentWorld.prototype[n] === 'function');
-  });
   assert.equal(await page.locator('.msg[data-sender="alice"] .act-copy').count(), 1);
   assert.equal(await page.locator('.msg.from-human .act-copy').count(), 1);
-  assert.equal(await page.locator('.act-regenerate').count() > 0, has[0], 'Regenerate shows iff the engine has it');
-  assert.equal(await page.locator('.act-edit').count() > 0, has[1], 'Edit shows iff the engine has it');
-  assert.equal(await page.locator('.act-delete').count() > 0, has[2], 'Delete shows iff the engine has it');
+  assert.ok(await page.locator('.act-regenerate').count() > 0, 'Regenerate on agent replies');
+  assert.ok(await page.locator('.act-edit').count() > 0, 'Edit on my messages');
+  assert.ok(await page.locator('.act-delete').count() > 0, 'Delete');
 
-  // Plug-in check: an engine with regenerate (§10) gets a per-reply Regenerate that calls it
-  // with that reply's id (stubbed here on the prototype when the build does not have it yet).
+  // Regenerate calls the engine with that reply's id (recorded around the real call); the new
+  // reply takes the old one's place, right under my message.
   await page.evaluate(async () => {
     const { AgentWorld } = await import('/pkg/web/agent_world_wasm.js');
     window.__regen = [];
-    if (typeof AgentWorld.prototype.regenerate !== 'function') {
-      AgentWorld.prototype.regenerate = async function regenerate(id) { window.__regen.push(id); };
-    } else {
-      const real = AgentWorld.prototype.regenerate;
-      AgentWorld.prototype.regenerate = function regenerate(id) { window.__regen.push(id); return real.call(this, id); };
-    }
+    const real = AgentWorld.prototype.regenerate;
+    AgentWorld.prototype.regenerate = function regenerate(...args) { window.__regen.push(args[0]); return real.apply(this, args); };
   });
   await send(page, '@bob and you?');
   await page.waitForSelector('.msg.final[data-sender="bob"]', { timeout: 20_000 });
@@ -218,15 +210,23 @@ test('message actions: copy always; regenerate/edit/delete only when the engine 
   await page.click('.msg[data-sender="bob"] .act-regenerate');
   await page.waitForFunction(() => window.__regen.length === 1);
   assert.deepEqual(await page.evaluate(() => window.__regen), [bobId]);
+  await page.waitForFunction((id) => {
+    const bob = document.querySelectorAll('.msg.final[data-sender="bob"]');
+    return bob.length === 1 && bob[0].dataset.messageId !== id;
+  }, bobId, { timeout: 20_000 });
+  await idle(page);
+  assert.equal(await page.$eval('.msg.final[data-sender="bob"]', (e) => e.previousElementSibling?.classList.contains('from-human')), true,
+    'the new reply is where the old one was');
 
-  // Edit-and-resend and delete plug in the same way (stubs record the calls when absent).
+  // Edit-and-resend and delete call the engine with the message's id (recorded around the
+  // real calls), and the chat shows their effect.
+  await idle(page);
   await page.evaluate(async () => {
     const { AgentWorld } = await import('/pkg/web/agent_world_wasm.js');
     window.__calls = [];
     for (const name of ['editMessage', 'deleteMessage']) {
-      if (typeof AgentWorld.prototype[name] !== 'function') {
-        AgentWorld.prototype[name] = async function stub(...args) { window.__calls.push([name, ...args]); };
-      }
+      const real = AgentWorld.prototype[name];
+      AgentWorld.prototype[name] = function recorded(...args) { window.__calls.push([name, ...args]); return real.apply(this, args); };
     }
   });
   await send(page, '@carol one more');
@@ -240,13 +240,17 @@ test('message actions: copy always; regenerate/edit/delete only when the engine 
   await page.fill('#input', '@carol one more, edited');
   await page.press('#input', 'Enter');
   await page.waitForFunction(() => window.__calls.length === 1);
+  assert.deepEqual((await page.evaluate(() => window.__calls))[0], ['editMessage', mineId, '@carol one more, edited']);
+  await page.waitForFunction((id) => ![...document.querySelectorAll('.msg')].some((m) => m.dataset.messageId === id), mineId);
+  await page.waitForFunction(() => [...document.querySelectorAll('.msg.from-human')].at(-1)?.textContent.includes('one more, edited'));
+  await page.waitForSelector('.msg.final[data-sender="carol"]', { timeout: 20_000 });
+  await idle(page);
   const carolId = await page.getAttribute('.msg.final[data-sender="carol"]', 'data-message-id');
   await page.click('.msg[data-sender="carol"] .act-delete');
   await page.click('#ask-ok');
   await page.waitForFunction(() => window.__calls.length === 2);
-  const calls = await page.evaluate(() => window.__calls);
-  if (!has[1]) assert.deepEqual(calls[0], ['editMessage', mineId, '@carol one more, edited']);
-  if (!has[2]) assert.deepEqual(calls.at(-1), ['deleteMessage', carolId]);
+  assert.deepEqual((await page.evaluate(() => window.__calls)).at(-1), ['deleteMessage', carolId]);
+  await page.waitForFunction((id) => ![...document.querySelectorAll('.msg')].some((m) => m.dataset.messageId === id), carolId);
   assert.doesNotMatch(await page.textContent('#composer-hint'), /Editing/);
   await shot(page, 'ux-actions.png');
   assert.deepEqual(problems, []);
@@ -446,4 +450,35 @@ test('settings: one provider at a time, Test connection, and a model picker from
   // The one expected failure: the keyless Anthropic test above (Chromium logs a 401 it saw).
   assert.deepEqual(problems.filter((p) => !/status of 401/.test(p)), []);
   assert.equal(problems.length, 1);
+});
+
+test('a message nobody will answer: the composer warns before sending, the chat says why after', async (t) => {
+  const { page, problems } = await openApp(t);
+  // Before sending: mentions, none at a line start.
+  await page.fill('#input', 'I think @bob knows');
+  assert.match(await page.textContent('#composer-hint'), /Nobody will answer: @bob is mentioned mid-line\. Start a line with @bob to ask Bob\./);
+  assert.equal(await page.$eval('#composer-hint', (e) => getComputedStyle(e).display), 'block');
+  await page.fill('#input', '@bob what do you think?');
+  assert.doesNotMatch(await page.textContent('#composer-hint'), /Nobody/, 'a line-start mention clears the warning');
+  await page.fill('#input', 'I think @bob knows');
+  await page.press('#input', 'Enter');
+  // After: the engine's `unanswered` event becomes a gentle notice under the message.
+  const mine = page.locator('.msg.from-human').last();
+  const id = await mine.getAttribute('data-message-id');
+  await page.waitForSelector('.notice-unanswered');
+  const note = await page.textContent('.notice-unanswered');
+  assert.equal(note, 'Nobody was addressed: @bob is mentioned mid-line; start a line with @bob to ask Bob');
+  assert.equal(await page.$eval('.notice-unanswered', (e) => e.previousElementSibling?.dataset.messageId), id,
+    'the notice sits right under the message');
+  assert.doesNotMatch(await page.textContent('#composer-hint'), /Nobody/, 'the warning goes once sent');
+  // An unknown name says so.
+  await send(page, '@zed hello?');
+  await page.waitForFunction(() => document.querySelectorAll('.notice-unanswered').length === 2);
+  assert.match(await page.locator('.notice-unanswered').last().textContent(), /no agent here is called @zed/);
+  // Kept with the chat: a reload shows the notices again.
+  await page.reload();
+  await page.waitForSelector('#app[data-ready="true"]', { timeout: 20_000 });
+  await page.waitForFunction(() => document.querySelectorAll('.notice-unanswered').length === 2);
+  await shot(page, 'ux-unanswered.png');
+  assert.deepEqual(problems, []);
 });

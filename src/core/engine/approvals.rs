@@ -38,7 +38,7 @@
 //!   chat's pending approvals); no `approval-resolved` is emitted for it in this world.
 
 use crate::core::approval::{ApprovalRecord, PendingApproval, ReplyState};
-use crate::core::engine::routing::Outgoing;
+use crate::core::engine::routing::{Edit, Outgoing};
 use crate::core::engine::steps::{stored_args, StepsOutcome};
 use crate::core::engine::{Job, JobKind, World};
 use crate::core::events::{ApprovalOutcome, Event, SseEvent, SseType, SystemEvent};
@@ -262,6 +262,7 @@ impl World {
             self.emit_llm_failure(
                 &rec.agent_id,
                 &rec.reply_id,
+                &rec.trigger.message_id,
                 &LlmError::Aborted { provider },
                 &rec.state.text,
             );
@@ -334,6 +335,7 @@ impl World {
             memory: Vec::new(),
             only_in: Some(rec.chat_id.clone()),
             keep_if_left: true,
+            edit: Edit::None,
         };
         if let Err(e) = self.publish(out).await {
             self.report(&e);

@@ -71,6 +71,7 @@
 
 mod approvals;
 mod chats;
+mod editing;
 pub(crate) mod lock;
 mod responder;
 mod routing;
@@ -132,6 +133,10 @@ pub(crate) enum JobKind {
         agent_id: String,
         trigger: Message,
         reply_id: String,
+        /// `Some`: a regeneration (spec §10) of the reply `Some(id)` (or of a failed reply,
+        /// `None`): the input is the memory as it was before that reply, and the new reply
+        /// takes its place.
+        regenerate: Option<Option<String>>,
     },
     /// Resumes a reply that waited for an approval (spec §9), with the application's answer.
     /// Not a new turn: the turn was counted when the reply started.
@@ -398,7 +403,26 @@ impl World {
     }
 
     pub(crate) fn emit(&self, e: Event) {
-        self.inner.bus.emit(e);
+        self.inner.bus.emit(self.with_display_name(e));
+    }
+
+    /// An `error` event naming an agent gets its display name (`agentDisplayName`), for what
+    /// a UI shows. Skipped, harmlessly, if the state is borrowed at that moment.
+    fn with_display_name(&self, mut e: Event) -> Event {
+        if let Event::System(crate::core::events::SystemEvent::Error {
+            agent_name: Some(id),
+            agent_display_name: display @ None,
+            ..
+        }) = &mut e
+        {
+            if let Ok(st) = self.inner.state.try_borrow() {
+                *display = st
+                    .agent_index(id)
+                    .and_then(|i| st.agents.get(i))
+                    .map(|a| a.agent.name.clone());
+            }
+        }
+        e
     }
 
     /// Delivers queued events. Only called where no state borrow is held.
@@ -408,7 +432,7 @@ impl World {
 
     pub(crate) fn emit_all(&self, events: Vec<Event>) {
         for e in events {
-            self.inner.bus.emit(e);
+            self.inner.bus.emit(self.with_display_name(e));
         }
         self.flush();
     }
@@ -523,6 +547,26 @@ impl World {
     /// Subscribes to a topic; dropping the handle unsubscribes.
     pub fn on(&self, topic: Topic, cb: Callback) -> Subscription {
         self.inner.bus.subscribe(topic, cb)
+    }
+
+    /// Subscribes a callback of the library itself, which does not count as the
+    /// application's listener ([`World::has_listeners`]).
+    pub fn on_internal(&self, topic: Topic, cb: Callback) -> Subscription {
+        self.inner.bus.subscribe_internal(topic, cb)
+    }
+
+    /// Whether the application listens to `topic`.
+    pub fn has_listeners(&self, topic: Topic) -> bool {
+        self.inner.bus.has_listeners(topic)
+    }
+
+    /// Whether no queued or running reply call answers one of `chain` (the work a message
+    /// started is done when this holds for the message and every reply in its chain).
+    pub fn chain_done(&self, chain: &[String]) -> bool {
+        let st = self.st();
+        let busy = |t: Option<&str>| t.is_some_and(|t| chain.iter().any(|c| c == t));
+        !st.queue.iter().any(|j| busy(j.trigger_id()))
+            && !st.in_flight.iter().any(|f| busy(f.trigger_id.as_deref()))
     }
 
     /// Removes a subscription kept with [`Subscription::forget`] (the JS `unsubscribe()`
@@ -652,7 +696,10 @@ impl World {
     pub(crate) fn emit_cancelled(&self, jobs: Vec<Job>) {
         for job in jobs {
             if let JobKind::Reply {
-                agent_id, reply_id, ..
+                agent_id,
+                reply_id,
+                trigger,
+                ..
             } = &job.kind
             {
                 let provider = self
@@ -665,7 +712,7 @@ impl World {
                     agent_id,
                     reply_id,
                 ));
-                self.emit_llm_failure(agent_id, reply_id, &err, "");
+                self.emit_llm_failure(agent_id, reply_id, &trigger.message_id, &err, "");
             }
         }
         self.flush();

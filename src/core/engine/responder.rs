@@ -29,7 +29,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use crate::core::engine::routing::Outgoing;
+use crate::core::engine::routing::{Edit, Outgoing};
 use crate::core::engine::steps::StepsOutcome;
 use crate::core::engine::{Flight, Job, JobKind, World};
 use crate::core::events::{Event, SseEvent, SseType, SystemEvent, WorldEvent};
@@ -249,6 +249,7 @@ impl World {
         &self,
         agent_id: &str,
         reply_id: &str,
+        trigger_id: &str,
         err: &LlmError,
         partial: &str,
     ) {
@@ -258,10 +259,12 @@ impl World {
             partial_content: (!partial.is_empty()).then(|| partial.to_string()),
             ..sse_payload(SseType::Error, agent_id, reply_id)
         }));
-        self.emit(Event::error(
-            format!("[Error] {message}"),
+        self.emit(Event::reply_error(
+            message,
             err.code(),
-            Some(agent_id),
+            agent_id,
+            reply_id,
+            trigger_id,
         ));
     }
 
@@ -270,6 +273,7 @@ impl World {
             agent_id,
             trigger,
             reply_id,
+            regenerate,
         } = &job.kind
         else {
             return;
@@ -282,45 +286,62 @@ impl World {
             provider: agent.provider.clone(),
         };
         if job.cancel.is_cancelled() {
-            self.emit_llm_failure(agent_id, reply_id, &aborted(), "");
+            self.emit_llm_failure(agent_id, reply_id, &trigger.message_id, &aborted(), "");
             self.flush();
             return;
         }
-        // Step 1: M joins the responding agent's memory when the call leaves the queue.
-        let entry = MemoryEntry {
-            role: MemoryRole::User,
-            content: trigger.content.clone(),
-            sender: Some(trigger.sender.clone()),
-            message_id: trigger.message_id.clone(),
-            chat_id: job.chat_id.clone(),
-            created_at: self.now(),
-            tool_calls: Vec::new(),
-            tool_call_id: None,
-            tool_name: None,
-        };
-        if let Err(e) = self
-            .save_memory(job.chat_id.as_deref(), agent_id, entry)
-            .await
-        {
-            // Without M in memory the input would be wrong: the call is not made (its turn is
-            // spent, like any failed call) and the storage failure is reported on both topics.
-            // (`persist` and the write lock already emitted the `system` event of a storage
-            // failure.)
-            self.emit_all(vec![Event::Sse(SseEvent {
-                error: Some(e.to_string()),
-                ..sse_payload(SseType::Error, agent_id, reply_id)
-            })]);
-            if e.reason().is_none() {
-                self.emit_all(vec![Event::error(
-                    format!("[Error] {e}"),
-                    e.code(),
-                    Some(agent_id),
-                )]);
+        // A regeneration (§10) answers from the memory as it was before the old reply, where
+        // M already is (it stays in memory whatever happens to the reply).
+        let messages = if let Some(old) = regenerate {
+            match self
+                .regeneration_input(job.chat_id.as_deref(), &agent, trigger, old.as_deref())
+                .await
+            {
+                Ok(m) => m,
+                Err(e) => {
+                    self.emit_all(vec![
+                        Event::Sse(SseEvent {
+                            error: Some(e.to_string()),
+                            ..sse_payload(SseType::Error, agent_id, reply_id)
+                        }),
+                        Event::world_error(&e, Some(agent_id)),
+                    ]);
+                    return;
+                }
             }
-            return;
-        }
-        // Step 2: the input window.
-        let messages = self.llm_input(&agent);
+        } else {
+            // Step 1: M joins the responding agent's memory when the call leaves the queue.
+            let entry = MemoryEntry {
+                role: MemoryRole::User,
+                content: trigger.content.clone(),
+                sender: Some(trigger.sender.clone()),
+                message_id: trigger.message_id.clone(),
+                chat_id: job.chat_id.clone(),
+                created_at: self.now(),
+                tool_calls: Vec::new(),
+                tool_call_id: None,
+                tool_name: None,
+            };
+            if let Err(e) = self
+                .save_memory(job.chat_id.as_deref(), agent_id, entry)
+                .await
+            {
+                // Without M in memory the input would be wrong: the call is not made (its turn is
+                // spent, like any failed call) and the storage failure is reported on both topics.
+                // (`persist` and the write lock already emitted the `system` event of a storage
+                // failure.)
+                self.emit_all(vec![Event::Sse(SseEvent {
+                    error: Some(e.to_string()),
+                    ..sse_payload(SseType::Error, agent_id, reply_id)
+                })]);
+                if e.reason().is_none() {
+                    self.emit_all(vec![Event::error(e.to_string(), e.code(), Some(agent_id))]);
+                }
+                return;
+            }
+            // Step 2: the input window.
+            self.llm_input(&agent)
+        };
         // Step 4: call; chunks stream out as they come. With tools (§9) one reply may take
         // several steps, all streaming into `reply_id` (steps.rs).
         let (result, steps) = self
@@ -354,7 +375,7 @@ impl World {
             return;
         }
         if let Err(e) = result {
-            self.emit_llm_failure(agent_id, reply_id, &e, &text);
+            self.emit_llm_failure(agent_id, reply_id, &trigger.message_id, &e, &text);
             self.flush();
             // Kept in the chat the call belongs to, even when that chat was left meanwhile
             // (spec §4): not when it was deleted, and not with session mode off.
@@ -373,6 +394,7 @@ impl World {
                     memory: Vec::new(),
                     only_in: Some(job.chat_id.clone()),
                     keep_if_left: true,
+                    edit: job_edit(job),
                 };
                 self.publish_or_report(out).await;
             }
@@ -389,10 +411,12 @@ impl World {
             ..sse_payload(SseType::End, agent_id, reply_id)
         })]);
         if text.trim().is_empty() {
-            self.emit_all(vec![Event::error(
-                "[Error] LLM response is empty",
+            self.emit_all(vec![Event::reply_error(
+                "LLM response is empty",
                 "llm_empty_response",
-                Some(agent_id),
+                agent_id,
+                reply_id,
+                &trigger.message_id,
             )]);
             return;
         }
@@ -460,6 +484,7 @@ impl World {
                 memory: vec![(agent.id.clone(), entry)],
                 only_in: Some(job.chat_id.clone()),
                 keep_if_left: false,
+                edit: job_edit(job),
             };
             if self.publish_or_report(out).await {
                 published = Some(reply_id.to_string());
@@ -482,6 +507,7 @@ impl World {
                 memory: Vec::new(),
                 only_in: Some(job.chat_id.clone()),
                 keep_if_left: false,
+                edit: Edit::None,
             };
             self.publish_or_report(out).await;
         }
@@ -545,20 +571,7 @@ impl World {
                 a.memory.iter().skip(skip).collect()
             })
             .unwrap_or_default();
-        let mut out = Vec::with_capacity(mem.len() + 1);
-        if let Some(p) = agent
-            .system_prompt
-            .as_deref()
-            .filter(|p| !p.trim().is_empty())
-        {
-            out.push(ChatMessage::new(Role::System, p));
-        }
-        let start = mem
-            .iter()
-            .position(|e| e.role == MemoryRole::User)
-            .unwrap_or(mem.len());
-        out.extend(mem.iter().skip(start).map(|e| memory_to_input(e)));
-        out
+        input_from(agent, &mem)
     }
 
     async fn run_title(&self, job: &Job) {
@@ -641,6 +654,42 @@ impl World {
 }
 
 /// One memory entry as an LLM input entry (tool calls and results in the seam's shapes).
+/// The input of one reply from its memory window (see [`World::llm_input`]).
+pub(crate) fn input_from(agent: &Agent, mem: &[&MemoryEntry]) -> Vec<ChatMessage> {
+    let mut out = Vec::with_capacity(mem.len() + 1);
+    if let Some(p) = agent
+        .system_prompt
+        .as_deref()
+        .filter(|p| !p.trim().is_empty())
+    {
+        out.push(ChatMessage::new(Role::System, p));
+    }
+    let start = mem
+        .iter()
+        .position(|e| e.role == MemoryRole::User)
+        .unwrap_or(mem.len());
+    out.extend(mem.iter().skip(start).map(|e| memory_to_input(e)));
+    out
+}
+
+/// How the reply of a job is placed: a regeneration (§10) takes the old reply's place. A reply
+/// resumed after an approval (§9) is published at the end: its approval record does not carry a
+/// regeneration target (a regeneration that waited for an approval is appended, not replaced).
+fn job_edit(job: &Job) -> Edit {
+    match &job.kind {
+        JobKind::Reply { regenerate, .. } => replacing(regenerate),
+        _ => Edit::None,
+    }
+}
+
+/// How the reply of a call is placed: in the old reply's place for a regeneration (§10).
+fn replacing(regenerate: &Option<Option<String>>) -> Edit {
+    match regenerate {
+        Some(Some(old)) => Edit::Replaces { old: old.clone() },
+        _ => Edit::None,
+    }
+}
+
 pub(crate) fn memory_to_input(e: &MemoryEntry) -> ChatMessage {
     match e.role {
         MemoryRole::User => ChatMessage::new(Role::User, e.content.clone()),

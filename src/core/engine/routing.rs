@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 
 use crate::core::engine::{Job, JobKind, State, TitleCandidate, World};
 use crate::core::error::WorldError;
-use crate::core::events::{Decision, Event, SystemEvent};
+use crate::core::events::{Decision, Event, SystemEvent, UnansweredReason};
 use crate::core::ids::normalize_id;
 use crate::core::llm_client::CancelToken;
 use crate::core::mentions::{all_mentions, line_start_mentions, sender_type, SenderType};
@@ -26,6 +26,44 @@ use crate::core::title::heuristic_title;
 
 /// The sender used by `send()` when none is given (spec §2).
 pub const HUMAN: &str = "HUMAN";
+
+/// The `unanswered` event of a human message nobody will answer (spec §8), if it is one.
+/// A message some agent declined only because the queue was full is not `unanswered`: its
+/// `queue_full` error says why.
+fn unanswered(
+    st: &State,
+    msg: &Message,
+    stype: SenderType,
+    jobs: &[Job],
+    notices: &[Outgoing],
+) -> Option<SystemEvent> {
+    if stype != SenderType::Human || msg.kind != MessageKind::Message {
+        return None;
+    }
+    if !jobs.is_empty() || !notices.is_empty() {
+        return None;
+    }
+    let line_start = line_start_mentions(&msg.content);
+    let (reason, mentions) = if st.agents.is_empty() {
+        (UnansweredReason::NoAgents, all_mentions(&msg.content))
+    } else if !line_start.is_empty() {
+        if line_start.iter().any(|m| st.agent_index(m).is_some()) {
+            return None; // a named agent declined for another reason (queue full)
+        }
+        (UnansweredReason::UnknownMention, line_start)
+    } else {
+        let any = all_mentions(&msg.content);
+        if any.is_empty() {
+            return None; // public: every agent answers unless the queue is full
+        }
+        (UnansweredReason::MidLineMention, any)
+    };
+    Some(SystemEvent::Unanswered {
+        message_id: msg.message_id.clone(),
+        reason,
+        mentions,
+    })
+}
 
 /// A message about to be published, with the memory entries its publication saves.
 #[derive(Debug, Clone)]
@@ -40,6 +78,22 @@ pub(crate) struct Outgoing {
     /// With `only_in`: when that chat was left but still exists, append the message to it
     /// anyway (the `interrupted` text of a call cancelled by the switch, spec §4), unrouted.
     pub(crate) keep_if_left: bool,
+    /// Editing (spec §10): how this message changes the chat besides being appended.
+    pub(crate) edit: Edit,
+}
+
+/// How a published message edits the chat (spec §10), in the same store batch as the message.
+#[derive(Debug, Clone, Default)]
+pub(crate) enum Edit {
+    /// Appended at the end (every message but the ones below).
+    #[default]
+    None,
+    /// A regenerated reply: it takes the place of message `old` in the log, and `old`'s memory
+    /// entries (every agent's) leave memory. `message-replaced` follows its `message` event.
+    Replaces { old: String },
+    /// An edited human message: `removed` (the old message and everything after it) leave the
+    /// log and every memory first, then the message is appended.
+    AfterRemoving { removed: Vec<String> },
 }
 
 /// Why an agent does or does not respond (spec §4 rules 1–7).
@@ -178,6 +232,7 @@ impl World {
             memory: Vec::new(),
             only_in: None,
             keep_if_left: false,
+            edit: Edit::None,
         })
         .await?
         .ok_or_else(|| WorldError::input("message", "was not published"))
@@ -230,6 +285,11 @@ impl World {
         // sends starts a new chat, in the same batch, rather than being kept nowhere.
         let new_chat = (out.only_in.is_none() && self.st().no_chat_left.is_some())
             .then(|| self.fresh_chat(now));
+        let edited: Vec<String> = match &out.edit {
+            Edit::None => Vec::new(),
+            Edit::Replaces { old } => vec![old.clone()],
+            Edit::AfterRemoving { removed } => removed.clone(),
+        };
         let (plan, epoch) = {
             let st = self.st();
             (self.plan(&st, out, now, new_chat.clone()), st.epoch)
@@ -281,6 +341,13 @@ impl World {
             }
             if let Some(t) = plan.title {
                 st.title = t;
+            }
+        }
+        if !edited.is_empty() {
+            // Entries left memory: the windows are read again (they may reach further back).
+            self.forget(&edited);
+            if let Err(e) = self.reload_windows().await {
+                self.report(&e);
             }
         }
         drop(guard);
@@ -356,11 +423,44 @@ impl World {
         let mut new_chat = None;
 
         if let Some(mut c) = chat.clone() {
-            ops.push(StoreOp::AppendMessage {
-                world_id: world_id.clone(),
-                chat_id: c.id.clone(),
-                message: msg.clone(),
-            });
+            match &out.edit {
+                Edit::None => {
+                    ops.push(StoreOp::AppendMessage {
+                        world_id: world_id.clone(),
+                        chat_id: c.id.clone(),
+                        message: msg.clone(),
+                    });
+                    c.message_count += 1;
+                }
+                Edit::Replaces { old } => {
+                    ops.push(StoreOp::ReplaceMessage {
+                        world_id: world_id.clone(),
+                        chat_id: c.id.clone(),
+                        old_message_id: old.clone(),
+                        message: msg.clone(),
+                    });
+                    // The log no longer holds `old`: this removes its memory entries.
+                    ops.push(StoreOp::DeleteMessages {
+                        world_id: world_id.clone(),
+                        chat_id: c.id.clone(),
+                        message_ids: vec![old.clone()],
+                    });
+                }
+                Edit::AfterRemoving { removed } => {
+                    ops.push(StoreOp::DeleteMessages {
+                        world_id: world_id.clone(),
+                        chat_id: c.id.clone(),
+                        message_ids: removed.clone(),
+                    });
+                    ops.push(StoreOp::AppendMessage {
+                        world_id: world_id.clone(),
+                        chat_id: c.id.clone(),
+                        message: msg.clone(),
+                    });
+                    let n = u64::try_from(removed.len()).unwrap_or(u64::MAX);
+                    c.message_count = c.message_count.saturating_sub(n) + 1;
+                }
+            }
             for (agent, entry) in &out.memory {
                 ops.push(StoreOp::AppendMemory {
                     world_id: world_id.clone(),
@@ -369,8 +469,13 @@ impl World {
                     entry: entry.clone(),
                 });
             }
-            c.message_count += 1;
             c.updated_at = st.chat_update_time(now);
+            if let Edit::Replaces { old } = &out.edit {
+                events.push(Event::System(SystemEvent::MessageReplaced {
+                    old_message_id: old.clone(),
+                    message_id: msg.message_id.clone(),
+                }));
+            }
             events.push(Event::System(SystemEvent::ChatSaved {
                 chat_id: c.id.clone(),
                 message_count: c.message_count,
@@ -435,7 +540,7 @@ impl World {
                         reason = format!("queue full ({} pending)", st.queue_limit);
                         events.push(Event::error(
                             format!(
-                                "[Error] the call queue is full ({} pending); {id} did not respond",
+                                "the call queue is full ({} pending); {id} did not respond",
                                 st.queue_limit
                             ),
                             "queue_full",
@@ -453,6 +558,7 @@ impl World {
                                 agent_id: id.clone(),
                                 trigger: msg.clone(),
                                 reply_id: self.inner.ids.new_id(),
+                                regenerate: None,
                             },
                         });
                     }
@@ -461,6 +567,7 @@ impl World {
                     let notice_id = self.inner.ids.new_id();
                     events.push(Event::System(SystemEvent::TurnLimit {
                         agent_name: id.clone(),
+                        agent_display_name: a.agent.name.clone(),
                         message_id: notice_id.clone(),
                         turn_limit,
                     }));
@@ -478,6 +585,7 @@ impl World {
                         memory: Vec::new(),
                         only_in: Some(msg.chat_id.clone()),
                         keep_if_left: false,
+                        edit: Edit::None,
                     });
                 }
                 Decision::Ignore | Decision::QueueFull => {}
@@ -504,6 +612,9 @@ impl World {
                     });
                 }
             }
+        }
+        if let Some(e) = unanswered(st, &msg, stype, &jobs, &notices) {
+            events.push(Event::System(e));
         }
         if !session {
             ops.clear();

@@ -225,9 +225,10 @@ impl World {
         Ok(w)
     }
 
-    /// After a history limit change: in session mode re-read each window from the store (it may
-    /// have grown); otherwise trim the RAM windows. Caller holds the write lock.
-    async fn reload_windows(&self) -> Result<(), WorldError> {
+    /// After a history limit change or an edit (§10): in session mode re-read each window from
+    /// the store (it may have grown, or lost entries); otherwise trim the RAM windows. Caller
+    /// holds the write lock.
+    pub(crate) async fn reload_windows(&self) -> Result<(), WorldError> {
         let (world, cid, mut agents) = {
             let st = self.st();
             (

@@ -608,6 +608,53 @@ impl World {
     /// must not exist (`world_exists`).
     pub async fn import(svc: Services, json: &str) -> Result<World, WorldError> {
         let parsed = parse_document(json)?;
+        Self::import_parsed(svc, parsed).await
+    }
+
+    /// Imports a document as a copy next to the world it came from (a backup restored beside
+    /// the live world): the copy is named `name`, or `<name> (copy)`, `<name> (copy 2)`, … the
+    /// first whose id is free; its id is `kebab(name)`. Chat and message ids are kept: every
+    /// store keys them under the world, so they cannot clash with the original's (and the
+    /// copy's references between messages, memory and chats stay as they were). A given `name`
+    /// whose id exists → `world_exists`.
+    pub async fn import_copy(
+        svc: Services,
+        json: &str,
+        name: Option<&str>,
+    ) -> Result<World, WorldError> {
+        let mut parsed = parse_document(json)?;
+        let name = match name {
+            Some(n) => crate::core::model::validate_name("name", n)?,
+            None => {
+                let base = parsed.world.name.clone();
+                let mut found = None;
+                for i in 1..=100u32 {
+                    let candidate = if i == 1 {
+                        format!("{base} (copy)")
+                    } else {
+                        format!("{base} (copy {i})")
+                    };
+                    let id = crate::core::ids::world_id(&candidate)?;
+                    if svc.store.load_world(&id).await?.is_none() {
+                        found = Some(candidate);
+                        break;
+                    }
+                }
+                found.ok_or_else(|| {
+                    WorldError::input("name", "100 copies exist already; give the copy a name")
+                })?
+            }
+        };
+        let id = crate::core::ids::world_id(&name)?;
+        parsed.world.id = id.clone();
+        parsed.world.name = name;
+        for c in &mut parsed.chats {
+            c.chat.world_id = id.clone();
+        }
+        Self::import_parsed(svc, parsed).await
+    }
+
+    async fn import_parsed(svc: Services, parsed: Parsed) -> Result<World, WorldError> {
         let id = parsed.world.id.clone();
         // Under the world's lock, so two tabs importing the same world cannot both succeed.
         let guard = svc.store.lock_world(&id).await?;
