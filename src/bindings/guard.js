@@ -36,8 +36,11 @@ const __aww = (() => {
     pending.add(reject);
     p.then((v) => { pending.delete(reject); resolve(v); }, (e) => { pending.delete(reject); reject(e); });
   });
+  // What a quiet entry returns: the glue of a closure that returns a Result reads `ret[1]`
+  // (an error?) and `ret[0]`; zeros mean "no error, no value", so nothing throws.
+  const NOTHING = Object.freeze([0, 0, 0, 0]);
   const fail = (quiet, async) => {
-    if (quiet) return undefined;
+    if (quiet) return NOTHING;
     if (async) return Promise.reject(dead);
     throw dead;
   };
@@ -45,8 +48,12 @@ const __aww = (() => {
     const out = {};
     for (const [name, f] of Object.entries(exports)) {
       if (typeof f !== 'function') { out[name] = f; continue; }
+      // Entries from the event loop (closures called by promises and timers, the GC's frees)
+      // and the glue's own bookkeeping on those paths (externref table, wasm-bindgen intrinsics).
+      // Never malloc/realloc: an API call must reach its own export and fail there.
       const quiet = name.startsWith('wasm_bindgen__convert__closures')
-        || name === '__wbindgen_destroy_closure' || /^__wbg_\w+_free$/.test(name);
+        || name === '__wbindgen_destroy_closure' || name === '__wbindgen_free'
+        || name === '__externref_table_dealloc' || /^__wbg_\w+_free$/.test(name);
       const async = asyncExports.includes(name);
       out[name] = (...args) => {
         if (dead) {

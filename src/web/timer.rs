@@ -42,19 +42,31 @@ impl Drop for Timeout {
 /// Resolves after `ms` milliseconds. Dropping the future clears the timer.
 pub async fn sleep(ms: u64) {
     let mut handle = JsValue::UNDEFINED;
-    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
-        handle = set_timeout(&resolve, ms as f64);
+    let mut resolve = None;
+    let promise = js_sys::Promise::new(&mut |res, _reject| {
+        handle = set_timeout(&res, ms as f64);
+        resolve = Some(res);
     });
-    // Clears the timer if the future is dropped before it fires (harmless after).
-    let _guard = ClearOnDrop(handle);
+    // Clears the timer if the future is dropped before it fires, and settles the promise then:
+    // a `JsFuture` keeps its two callbacks in a reference cycle that only settling breaks, so
+    // a promise left pending for ever would leak them (two closures per timer: a call racing
+    // its timeouts would leak four per reply).
+    let _guard = ClearOnDrop { handle, resolve };
     // A timer promise never rejects; ignoring the Result is correct.
     let _ = JsFuture::from(promise).await;
 }
 
-struct ClearOnDrop(JsValue);
+struct ClearOnDrop {
+    handle: JsValue,
+    resolve: Option<js_sys::Function>,
+}
 
 impl Drop for ClearOnDrop {
     fn drop(&mut self) {
-        clear_timeout(&self.0);
+        clear_timeout(&self.handle);
+        // Settling an already settled promise does nothing.
+        if let Some(resolve) = &self.resolve {
+            let _ = resolve.call0(&JsValue::UNDEFINED);
+        }
     }
 }

@@ -20,6 +20,9 @@ const MESSAGE = 'the engine stopped after an internal error; reload the page';
 
 test('after a trap every call fails at once with internal_error, pending calls included', async () => {
   const world = await AgentWorld.create({ name: `Trap ${process.pid}`, storage: 'memory' });
+  // The call's timeout timers outlive the trap and fire into the dead module a few seconds
+  // later: they must stay quiet (an uncaught error there would fail this test's file).
+  world.setTimeouts(3000, 2000);
   let streaming;
   const started = new Promise((resolve) => { streaming = resolve; });
   world.registerProvider({
