@@ -3,7 +3,7 @@
 // `bench:begin`/`bench:end` markers, and exit code 1 when a target is over the size budget.
 //   node bench/report.mjs --out bench/results.json --readme README.md
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { stats } from './common.mjs';
 
 const args = process.argv.slice(2);
@@ -57,6 +57,10 @@ const machine = {
   node: process.version,
   chromium: chromium.runtime.replace(/^chromium /, ''),
   bench_seconds: Number(process.env.BENCH_SECONDS) || null,
+  // 1-minute load average when the run started (scripts/bench.sh notes it) and now: above the
+  // core count, other work shared the machine and the ratios are noisier than usual.
+  load_start: existsSync(new URL('loadavg-start.txt', OUT)) ? Number(readFileSync(new URL('loadavg-start.txt', OUT), 'utf8').split(' ')[0]) : null,
+  load_end: loadavg()[0],
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -74,7 +78,8 @@ const check = (what, pass, figure) => checks.push({ what, pass, figure });
 
 const lines = [];
 lines.push(`Measured ${machine.date} on ${machine.nproc} cores (${machine.cpu}), Node ${machine.node}, Chromium ${machine.chromium}; ` +
-  `${native.reps} repetitions per figure, median (min–max); the whole \`make bench\` took ${machine.bench_seconds ?? '?'} s.`);
+  `${native.reps} repetitions per figure, median (min–max); the whole \`make bench\` took ${machine.bench_seconds ?? '?'} s; ` +
+  `load average ${machine.load_start ?? '?'} at the start, ${machine.load_end.toFixed(2)} at the end${Math.max(machine.load_start ?? 0, machine.load_end) > machine.nproc ? ' (above the core count: the machine was shared, so the ratios are noisier than usual)' : ''}.`);
 
 lines.push('', `**Size** (budget: gzip of .wasm + glue ≤ ${kb(size.budget_gzip_bytes)} per target)`, '');
 lines.push(table(['target', '.wasm raw / gzip / brotli', 'JS glue raw / gzip / brotli', 'total gzip', 'of budget'],
@@ -153,7 +158,7 @@ lines.push(table(['agents', 'native msg/s', 'Node msg/s', 'native ÷ Node', 'µs
   })));
 
 const ro = node.routing_original;
-lines.push('', `**Routing in the original's scenario**: ${ro.agents} agents, ${int(ro.human_messages)} public human messages sent back to back, one-chunk instant replies (\`custom\` provider), memory storage, session on, a fresh Node process per repetition, timed from the first send to \`idle()\``, '');
+lines.push('', `**Routing in the original's scenario**: ${ro.agents} agents, ${int(ro.human_messages)} public human messages (each followed by \`idle()\`: the call queue holds 100 pending calls), one-chunk instant replies (\`custom\` provider), memory storage, session on, a fresh Node process per repetition, timed from the first send to the last \`idle()\``, '');
 lines.push(table(['replies', 'ms (first send → idle)', 'replies/s', 'budget'], [[int(ro.replies), spread(ro.ms), `${int(ro.replies_per_s.median)} (${int(ro.replies_per_s.min)}–${int(ro.replies_per_s.max)})`, `≥ ${int(BUDGETS.routing_original_replies_per_s)}`]]));
 check(`routing, original's scenario ≥ ${int(BUDGETS.routing_original_replies_per_s)} replies/s`, ro.replies_per_s.median >= BUDGETS.routing_original_replies_per_s, `${int(ro.replies_per_s.median)}/s`);
 
