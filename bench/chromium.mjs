@@ -55,12 +55,15 @@ try {
   const cold = [];
   for (let i = 0; i < Math.max(reps, 7); i++) cold.push(await inFreshContext((c) => run(c, { mode: 'cold' })));
   const field = (k) => stats(cold.map((x) => x[k]));
-  result.cold_start = { init_ms: field('init_ms'), create_ms: field('create_ms'), total_ms: field('total_ms'), empty_ms: field('empty_ms'), raw: cold };
-  result.cold_start.ratio = result.cold_start.total_ms.median / result.cold_start.empty_ms.median;
-  log(`cold start ${result.cold_start.total_ms.median.toFixed(1)} ms (init ${result.cold_start.init_ms.median.toFixed(1)}) vs empty ${result.cold_start.empty_ms.median.toFixed(2)} ms`);
+  result.cold_start = { init_ms: field('init_ms'), create_ms: field('create_ms'), total_ms: field('total_ms'), compile_ms: field('compile_ms'), wasm_bytes: cold[0].wasm_bytes, raw: cold };
+  result.cold_start.ratio = result.cold_start.total_ms.median / result.cold_start.compile_ms.median;
+  log(`cold start ${result.cold_start.total_ms.median.toFixed(1)} ms (init ${result.cold_start.init_ms.median.toFixed(1)}) vs compiling the same bytes alone ${result.cold_start.compile_ms.median.toFixed(1)} ms`);
 
-  result.streaming = (await inFreshContext((c) => run(c, { mode: 'stream' }))).rows;
+  const streams = await inFreshContext((c) => run(c, { mode: 'stream' }, 480_000));
+  result.streaming = streams.rows;
+  result.tool_streaming = streams.tool_rows;
   for (const r of result.streaming) log(`streaming n=${r.n}: ratio ${r.ratio.toFixed(2)}, ${r.engine_us_per_chunk.toFixed(1)} µs/chunk (raw ${r.raw_us_per_chunk.toFixed(1)})`);
+  for (const r of result.tool_streaming) log(`tool step n=${r.n}: ${r.tool_us_per_chunk.toFixed(2)} µs/chunk vs ${r.plain_us_per_chunk.toFixed(2)} without`);
 
   result.persistence = await inFreshContext(async (c) => {
     const p = await run(c, { mode: 'persist' });

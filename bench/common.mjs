@@ -17,25 +17,46 @@ let serial = 0;
 /** A world name no earlier run used (worlds are keyed by name in a shared store). */
 export const uniqueName = (base) => `${base} ${Date.now().toString(36)} ${++serial}`;
 
+/** The text the mock streams back as exactly n one-word chunks (`tok`, ` tok`, …). */
+const tokensText = (n) => `tok${' tok'.repeat(n - 1)}`;
+
+/** The tool of the tool-step case: answers at once. */
+export const PING_TOOL = {
+  name: 'ping',
+  description: 'Answers at once (bench)',
+  parameters: { type: 'object', properties: {} },
+  execute: () => ({ ok: true }),
+};
+
 /**
  * The engine: one agent with streaming on, the mock streaming `n` chunks with no delay. The
  * window is from the response head (`fetch` resolved, i.e. the first bytes) to the last `sse`
- * `chunk` callback; fetch is wrapped only to note that moment.
+ * `chunk` callback; fetch is wrapped only to note that moment (the last fetch's: with a tool
+ * step, the streaming step's).
+ *
+ * `script`: how the mock is told to stream n chunks. `fault` (default) = `mock-fault:
+ * tokens:n`; `reply` = a `mock-reply:` line of the same n words; `tool` = the same reply after
+ * a first step that calls the `ping` tool (`mock-tool: ping {}`; the mock's `tokens` fault
+ * would apply to both steps, so the two tool-case variants both use `reply`).
  */
-export async function engineStream({ AgentWorld, mockUrl, n, storage }) {
+export async function engineStream({ AgentWorld, mockUrl, n, storage, script = 'fault' }) {
   const world = await AgentWorld.create({ name: uniqueName('Bench Stream'), ...(storage ? { storage } : {}) });
   try {
     world.configureProvider('openai', { apiKey: 'bench-key', baseUrl: `${mockUrl}/v1` });
-    await world.addAgent({ name: 'Streamer', provider: 'openai', model: 'bench', systemPrompt: `mock-fault: tokens:${n}` });
+    const prompt = script === 'fault' ? `mock-fault: tokens:${n}` : `${script === 'tool' ? 'mock-tool: ping {}\n' : ''}mock-reply: ${tokensText(n)}`;
+    if (script === 'tool') world.registerTool(PING_TOOL);
+    await world.addAgent({ name: 'Streamer', provider: 'openai', model: 'bench', systemPrompt: prompt, ...(script === 'tool' ? { tools: ['ping'] } : {}) });
     let head = 0;
     let last = 0;
     let callbacks = 0;
+    let toolResults = 0;
+    let fetches = 0;
     let reply = '';
     world.on('sse', (e) => {
       if (e.type === 'chunk') {
         callbacks++;
         last = performance.now();
-      }
+      } else if (e.type === 'tool-result') toolResults++;
     });
     world.on('message', (m) => {
       if (m.sender === 'streamer') reply = m.content;
@@ -44,16 +65,20 @@ export async function engineStream({ AgentWorld, mockUrl, n, storage }) {
     globalThis.fetch = async (...args) => {
       const res = await realFetch(...args);
       head = performance.now();
+      fetches++;
       return res;
     };
+    let t0 = 0;
     try {
+      t0 = performance.now();
       await world.send('go');
       await world.idle();
     } finally {
       globalThis.fetch = realFetch;
     }
-    if (reply.length !== tokensReplyLength(n)) throw new Error(`engine stream: reply of ${reply.length} chars, expected ${tokensReplyLength(n)}`);
-    return { ms: last - head, callbacks };
+    if (reply.length !== tokensReplyLength(n)) throw new Error(`engine stream (${script}): reply of ${reply.length} chars, expected ${tokensReplyLength(n)}`);
+    if (script === 'tool' && (toolResults !== 1 || fetches !== 2)) throw new Error(`engine stream (tool): ${toolResults} tool results over ${fetches} requests, expected 1 over 2`);
+    return { ms: last - head, callbacks, reply_ms: last - t0 };
   } finally {
     world.free?.();
   }
@@ -141,6 +166,45 @@ export async function streamingBench({ AgentWorld, mockUrl, sizes, reps, storage
       raw: { engine, raw },
     };
     log(`streaming n=${n}: engine ${e.median.toFixed(1)} ms, raw ${r.median.toFixed(1)} ms, ratio ${row.ratio.toFixed(2)}`);
+    out.push(row);
+  }
+  return out;
+}
+
+/**
+ * A tool step must not change the per-chunk cost of streaming: the same n-chunk reply with and
+ * without a first step that calls a tool answering at once, alternated, after untimed pairs.
+ * Both windows are the streaming step's (its response head → last chunk).
+ */
+export async function toolStreamBench({ AgentWorld, mockUrl, sizes, reps, storage, log = () => {} }) {
+  const out = [];
+  for (const n of sizes) {
+    for (let i = 0; i < 3; i++) {
+      await engineStream({ AgentWorld, mockUrl, n: Math.min(n, 5000), storage, script: 'reply' });
+      await engineStream({ AgentWorld, mockUrl, n: Math.min(n, 5000), storage, script: 'tool' });
+    }
+    const plain = [];
+    const tool = [];
+    const toolReply = [];
+    for (let i = 0; i < reps; i++) {
+      plain.push((await engineStream({ AgentWorld, mockUrl, n, storage, script: 'reply' })).ms);
+      const t = await engineStream({ AgentWorld, mockUrl, n, storage, script: 'tool' });
+      tool.push(t.ms);
+      toolReply.push(t.reply_ms);
+    }
+    const p = stats(plain);
+    const t = stats(tool);
+    const row = {
+      n,
+      plain_ms: p,
+      tool_ms: t,
+      tool_reply_ms: stats(toolReply),
+      ratio: t.median / p.median,
+      plain_us_per_chunk: (1000 * p.median) / n,
+      tool_us_per_chunk: (1000 * t.median) / n,
+      raw: { plain, tool, tool_reply: toolReply },
+    };
+    log(`tool step n=${n}: ${row.tool_us_per_chunk.toFixed(2)} µs/chunk after a tool step vs ${row.plain_us_per_chunk.toFixed(2)} without (${row.ratio.toFixed(2)}×)`);
     out.push(row);
   }
   return out;

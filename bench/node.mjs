@@ -1,16 +1,18 @@
-// `make bench`, Node part (run by scripts/bench.sh): streaming overhead, routing throughput,
-// memory after 1,000 vs 10,000 messages, and cold start, through pkg/nodejs.
+// `make bench`, Node part (run by scripts/bench.sh): streaming overhead (with and without a
+// tool step), routing throughput (and the original's scenario, bench/routing-original.mjs),
+// memory from the start to 10,000 messages, and cold start, through pkg/nodejs.
 //   node bench/node.mjs --mock URL --reps 5 --out bench/out/node.json
 //   node --expose-gc bench/node.mjs --memory on|off      (child mode: one JSON line)
 import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { stats, streamingBench, routingWorld } from './common.mjs';
+import { stats, streamingBench, toolStreamBench, routingWorld } from './common.mjs';
 
 const require = createRequire(import.meta.url);
 const SELF = fileURLToPath(import.meta.url);
 const COLD = fileURLToPath(new URL('./coldstart-node.mjs', import.meta.url));
+const ORIGINAL = fileURLToPath(new URL('./routing-original.mjs', import.meta.url));
 const args = process.argv.slice(2);
 const arg = (name, fallback) => {
   const i = args.indexOf(name);
@@ -22,8 +24,8 @@ const ROUTING_MESSAGES = 10000;
 const { AgentWorld } = require('../pkg/nodejs/agent_world_wasm.js');
 
 /**
- * Child mode: RSS and heap after 1,000 and 10,000 published messages (10 agents), after a full
- * GC. `heapUsed` (live JS objects) and `external` (which holds the wasm linear memory) are the
+ * Child mode: RSS and heap at the start (world and agents made) and after 100, 1,000 and
+ * 10,000 published messages (10 agents), after a full GC. `heapUsed` (live JS objects) and `external` (which holds the wasm linear memory) are the
  * engine's footprint; RSS also holds V8's heap reservation (`heapTotal`), which V8 grows with
  * the allocation rate up to its young-generation limit whatever is live.
  */
@@ -36,11 +38,13 @@ async function memory(session) {
     return { messages: r.published(), rss: m.rss, heapTotal: m.heapTotal, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers };
   };
   const start = sample();
+  await r.drive(100);
+  const at100 = sample();
   await r.drive(1000);
   const at1k = sample();
   await r.drive(10000);
   const at10k = sample();
-  return { session, agents: 10, start, at1k, at10k };
+  return { session, agents: 10, start, at100, at1k, at10k };
 }
 
 async function routing(agents, reps) {
@@ -61,6 +65,15 @@ async function routing(agents, reps) {
   const s = stats(rates);
   log(`routing ${agents} agents: ${s.median.toFixed(0)} messages/s`);
   return { agents, messages_per_s: s.median, min: s.min, max: s.max, us_per_message: 1e6 / s.median, reps: raw };
+}
+
+/** The original's scenario (bench/routing-original.mjs), a fresh Node process per repetition. */
+function originalRouting(reps) {
+  const runs = [];
+  for (let i = 0; i < reps; i++) runs.push(JSON.parse(execFileSync(process.execPath, [ORIGINAL], { encoding: 'utf8' })));
+  const s = stats(runs.map((r) => r.replies_per_s));
+  log(`original's scenario (3 agents, 200 human messages, fresh process): ${s.median.toFixed(0)} replies/s`);
+  return { agents: runs[0].agents, human_messages: runs[0].human, replies: runs[0].replies, replies_per_s: s, ms: stats(runs.map((r) => r.ms)), reps: runs };
 }
 
 function coldStart(reps) {
@@ -93,11 +106,13 @@ if (arg('--memory')) {
   if (!mockUrl) throw new Error('bench/node.mjs needs --mock URL (scripts/bench.sh starts the mock LLM)');
   const result = { runtime: `node ${process.version}` };
   result.streaming = await streamingBench({ AgentWorld, mockUrl, sizes: [1000, 20000], reps, log });
+  result.tool_streaming = await toolStreamBench({ AgentWorld, mockUrl, sizes: [1000, 20000], reps, log });
+  result.routing_original = originalRouting(Math.max(reps, 7));
   result.routing = [];
   for (const agents of [3, 10, 100]) result.routing.push(await routing(agents, reps));
   const child = (mode) => JSON.parse(execFileSync(process.execPath, ['--expose-gc', SELF, '--memory', mode], { encoding: 'utf8' }));
   result.memory = { session_off: child('off'), session_on: child('on') };
-  log(`memory (session off): rss ${(result.memory.session_off.at1k.rss / 2 ** 20).toFixed(1)} → ${(result.memory.session_off.at10k.rss / 2 ** 20).toFixed(1)} MiB`);
+  for (const [k, m] of Object.entries(result.memory)) log(`memory (${k}): live ${((m.at100.heapUsed + m.at100.external) / 2 ** 20).toFixed(1)} MiB at 100 → ${((m.at10k.heapUsed + m.at10k.external) / 2 ** 20).toFixed(1)} MiB at 10,000 messages`);
   result.cold_start = coldStart(Math.max(reps, 7));
   writeFileSync(arg('--out', '/dev/stdout'), JSON.stringify(result, null, 1));
 }

@@ -8,9 +8,9 @@
 //!   idle, repeat until `MESSAGES` messages are published. "Routed" = published messages
 //!   (the human's and the replies): each one is routed against every agent. Median of `reps`
 //!   fresh worlds, with min and max.
-//! - RAM: VmRSS from /proc/self/status after 1,000 and after 10,000 published messages, each
-//!   mode in a fresh child process (this binary re-run with `--memory on|off`) so one run's
-//!   freed-but-kept heap does not blur the next. `off` = session mode off: nothing of the
+//! - RAM: VmRSS from /proc/self/status at the start and after 100, 1,000 and 10,000 published
+//!   messages, each mode in a fresh child process (this binary re-run with `--memory on|off`)
+//!   so one run's freed-but-kept heap does not blur the next. `off` = session mode off: nothing of the
 //!   conversation is stored, so what remains is the engine's own RAM (agents' memory windows,
 //!   bounded by `historyLimit`) and must stay flat. `on` = session mode on: the memory store
 //!   keeps every message, so RSS grows with the chat by design (reported per message).
@@ -179,10 +179,13 @@ fn rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// Child mode: RSS after 1,000 and 10,000 published messages with 10 agents.
+/// Child mode: RSS at the start and after 100, 1,000 and 10,000 published messages with 10
+/// agents (growth is reported from 100, once the agents' memory windows are full).
 fn memory(session: bool) -> Value {
     let b = bench_world(10, session);
     let before = rss_kib();
+    b.drive(100);
+    let at_100 = (b.published.get(), rss_kib());
     b.drive(1_000);
     let at_1k = (b.published.get(), rss_kib());
     b.drive(10_000);
@@ -197,6 +200,7 @@ fn memory(session: bool) -> Value {
         "session": session,
         "agents": 10,
         "rss_kib_start": before,
+        "messages_100": at_100.0, "rss_kib_100": at_100.1,
         "messages_1k": at_1k.0, "rss_kib_1k": at_1k.1,
         "messages_10k": at_10k.0, "rss_kib_10k": at_10k.1,
         "memory_window_entries": window,

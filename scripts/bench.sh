@@ -13,6 +13,7 @@ mkdir -p "$OUT"
 REPS=${BENCH_REPS:-5}
 TWIGGY_VERSION=0.8.0
 : >"$OUT/timings.txt"
+cp /proc/loadavg "$OUT/loadavg-start.txt" # bench/report.mjs prints it: a shared machine makes noisy ratios
 part() { local s; s=$(date +%s); echo "== bench: $1" >&2; shift; "$@"; echo "$(( $(date +%s) - s )) $*" >>"$OUT/timings.txt"; }
 
 # The bench's own tools, idempotent: hyperfine from Debian, twiggy from the crate registry.
