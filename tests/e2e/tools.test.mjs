@@ -7,6 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { launchChromium } from '../support/chromium.mjs';
+import { contrastOf } from '../support/contrast.mjs';
 import { startDemo } from '../../scripts/demo-server.mjs';
 
 const out = new URL('../../test-output/', import.meta.url);
@@ -55,6 +56,18 @@ async function addAgent(page, { name, model, systemPrompt, tools = [] }) {
   await page.waitForSelector('#agent-dialog', { state: 'hidden' });
   await page.waitForSelector(`.agent-item[data-agent-id="${name.toLowerCase()}"]`, { state: 'attached' });
   if (await page.isVisible('#close-sidebar')) await page.click('#close-sidebar');
+}
+
+/** Every text of the tool cards and approvals on screen is readable (4.5:1), light and dark. */
+async function checkContrast(page, label) {
+  for (const scheme of ['light', 'dark']) {
+    if ((await page.getAttribute('html', 'data-theme')) !== scheme) await page.click('#theme-toggle');
+    for (const sel of ['.tool-name', '.tool-args', '.tool-state', '.tool-label', '.tool-detail pre',
+      '.approval-text', '.approval-args', '.approval-outcome', '.approve-btn', '.deny-btn']) {
+      for (const r of await contrastOf(page, `.tool-card ${sel}`)) assert.ok(r >= 4.5, `${label} ${sel} in ${scheme}: ${r}:1 < 4.5:1`);
+    }
+    await shot(page, `tools-${label}-${scheme}.png`);
+  }
 }
 
 async function send(page, text) {
@@ -180,6 +193,7 @@ for (const [label, viewport] of [['desktop', DESKTOP], ['phone', PHONE]]) {
     assert.equal(await page.textContent(`${waiting} .approval-args`), JSON.stringify({ url }));
     assert.equal(await page.locator('.msg.final[data-sender="fetcher"]').count(), 0);
     await shot(page, `tools-approval-${label}.png`);
+    await checkContrast(page, `waiting-${label}`);
     await page.click(`${waiting} .approve-btn`);
     await page.waitForSelector('.msg.final[data-sender="fetcher"]', { timeout: 20_000 });
     await idle(page);
@@ -206,6 +220,7 @@ for (const [label, viewport] of [['desktop', DESKTOP], ['phone', PHONE]]) {
     assert.equal(card.error, 'denied by the user');
     assert.match(await page.textContent('.msg.final[data-sender="fetcher"]:last-of-type .body'), /fetch_url: \{"error":"denied by the user"\}/);
     await shot(page, `tools-denied-${label}.png`);
+    await checkContrast(page, `answered-${label}`);
 
     // A reload while it waits: the approval comes back from the store and still works.
     await send(page, '@fetcher once more');
