@@ -61,11 +61,14 @@ export class ChatView {
     if (this.bubbles.size || this.root.querySelector('.msg, .inline-error, .notice')) return;
     this.root.querySelector('.empty')?.remove();
     const names = [...this.agents.values()].flatMap((a, i) => (i ? [', ', bdi(a.name)] : [bdi(a.name)]));
+    // An agent with the demo's time and calculator tools (Tess) gets a question that uses them.
+    const toolUser = [...this.agents.values()].find((a) => a.tools?.includes('current_time') && a.tools.includes('calculator'));
     const tries = hasAgents
       ? [
           'Hello everyone! What should we build today?',
           `@${[...this.agents.keys()][0]} what do you think?`,
-        ]
+          toolUser ? `@${toolUser.id} what time is it in Paris, and what is 17 × 23?` : null,
+        ].filter(Boolean)
       : [];
     this.empty = h('div', { class: 'empty' },
       h('div', { class: 'empty-mark', 'aria-hidden': 'true' }, '◎'),

@@ -115,7 +115,11 @@ for (const [label, viewport] of [['desktop', DESKTOP], ['phone', PHONE]]) {
         }
       }).observe(document.getElementById('messages'), { childList: true, subtree: true });
     });
-    await send(page, '@tess what time is it in Paris, and what is 17 × 23?');
+    // The empty chat suggests a question for Tess (on the phone, the test takes it).
+    const suggestion = page.locator('.empty .suggestion', { hasText: '@tess' });
+    assert.equal(await suggestion.textContent(), '@tess what time is it in Paris, and what is 17 × 23?');
+    if (viewport === PHONE) await suggestion.click();
+    else await send(page, '@tess what time is it in Paris, and what is 17 × 23?');
     await page.waitForSelector('.msg.final[data-sender="tess"]', { timeout: 20_000 });
     await idle(page);
     const seen = await page.evaluate(() => window.seenCards);
