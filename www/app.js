@@ -4,6 +4,7 @@ import init, { AgentWorld, isAgentWorldError, version } from '/pkg/web/agent_wor
 import { $, append, bdi, h, plainText, setAgentOrder } from './dom.js';
 import { attachMentions, mentionsOf } from './mentions.js';
 import { listModels, modelListRequest } from './providers.js';
+import { registerDemoTools } from './tools.js';
 import { ChatView, addDebug, renderAgents, renderChats, renderWorlds } from './render.js';
 import {
   FIELD_LABELS, PROVIDERS, addNote, dropNotes, effectiveProviders, loadNotes, loadPlace, loadRemembered,
@@ -31,6 +32,7 @@ const view = new ChatView($('messages'), {
     $('input').focus();
   },
   onAddAgent: () => openAgentDialog(),
+  onApproval: (approvalId, approve) => answerApproval(approvalId, approve),
   actions: {
     get regenerate() { return can('regenerate') ? (m) => guard('Could not regenerate', () => regenerate(m.messageId)) : null; },
     get edit() { return can('editMessage') ? (m) => startEdit(m) : null; },
@@ -141,6 +143,10 @@ async function attach(handle, chatId = null) {
   detach();
   world = handle;
   applyProviders();
+  // Tools live in memory only: every world opened gets the page's tools again, so the demo
+  // world's Tess (and a world made before the tools existed, once an agent lists them) works.
+  const toolErrors = registerDemoTools(world);
+  if (toolErrors.length) status(`Some demo tools are not available: ${toolErrors.join(' · ')}`, 'error', 8000);
   offs.push(world.on('message', onMessage));
   offs.push(world.on('sse', onSse));
   offs.push(world.on('system', onSystem));
@@ -193,14 +199,26 @@ const DEMO_AGENTS = [
       'mock-reply: Noted; Alice and Bob have covered it. <world>pass</world>',
     ].join('\n'),
   },
+  {
+    name: 'Tess', model: 'mock-tess', tools: ['current_time', 'calculator', 'fetch_url'],
+    systemPrompt: [
+      'You are Tess, the assistant with tools: the time in any time zone, a calculator, and reading a web page (the user approves each fetch). Use a tool rather than guessing, and say what it returned.',
+      '',
+      '# Script for the local mock LLM (remove these lines with a real provider): call two tools, then answer with their results.',
+      'mock-tool: current_time {"timeZone": "Europe/Paris"}',
+      'mock-tool: calculator {"expression": "17 * 23"}',
+      'mock-reply: I asked my tools rather than guessing: {results}',
+    ].join('\n'),
+  },
 ];
 
 /** First visit with the demo server: a ready-made world whose agents talk through the mock. */
 async function createDemoWorld() {
   const handle = await AgentWorld.create({
-    name: 'Demo World', description: 'Three agents on the local mock LLM', turnLimit: 5, ...worldOpts(),
+    name: 'Demo World', description: 'Four agents on the local mock LLM, one with tools', turnLimit: 5, ...worldOpts(),
   });
   applyProviders(handle);
+  registerDemoTools(handle);
   for (const a of DEMO_AGENTS) await handle.addAgent({ ...a, provider: 'openai-compatible' });
   await attach(handle);
 }
@@ -320,6 +338,10 @@ async function showCurrentChat() {
     else if (n.kind === 'stopped') view.localNote(STOPPED, n.after);
     else if (n.kind === 'unanswered') view.unanswered(n);
   }
+  // Tool calls waiting for your answer survive a reload: their cards get Approve / Deny again.
+  if (can('pendingApprovals')) {
+    for (const p of world.pendingApprovals()) view.approvalRequest(p);
+  }
   view.showEmpty(agents.length > 0);
   view.scroll(true);
 }
@@ -395,11 +417,31 @@ function openAgentDialog(agent = null) {
   f.systemPrompt.value = agent?.systemPrompt ?? '';
   f.temperature.value = agent?.temperature ?? '';
   f.maxTokens.value = agent?.maxTokens ?? '';
+  fillToolPicks(agent);
   $('agent-remove').hidden = !agent;
   $('agent-error').textContent = '';
   fillModelHints();
   $('agent-dialog').showModal();
   f.name.focus();
+}
+
+/** The tool checkboxes: the tools this page registered, and any the agent lists that it did
+ * not (from another page or an import: its replies fail with tool_not_registered until it is
+ * unticked here). */
+function fillToolPicks(agent) {
+  const offered = world ? world.tools() : [];
+  const listed = agent?.tools ?? [];
+  const names = [...offered.map((t) => t.name), ...listed.filter((n) => !offered.some((t) => t.name === n))];
+  $('agent-tools-box').hidden = !names.length;
+  $('agent-tools').replaceChildren(...names.map((name) => {
+    const info = offered.find((t) => t.name === name);
+    const id = `tool-pick-${name}`;
+    return h('div', { class: 'tool-pick' },
+      h('input', { type: 'checkbox', id, name: 'tools', value: name, checked: listed.includes(name) }),
+      h('label', { for: id }, h('code', {}, plainText(name)),
+        info ? ` ${info.needsApproval ? '(asks you first) ' : ''}` : ' (not available on this page)'),
+      info ? h('div', { class: 'tool-pick-desc' }, info.description) : null);
+  }));
 }
 
 /** The model field's suggestions, and the model picker filled from the provider's own list
@@ -437,10 +479,15 @@ async function saveAgent() {
     temperature: num(f.temperature.value),
     maxTokens: num(f.maxTokens.value),
   };
+  const tools = [...$('agent-tools').querySelectorAll('input[type="checkbox"]:checked')].map((c) => c.value);
   if (editing) {
+    // Tools are sent only when changed, so an edit of another field keeps them as they were.
+    const before = editing.tools ?? [];
+    if (tools.length !== before.length || tools.some((t, i) => t !== before[i])) fields.tools = tools;
     await world.updateAgent(editing.id, fields);
   } else {
     const create = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null));
+    if (tools.length) create.tools = tools;
     await world.addAgent(create);
   }
   refreshAgents();
@@ -604,6 +651,13 @@ function onSystem(e) {
       }
       break;
     }
+    case 'approval-request':
+      view.approvalRequest(e);
+      status([bdi(agents.find((a) => a.id === e.agentName)?.name ?? e.agentName), ' waits for your approval to run ', bdi(e.toolName), '.'], 'info', 6000);
+      break;
+    case 'approval-resolved':
+      view.approvalResolved(e);
+      break;
     case 'message-replaced':
       // §10: a regenerated reply takes the old one's place: repaint once the work is done.
       if (busy) repaintWhenIdle = true;
@@ -662,6 +716,25 @@ function stop() {
   if (chat) addNote(world.id, chat.id, { kind: 'stopped', after, at: Date.now() });
   setBusy(false);
   $('input').focus();
+}
+
+/** Approve or deny a waiting tool call; the reply resumes (SSE `start` again, same bubble).
+ * Returns false when the answer failed (answered in another tab, cancelled): the card says so. */
+async function answerApproval(approvalId, approve) {
+  if (!world) return false;
+  try {
+    if (approve) await world.approve(approvalId);
+    else await world.deny(approvalId);
+    return true;
+  } catch (err) {
+    if (isAgentWorldError(err) && err.code === 'approval_not_found') {
+      view.approvalResolved({ approvalId, outcome: 'gone' });
+      status('That approval was already answered or cancelled (perhaps in another tab).', 'error', 6000);
+      return true;
+    }
+    fail(err, approve ? 'Could not approve' : 'Could not deny');
+    return false;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

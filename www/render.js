@@ -1,7 +1,7 @@
 // Rendering: the message list (live streaming bubbles, notices, inline errors, message
 // actions, the "new messages" pill), and the sidebar lists (chats, agents, worlds). Model text
 // goes through markdown.js only.
-import { $, avatar, bdi, colourIndex, h, plainText, replaceChildren } from './dom.js';
+import { $, append, avatar, bdi, colourIndex, h, plainText, replaceChildren } from './dom.js';
 import { RENDER_LIMIT, copyButton, formatSize, renderInto } from './markdown.js';
 
 const HUMAN = 'human';
@@ -17,8 +17,10 @@ const time = (ms) => new Date(ms).toLocaleTimeString([], { hour: '2-digit', minu
  * {copy: true, regenerate?, edit?, remove?} → handlers (message) => void.
  */
 export class ChatView {
-  constructor(root, { onRetry, onSuggest, onAddAgent, actions = {}, pill = null }) {
+  constructor(root, { onRetry, onSuggest, onAddAgent, onApproval = null, actions = {}, pill = null }) {
     this.root = root;
+    /** (approvalId, approve: boolean) => Promise: answers an approval (world.approve / deny). */
+    this.onApproval = onApproval;
     this.onRetry = onRetry;
     this.onSuggest = onSuggest;
     this.onAddAgent = onAddAgent;
@@ -59,11 +61,14 @@ export class ChatView {
     if (this.bubbles.size || this.root.querySelector('.msg, .inline-error, .notice')) return;
     this.root.querySelector('.empty')?.remove();
     const names = [...this.agents.values()].flatMap((a, i) => (i ? [', ', bdi(a.name)] : [bdi(a.name)]));
+    // An agent with the demo's time and calculator tools (Tess) gets a question that uses them.
+    const toolUser = [...this.agents.values()].find((a) => a.tools?.includes('current_time') && a.tools.includes('calculator'));
     const tries = hasAgents
       ? [
           'Hello everyone! What should we build today?',
           `@${[...this.agents.keys()][0]} what do you think?`,
-        ]
+          toolUser ? `@${toolUser.id} what time is it in Paris, and what is 17 × 23?` : null,
+        ].filter(Boolean)
       : [];
     this.empty = h('div', { class: 'empty' },
       h('div', { class: 'empty-mark', 'aria-hidden': 'true' }, '◎'),
@@ -127,7 +132,7 @@ export class ChatView {
       'data-message-id': messageId, 'data-sender': sender,
       'aria-label': `${plainText(name)} says`,
     }, isHuman ? null : avatar(sender, name), h('div', { class: 'msg-col' }, bubble));
-    const b = { el, body, meta, bubble, text: '', rendered: null, reasoning: null, streaming: false, timer: 0, sender, name };
+    const b = { el, body, meta, bubble, text: '', rendered: null, reasoning: null, streaming: false, timer: 0, sender, name, tools: null, cards: new Map() };
     this.bubbles.set(messageId, b);
     return b;
   }
@@ -181,12 +186,17 @@ export class ChatView {
         this.insert(b.el);
       }
       b.streaming = true;
+      b.el.classList.remove('awaiting');
       b.el.classList.add('streaming');
       b.el.setAttribute('aria-busy', 'true');
       return;
     }
     if (!b) return;
-    if (e.type === 'chunk' && e.content) {
+    if (e.type === 'tool-call') {
+      this.toolCard(b, e).update({ args: e.args, state: 'running' });
+    } else if (e.type === 'tool-result') {
+      this.toolCard(b, e).update(outcome(e));
+    } else if (e.type === 'chunk' && e.content) {
       b.text += e.content;
       b.el.dataset.length = String(b.text.length);
       this.scheduleRender(b);
@@ -209,7 +219,7 @@ export class ChatView {
       b.el.classList.remove('streaming');
       b.el.removeAttribute('aria-busy');
       if (e.type === 'error') {
-        if (!b.text.trim()) {
+        if (!b.text.trim() && !b.cards?.size) {
           // Nothing was shown: the inline error (system event) says what happened.
           b.el.remove();
           this.bubbles.delete(e.messageId);
@@ -249,9 +259,59 @@ export class ChatView {
     }
     // The stream already rendered this very text: nothing moves when the reply is final.
     this.renderBody(b, m.content);
+    // The published calls are the record: they fill (or, after a reload, make) the cards.
+    for (const call of m.toolCalls ?? []) this.toolCard(b, call).update({ args: call.args, ...outcome(call) });
+    b.el.classList.remove('awaiting');
     if (m.content.length > RENDER_LIMIT) b.meta.append(h('span', { class: 'tag' }, formatSize(m.content.length)));
     this.addActions(b, m);
     this.follow(stick);
+  }
+
+  /** The card of one tool call in bubble `b` (made on first use, in call order, above the
+   * reply's text). */
+  toolCard(b, { toolCallId, toolName }) {
+    let card = b.cards.get(toolCallId);
+    if (card) return card;
+    if (!b.tools) {
+      b.tools = h('div', { class: 'tool-calls' });
+      b.bubble.insertBefore(b.tools, b.body);
+    }
+    card = new ToolCard(toolCallId, toolName);
+    b.cards.set(toolCallId, card);
+    b.tools.append(card.el);
+    return card;
+  }
+
+  /** A tool call waits for your answer (`approval-request`, or `pendingApprovals()` after a
+   * reload): its card gets Approve / Deny. After a reload the reply has no bubble yet: one is
+   * made, and the resumed reply streams into it (same messageId). */
+  approvalRequest(e) {
+    const stick = this.atBottom();
+    let b = this.bubbles.get(e.messageId);
+    if (!b) {
+      b = this.makeBubble(e.messageId, e.agentName, e.createdAt ?? Date.now());
+      this.insert(b.el);
+    }
+    // The world is idle while it waits: the bubble stops looking busy.
+    b.el.classList.remove('streaming');
+    b.el.removeAttribute('aria-busy');
+    b.el.classList.add('awaiting');
+    const card = this.toolCard(b, e);
+    card.update({ args: e.args, state: 'waiting' });
+    card.ask(e.approvalId, b.name, this.onApproval);
+    this.follow(stick);
+  }
+
+  /** `approval-resolved`: the card says what was decided (the tool's result follows). */
+  approvalResolved(e) {
+    for (const b of this.bubbles.values()) {
+      for (const card of b.cards?.values() ?? []) {
+        if (card.approvalId === e.approvalId) {
+          card.resolved(e.outcome);
+          if (e.outcome !== 'approved') b.el.classList.remove('awaiting');
+        }
+      }
+    }
   }
 
   /** Copy, and what the engine offers: regenerate (agent replies), edit and resend (your
@@ -302,7 +362,10 @@ export class ChatView {
       h('span', { class: 'err-icon', 'aria-hidden': 'true' }, '!'),
       h('div', { class: 'err-text' },
         h('strong', {}, who ? [bdi(who), ' could not answer'] : 'Something went wrong'),
-        h('div', { class: 'err-detail' }, `${e.message} (${e.code})`)),
+        h('div', { class: 'err-detail' }, `${e.message} (${e.code})`),
+        e.code === 'tool_not_registered'
+          ? h('div', { class: 'err-hint' }, 'This page does not offer that tool: edit the agent and untick the tools marked “not available on this page”.')
+          : null),
       retry && this.onRetry ? h('button', { type: 'button', class: 'small-btn retry-btn', title: retry.title, onclick: () => this.onRetry(e) }, retry.label) : null);
     if (after === undefined) this.insert(el);
     else this.place(el, after);
@@ -334,6 +397,102 @@ export class ChatView {
     const el = h('div', { class: 'notice notice-local view-note', role: 'note' }, text);
     if (after === undefined) this.insert(el);
     else this.place(el, after);
+  }
+}
+
+/** A tool call's outcome as card fields: `result`, or `error` (what the model was told). */
+function outcome(call) {
+  if (call.error !== undefined && call.error !== null) return { error: call.error, state: 'error' };
+  if (Object.hasOwn(call, 'result')) return { result: call.result, state: 'done' };
+  return {};
+}
+
+/** Tool arguments and results can be long: a card shows at most this much of each. */
+const CARD_LIMIT = 8000;
+const STATE_TEXT = { running: 'running…', done: 'done', error: 'error', waiting: 'needs your approval' };
+
+function json(value) {
+  if (typeof value === 'string') return value;
+  try {
+    return JSON.stringify(value, null, 2) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function clip(text, n) {
+  return text.length > n ? `${text.slice(0, n)}…` : text;
+}
+
+/**
+ * One tool call, compact: a <details> whose summary is the tool's name, its arguments on one
+ * line and the state; opened, the arguments and the result or error in full (text nodes only).
+ * A call that needs approval carries Approve / Deny under it.
+ */
+class ToolCard {
+  constructor(toolCallId, toolName) {
+    this.toolCallId = toolCallId;
+    this.approvalId = null;
+    this.name = bdi(toolName, { class: 'tool-name' });
+    this.preview = h('span', { class: 'tool-args' });
+    this.stateEl = h('span', { class: 'tool-state' });
+    this.detail = h('div', { class: 'tool-detail' });
+    this.details = h('details', { class: 'tool-details' },
+      h('summary', {}, h('span', { class: 'tool-icon', 'aria-hidden': 'true' }, '⚙'), this.name, this.preview, this.stateEl),
+      this.detail);
+    this.el = h('div', { class: 'tool-card', 'data-tool-call-id': toolCallId, 'data-tool': plainText(toolName) }, this.details);
+    this.fields = {};
+  }
+
+  update(fields) {
+    Object.assign(this.fields, fields);
+    const { args, result, error, state } = this.fields;
+    if (state) {
+      this.el.dataset.state = state;
+      // A denied call's error is what the model was told; the card says "denied".
+      const denied = state === 'error' && String(this.fields.error ?? '').startsWith('denied by the user');
+      this.stateEl.textContent = denied ? 'denied' : STATE_TEXT[state] ?? state;
+    }
+    const argsText = args === undefined ? '' : json(args);
+    this.preview.textContent = clip(typeof args === 'string' ? args : JSON.stringify(args ?? {}) ?? '', 80);
+    const section = (label, text, cls) => [h('div', { class: 'tool-label' }, label), h('pre', { class: cls }, clip(text, CARD_LIMIT))];
+    this.detail.replaceChildren();
+    append(this.detail, [
+      section('Arguments', argsText, 'tool-args-full'),
+      error !== undefined ? section('Error', String(error), 'tool-error') : null,
+      error === undefined && Object.hasOwn(this.fields, 'result') ? section('Result', json(result), 'tool-result') : null,
+    ]);
+  }
+
+  /** Approve / Deny for approval `approvalId`; `answer(approvalId, approve)` is app.js's. */
+  ask(approvalId, agentName, answer) {
+    this.approvalId = approvalId;
+    this.el.querySelector('.approval')?.remove();
+    const buttons = [];
+    const go = async (approve) => {
+      for (const btn of buttons) btn.disabled = true;
+      const ok = await answer?.(approvalId, approve);
+      if (ok === false) for (const btn of buttons) btn.disabled = false;
+    };
+    buttons.push(
+      h('button', { type: 'button', class: 'small-btn approve-btn', onclick: () => go(true) }, 'Approve'),
+      h('button', { type: 'button', class: 'small-btn deny-btn', onclick: () => go(false) }, 'Deny'));
+    this.approval = h('div', { class: 'approval', role: 'group', 'aria-label': `Approve the ${plainText(this.name.textContent)} call` },
+      h('span', { class: 'approval-text' }, bdi(agentName), ' wants to run ', bdi(this.name.textContent, { class: 'tool-name' }), ':'),
+      // What exactly would run, in full (a URL to fetch must be read before it is approved).
+      h('code', { class: 'approval-args' }, clip(JSON.stringify(this.fields.args ?? {}) ?? '', CARD_LIMIT)),
+      h('span', { class: 'approval-actions' }, buttons));
+    this.el.append(this.approval);
+  }
+
+  resolved(outcomeName) {
+    const text = {
+      approved: 'Approved', denied: 'Denied', cancelled: 'Cancelled', gone: 'Already answered or cancelled elsewhere',
+    }[outcomeName] ?? outcomeName;
+    this.el.dataset.approval = outcomeName;
+    if (outcomeName === 'approved' && this.fields.state === 'waiting') this.update({ state: 'running' });
+    if (outcomeName === 'cancelled' && this.fields.state === 'waiting') this.update({ state: 'error', error: 'cancelled before it was answered' });
+    this.approval?.replaceChildren(h('span', { class: `approval-outcome outcome-${outcomeName}` }, text));
   }
 }
 

@@ -76,7 +76,8 @@ const finals = (page, sender) => count(page, `.msg.final[data-sender="${sender}"
 test('the Demo World is ready on first load and shows an agent hand-over', async (t) => {
   const { page, problems } = await openApp(t);
   assert.match(await page.textContent('#version'), /^\d+\.\d+\.\d+/);
-  assert.equal(await count(page, '.agent-item'), 3);
+  // Alice, Bob, Carol, and Tess with the demo's tools (tests/e2e/tools.test.mjs).
+  assert.equal(await count(page, '.agent-item'), 4);
   // IndexedDB works in Chromium: no "memory only" warning.
   assert.equal(await page.isVisible('#storage-note'), false, 'the memory-only note is hidden');
   await page.waitForSelector('.empty .suggestion');
@@ -85,9 +86,11 @@ test('the Demo World is ready on first load and shows an agent hand-over', async
   await page.click('.empty .suggestion >> nth=0');
   await page.waitForSelector('.notice-pass', { timeout: 20_000 });
   await idle(page);
-  // Alice and Bob answer, Carol hands over to Alice, Alice answers Carol, Carol passes to you.
+  // Alice, Bob and Tess answer (Tess with two tool calls), Carol hands over to Alice, Alice
+  // answers Carol, Carol passes to you.
   assert.deepEqual(await page.$$eval('.msg', (els) => els.map((e) => e.dataset.sender)),
-    ['HUMAN', 'alice', 'bob', 'carol', 'alice', 'carol']);
+    ['HUMAN', 'alice', 'bob', 'carol', 'tess', 'alice', 'carol']);
+  assert.equal(await count(page, '.msg[data-sender="tess"] .tool-card[data-state="done"]'), 2);
   assert.ok(await count(page, '.msg[data-sender="carol"] .mention'), 'the hand-over mention is highlighted');
   // Bob's scripted reasoning is there, collapsed.
   const reasoning = page.locator('.msg[data-sender="bob"] details.reasoning');
@@ -104,8 +107,8 @@ test('the Demo World is ready on first load and shows an agent hand-over', async
   await page.reload();
   await page.waitForSelector('.msg.final[data-sender="carol"]', { timeout: 15_000 });
   assert.deepEqual(await page.$$eval('.msg', (els) => els.map((e) => e.dataset.sender)),
-    ['HUMAN', 'alice', 'bob', 'carol', 'alice', 'carol']);
-  assert.equal(await count(page, '.agent-item'), 3);
+    ['HUMAN', 'alice', 'bob', 'carol', 'tess', 'alice', 'carol']);
+  assert.equal(await count(page, '.agent-item'), 4);
   assert.equal(await page.textContent('#chat-title'), 'What should we build today?');
   assert.equal(await page.locator('#world-select option').filter({ hasText: 'Demo World' }).count(), 1);
   assert.deepEqual(problems, []);
@@ -255,7 +258,7 @@ test('export a world to a file and import it back', async (t) => {
   await page.waitForFunction(() => document.getElementById('world-title').textContent.startsWith('Demo World'));
   await page.waitForFunction((n) => document.querySelectorAll('.msg').length === n, before.length);
   assert.deepEqual(await page.$$eval('.msg .body', (els) => els.map((e) => e.textContent)), before);
-  assert.equal(await count(page, '.agent-item'), 3);
+  assert.equal(await count(page, '.agent-item'), 4);
   // The imported world still talks (providers are re-applied; keys never travel in files).
   await send(page, '@alice welcome back');
   await page.waitForFunction(() => document.querySelectorAll('.msg.final[data-sender="alice"]').length === 1);
