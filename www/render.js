@@ -337,7 +337,20 @@ export class ChatView {
       class: `notice notice-${m.kind}`, role: 'note', 'data-message-id': m.messageId, 'data-kind': m.kind,
     }, h('span', { class: 'notice-label' }, label), ' ');
     const text = h('span', { class: 'notice-text' });
-    renderInto(text, m.content, { knownIds: this.knownIds() });
+    // The stored notice is the contract's text, addressed to "@human" and naming the agent by
+    // id; people are shown the agent's display name and no address.
+    const nameOf = (id) => this.agents.get(id)?.name ?? id;
+    const pass = m.kind === 'pass' && /^@human (\S+) is passing control to you$/.exec(m.content);
+    if (pass) {
+      append(text, [bdi(nameOf(pass[1]), { class: 'who' }), ' is passing control to you']);
+    } else if (m.kind === 'turn-limit' && m.content.startsWith('@human ')) {
+      append(text, [bdi(nameOf(m.sender), { class: 'who' }), ': ']);
+      const rest = h('span', {});
+      renderInto(rest, m.content.slice('@human '.length), { knownIds: this.knownIds() });
+      text.append(rest);
+    } else {
+      renderInto(text, m.content, { knownIds: this.knownIds() });
+    }
     el.append(text);
     this.bubbles.set(m.messageId, { el, body: text, text: m.content });
     this.insert(el);

@@ -91,6 +91,7 @@ test('the Demo World is ready on first load and shows an agent hand-over', async
   assert.deepEqual(await page.$$eval('.msg', (els) => els.map((e) => e.dataset.sender)),
     ['HUMAN', 'alice', 'bob', 'carol', 'tess', 'alice', 'carol']);
   assert.equal(await count(page, '.msg[data-sender="tess"] .tool-card[data-state="done"]'), 2);
+  assert.equal(await page.textContent('.notice-pass .notice-text'), 'Carol is passing control to you');
   assert.ok(await count(page, '.msg[data-sender="carol"] .mention'), 'the hand-over mention is highlighted');
   // Bob's scripted reasoning is there, collapsed.
   const reasoning = page.locator('.msg[data-sender="bob"] details.reasoning');
@@ -182,6 +183,9 @@ test('ping-pong to the turn-limit notice; chats: new, back, delete with fallback
   await notice.waitFor({ timeout: 20_000 });
   await idle(page);
   assert.match(await notice.textContent(), /Turn limit reached \(2 LLM calls\)/);
+  // People see the agent's display name, not its id or the notice's "@human" address.
+  assert.match(await notice.textContent(), /P[io]ng: Turn limit reached/);
+  assert.doesNotMatch(await notice.textContent(), /@human/);
   assert.equal(await finals(page, 'ping'), 2);
   assert.equal(await finals(page, 'pong'), 2);
   await page.waitForFunction(() => document.querySelector('.chat-item.current .chat-name')?.textContent === 'start the rally');
