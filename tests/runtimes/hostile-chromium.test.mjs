@@ -108,6 +108,9 @@ test('hostile values in every options field: AgentWorldError or success, and the
       if (await reply(old) !== 'old') bad.push(`the old world failed after ${name}`);
       fresh.free();
     }
+    // The probes' own messages may still be answered in the background: let them finish, so
+    // that the last check counts only the reply to its own message.
+    await target.idle();
     target.registerProvider({ async *stream() { yield 'target'; } });
     await target.updateAgent('probe', { systemPrompt: null, temperature: null, maxTokens: null });
     return { bad, probes, target: await reply(target) };
