@@ -2,29 +2,19 @@
 // the same server `make demo` runs (static files + the local mock LLM). Every test opens a fresh
 // browser context (its own IndexedDB), so every test starts from the ready-made "Demo World".
 // Screenshots of the main states go to test-output/.
-import { test, before, after } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
-import { launchChromium } from '../support/chromium.mjs';
-import { startDemo } from '../../scripts/demo-server.mjs';
+import { demoAndBrowser } from '../support/demo-browser.mjs';
 
 const out = new URL('../../test-output/', import.meta.url);
 mkdirSync(out, { recursive: true });
 const shot = (page, name, opts = {}) => page.screenshot({ path: new URL(name, out).pathname, ...opts });
-let demo, browser;
-
-before(async () => {
-  demo = await startDemo({ port: 0 });
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-  await demo?.close();
-});
+const env = demoAndBrowser();
 
 /** A fresh page on the demo, ready (engine loaded, Demo World open). */
 async function openApp(t, viewport = { width: 1200, height: 800 }) {
-  const context = await browser.newContext({ viewport, acceptDownloads: true });
+  const context = await env.browser.newContext({ viewport, acceptDownloads: true });
   const page = await context.newPage();
   const problems = [];
   const dialogs = [];
@@ -34,7 +24,7 @@ async function openApp(t, viewport = { width: 1200, height: 800 }) {
   page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
   page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
   t.after(() => context.close());
-  await page.goto(demo.url);
+  await page.goto(env.demo.url);
   await page.waitForSelector('#app[data-ready="true"]', { timeout: 20_000 });
   return { page, problems, dialogs, consoleText };
 }
@@ -272,14 +262,14 @@ test('export a world to a file and import it back', async (t) => {
 
 test('two tabs of the demo on one world show each other\'s messages without a reload', async (t) => {
   // One browser context: the tabs share IndexedDB, as two tabs of one site do.
-  const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+  const context = await env.browser.newContext({ viewport: { width: 1200, height: 800 } });
   t.after(() => context.close());
   const problems = [];
   const openTab = async () => {
     const page = await context.newPage();
     page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
     page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
-    await page.goto(demo.url);
+    await page.goto(env.demo.url);
     await page.waitForSelector('#app[data-ready="true"]', { timeout: 20_000 });
     return page;
   };
@@ -437,7 +427,7 @@ test('settings: a real provider key, remembered only when asked; an agent switch
   await page.click('#open-settings');
   await page.selectOption('#settings-provider', 'openai');
   await page.fill('#pf-openai-apiKey', KEY);
-  await page.fill('#pf-openai-baseUrl', `${demo.mockUrl}/v1`);
+  await page.fill('#pf-openai-baseUrl', `${env.demo.mockUrl}/v1`);
   assert.equal(await page.getAttribute('#pf-openai-apiKey', 'type'), 'password');
   await page.click('#settings-form button[type="submit"]');
   await page.waitForSelector('#settings-dialog', { state: 'hidden' });
@@ -452,7 +442,7 @@ test('settings: a real provider key, remembered only when asked; an agent switch
   await send(page, '@bob which provider are you on?');
   await page.waitForSelector('.msg.final[data-sender="bob"]', { timeout: 10_000 });
   await idle(page);
-  const log = await (await fetch(`${demo.mockUrl}/__mock/requests`)).json();
+  const log = await (await fetch(`${env.demo.mockUrl}/__mock/requests`)).json();
   const last = log.filter((r) => r.body?.model === 'mock-bob').at(-1);
   assert.equal(last.provider, 'openai');
   assert.equal(last.headers.authorization, '***', 'the key was sent (the log masks it)');

@@ -6,24 +6,15 @@
 // corrupted and a newer-format record) and each is checked through the public API: the
 // rejection's code and reason, the `system` `error` event, the committed messages intact, and a
 // world that keeps working.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { blankPage as blankPageOf, launchChromium } from '../support/chromium.mjs';
-import { startDemo } from '../../scripts/demo-server.mjs';
+import { blankPage as blankPageOf } from '../support/chromium.mjs';
+import { demoAndBrowser } from '../support/demo-browser.mjs';
 
-let demo;
-let browser;
-before(async () => {
-  demo = await startDemo({ port: 0 });
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-  await demo?.close();
-});
+const env = demoAndBrowser();
 
 /** A same-origin page with nothing on it but the module, loaded and initialised. */
-const blankPage = (context) => blankPageOf(context, demo.url);
+const blankPage = (context) => blankPageOf(context, env.demo.url);
 
 /** Opens the world in the page as `window.world`, recording its `world` and `system` events. */
 async function openIn(page, worldId, mockUrl) {
@@ -81,7 +72,7 @@ function assertNothingLost(stored, tags, N) {
 }
 
 test('two tabs sending at once lose nothing and see each other\'s writes', async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const a = await blankPage(context);
   const b = await blankPage(context);
   const name = `Tabs ${Date.now()}`;
@@ -91,8 +82,8 @@ test('two tabs sending at once lose nothing and see each other\'s writes', async
       systemPrompt: 'mock-reply: ack {n}\nmock-delay: 5' });
     return world.id;
   }, { name });
-  await openIn(a.page, worldId, demo.mockUrl);
-  await openIn(b.page, worldId, demo.mockUrl);
+  await openIn(a.page, worldId, env.demo.mockUrl);
+  await openIn(b.page, worldId, env.demo.mockUrl);
   const N = 8;
   const sendAll = async ({ tag, N }) => {
     for (let i = 0; i < N; i++) await window.world.send(`${tag}${i}`);
@@ -134,7 +125,7 @@ test('two tabs sending at once lose nothing and see each other\'s writes', async
 });
 
 test('a tab and a dedicated worker sending at once lose nothing', async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const a = await blankPage(context);
   const name = `Worker ${Date.now()}`;
   const worldId = await a.page.evaluate(async ({ name }) => {
@@ -143,7 +134,7 @@ test('a tab and a dedicated worker sending at once lose nothing', async () => {
       systemPrompt: 'mock-reply: ack {n}\nmock-delay: 5' });
     return world.id;
   }, { name });
-  await openIn(a.page, worldId, demo.mockUrl);
+  await openIn(a.page, worldId, env.demo.mockUrl);
   const N = 6;
   // The worker runs the same web build on its own; it shares the page's IndexedDB, Web Locks
   // and BroadcastChannel (same origin).
@@ -168,7 +159,7 @@ test('a tab and a dedicated worker sending at once lose nothing', async () => {
       else if (data.done) { worker.terminate(); resolve(); }
       else reject(new Error(data.error));
     };
-  }), { worldId, mockUrl: demo.mockUrl, N });
+  }), { worldId, mockUrl: env.demo.mockUrl, N });
   const pageRun = a.page.evaluate(async (N) => {
     for (let i = 0; i < N; i++) await window.world.send(`P${i}`);
     await window.world.idle();
@@ -195,8 +186,8 @@ async function worldWithHistory(context, label) {
     await world.send('committed before the failure');
     await world.idle();
     return world.id;
-  }, { name: `${label} ${Date.now()}`, mockUrl: demo.mockUrl });
-  await openIn(page, worldId, demo.mockUrl);
+  }, { name: `${label} ${Date.now()}`, mockUrl: env.demo.mockUrl });
+  await openIn(page, worldId, env.demo.mockUrl);
   return { page, errors, worldId };
 }
 
@@ -240,7 +231,7 @@ for (const [label, reason, patch] of [
   }],
 ]) {
   test(`${label} failure rejects with reason ${reason}, is reported, and the world keeps working`, async () => {
-    const context = await browser.newContext();
+    const context = await env.browser.newContext();
     const { page, errors } = await worldWithHistory(context, label.replace(/^an? /, ''));
     await page.evaluate(patch);
     const failed = await page.evaluate(sendFailing, 'lost');
@@ -262,12 +253,12 @@ for (const [label, reason, patch] of [
 }
 
 test('a newer tab\'s versionchange closes the connection: closed on the next write, a reopen works', async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const { page, errors, worldId } = await worldWithHistory(context, 'Upgrade');
   // Another tab asks for a newer version; its upgrade then fails, so the data stays as it was,
   // but our connection has given way (closed) as it must.
   const other = await context.newPage();
-  await other.goto(`${demo.url}__blank`);
+  await other.goto(`${env.demo.url}__blank`);
   await other.evaluate(() => new Promise((resolve) => {
     const probe = indexedDB.open('agent-world-wasm');
     probe.onsuccess = () => {
@@ -285,7 +276,7 @@ test('a newer tab\'s versionchange closes the connection: closed on the next wri
   assert.match(failed.message, /another tab/);
   assert.deepEqual(failed.events.map((e) => e.reason), ['closed']);
   // Opening the world again opens a new connection; nothing committed was lost.
-  await openIn(page, worldId, demo.mockUrl);
+  await openIn(page, worldId, env.demo.mockUrl);
   assert.deepEqual(await page.evaluate(contents), { count: 2, messages: ['committed before the failure', 'noted'] });
   await page.evaluate(async () => { await window.world.send('after reopening'); await window.world.idle(); });
   assert.equal((await page.evaluate(contents)).count, 4);
@@ -298,7 +289,7 @@ for (const [label, reason, row] of [
   ['newer-format', 'version', (r) => { r.v = 99; }],
 ]) {
   test(`a ${label} message record fails reads with reason ${reason} (rejection and system event); writes keep working`, async () => {
-    const context = await browser.newContext();
+    const context = await env.browser.newContext();
     const { page, errors, worldId } = await worldWithHistory(context, label);
     // Damage the first stored message of the chat with raw IndexedDB.
     await page.evaluate(({ worldId, rowSrc }) => new Promise((resolve, reject) => {

@@ -1,24 +1,15 @@
 // Persistence in real headless Chromium with real IndexedDB: a conversation survives a page
 // reload, and killing the page mid-stream loses neither the human message nor the replies that
 // had completed. Runs the web build on a blank page of the demo server's origin.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { blankPage as blankPageOf, launchChromium } from '../support/chromium.mjs';
-import { startDemo } from '../../scripts/demo-server.mjs';
+import { blankPage as blankPageOf } from '../support/chromium.mjs';
+import { demoAndBrowser } from '../support/demo-browser.mjs';
 
-let demo;
-let browser;
-before(async () => {
-  demo = await startDemo({ port: 0 });
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-  await demo?.close();
-});
+const env = demoAndBrowser();
 
 /** A same-origin page with nothing on it but the module, loaded and initialised. */
-const blankPage = (context) => blankPageOf(context, demo.url);
+const blankPage = (context) => blankPageOf(context, env.demo.url);
 
 /** Everything a user would expect back after a reload. */
 const snapshot = (worldId) => (async (id) => {
@@ -35,7 +26,7 @@ const snapshot = (worldId) => (async (id) => {
 })(worldId);
 
 test('a conversation, its chat title, memories and counters survive a reload', async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const { page, errors } = await blankPage(context);
   const name = `Reload ${Date.now()}`;
   const worldId = await page.evaluate(async ({ name, mockUrl }) => {
@@ -48,7 +39,7 @@ test('a conversation, its chat title, memories and counters survive a reload', a
     await world.send('@alice How do we plan the launch?');
     await world.idle();
     return world.id;
-  }, { name, mockUrl: demo.mockUrl });
+  }, { name, mockUrl: env.demo.mockUrl });
   const beforeReload = await page.evaluate(snapshot, worldId);
   assert.equal(beforeReload.chat.name, 'How do we plan the launch?');
   assert.equal(beforeReload.chat.titleSource, 'auto');
@@ -78,7 +69,7 @@ test('a conversation, its chat title, memories and counters survive a reload', a
 });
 
 test('killing the page mid-stream keeps the human message and every completed reply', async () => {
-  const context = await browser.newContext();
+  const context = await env.browser.newContext();
   const { page } = await blankPage(context);
   const name = `Crash ${Date.now()}`;
   const worldId = await page.evaluate(async ({ name, mockUrl }) => {
@@ -92,7 +83,7 @@ test('killing the page mid-stream keeps the human message and every completed re
     world.on('sse', (e) => { if (e.agentName === 'slow' && e.type === 'chunk') window.chunks++; });
     await world.send('Everyone, report in.');
     return world.id;
-  }, { name, mockUrl: demo.mockUrl });
+  }, { name, mockUrl: env.demo.mockUrl });
   // Slow has started streaming (so Quick has finished: the queue runs one call at a time).
   await page.waitForFunction(() => window.chunks >= 2, null, { timeout: 15_000 });
   await page.close(); // the tab is gone mid-stream, as if the user closed it

@@ -2,21 +2,12 @@
 // its usage (CDP `Storage.overrideQuotaForOrigin`), so every write that puts a record fails
 // with `quota_exceeded`; the calls that free space (the README's advice: delete old chats)
 // must still work, and what they did must survive a reopen.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { blankPage, launchChromium } from '../support/chromium.mjs';
-import { startDemo } from '../../scripts/demo-server.mjs';
+import { blankPage } from '../support/chromium.mjs';
+import { demoAndBrowser } from '../support/demo-browser.mjs';
 
-let demo;
-let browser;
-before(async () => {
-  demo = await startDemo({ port: 0 });
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-  await demo?.close();
-});
+const env = demoAndBrowser();
 
 /** Defines `window.fill(world)` in the page: fills the origin up with incompressible notes
  * in the current chat (from `system`: nobody answers them) until a write fails, in ever smaller
@@ -47,13 +38,13 @@ async function reload(page) {
 }
 
 test('over quota, deleteChat, clearAgentMemory, removeAgent and setSessionMode(false) free space', async () => {
-  const context = await browser.newContext();
-  const { page, errors } = await blankPage(context, demo.url);
+  const context = await env.browser.newContext();
+  const { page, errors } = await blankPage(context, env.demo.url);
   // A small quota for the origin, set before its IndexedDB is first opened (Chromium reads
   // it when it opens the origin's storage), then filled up by the world itself.
   const cdp = await context.newCDPSession(page);
   await cdp.send('Storage.overrideQuotaForOrigin',
-    { origin: new URL(demo.url).origin, quotaSize: 3_000_000 });
+    { origin: new URL(env.demo.url).origin, quotaSize: 3_000_000 });
   await page.evaluate(defineFill);
   const name = `Quota ${Date.now()}`;
   const setup = await page.evaluate(async ({ name, mockUrl }) => {
@@ -72,7 +63,7 @@ test('over quota, deleteChat, clearAgentMemory, removeAgent and setSessionMode(f
     }
     return { id: world.id, chats, reason: await window.fill(world),
       memory: world.agentMemory('alice').length };
-  }, { name, mockUrl: demo.mockUrl });
+  }, { name, mockUrl: env.demo.mockUrl });
   assert.equal(setup.reason, 'quota_exceeded', 'the origin filled up');
   assert.equal(setup.memory, 2, 'alice heard the message and answered');
   const [first, second, third] = setup.chats;

@@ -3,37 +3,27 @@
 // after a reload; a tool that throws shows its error; a fetch that needs approval shows
 // Approve / Deny, in the chat and again after a reload. Desktop 1280×800 and phone 390×844;
 // screenshots go to test-output/.
-import { test, before, after } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import { launchChromium } from '../support/chromium.mjs';
 import { contrastOf } from '../support/contrast.mjs';
-import { startDemo } from '../../scripts/demo-server.mjs';
+import { demoAndBrowser } from '../support/demo-browser.mjs';
 
 const out = new URL('../../test-output/', import.meta.url);
 mkdirSync(out, { recursive: true });
 const shot = (page, name) => page.screenshot({ path: new URL(name, out).pathname });
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
-let demo, browser;
-
-before(async () => {
-  demo = await startDemo({ port: 0 });
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-  await demo?.close();
-});
+const env = demoAndBrowser();
 
 async function openApp(t, viewport = DESKTOP) {
-  const context = await browser.newContext({ viewport });
+  const context = await env.browser.newContext({ viewport });
   t.after(() => context.close());
   const page = await context.newPage();
   const problems = [];
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
   page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
-  await page.goto(demo.url);
+  await page.goto(env.demo.url);
   await page.waitForSelector('#app[data-ready="true"]', { timeout: 20_000 });
   return { page, problems };
 }
@@ -181,7 +171,7 @@ for (const [label, viewport] of [['desktop', DESKTOP], ['phone', PHONE]]) {
   test(`${label}: fetch_url asks first: approve, deny, and approve after a reload`, async (t) => {
     const { page, problems } = await openApp(t, viewport);
     // A same-origin, small file: the demo server's config.
-    const url = new URL('/demo-config.json', demo.url).href;
+    const url = new URL('/demo-config.json', env.demo.url).href;
     await addAgent(page, {
       name: 'Fetcher', model: 'mock-fetcher', tools: ['fetch_url'],
       systemPrompt: `mock-tool: fetch_url {"url": "${url}"}\nmock-reply: Fetched: {results}`,

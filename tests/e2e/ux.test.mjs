@@ -2,37 +2,27 @@
 // message actions, the "new messages" pill, reload keeping your place and notes, dark mode,
 // contrast, accessible names, tap targets, settings with Test connection and a model picker.
 // Desktop 1280×800 and phone 390×844; screenshots go to test-output/.
-import { test, before, after } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import { launchChromium } from '../support/chromium.mjs';
 import { contrastOf } from '../support/contrast.mjs';
-import { startDemo } from '../../scripts/demo-server.mjs';
+import { demoAndBrowser } from '../support/demo-browser.mjs';
 
 const out = new URL('../../test-output/', import.meta.url);
 mkdirSync(out, { recursive: true });
 const shot = (page, name) => page.screenshot({ path: new URL(name, out).pathname });
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
-let demo, browser;
-
-before(async () => {
-  demo = await startDemo({ port: 0 });
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-  await demo?.close();
-});
+const env = demoAndBrowser();
 
 async function openApp(t, viewport = DESKTOP, { colorScheme = 'light', context: given } = {}) {
-  const context = given ?? await browser.newContext({ viewport, colorScheme });
+  const context = given ?? await env.browser.newContext({ viewport, colorScheme });
   if (!given) t.after(() => context.close());
   const page = await context.newPage();
   const problems = [];
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
   page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
-  await page.goto(demo.url);
+  await page.goto(env.demo.url);
   await page.waitForSelector('#app[data-ready="true"]', { timeout: 20_000 });
   return { page, problems, context };
 }
@@ -391,7 +381,7 @@ test('settings: one provider at a time, Test connection, and a model picker from
   // A provider with a bad key answers with its error.
   await page.selectOption('#settings-provider', 'anthropic');
   assert.deepEqual(await page.$$eval('#provider-fields input', (els) => els.map((e) => e.id)), ['pf-anthropic-apiKey', 'pf-anthropic-baseUrl']);
-  await page.fill('#pf-anthropic-baseUrl', demo.mockUrl);
+  await page.fill('#pf-anthropic-baseUrl', env.demo.mockUrl);
   await page.click('#test-connection');
   await page.waitForSelector('#test-result.bad');
   assert.match(await page.textContent('#test-result'), /HTTP 401/);
