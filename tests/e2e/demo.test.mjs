@@ -324,6 +324,36 @@ test('the Stop button cancels a slow reply', async (t) => {
   assert.deepEqual(problems, []);
 });
 
+test('switching or deleting a world while an agent answers: the new world shows, nothing is lost', async (t) => {
+  const { page, problems } = await openApp(t);
+  const streaming = () => page.waitForFunction(() => Number(document.querySelector('.msg.streaming[data-sender="slow"]')
+    ?.dataset.length ?? 0) > 0, null, { timeout: 10_000 });
+  await createWorld(page, 'Busy', 5);
+  await addAgent(page, { name: 'Slow', model: 'mock-slow', systemPrompt: 'mock-delay: 300' });
+  await send(page, 'first question');
+  await streaming();
+  // Mid-stream: a new world. It shows at once, empty, and works.
+  await createWorld(page, 'Calm', 5);
+  assert.equal(await count(page, '.msg'), 0, 'the new world does not show the old chat');
+  await addAgent(page, { name: 'Quick', model: 'mock-quick' });
+  await send(page, 'hello calm world');
+  await page.waitForFunction(() => document.querySelectorAll('.msg.final[data-sender="quick"]').length === 1, null, { timeout: 20_000 });
+  await idle(page);
+  // Back in the busy world: the question is there, and the reply it had begun is kept.
+  await page.selectOption('#world-select', 'busy');
+  await page.waitForFunction(() => document.getElementById('world-title').textContent.startsWith('Busy'));
+  await page.waitForFunction(() => document.querySelector('.msg[data-sender="HUMAN"] .body')?.textContent === 'first question');
+  assert.ok(await count(page, '.msg.interrupted[data-sender="slow"]'), 'the partial reply is kept as interrupted');
+  // It still answers; then delete it while it streams: the delete is done.
+  await send(page, 'second question');
+  await streaming();
+  await page.click('#delete-world');
+  await page.click('#ask-ok');
+  await page.waitForFunction(() => ![...document.querySelectorAll('#world-select option')].some((o) => o.value === 'busy'), null, { timeout: 10_000 });
+  assert.ok(!(await page.textContent('#world-title')).startsWith('Busy'), 'the deleted world is not shown');
+  assert.deepEqual(problems, []);
+});
+
 test('errors show inline with a retry button; debug explains routing', async (t) => {
   const { page, problems } = await openApp(t);
   await page.click('#open-settings');
