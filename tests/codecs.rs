@@ -210,6 +210,8 @@ fn summary(events: &[LlmEvent]) -> Summary {
                 s.usage.output_tokens = u.output_tokens.or(s.usage.output_tokens);
             }
             LlmEvent::Done { finish_reason } => s.done = Some(finish_reason.clone()),
+            // The kept thinking block (Anthropic) repeats the reasoning text: not shown.
+            LlmEvent::Thinking(_) => {}
             LlmEvent::ToolCall(c) => panic!("a text stream decoded a tool call: {c:?}"),
         }
     }

@@ -30,11 +30,13 @@ fn conversation() -> Vec<ChatMessage> {
                     id: "call_a".into(),
                     name: "get_weather".into(),
                     arguments: r#"{"city":"Oslo"}"#.into(),
+                    signature: None,
                 },
                 ToolCallPart {
                     id: "call_b".into(),
                     name: "calc".into(),
                     arguments: r#"{"expr":"1+1"}"#.into(),
+                    signature: None,
                 },
             ],
         ),
@@ -122,6 +124,7 @@ fn openai_style_encodes_tools_calls_results_and_reasoning_effort() {
             id: "x".into(),
             name: "calc".into(),
             arguments: "{}".into(),
+            signature: None,
         }],
     )];
     let r = encode_request(ProviderKind::Xai, &key(), &s, &msgs, false).unwrap();
@@ -271,6 +274,7 @@ fn call(id: &str, name: &str, arguments: &str) -> LlmEvent {
         id: id.into(),
         name: name.into(),
         arguments: arguments.into(),
+        signature: None,
     })
 }
 

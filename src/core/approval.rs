@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::core::llm::types::{ChatMessage, ToolCallPart, Usage};
+use crate::core::llm::types::{ChatMessage, ThinkingBlock, ToolCallPart, Usage};
 use crate::core::model::{Message, Timestamp, ToolCallRecord};
 
 /// The state of one reply's step loop at a pending approval.
@@ -43,6 +43,10 @@ pub struct ReplyState {
     pub step_usage: Option<Usage>,
     /// This step's calls in the model's order.
     pub step_calls: Vec<ToolCallPart>,
+    /// This step's thinking blocks (Anthropic), sent back with its calls. Absent in records
+    /// written before they were kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub step_thinking: Vec<ThinkingBlock>,
     /// The results of this step's calls that ran before the pending one.
     #[serde(default)]
     pub step_records: Vec<ToolCallRecord>,

@@ -157,11 +157,12 @@ pub async fn run_store_contract(make: &dyn Fn() -> Rc<dyn Store>) {
 
 /// A pending approval record (spec §9) with a reply state that uses every field.
 pub fn approval(w: &str, c: &str, id: &str, agent: &str, at: i64) -> ApprovalRecord {
-    use crate::core::llm::types::{ChatMessage, Role, ToolCallPart, Usage};
+    use crate::core::llm::types::{ChatMessage, Role, ThinkingBlock, ToolCallPart, Usage};
     let call = |id: &str, name: &str, args: &str| ToolCallPart {
         id: id.into(),
         name: name.into(),
         arguments: args.into(),
+        signature: None,
     };
     ApprovalRecord {
         approval_id: id.into(),
@@ -200,6 +201,16 @@ pub fn approval(w: &str, c: &str, id: &str, agent: &str, at: i64) -> ApprovalRec
             step_calls: vec![
                 call("c1", "lookup", r#"{"x":1}"#),
                 call("c2", "pay", r#"{"amount":12.5}"#),
+            ],
+            // Signed thinking goes back with the step's calls on resume: it must survive.
+            step_thinking: vec![
+                ThinkingBlock::Thinking {
+                    thinking: "Look it up, then pay.".into(),
+                    signature: "sig-1".into(),
+                },
+                ThinkingBlock::Redacted {
+                    data: "opaque".into(),
+                },
             ],
             step_records: vec![ToolCallRecord {
                 tool_call_id: "c1".into(),

@@ -13,7 +13,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use crate::core::llm::types::{CallSettings, ChatMessage, LlmError, LlmEvent, ToolCallPart, Usage};
+use crate::core::llm::types::{
+    CallSettings, ChatMessage, LlmError, LlmEvent, ThinkingBlock, ToolCallPart, Usage,
+};
 use crate::core::llm_client::{CancelToken, LlmClient};
 use crate::core::store::LocalBoxFuture;
 use crate::core::tools::{ToolContext, ToolError, ToolExecutor};
@@ -35,7 +37,11 @@ pub enum Step {
         id: String,
         name: String,
         arguments: String,
+        /// Gemini's `thoughtSignature` of the call, if any.
+        signature: Option<String>,
     },
+    /// A complete thinking block (Anthropic's signed thinking).
+    Thinking(ThinkingBlock),
     /// The finish reason of the call (default: `tool_calls` when the call made tool calls,
     /// else `stop`).
     Finish(String),
@@ -48,6 +54,17 @@ impl Step {
             id: id.to_string(),
             name: name.to_string(),
             arguments: arguments.to_string(),
+            signature: None,
+        }
+    }
+
+    /// A tool call step with a (Gemini) thought signature.
+    pub fn signed_call(id: &str, name: &str, arguments: &str, signature: &str) -> Step {
+        Step::ToolCall {
+            id: id.to_string(),
+            name: name.to_string(),
+            arguments: arguments.to_string(),
+            signature: Some(signature.to_string()),
         }
     }
 }
@@ -162,14 +179,17 @@ impl LlmClient for ScriptedLlm {
                         id,
                         name,
                         arguments,
+                        signature,
                     } => {
                         called = true;
                         on_event(LlmEvent::ToolCall(ToolCallPart {
                             id,
                             name,
                             arguments,
+                            signature,
                         }));
                     }
+                    Step::Thinking(t) => on_event(LlmEvent::Thinking(t)),
                     Step::Finish(reason) => finish = Some(reason),
                     Step::Text(t) => on_event(LlmEvent::Text(t)),
                     Step::Reasoning(t) => on_event(LlmEvent::Reasoning(t)),

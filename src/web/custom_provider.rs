@@ -381,6 +381,7 @@ fn read_tool_calls(calls: &JsValue) -> Result<Vec<ToolCallPart>, LlmError> {
             id,
             name,
             arguments,
+            signature: None,
         });
     }
     Ok(out)

@@ -331,7 +331,10 @@ impl Attempt<'_> {
                 // A tool call is output too: a retry after it would deliver (and run) it twice.
                 if matches!(
                     event,
-                    LlmEvent::Text(_) | LlmEvent::Reasoning(_) | LlmEvent::ToolCall(_)
+                    LlmEvent::Text(_)
+                        | LlmEvent::Reasoning(_)
+                        | LlmEvent::Thinking(_)
+                        | LlmEvent::ToolCall(_)
                 ) {
                     started.set(true);
                 }

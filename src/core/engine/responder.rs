@@ -701,6 +701,7 @@ pub(crate) fn memory_to_input(e: &MemoryEntry) -> ChatMessage {
                     id: c.tool_call_id.clone(),
                     name: c.tool_name.clone(),
                     arguments: args_text(&c.args),
+                    signature: None,
                 })
                 .collect(),
         ),

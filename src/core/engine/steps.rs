@@ -53,7 +53,8 @@ use crate::core::engine::tools::{InstructionsRequest, RegisteredTool};
 use crate::core::engine::{Job, World};
 use crate::core::events::{Event, SseEvent, SseType, SystemEvent};
 use crate::core::llm::types::{
-    CallPurpose, CallSettings, ChatMessage, LlmError, LlmEvent, Role, ToolCallPart, Usage,
+    CallPurpose, CallSettings, ChatMessage, LlmError, LlmEvent, Role, ThinkingBlock, ToolCallPart,
+    Usage,
 };
 use crate::core::llm_client::{CancelToken, Cancelled};
 use crate::core::model::{Agent, MemoryEntry, MemoryRole, Message, ToolCallRecord, ToolCallRef};
@@ -164,6 +165,8 @@ struct StepState {
     text: String,
     usage: Option<Usage>,
     calls: Vec<ToolCallPart>,
+    /// The step's thinking blocks, sent back with its calls (see `ThinkingBlock`).
+    thinking: Vec<ThinkingBlock>,
     finish: Option<String>,
     /// Whether this step's text has started showing (after the joining blank line).
     shown: bool,
@@ -259,6 +262,7 @@ impl World {
                         text: state.step_text,
                         usage: state.step_usage,
                         calls: state.step_calls,
+                        thinking: state.step_thinking,
                         finish: state.step_finish,
                         shown: true,
                         held: String::new(),
@@ -376,6 +380,7 @@ impl World {
                         step_finish: s.finish,
                         step_usage: s.usage,
                         step_calls: s.calls,
+                        step_thinking: s.thinking,
                         step_records: records,
                         used_ids: used_ids.into_iter().collect(),
                     });
@@ -387,7 +392,11 @@ impl World {
                 return (Err(aborted()), out);
             }
             // The step's group: the model's calls, then one result per call.
-            messages.push(ChatMessage::tool_calls(s.text.clone(), s.calls.clone()));
+            // The step's thinking goes back with its calls (providers that sign it require it).
+            messages.push(ChatMessage {
+                thinking: s.thinking.clone(),
+                ..ChatMessage::tool_calls(s.text.clone(), s.calls.clone())
+            });
             let now = self.now();
             let mut group = vec![MemoryEntry {
                 tool_calls: records
@@ -500,6 +509,7 @@ impl World {
                 self.flush();
                 s.calls.push(call);
             }
+            LlmEvent::Thinking(block) => s.thinking.push(block),
             LlmEvent::Done { finish_reason } => s.finish = finish_reason,
         }
     }

@@ -8,8 +8,10 @@
 //! none, [`DEFAULT_MAX_TOKENS`] is sent.
 //!
 //! Stream: SSE with named events: `message_start` (input usage), `content_block_start`,
-//! `content_block_delta` (`text_delta` → text, `thinking_delta` → reasoning; signatures are
-//! ignored), `tool_use` blocks with `input_json_delta` fragments (a complete tool call at their
+//! `content_block_delta` (`text_delta` → text, `thinking_delta` → reasoning; a `thinking` or
+//! `redacted_thinking` block is also kept whole, its `signature_delta`s included, and emitted
+//! at its `content_block_stop` as [`LlmEvent::Thinking`] to go back with the step's tool calls),
+//! `tool_use` blocks with `input_json_delta` fragments (a complete tool call at their
 //! `content_block_stop`, see `tool_codec`), `content_block_stop`, `message_delta` (stop reason, output usage),
 //! `message_stop`, `ping` (ignored), `error` (`{"type":"error","error":{"type":
 //! "overloaded_error","message":"Overloaded"}}` → `Http` with the response's status and
@@ -218,6 +220,9 @@ impl FrameHandler for Handler {
         for block in blocks {
             if let Some(e) = block_event(block) {
                 out.push(e);
+            }
+            if let Some(t) = tool_codec::anthropic_thinking(block) {
+                out.push(LlmEvent::Thinking(t));
             }
             if block.get("type").and_then(Value::as_str) == Some("tool_use") {
                 let id = str_of(block.get("id")).unwrap_or_default().to_string();

@@ -39,7 +39,7 @@ use serde_json::{json, Map, Value};
 
 use super::decode::str_of;
 use super::encode::OPENING_USER_TURN;
-use super::types::{ChatMessage, LlmEvent, Role, ToolCallPart};
+use super::types::{ChatMessage, LlmEvent, Role, ThinkingBlock, ToolCallPart};
 use crate::core::model::{Reasoning, ReasoningEffort};
 use crate::core::tools::ToolSpec;
 
@@ -160,6 +160,7 @@ impl OpenAiCalls {
                 id,
                 name,
                 arguments,
+                signature: None,
             }));
         }
     }
@@ -190,7 +191,8 @@ pub(crate) fn anthropic_turns(messages: &[ChatMessage]) -> (Option<String>, Vec<
             system.push(&m.content);
             continue;
         } else {
-            let mut blocks = Vec::new();
+            // The step's thinking blocks first, exactly as received (the API checks them).
+            let mut blocks: Vec<Value> = m.thinking.iter().map(anthropic_thinking_block).collect();
             if !m.content.trim().is_empty() {
                 blocks.push(json!({"type": "text", "text": m.content}));
             }
@@ -232,20 +234,56 @@ pub(crate) fn anthropic_turns(messages: &[ChatMessage]) -> (Option<String>, Vec<
     (system, turns)
 }
 
+/// A thinking block as the Messages API sends and takes it.
+fn anthropic_thinking_block(b: &ThinkingBlock) -> Value {
+    match b {
+        ThinkingBlock::Thinking {
+            thinking,
+            signature,
+        } => json!({"type": "thinking", "thinking": thinking, "signature": signature}),
+        ThinkingBlock::Redacted { data } => json!({"type": "redacted_thinking", "data": data}),
+    }
+}
+
+/// A `thinking` or `redacted_thinking` block of a non-streamed reply.
+pub(crate) fn anthropic_thinking(block: &Value) -> Option<ThinkingBlock> {
+    match block.get("type").and_then(Value::as_str)? {
+        "thinking" => Some(ThinkingBlock::Thinking {
+            thinking: str_of(block.get("thinking"))
+                .unwrap_or_default()
+                .to_string(),
+            signature: str_of(block.get("signature"))
+                .unwrap_or_default()
+                .to_string(),
+        }),
+        "redacted_thinking" => Some(ThinkingBlock::Redacted {
+            data: str_of(block.get("data")).unwrap_or_default().to_string(),
+        }),
+        _ => None,
+    }
+}
+
 /// The thinking budget for Anthropic (at least 1,024), when reasoning is asked for.
 pub(crate) fn anthropic_thinking_budget(r: Option<&Reasoning>) -> Option<u32> {
     effort_budget(r?, 1024, 4096, 16_384).map(|b| b.max(1024))
 }
 
-/// `tool_use` blocks of a Messages stream, by block index.
+/// `tool_use` and thinking blocks of a Messages stream, by block index.
 #[derive(Debug, Default)]
 pub(crate) struct AnthropicCalls {
     open: BTreeMap<u64, (String, String, String, Value)>,
+    /// Thinking blocks being streamed (`thinking_delta` and `signature_delta` fragments),
+    /// complete at `content_block_stop`.
+    thinking: BTreeMap<u64, ThinkingBlock>,
 }
 
 impl AnthropicCalls {
-    /// A `content_block_start`: a `tool_use` block opens.
+    /// A `content_block_start`: a `tool_use` or thinking block opens.
     pub(crate) fn start(&mut self, index: u64, block: &Value) {
+        if let Some(t) = anthropic_thinking(block) {
+            self.thinking.insert(index, t);
+            return;
+        }
         if block.get("type").and_then(Value::as_str) != Some("tool_use") {
             return;
         }
@@ -255,8 +293,24 @@ impl AnthropicCalls {
         self.open.insert(index, (id, name, String::new(), input));
     }
 
-    /// An `input_json_delta` fragment.
+    /// An `input_json_delta`, `thinking_delta` or `signature_delta` fragment.
     pub(crate) fn delta(&mut self, index: u64, delta: &Value) {
+        if let Some(ThinkingBlock::Thinking {
+            thinking,
+            signature,
+        }) = self.thinking.get_mut(&index)
+        {
+            match delta.get("type").and_then(Value::as_str) {
+                Some("thinking_delta") => {
+                    thinking.push_str(str_of(delta.get("thinking")).unwrap_or_default())
+                }
+                Some("signature_delta") => {
+                    signature.push_str(str_of(delta.get("signature")).unwrap_or_default())
+                }
+                _ => {}
+            }
+            return;
+        }
         if delta.get("type").and_then(Value::as_str) != Some("input_json_delta") {
             return;
         }
@@ -270,6 +324,9 @@ impl AnthropicCalls {
 
     /// A `content_block_stop`: the call at `index` is complete.
     pub(crate) fn stop(&mut self, index: u64, out: &mut Vec<LlmEvent>) {
+        if let Some(t) = self.thinking.remove(&index) {
+            out.push(LlmEvent::Thinking(t));
+        }
         if let Some((id, name, json, input)) = self.open.remove(&index) {
             out.push(LlmEvent::ToolCall(anthropic_call(id, name, json, &input)));
         }
@@ -299,6 +356,7 @@ pub(crate) fn anthropic_call(
         id,
         name,
         arguments,
+        signature: None,
     }
 }
 
@@ -366,8 +424,12 @@ pub(crate) fn gemini_contents(messages: &[ChatMessage]) -> (Option<String>, Vec<
                 parts.push(json!({ "text": m.content }));
             }
             for c in &m.tool_calls {
-                parts.push(json!({"functionCall": {"name": c.name,
-                    "args": args_object(&c.arguments)}}));
+                let mut part = json!({"functionCall": {"name": c.name,
+                    "args": args_object(&c.arguments)}});
+                if let (Some(sig), Value::Object(p)) = (&c.signature, &mut part) {
+                    p.insert("thoughtSignature".into(), Value::from(sig.clone()));
+                }
+                parts.push(part);
             }
             (m.role, parts)
         };
@@ -422,6 +484,7 @@ pub(crate) fn gemini_call(part: &Value, n: &mut u64) -> Option<ToolCallPart> {
         id,
         name,
         arguments,
+        signature: str_of(part.get("thoughtSignature")).map(str::to_string),
     })
 }
 
@@ -465,6 +528,7 @@ pub(crate) fn ollama_calls(v: &Value, n: &mut u64, out: &mut Vec<LlmEvent>) {
             id,
             name: name.to_string(),
             arguments,
+            signature: None,
         }));
     }
 }

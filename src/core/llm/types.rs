@@ -35,6 +35,23 @@ pub struct ToolCallPart {
     pub id: String,
     pub name: String,
     pub arguments: String,
+    /// Gemini's `thoughtSignature` of the `functionCall` part (thinking models): opaque, and
+    /// sent back on the same part in the next step's request, which the API requires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+}
+
+/// One block of a step's extended thinking as Anthropic sent it (opaque: text and signature,
+/// or encrypted data). With thinking on, the assistant turn that carries a step's `tool_use`
+/// blocks must start with that step's thinking blocks exactly as received, or the next step's
+/// request is refused; other providers ignore them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum ThinkingBlock {
+    /// `{"type":"thinking","thinking","signature"}`.
+    Thinking { thinking: String, signature: String },
+    /// `{"type":"redacted_thinking","data"}`.
+    Redacted { data: String },
 }
 
 /// Marks an input entry as the result of one tool call (its `content` is the result as JSON
@@ -64,6 +81,10 @@ pub struct ChatMessage {
     pub tool_calls: Vec<ToolCallPart>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_result: Option<ToolResultPart>,
+    /// The thinking blocks of the step that made `tool_calls` (Anthropic; see
+    /// [`ThinkingBlock`]). Empty for every other entry.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thinking: Vec<ThinkingBlock>,
 }
 
 impl ChatMessage {
@@ -73,6 +94,7 @@ impl ChatMessage {
             content: content.into(),
             tool_calls: Vec::new(),
             tool_result: None,
+            thinking: Vec::new(),
         }
     }
 
@@ -156,6 +178,9 @@ pub enum LlmEvent {
     Reasoning(String),
     /// Usage numbers; may arrive more than once (later values win field by field).
     Usage(Usage),
+    /// A complete thinking block of the step (Anthropic), emitted at its end, to be sent back
+    /// with the step's tool calls. Never shown: its text already came as `Reasoning`.
+    Thinking(ThinkingBlock),
     /// A complete tool call: emitted once its arguments are complete (decoders assemble
     /// streamed argument fragments first), in the order the model made the calls.
     ToolCall(ToolCallPart),
