@@ -8,7 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use agent_world_wasm::core::llm::types::{
-    CallSettings, ChatMessage, LlmError, LlmEvent, Role, ToolCallPart, Usage,
+    CallSettings, ChatMessage, LlmError, LlmEvent, Role, ThinkingBlock, ToolCallPart, Usage,
 };
 use agent_world_wasm::core::llm::{
     decoder_for, encode_request, HttpRequest, ProviderConfig, ProviderKind, StreamDecoder,
@@ -490,4 +490,228 @@ fn string_arguments_of_whole_calls_are_kept_verbatim() {
     );
     let events = every_split(ProviderKind::Ollama, false, ollama.as_bytes());
     assert_eq!(events[0], call("call_0", "get_weather", want));
+}
+
+// ---- signed thinking sent back with the calls (multi-step replies with reasoning on) ----
+
+/// Extended thinking then a tool call: a `thinking` block (two `thinking_delta`s and a
+/// `signature_delta`), a `redacted_thinking` block, a `tool_use` block.
+const ANTHROPIC_THINKING_TOOL_STREAM: &str = concat!(
+    "event: message_start\n",
+    r#"data: {"type":"message_start","message":{"id":"msg_t","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","stop_reason":null,"usage":{"input_tokens":60,"output_tokens":1}}}"#,
+    "\n\n",
+    "event: content_block_start\n",
+    r#"data: {"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+    "\n\n",
+    "event: content_block_delta\n",
+    r#"data: {"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"I need "}}"#,
+    "\n\n",
+    "event: content_block_delta\n",
+    r#"data: {"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"the weather."}}"#,
+    "\n\n",
+    "event: content_block_delta\n",
+    r#"data: {"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQBCgIYAhIM1gbcDa9GJwZA2b3h=="}}"#,
+    "\n\n",
+    "event: content_block_stop\n",
+    r#"data: {"type":"content_block_stop","index":0}"#,
+    "\n\n",
+    "event: content_block_start\n",
+    r#"data: {"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix/LafPsn4a"}}"#,
+    "\n\n",
+    "event: content_block_stop\n",
+    r#"data: {"type":"content_block_stop","index":1}"#,
+    "\n\n",
+    "event: content_block_start\n",
+    r#"data: {"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_01","name":"get_weather","input":{}}}"#,
+    "\n\n",
+    "event: content_block_delta\n",
+    r#"data: {"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"city\":\"Oslo\"}"}}"#,
+    "\n\n",
+    "event: content_block_stop\n",
+    r#"data: {"type":"content_block_stop","index":2}"#,
+    "\n\n",
+    "event: message_delta\n",
+    r#"data: {"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":80}}"#,
+    "\n\n",
+    "event: message_stop\n",
+    r#"data: {"type":"message_stop"}"#,
+    "\n\n",
+);
+
+fn signed_thinking() -> ThinkingBlock {
+    ThinkingBlock::Thinking {
+        thinking: "I need the weather.".into(),
+        signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3h==".into(),
+    }
+}
+
+fn redacted_thinking() -> ThinkingBlock {
+    ThinkingBlock::Redacted {
+        data: "EmwKAhgBEgy3va3pzix/LafPsn4a".into(),
+    }
+}
+
+#[test]
+fn anthropic_thinking_blocks_are_kept_whole_with_their_signature_under_every_split() {
+    let events = every_split(
+        ProviderKind::Anthropic,
+        true,
+        ANTHROPIC_THINKING_TOOL_STREAM.as_bytes(),
+    );
+    assert_eq!(
+        events,
+        vec![
+            LlmEvent::Usage(Usage {
+                input_tokens: Some(60),
+                output_tokens: Some(1)
+            }),
+            LlmEvent::Reasoning("I need ".into()),
+            LlmEvent::Reasoning("the weather.".into()),
+            LlmEvent::Thinking(signed_thinking()),
+            LlmEvent::Thinking(redacted_thinking()),
+            call("toolu_01", "get_weather", r#"{"city":"Oslo"}"#),
+            LlmEvent::Usage(Usage {
+                input_tokens: None,
+                output_tokens: Some(80)
+            }),
+            done("tool_use"),
+        ]
+    );
+    // A non-streamed reply keeps them as well.
+    let body = r#"{"id":"msg_n","type":"message","role":"assistant","content":[{"type":"thinking","thinking":"I need the weather.","signature":"EqQBCgIYAhIM1gbcDa9GJwZA2b3h=="},{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix/LafPsn4a"},{"type":"tool_use","id":"toolu_01","name":"get_weather","input":{"city":"Oslo"}}],"stop_reason":"tool_use","usage":{"input_tokens":5,"output_tokens":7}}"#;
+    let events = every_split(ProviderKind::Anthropic, false, body.as_bytes());
+    assert_eq!(
+        events[..4],
+        [
+            LlmEvent::Reasoning("I need the weather.".into()),
+            LlmEvent::Thinking(signed_thinking()),
+            LlmEvent::Thinking(redacted_thinking()),
+            call("toolu_01", "get_weather", r#"{"city":"Oslo"}"#),
+        ]
+    );
+}
+
+/// Step 2's context: the user's question, step 1's turn (its thinking, text and call), the
+/// result. With thinking on, Anthropic refuses this request unless the assistant turn opens
+/// with step 1's thinking blocks exactly as received.
+fn two_step_context() -> Vec<ChatMessage> {
+    vec![
+        ChatMessage::new(Role::User, "Weather in Oslo?"),
+        ChatMessage {
+            thinking: vec![signed_thinking(), redacted_thinking()],
+            ..ChatMessage::tool_calls(
+                "Let me check.",
+                vec![ToolCallPart {
+                    id: "toolu_01".into(),
+                    name: "get_weather".into(),
+                    arguments: r#"{"city":"Oslo"}"#.into(),
+                    signature: Some("CiQB0e2Kb0sig".into()),
+                }],
+            )
+        },
+        ChatMessage::tool_result("toolu_01", "get_weather", r#"{"sky":"sunny"}"#),
+    ]
+}
+
+#[test]
+fn anthropic_sends_a_steps_thinking_blocks_first_in_its_tool_use_turn() {
+    let s = settings("anthropic", Some(ReasoningEffort::Low));
+    let r = encode_request(
+        ProviderKind::Anthropic,
+        &key(),
+        &s,
+        &two_step_context(),
+        false,
+    )
+    .unwrap();
+    let b: Value = serde_json::from_str(&r.body).unwrap();
+    assert_eq!(
+        b["messages"][1],
+        json!({"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "I need the weather.",
+             "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3h=="},
+            {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"},
+            {"type": "text", "text": "Let me check."},
+            {"type": "tool_use", "id": "toolu_01", "name": "get_weather",
+             "input": {"city": "Oslo"}}]})
+    );
+    // Gemini's call signature means nothing to Anthropic.
+    assert!(!r.body.contains("CiQB0e2Kb0sig"));
+}
+
+const GOOGLE_SIGNED_CALL_STREAM: &str = concat!(
+    r#"data: {"candidates": [{"content": {"parts": [{"text": "Checking the weather.","thought": true}],"role": "model"},"index": 0}]}"#,
+    "\r\n\r\n",
+    r#"data: {"candidates": [{"content": {"parts": [{"functionCall": {"name": "get_weather","args": {"city": "Oslo"}},"thoughtSignature": "CiQB0e2Kb0sig"}],"role": "model"},"finishReason": "STOP","index": 0}],"usageMetadata": {"promptTokenCount": 30,"candidatesTokenCount": 12}}"#,
+    "\r\n\r\n",
+);
+
+#[test]
+fn gemini_thought_signature_is_decoded_and_sent_back_on_the_same_part() {
+    let events = every_split(
+        ProviderKind::Google,
+        true,
+        GOOGLE_SIGNED_CALL_STREAM.as_bytes(),
+    );
+    let LlmEvent::ToolCall(decoded) = &events[1] else {
+        panic!("expected the call second: {events:?}");
+    };
+    assert_eq!(
+        decoded,
+        &ToolCallPart {
+            id: "call_0".into(),
+            name: "get_weather".into(),
+            arguments: r#"{"city":"Oslo"}"#.into(),
+            signature: Some("CiQB0e2Kb0sig".into()),
+        }
+    );
+    // Next step: the decoded call goes back with its signature beside its functionCall.
+    let msgs = vec![
+        ChatMessage::new(Role::User, "Weather in Oslo?"),
+        ChatMessage::tool_calls("", vec![decoded.clone()]),
+        ChatMessage::tool_result("call_0", "get_weather", r#"{"sky":"sunny"}"#),
+    ];
+    let s = settings("google", Some(ReasoningEffort::Low));
+    let r = encode_request(ProviderKind::Google, &key(), &s, &msgs, false).unwrap();
+    let b: Value = serde_json::from_str(&r.body).unwrap();
+    assert_eq!(
+        b["contents"][1],
+        json!({"role": "model", "parts": [
+            {"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}},
+             "thoughtSignature": "CiQB0e2Kb0sig"}]})
+    );
+    // Anthropic's thinking blocks mean nothing to Gemini.
+    let r = encode_request(ProviderKind::Google, &key(), &s, &two_step_context(), false).unwrap();
+    assert!(!r.body.contains("EqQBCgIYAhIM1gbcDa9GJwZA2b3h") && !r.body.contains("EmwKAhg"));
+}
+
+#[test]
+fn openai_style_and_ollama_leave_thinking_blocks_and_signatures_out() {
+    for (kind, p) in [
+        (ProviderKind::OpenAi, "openai"),
+        (ProviderKind::Ollama, "ollama"),
+    ] {
+        let s = settings(p, Some(ReasoningEffort::Low));
+        let r = encode_request(kind, &key(), &s, &two_step_context(), false).unwrap();
+        for secret in ["EqQBCgIYAhIM1gbcDa9GJwZA2b3h", "EmwKAhg", "CiQB0e2Kb0sig"] {
+            assert!(!r.body.contains(secret), "{p}: {}", r.body);
+        }
+    }
+}
+
+#[test]
+fn entries_without_thinking_or_signatures_serialize_as_before() {
+    // Older stored step contexts (pending approvals) have neither field and still read; new
+    // ones without them are written without the keys.
+    let old = r#"{"role":"assistant","content":"","toolCalls":[{"id":"a","name":"calc","arguments":"{}"}]}"#;
+    let m: ChatMessage = serde_json::from_str(old).unwrap();
+    assert!(m.thinking.is_empty() && m.tool_calls[0].signature.is_none());
+    assert_eq!(serde_json::to_string(&m).unwrap(), old);
+    let signed = serde_json::to_value(&two_step_context()[1]).unwrap();
+    assert_eq!(
+        signed["thinking"][0],
+        json!({"type": "thinking", "thinking": "I need the weather.",
+               "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3h=="})
+    );
+    assert_eq!(signed["toolCalls"][0]["signature"], "CiQB0e2Kb0sig");
 }

@@ -221,7 +221,7 @@ use std::rc::Rc;
 
 use agent_world_wasm::core::engine::{InstructionsProvider, InstructionsRequest};
 use agent_world_wasm::core::events::Topic;
-use agent_world_wasm::core::llm::types::{ChatMessage, Role};
+use agent_world_wasm::core::llm::types::{ChatMessage, Role, ThinkingBlock};
 use agent_world_wasm::core::model::MessageKind;
 use agent_world_wasm::core::store::LocalBoxFuture;
 use agent_world_wasm::core::testing::{ScriptedTools, Step, ToolReply};
@@ -455,6 +455,84 @@ fn a_tool_call_runs_and_the_next_step_answers_one_turn_one_message_id() {
     assert_eq!(w2.agent_memory("alice").unwrap(), mem);
     let chat = w2.current_chat().unwrap();
     assert_eq!(block_on(w2.messages(&chat.id, None, 10)).unwrap(), t);
+}
+
+/// With `reasoning` on, providers sign the thinking of a step and refuse the next step unless
+/// it comes back with that step's calls: Anthropic's thinking blocks on the assistant entry,
+/// Gemini's `thoughtSignature` on each call.
+#[test]
+fn a_steps_signed_thinking_goes_back_with_its_calls_in_the_next_step() {
+    let (h, exec) = tool_world(&["get_weather", "calc"], |a| {
+        a.reasoning = Some(Reasoning {
+            effort: Some(ReasoningEffort::Low),
+            budget_tokens: None,
+        });
+    });
+    exec.reply("get_weather", ToolReply::Value(json!({"sky": "sunny"})));
+    exec.reply("calc", ToolReply::Value(json!(2)));
+    let thinking = ThinkingBlock::Thinking {
+        thinking: "Weather first.".into(),
+        signature: "sig-anthropic-1".into(),
+    };
+    let redacted = ThinkingBlock::Redacted {
+        data: "sig-redacted-1".into(),
+    };
+    h.llm.script(
+        "alice",
+        vec![
+            Step::Reasoning("Weather first.".into()),
+            Step::Thinking(thinking.clone()),
+            Step::Thinking(redacted.clone()),
+            Step::signed_call("c1", "get_weather", r#"{"city":"Oslo"}"#, "sig-gemini-1"),
+        ],
+    );
+    h.llm.script(
+        "alice",
+        vec![
+            Step::Thinking(ThinkingBlock::Thinking {
+                thinking: "Now the sum.".into(),
+                signature: "sig-anthropic-2".into(),
+            }),
+            Step::call("c2", "calc", r#"{"expr":"1+1"}"#),
+        ],
+    );
+    h.llm.reply("alice", "Sunny, and 2.");
+    h.send("Weather in Oslo, and 1+1?");
+
+    let calls = h.llm.calls_to("alice");
+    assert_eq!(calls.len(), 3);
+    let step1 = &calls[1].messages[1];
+    assert_eq!(step1.role, Role::Assistant);
+    assert_eq!(step1.thinking, vec![thinking.clone(), redacted.clone()]);
+    assert_eq!(step1.tool_calls[0].id, "c1");
+    assert_eq!(
+        step1.tool_calls[0].signature.as_deref(),
+        Some("sig-gemini-1")
+    );
+    // Each step's entry carries its own thinking only.
+    let third = &calls[2].messages;
+    assert_eq!(third[1], *step1);
+    assert_eq!(
+        third[3].thinking,
+        vec![ThinkingBlock::Thinking {
+            thinking: "Now the sum.".into(),
+            signature: "sig-anthropic-2".into(),
+        }]
+    );
+    assert_eq!(third[3].tool_calls[0].signature, None);
+    assert!(third[0].thinking.is_empty() && third[2].thinking.is_empty());
+    assert_eq!(h.transcript()[1].content, "Sunny, and 2.");
+    // Signatures are wire data: no event, message or memory entry shows them.
+    let everything = format!(
+        "{:?}{:?}{:?}",
+        h.events.borrow(),
+        h.transcript(),
+        h.world.agent_memory("alice").unwrap()
+    );
+    assert!(
+        !everything.contains("sig-"),
+        "a signature leaked: {everything}"
+    );
 }
 
 #[test]
