@@ -10,7 +10,7 @@ mod engine_harness;
 use std::rc::Rc;
 
 use agent_world_wasm::core::engine::World;
-use agent_world_wasm::core::llm::types::Role;
+use agent_world_wasm::core::llm::types::{Role, ThinkingBlock};
 use agent_world_wasm::core::model::{MessageKind, NewAgent};
 use agent_world_wasm::core::store::{Store, StoreError};
 use agent_world_wasm::core::testing::{AskWhen, ScriptedTools, Step, ToolReply};
@@ -297,6 +297,41 @@ fn calls_of_one_step_run_in_order_around_the_one_that_waits() {
         2,
         "one per step, not one per resume"
     );
+}
+
+/// A step that waits for approval keeps its signed thinking (Anthropic blocks, Gemini call
+/// signature) in the persisted state: the resumed step sends it back with the step's calls.
+#[test]
+fn a_resumed_step_sends_back_its_signed_thinking_after_a_reopen() {
+    let (h, _exec) = world_with_tools();
+    let block = ThinkingBlock::Thinking {
+        thinking: "Pay it.".into(),
+        signature: "sig-a".into(),
+    };
+    h.llm.script(
+        "alice",
+        vec![
+            Step::Thinking(block.clone()),
+            Step::signed_call("call_1", "pay", "{}", "sig-g"),
+        ],
+    );
+    h.send("Pay the bill");
+    let id = approval_id(&h);
+    let w2 = h.reopen();
+    // The pending approval's view does not show them.
+    let view = format!("{:?}", w2.pending_approvals());
+    assert!(view.contains("call_1") && !view.contains("sig-"), "{view}");
+    let exec2 = Rc::new(ScriptedTools::new());
+    exec2.reply("pay", ToolReply::Value(json!({"paid": true})));
+    register(&w2, &exec2);
+    h.llm.reply("alice", "Paid.");
+    block_on(w2.approve(&id)).unwrap();
+    block_on(w2.run_until_idle());
+    let calls = h.llm.calls_to("alice");
+    assert_eq!(calls.len(), 2);
+    let step1 = &calls[1].messages[1];
+    assert_eq!(step1.thinking, vec![block]);
+    assert_eq!(step1.tool_calls[0].signature.as_deref(), Some("sig-g"));
 }
 
 #[test]
