@@ -113,7 +113,7 @@ pub async fn call(
                 o.finish_reason = finish_reason;
             }
             LlmEvent::ToolCall(c) => o.tool_calls.push(c),
-            LlmEvent::Usage(_) => {}
+            LlmEvent::Usage(_) | LlmEvent::Thinking(_) => {}
         }
     };
     let result = llm.call(settings, messages, &mut on_event, cancel).await;

@@ -18,12 +18,15 @@
 //!   `reasoning` → `thinking: {type: "enabled", budget_tokens}` (the budget, or 1,024 / 4,096 /
 //!   16,384 for low / medium / high; at least 1,024, the API's minimum); `temperature` is then
 //!   not sent (the API refuses it with thinking) and a `max_tokens` the call did not set is
-//!   raised above the budget.
+//!   raised above the budget. With thinking on, the step's `thinking` / `redacted_thinking`
+//!   blocks (kept whole, signature included) open the assistant turn of its calls, as the API
+//!   requires.
 //! - Gemini: `tools: [{functionDeclarations: [{name, description, parameters}]}]` (Gemini's
 //!   schema has no `additionalProperties`: it is left out); calls are `functionCall {name, args}`
 //!   parts of a `model` turn, results `functionResponse {name, response}` parts of a `user` turn
 //!   (`response` must be an object: other results are wrapped as `{result: …}`). Calls arrive
-//!   whole, without ids (newer models send `id`; it is kept when present). `reasoning` →
+//!   whole, without ids (newer models send `id`; it is kept when present); a call's sibling
+//!   `thoughtSignature` is kept and sent back on the same part. `reasoning` →
 //!   `generationConfig.thinkingConfig: {thinkingBudget, includeThoughts: true}` (the budget, or
 //!   1,024 / 8,192 / 24,576).
 //! - Ollama: OpenAI-style `tools`; assistant `tool_calls: [{function: {name, arguments}}]` with
