@@ -610,17 +610,7 @@ impl Store for MemoryStore {
             for _ in 0..delay {
                 YieldOnce(false).await;
             }
-            let writes = ops.iter().any(|op| {
-                !matches!(
-                    op,
-                    StoreOp::DeleteWorld { .. }
-                        | StoreOp::DeleteAgent { .. }
-                        | StoreOp::DeleteChat { .. }
-                        | StoreOp::ClearMemory { .. }
-                        | StoreOp::DeleteApproval { .. }
-                        | StoreOp::DeleteMessages { .. }
-                )
-            });
+            let writes = ops.iter().any(|op| !op.only_removes());
             if self.over_quota.get() && writes {
                 return Err(StoreError::QuotaExceeded(
                     "the batch writes records and the store is over its quota".into(),

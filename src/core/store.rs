@@ -289,6 +289,28 @@ impl StoreOp {
             | StoreOp::DeleteApproval { world_id, .. } => world_id,
         }
     }
+
+    /// Whether the op only removes records. A batch of such ops frees space: stores over
+    /// quota still accept it (`MemoryStore`), or retry it without the revision put (IndexedDB).
+    /// Exhaustive on purpose: a new op must say which it is.
+    pub fn only_removes(&self) -> bool {
+        match self {
+            StoreOp::DeleteWorld { .. }
+            | StoreOp::DeleteAgent { .. }
+            | StoreOp::DeleteChat { .. }
+            | StoreOp::ClearMemory { .. }
+            | StoreOp::DeleteApproval { .. }
+            | StoreOp::DeleteMessages { .. } => true,
+            StoreOp::PutWorld(_)
+            | StoreOp::PutChat(_)
+            | StoreOp::PutApproval(_)
+            | StoreOp::PutAgent { .. }
+            | StoreOp::AppendMessage { .. }
+            | StoreOp::AppendMemory { .. }
+            | StoreOp::ReplaceMessage { .. }
+            | StoreOp::PutAgentState { .. } => false,
+        }
+    }
 }
 
 /// The persistence seam.

@@ -378,17 +378,7 @@ async fn write_batch(
 /// Whether a batch only removes records (it frees space and may be retried over quota without
 /// its revision put).
 fn only_deletes(ops: &[StoreOp]) -> bool {
-    ops.iter().all(|op| {
-        matches!(
-            op,
-            StoreOp::DeleteWorld { .. }
-                | StoreOp::DeleteAgent { .. }
-                | StoreOp::DeleteChat { .. }
-                | StoreOp::ClearMemory { .. }
-                | StoreOp::DeleteApproval { .. }
-                | StoreOp::DeleteMessages { .. }
-        )
-    })
+    ops.iter().all(StoreOp::only_removes)
 }
 
 /// The two passes of `apply` inside its transaction: check every op (reads only), then write.
