@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::bindings::error::{from_world_error, invalid_argument};
 use crate::bindings::input::get;
-use crate::bindings::world::{promise, to_js, AgentWorld};
+use crate::bindings::world::{promise, string_arg, to_js, AgentWorld};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_EDITING: &'static str = r#"
@@ -22,12 +22,6 @@ export interface RegenerateOptions {
 extern "C" {
     #[wasm_bindgen(typescript_type = "RegenerateOptions")]
     pub type RegenerateOptionsArg;
-}
-
-fn string_arg(value: &JsValue, field: &str) -> Result<String, JsValue> {
-    value
-        .as_string()
-        .ok_or_else(|| invalid_argument(field, "must be a string"))
 }
 
 #[wasm_bindgen]
