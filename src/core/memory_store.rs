@@ -12,7 +12,7 @@ use std::future::ready;
 use std::rc::Rc;
 
 use crate::core::approval::ApprovalRecord;
-use crate::core::engine::lock::WriteLock;
+use crate::core::lock::WriteLock;
 
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::store::{

@@ -11,6 +11,7 @@ pub mod events;
 pub mod ids;
 pub mod llm;
 pub mod llm_client;
+pub(crate) mod lock;
 pub mod memory_store;
 pub mod mentions;
 pub mod model;

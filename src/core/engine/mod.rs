@@ -72,7 +72,6 @@
 mod approvals;
 mod chats;
 mod editing;
-pub(crate) mod lock;
 mod responder;
 mod routing;
 mod settings;
@@ -91,6 +90,7 @@ use crate::core::error::WorldError;
 use crate::core::events::{Callback, Event, EventBus, Subscription, Topic};
 use crate::core::ids::world_id;
 use crate::core::llm_client::{CancelToken, LlmClient};
+use crate::core::lock::WriteLock;
 use crate::core::model::{
     validate_chat_llm_provider, validate_history_limit, validate_name, validate_text,
     validate_turn_limit, Agent, Chat, CreateWorld, MemoryEntry, Message, Timestamp, TitleSource,
@@ -100,8 +100,6 @@ use crate::core::store::{Store, StoreOp};
 
 pub use tools::{InstructionsProvider, InstructionsRequest};
 pub use transfer::FORMAT_VERSION;
-
-pub(crate) use lock::WriteLock;
 
 /// Default bound of the call queue (spec §7).
 pub const DEFAULT_QUEUE_LIMIT: usize = 100;

@@ -13,10 +13,10 @@
 //!   which are cancelled like on a chat switch. A call in flight finishes with the prompt it
 //!   was given.
 
-use crate::core::engine::lock::Guard;
 use crate::core::engine::{load_view, World};
 use crate::core::error::WorldError;
 use crate::core::events::{Event, WorldEvent};
+use crate::core::lock::Guard;
 use crate::core::store::{StoreOp, WorldLockGuard};
 
 /// The write lock of one change: this world's local lock and the store's lock of the world.
