@@ -3,6 +3,7 @@
 // A test that panics is a failing test; clippy does not see wasm_bindgen_test fns as tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod id_cases;
 mod wasm_support;
 
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -13,6 +14,19 @@ fn version_is_the_crate_version() {
         agent_world_wasm::bindings::version::version(),
         env!("CARGO_PKG_VERSION")
     );
+}
+
+#[wasm_bindgen_test]
+fn ids_normalise_with_the_host_like_the_native_build() {
+    use agent_world_wasm::core::ids::{kebab, normalize_id};
+    // What every world's creation does first (the product's path is tests/js/ids.test.mjs).
+    agent_world_wasm::web::clock::inject_text_ops();
+    for &(name, id) in id_cases::KEBAB {
+        assert_eq!(kebab(name), id, "kebab({name:?})");
+    }
+    for &(s, id) in id_cases::NORMALIZE_ID {
+        assert_eq!(normalize_id(s), id, "normalize_id({s:?})");
+    }
 }
 
 #[wasm_bindgen_test]

@@ -133,6 +133,7 @@ impl AgentWorld {
 }
 
 async fn services(options: &CommonOptions) -> Result<(Services, Rc<FetchLlm>), JsValue> {
+    crate::web::clock::inject_text_ops();
     let llm = Rc::new(FetchLlm::new(is_browser_like()));
     let store = options.store().await?;
     Ok((

@@ -7,7 +7,8 @@
 //! it always compares equal to itself. Letters are Unicode letters, not ASCII ones **(differs
 //! from the reference)**, so names in any script make ids.
 
-use unicode_normalization::UnicodeNormalization;
+use std::borrow::Cow;
+use std::sync::OnceLock;
 
 /// Why a name cannot become an id.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -141,6 +142,77 @@ pub fn is_name_char(c: char) -> bool {
     is_letter(c) || c == '_'
 }
 
+/// The Unicode text operations of the id rule: NFC, and the Unicode lower case followed by NFC.
+///
+/// They are injected like the clock: on wasm32 the normalisation and case tables would be
+/// about 100 KB of the `.wasm`, and every supported runtime has `String.prototype.normalize`
+/// and `toLowerCase`, so the web adapter sets the host's before a world is created or opened
+/// ([`set_text_ops`]) and the wasm build does not contain the tables. Native builds and tests
+/// use `unicode-normalization` and std ([`builtin_text_ops`]). Both follow the Unicode standard
+/// (full lower-casing with the final-sigma rule); they can only differ on characters assigned
+/// in a Unicode version one side does not know yet. Strings a cheap check proves unchanged
+/// never reach them (see [`nfc`] and [`lower_nfc`]).
+#[derive(Debug, Clone, Copy)]
+pub struct TextOps {
+    /// `s` in NFC.
+    pub nfc: fn(&str) -> String,
+    /// The Unicode lower case of `s` (as `str::to_lowercase`), then NFC.
+    pub lower_nfc: fn(&str) -> String,
+}
+
+static TEXT_OPS: OnceLock<TextOps> = OnceLock::new();
+
+/// Injects the text operations for the whole process; the first call wins (`false` after).
+pub fn set_text_ops(ops: TextOps) -> bool {
+    TEXT_OPS.set(ops).is_ok()
+}
+
+/// The built-in text operations: `unicode-normalization` and std (native builds only).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn builtin_text_ops() -> TextOps {
+    use unicode_normalization::UnicodeNormalization;
+    TextOps {
+        nfc: |s| s.nfc().collect(),
+        lower_nfc: |s| s.to_lowercase().nfc().collect(),
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn text_ops() -> TextOps {
+    *TEXT_OPS.get_or_init(builtin_text_ops)
+}
+
+/// The web adapter injects the host's before any world exists; without it (core functions
+/// called directly on wasm32) text stays as given apart from ASCII lower-casing.
+#[cfg(target_arch = "wasm32")]
+fn text_ops() -> TextOps {
+    TEXT_OPS.get().copied().unwrap_or(TextOps {
+        nfc: str::to_string,
+        lower_nfc: str::to_ascii_lowercase,
+    })
+}
+
+/// `s` in NFC. A string whose code points are all below U+0300 is already NFC: U+0300 is the
+/// first code point that is not NFC_Quick_Check=Yes with canonical combining class 0, so
+/// nothing before it composes, decomposes or reorders. In UTF-8 that is every byte below
+/// 0xCC (the lead byte of U+0300), so ASCII and Latin-1 names skip the normaliser.
+fn nfc(s: &str) -> Cow<'_, str> {
+    if s.bytes().all(|b| b < 0xCC) {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned((text_ops().nfc)(s))
+    }
+}
+
+/// The Unicode lower case of `s`, then NFC; ASCII needs no tables.
+fn lower_nfc(s: &str) -> String {
+    if s.is_ascii() {
+        s.to_ascii_lowercase()
+    } else {
+        (text_ops().lower_nfc)(s)
+    }
+}
+
 /// How many times a normalisation is re-applied at most to reach its fixed point. Real text
 /// needs one pass; a second is only needed for exotic characters (e.g. an upper-case letter
 /// without a lower-case mapping after one that lowercases), and the loop never needs more.
@@ -149,7 +221,7 @@ const MAX_PASSES: usize = 6;
 /// One pass of the spec §1 steps, in the spec's order, plus a final NFC (lower-casing can
 /// produce a non-NFC sequence, and ids must be NFC to compare with normalised mentions).
 fn kebab_pass(s: &str) -> String {
-    let nfc: String = s.nfc().collect();
+    let nfc = nfc(s);
     let mut out = String::with_capacity(nfc.len());
     // `prev` is the last character pushed, used for the lower→upper rule; `-` marks a
     // pending separator so that runs collapse and no `-` leads.
@@ -173,7 +245,7 @@ fn kebab_pass(s: &str) -> String {
         prev = Some(c);
     }
     // Trailing `-` is never pushed (a pending dash is only written before a letter).
-    out.to_lowercase().nfc().collect()
+    lower_nfc(&out)
 }
 
 /// `kebab(s)` as spec §1 defines it: NFC-normalise; runs of whitespace → `-`; a `-` between a
@@ -216,12 +288,17 @@ pub fn agent_id(name: &str) -> Result<String, IdError> {
 }
 
 fn nfc_lower(s: &str) -> String {
-    s.nfc().collect::<String>().to_lowercase().nfc().collect()
+    lower_nfc(&nfc(s))
 }
 
 /// NFC + Unicode lower-case: how a mention or a sender is compared with an id. Nothing else
 /// changes (no trimming, no kebab). Idempotent: re-applied until stable, like [`kebab`].
 pub fn normalize_id(s: &str) -> String {
+    // The common case (every sender and mention while routing): ASCII is NFC, its lower case
+    // is ASCII and one pass is the fixed point.
+    if s.is_ascii() {
+        return s.to_ascii_lowercase();
+    }
     let mut cur = nfc_lower(s);
     for _ in 1..MAX_PASSES {
         let next = nfc_lower(&cur);
@@ -314,6 +391,21 @@ mod tests {
         }
         assert!(MARK_RANGES.windows(2).all(|w| w[0].1 < w[1].0));
         assert!(MARK_RANGES.iter().all(|&(lo, hi)| lo <= hi));
+    }
+
+    #[test]
+    fn below_u0300_every_string_is_nfc() {
+        use unicode_normalization::{char::canonical_combining_class, is_nfc_quick, IsNormalized};
+        // The fast path of `nfc`: each such code point is a starter that is NFC_QC=Yes, so any
+        // string of them is NFC; U+0300 itself is not (it combines).
+        for c in (0..0x300u32).filter_map(char::from_u32) {
+            assert_eq!(canonical_combining_class(c), 0, "U+{:04X}", u32::from(c));
+            assert_eq!(is_nfc_quick(std::iter::once(c)), IsNormalized::Yes);
+        }
+        assert_ne!(canonical_combining_class('\u{300}'), 0);
+        // In UTF-8, U+0300 is the first code point whose lead byte is 0xCC.
+        assert_eq!("\u{2FF}".as_bytes()[0], 0xCB);
+        assert_eq!("\u{300}".as_bytes()[0], 0xCC);
     }
 
     #[test]

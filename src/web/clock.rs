@@ -1,4 +1,4 @@
-//! The JS clock and id source injected into the pure core.
+//! The JS clock, id source and Unicode text operations injected into the pure core.
 
 /// Milliseconds since the Unix epoch from `Date.now()` (`std::time` panics on wasm32).
 pub fn now_ms() -> i64 {
@@ -28,4 +28,26 @@ impl crate::core::clock::IdSource for UuidIds {
     fn new_id(&self) -> String {
         new_id()
     }
+}
+
+/// NFC through the host's `String.prototype.normalize` (the id rule, src/core/ids.rs).
+pub fn host_nfc(s: &str) -> String {
+    js_sys::JsString::from(s).normalize("NFC").into()
+}
+
+/// The host's `toLowerCase` then NFC (the id rule, src/core/ids.rs).
+pub fn host_lower_nfc(s: &str) -> String {
+    js_sys::JsString::from(s)
+        .to_lower_case()
+        .normalize("NFC")
+        .into()
+}
+
+/// Makes the core's id rule normalise with the host's Unicode tables (the `.wasm` carries none).
+/// Called before every world is created or opened; only the first call takes effect.
+pub fn inject_text_ops() {
+    crate::core::ids::set_text_ops(crate::core::ids::TextOps {
+        nfc: host_nfc,
+        lower_nfc: host_lower_nfc,
+    });
 }
