@@ -84,30 +84,45 @@ fn invalid(path: &str, problem: impl Into<String>) -> WorldError {
 
 /// Deserialises `v` as `T`; on failure finds the offending field: serde names missing and
 /// unknown fields, otherwise each field is swapped for the template's (or removed) until the
-/// value parses.
+/// value parses. The template is only built on failure.
 fn parse_at<T: DeserializeOwned + Serialize>(
     v: &Value,
     path: &str,
-    template: &T,
+    template: impl FnOnce() -> T,
 ) -> Result<T, WorldError> {
-    let err = match serde_json::from_value::<T>(v.clone()) {
-        Ok(t) => return Ok(t),
-        Err(e) => e.to_string(),
-    };
+    match serde_json::from_value::<T>(v.clone()) {
+        Ok(t) => Ok(t),
+        Err(e) => Err(locate_error(
+            v,
+            path,
+            e.to_string(),
+            serde_json::to_value(template()).ok(),
+            &|probe| serde_json::from_value::<T>(probe).is_ok(),
+        )),
+    }
+}
+
+/// The error of [`parse_at`], one copy for every `T` (only `parses` depends on it).
+#[inline(never)]
+fn locate_error(
+    v: &Value,
+    path: &str,
+    err: String,
+    template: Option<Value>,
+    parses: &dyn Fn(Value) -> bool,
+) -> WorldError {
     for marker in ["unknown field `", "missing field `"] {
         if let Some(name) = err.split(marker).nth(1).and_then(|r| r.split('`').next()) {
-            return Err(invalid(&format!("{path}.{name}"), err.clone()));
+            return invalid(&format!("{path}.{name}"), err.clone());
         }
     }
     let Value::Object(obj) = v else {
-        return Err(invalid(path, err));
+        return invalid(path, err);
     };
-    let good = match serde_json::to_value(template) {
-        Ok(Value::Object(g)) => g,
+    let good = match template {
+        Some(Value::Object(g)) => g,
         _ => Map::new(),
     };
-    let parses =
-        |probe: Map<String, Value>| serde_json::from_value::<T>(Value::Object(probe)).is_ok();
     for k in obj.keys() {
         let mut probe = obj.clone();
         match good.get(k) {
@@ -118,11 +133,11 @@ fn parse_at<T: DeserializeOwned + Serialize>(
                 probe.remove(k);
             }
         }
-        if parses(probe) {
-            return Err(invalid(&format!("{path}.{k}"), err));
+        if parses(Value::Object(probe)) {
+            return invalid(&format!("{path}.{k}"), err);
         }
     }
-    Err(invalid(path, err))
+    invalid(path, err)
 }
 
 fn array_at<'v>(
@@ -417,14 +432,14 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
     let world_v = top
         .get("world")
         .ok_or_else(|| invalid("world", "is missing"))?;
-    let mut world: WorldData = parse_at(world_v, "world", &tpl::world("w"))?;
+    let mut world: WorldData = parse_at(world_v, "world", || tpl::world("w"))?;
     check_world(&mut world)?;
 
     let mut agents = Vec::new();
     let mut agent_ids = BTreeSet::new();
     for (i, v) in array_at(top, "agents", "")?.iter().enumerate() {
         let p = format!("agents[{i}]");
-        let mut a: Agent = parse_at(v, &p, &tpl::agent("a"))?;
+        let mut a: Agent = parse_at(v, &p, || tpl::agent("a"))?;
         check_agent(&mut a, &p)?;
         if !agent_ids.insert(a.id.clone()) {
             return Err(invalid(
@@ -451,7 +466,7 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
         let chat_v = obj
             .get("chat")
             .ok_or_else(|| invalid(&format!("{p}.chat"), "is missing"))?;
-        let mut chat: Chat = parse_at(chat_v, &format!("{p}.chat"), &tpl::chat("w", "c"))?;
+        let mut chat: Chat = parse_at(chat_v, &format!("{p}.chat"), || tpl::chat("w", "c"))?;
         check_chat(&mut chat, &format!("{p}.chat"))?;
         if chat.world_id != world.id {
             return Err(invalid(
@@ -472,7 +487,7 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
             .enumerate()
         {
             let mp = format!("{p}.messages[{j}]");
-            let m: Message = parse_at(mv, &mp, &template_message())?;
+            let m: Message = parse_at(mv, &mp, template_message)?;
             check_message(&m, &mp)?;
             if m.chat_id.as_deref().is_some_and(|c| c != chat.id) {
                 return Err(invalid(
@@ -492,7 +507,7 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
             .enumerate()
         {
             let sp = format!("{p}.agentStates[{j}]");
-            let s: AgentChatState = parse_at(sv, &sp, &AgentChatState::default())?;
+            let s: AgentChatState = parse_at(sv, &sp, AgentChatState::default)?;
             if !agent_ids.contains(&s.agent_id) {
                 return Err(invalid(
                     &format!("{sp}.agentId"),
@@ -527,7 +542,7 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
                 .enumerate()
             {
                 let ep = format!("{gp}.entries[{k}]");
-                let e: MemoryEntry = parse_at(ev, &ep, &template_memory())?;
+                let e: MemoryEntry = parse_at(ev, &ep, template_memory)?;
                 check_memory(&e, &chat.id, &ep)?;
                 check_memory_entry(&e, &ep)?;
                 entries.push(e);
