@@ -119,9 +119,6 @@ impl MemoryStore {
         // Message ids removed earlier in this batch (`DeleteMessages`, `ReplaceMessage`).
         let mut removed_ids: BTreeSet<(String, String, String)> = BTreeSet::new();
         let world_missing = |w: &str| StoreError::Invalid(format!("world {w:?} does not exist"));
-        let chat_missing = |w: &str, c: &str| {
-            StoreError::Invalid(format!("chat {c:?} does not exist in world {w:?}"))
-        };
         for op in ops {
             match op {
                 StoreOp::PutWorld(w) => {
@@ -157,18 +154,14 @@ impl MemoryStore {
                             a.approval_id
                         )));
                     };
-                    if !live_chats.contains(&(a.world_id.clone(), chat_id.clone())) {
-                        return Err(chat_missing(&a.world_id, chat_id));
-                    }
+                    need_chat(&live_chats, &a.world_id, chat_id)?;
                 }
                 StoreOp::DeleteMessages {
                     world_id,
                     chat_id,
                     message_ids,
                 } => {
-                    if !live_chats.contains(&(world_id.clone(), chat_id.clone())) {
-                        return Err(chat_missing(world_id, chat_id));
-                    }
+                    need_chat(&live_chats, world_id, chat_id)?;
                     for id in message_ids {
                         let key = (world_id.clone(), chat_id.clone(), id.clone());
                         new_ids.remove(&key);
@@ -181,9 +174,7 @@ impl MemoryStore {
                     old_message_id,
                     message,
                 } => {
-                    if !live_chats.contains(&(world_id.clone(), chat_id.clone())) {
-                        return Err(chat_missing(world_id, chat_id));
-                    }
+                    need_chat(&live_chats, world_id, chat_id)?;
                     let wiped = wiped_worlds.contains(world_id)
                         || wiped_chats.contains(&(world_id.clone(), chat_id.clone()));
                     let has = |id: &str| {
@@ -191,9 +182,7 @@ impl MemoryStore {
                         new_ids.contains(&key)
                             || (!wiped
                                 && !removed_ids.contains(&key)
-                                && worlds
-                                    .get(world_id)
-                                    .and_then(|w| w.chats.get(chat_id))
+                                && stored_chat(&worlds, world_id, chat_id)
                                     .is_some_and(|c| c.ids.contains(id)))
                     };
                     if !has(old_message_id) {
@@ -223,9 +212,7 @@ impl MemoryStore {
                     chat_id,
                     message,
                 } => {
-                    if !live_chats.contains(&(world_id.clone(), chat_id.clone())) {
-                        return Err(chat_missing(world_id, chat_id));
-                    }
+                    need_chat(&live_chats, world_id, chat_id)?;
                     let key = (
                         world_id.clone(),
                         chat_id.clone(),
@@ -235,9 +222,7 @@ impl MemoryStore {
                         || wiped_chats.contains(&(world_id.clone(), chat_id.clone()))
                         || removed_ids.contains(&key);
                     let exists = !wiped
-                        && worlds
-                            .get(world_id)
-                            .and_then(|w| w.chats.get(chat_id))
+                        && stored_chat(&worlds, world_id, chat_id)
                             .is_some_and(|c| c.ids.contains(&message.message_id));
                     if exists || !new_ids.insert(key) {
                         return Err(StoreError::Invalid(format!(
@@ -252,11 +237,31 @@ impl MemoryStore {
                 | StoreOp::PutAgentState {
                     world_id, chat_id, ..
                 } => {
-                    if !live_chats.contains(&(world_id.clone(), chat_id.clone())) {
-                        return Err(chat_missing(world_id, chat_id));
-                    }
+                    need_chat(&live_chats, world_id, chat_id)?;
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// `apply` once its test delay has passed: all of it is synchronous, so the future only
+    /// holds the batch while it waits.
+    fn apply_now(&self, ops: Vec<StoreOp>) -> Result<(), StoreError> {
+        let writes = ops.iter().any(|op| !op.only_removes());
+        if self.over_quota.get() && writes {
+            return Err(StoreError::QuotaExceeded(
+                "the batch writes records and the store is over its quota".into(),
+            ));
+        }
+        if let Some(e) = self.fail_next.borrow_mut().take() {
+            return Err(e);
+        }
+        self.validate(&ops)?;
+        let named: BTreeSet<String> = ops.iter().map(|op| op.world_id().to_string()).collect();
+        self.apply_valid(ops);
+        let mut revs = self.revisions.borrow_mut();
+        for w in named {
+            *revs.entry(w).or_default() += 1;
         }
         Ok(())
     }
@@ -355,10 +360,7 @@ impl MemoryStore {
                     chat_id,
                     agent_id,
                 } => {
-                    if let Some(c) = worlds
-                        .get_mut(&world_id)
-                        .and_then(|w| w.chats.get_mut(&chat_id))
-                    {
+                    if let Some(c) = stored_chat_mut(&mut worlds, &world_id, &chat_id) {
                         c.memories.remove(&agent_id);
                     }
                 }
@@ -382,10 +384,7 @@ impl MemoryStore {
                     chat_id,
                     approval_id,
                 } => {
-                    if let Some(c) = worlds
-                        .get_mut(&world_id)
-                        .and_then(|w| w.chats.get_mut(&chat_id))
-                    {
+                    if let Some(c) = stored_chat_mut(&mut worlds, &world_id, &chat_id) {
                         c.approvals.remove(&approval_id);
                     }
                 }
@@ -414,6 +413,36 @@ impl std::future::Future for YieldOnce {
     }
 }
 
+/// Validation: the chat a batch op targets must exist by then (stored or written earlier in it).
+fn need_chat(live: &BTreeSet<(String, String)>, w: &str, c: &str) -> Result<(), StoreError> {
+    if live.contains(&(w.to_string(), c.to_string())) {
+        Ok(())
+    } else {
+        Err(StoreError::Invalid(format!(
+            "chat {c:?} does not exist in world {w:?}"
+        )))
+    }
+}
+
+/// The stored chat `chat_id` of world `world_id`, if both exist.
+fn stored_chat<'a>(
+    worlds: &'a BTreeMap<String, WorldRec>,
+    world_id: &str,
+    chat_id: &str,
+) -> Option<&'a ChatData> {
+    worlds.get(world_id)?.chats.get(chat_id)
+}
+
+/// [`stored_chat`], to change it.
+fn stored_chat_mut<'a>(
+    worlds: &'a mut BTreeMap<String, WorldRec>,
+    world_id: &str,
+    chat_id: &str,
+) -> Option<&'a mut ChatData> {
+    worlds.get_mut(world_id)?.chats.get_mut(chat_id)
+}
+
+/// The chat `chat_id` of world `world_id`, created empty if missing (writes of a valid batch).
 fn chat_mut<'a>(
     worlds: &'a mut BTreeMap<String, WorldRec>,
     world_id: &str,
@@ -493,11 +522,7 @@ impl Store for MemoryStore {
         if let Some(e) = self.read_failure() {
             return Box::pin(ready(Err(e)));
         }
-        let v = self
-            .worlds
-            .borrow()
-            .get(world_id)
-            .and_then(|w| w.chats.get(chat_id))
+        let v = stored_chat(&self.worlds.borrow(), world_id, chat_id)
             .map(|c| c.states.values().cloned().collect())
             .unwrap_or_default();
         Box::pin(ready(Ok(v)))
@@ -513,11 +538,7 @@ impl Store for MemoryStore {
         if let Some(e) = self.read_failure() {
             return Box::pin(ready(Err(e)));
         }
-        let v = self
-            .worlds
-            .borrow()
-            .get(world_id)
-            .and_then(|w| w.chats.get(chat_id))
+        let v = stored_chat(&self.worlds.borrow(), world_id, chat_id)
             .and_then(|c| c.memories.get(agent_id))
             .map(|m| m[m.len().saturating_sub(n)..].to_vec())
             .unwrap_or_default();
@@ -535,7 +556,7 @@ impl Store for MemoryStore {
             return Box::pin(ready(Err(e)));
         }
         let worlds = self.worlds.borrow();
-        let chat = worlds.get(world_id).and_then(|w| w.chats.get(chat_id));
+        let chat = stored_chat(&worlds, world_id, chat_id);
         let msgs = chat.map(|c| c.messages.as_slice()).unwrap_or_default();
         let end = match before {
             None => Some(msgs.len()),
@@ -563,11 +584,7 @@ impl Store for MemoryStore {
         if let Some(e) = self.read_failure() {
             return Box::pin(ready(Err(e)));
         }
-        let mut v: Vec<ApprovalRecord> = self
-            .worlds
-            .borrow()
-            .get(world_id)
-            .and_then(|w| w.chats.get(chat_id))
+        let mut v: Vec<ApprovalRecord> = stored_chat(&self.worlds.borrow(), world_id, chat_id)
             .map(|c| c.approvals.values().cloned().collect())
             .unwrap_or_default();
         v.sort_by(|a, b| (a.created_at, &a.approval_id).cmp(&(b.created_at, &b.approval_id)));
@@ -610,26 +627,7 @@ impl Store for MemoryStore {
             for _ in 0..delay {
                 YieldOnce(false).await;
             }
-            let writes = ops.iter().any(|op| !op.only_removes());
-            if self.over_quota.get() && writes {
-                return Err(StoreError::QuotaExceeded(
-                    "the batch writes records and the store is over its quota".into(),
-                ));
-            }
-            match self.fail_next.borrow_mut().take() {
-                Some(e) => Err(e),
-                None => {
-                    self.validate(&ops)?;
-                    let named: BTreeSet<String> =
-                        ops.iter().map(|op| op.world_id().to_string()).collect();
-                    self.apply_valid(ops);
-                    let mut revs = self.revisions.borrow_mut();
-                    for w in named {
-                        *revs.entry(w).or_default() += 1;
-                    }
-                    Ok(())
-                }
-            }
+            self.apply_now(ops)
         })
     }
 
