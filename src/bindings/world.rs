@@ -73,12 +73,22 @@ fn closed() -> JsValue {
     )
 }
 
+/// The work of an async method, boxed: one `future_to_promise` instance serves every method.
+type Work = std::pin::Pin<Box<dyn std::future::Future<Output = Result<JsValue, JsValue>>>>;
+
 /// The promise of an async method. Async methods take `&self` only while they start: the
 /// work runs on a clone of the handle, so no borrow of the JS object spans an `.await` and
-/// `free()` succeeds at any time.
+/// `free()` succeeds at any time. Every async export goes through here instead of being an
+/// `async fn` export: `future_to_promise` is generic over the future, and one instance per
+/// method cost 2–9 KB of wasm each (the boxed future makes it one instance in all).
 pub(crate) fn promise(
     work: impl std::future::Future<Output = Result<JsValue, JsValue>> + 'static,
 ) -> js_sys::Promise {
+    boxed_promise(Box::pin(work))
+}
+
+#[inline(never)]
+fn boxed_promise(work: Work) -> js_sys::Promise {
     wasm_bindgen_futures::future_to_promise(work)
 }
 
@@ -231,26 +241,31 @@ impl AgentWorld {
     /// // open-or-create, e.g. on every page load
     /// const same = await AgentWorld.create({ name: "Team", ifExists: "open" });
     /// ```
-    pub async fn create(
+    #[wasm_bindgen(unchecked_return_type = "Promise<AgentWorld>")]
+    pub fn create(
         #[wasm_bindgen(unchecked_param_type = "CreateWorldOptions")] options: JsValue,
-    ) -> Result<AgentWorld, JsValue> {
-        let options = CommonOptions::read(&options, "AgentWorld.create options")?;
-        let mut options = options;
+    ) -> js_sys::Promise {
         let what = "AgentWorld.create options";
-        let open_existing = options
-            .take_choice("ifExists", what, &["error", "open"])?
-            .as_deref()
-            == Some("open");
-        let input: CreateWorld = from_fields(options.rest.clone(), what)?;
-        let (svc, llm) = services(&options).await?;
-        let world = match World::create(svc.clone(), input).await {
-            // Open-or-create (a page reload, HMR): the stored world as it is.
-            Err(WorldError::WorldExists(id)) if open_existing => World::open(svc, &id).await,
-            other => other,
-        }
-        .map_err(from_world_error)?;
-        world.set_debug(options.debug);
-        Ok(wrap(world, llm, &options))
+        let args = CommonOptions::read(&options, what).and_then(|mut options| {
+            let open_existing = options
+                .take_choice("ifExists", what, &["error", "open"])?
+                .as_deref()
+                == Some("open");
+            let input: CreateWorld = from_fields(options.rest.clone(), what)?;
+            Ok((options, open_existing, input))
+        });
+        promise(async move {
+            let (options, open_existing, input) = args?;
+            let (svc, llm) = services(&options).await?;
+            let world = match World::create(svc.clone(), input).await {
+                // Open-or-create (a page reload, HMR): the stored world as it is.
+                Err(WorldError::WorldExists(id)) if open_existing => World::open(svc, &id).await,
+                other => other,
+            }
+            .map_err(from_world_error)?;
+            world.set_debug(options.debug);
+            Ok(wrap(world, llm, &options).into())
+        })
     }
 
     /// Opens an existing world by id.
@@ -259,17 +274,25 @@ impl AgentWorld {
     /// ```js
     /// const world = await AgentWorld.open("team");
     /// ```
-    pub async fn open(
+    #[wasm_bindgen(unchecked_return_type = "Promise<AgentWorld>")]
+    pub fn open(
         #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
         options: Option<StorageOptionsArg>,
-    ) -> Result<AgentWorld, JsValue> {
-        let id = string_arg(&id, "id")?;
-        let options = or_undefined(options);
-        let options = CommonOptions::read(&options, "AgentWorld.open options")?;
-        let (svc, llm) = services(&options).await?;
-        let world = World::open(svc, &id).await.map_err(from_world_error)?;
-        world.set_debug(options.debug);
-        Ok(wrap(world, llm, &options))
+    ) -> js_sys::Promise {
+        let args = string_arg(&id, "id").and_then(|id| {
+            let options = or_undefined(options);
+            Ok((
+                id,
+                CommonOptions::read(&options, "AgentWorld.open options")?,
+            ))
+        });
+        promise(async move {
+            let (id, options) = args?;
+            let (svc, llm) = services(&options).await?;
+            let world = World::open(svc, &id).await.map_err(from_world_error)?;
+            world.set_debug(options.debug);
+            Ok(wrap(world, llm, &options).into())
+        })
     }
 
     /// The worlds in a storage (settings only).
@@ -278,16 +301,17 @@ impl AgentWorld {
     /// ```js
     /// for (const w of await AgentWorld.list()) console.log(w.id, w.name);
     /// ```
-    #[wasm_bindgen(unchecked_return_type = "WorldInfo[]")]
-    pub async fn list(options: Option<StorageOptionsArg>) -> Result<JsValue, JsValue> {
-        let options = or_undefined(options);
-        let options = CommonOptions::read(&options, "AgentWorld.list options")?;
-        let store = options.store().await?;
-        to_js(
-            &World::list(store.as_ref())
-                .await
-                .map_err(from_world_error)?,
-        )
+    #[wasm_bindgen(unchecked_return_type = "Promise<WorldInfo[]>")]
+    pub fn list(options: Option<StorageOptionsArg>) -> js_sys::Promise {
+        let options = CommonOptions::read(&or_undefined(options), "AgentWorld.list options");
+        promise(async move {
+            let store = options?.store().await?;
+            to_js(
+                &World::list(store.as_ref())
+                    .await
+                    .map_err(from_world_error)?,
+            )
+        })
     }
 
     /// Deletes a world and everything in it; resolves `false` when there was none.
@@ -296,17 +320,26 @@ impl AgentWorld {
     /// ```js
     /// await AgentWorld.delete("team");
     /// ```
-    pub async fn delete(
+    #[wasm_bindgen(unchecked_return_type = "Promise<boolean>")]
+    pub fn delete(
         #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
         options: Option<StorageOptionsArg>,
-    ) -> Result<bool, JsValue> {
-        let id = string_arg(&id, "id")?;
-        let options = or_undefined(options);
-        let options = CommonOptions::read(&options, "AgentWorld.delete options")?;
-        let store = options.store().await?;
-        World::delete(store.as_ref(), &id)
-            .await
-            .map_err(from_world_error)
+    ) -> js_sys::Promise {
+        let args = string_arg(&id, "id").and_then(|id| {
+            let options = or_undefined(options);
+            Ok((
+                id,
+                CommonOptions::read(&options, "AgentWorld.delete options")?,
+            ))
+        });
+        promise(async move {
+            let (id, options) = args?;
+            let store = options.store().await?;
+            let deleted = World::delete(store.as_ref(), &id)
+                .await
+                .map_err(from_world_error)?;
+            Ok(JsValue::from_bool(deleted))
+        })
     }
 
     /// Imports a world exported with `world.export()` and opens it. API keys are never part of
@@ -321,36 +354,24 @@ impl AgentWorld {
     /// // restore a backup beside the live world
     /// const restored = await AgentWorld.import(backup, { as: "copy" });
     /// ```
-    pub async fn import(
+    #[wasm_bindgen(unchecked_return_type = "Promise<AgentWorld>")]
+    pub fn import(
         #[wasm_bindgen(unchecked_param_type = "string")] json: JsValue,
         options: Option<crate::bindings::types::ImportOptionsArg>,
-    ) -> Result<AgentWorld, JsValue> {
-        let options = or_undefined(options);
-        let json = json.as_string().ok_or_else(|| {
-            invalid_argument("json", "must be a string (the result of world.export())")
-        })?;
-        let mut options = CommonOptions::read(&options, "AgentWorld.import options")?;
-        let what = "AgentWorld.import options";
-        let copy = options
-            .take_choice("as", what, &["original", "copy"])?
-            .as_deref()
-            == Some("copy");
-        let name = options.take_choice("name", what, &[])?;
-        if name.is_some() && !copy {
-            return Err(invalid_argument(
-                &format!("{what}.name"),
-                "is only for { as: \"copy\" }",
-            ));
-        }
-        let (svc, llm) = services(&options).await?;
-        let world = if copy {
-            World::import_copy(svc, &json, name.as_deref()).await
-        } else {
-            World::import(svc, &json).await
-        }
-        .map_err(from_world_error)?;
-        world.set_debug(options.debug);
-        Ok(wrap(world, llm, &options))
+    ) -> js_sys::Promise {
+        let args = import_args(&json, &or_undefined(options));
+        promise(async move {
+            let (json, options, copy, name) = args?;
+            let (svc, llm) = services(&options).await?;
+            let world = if copy {
+                World::import_copy(svc, &json, name.as_deref()).await
+            } else {
+                World::import(svc, &json).await
+            }
+            .map_err(from_world_error)?;
+            world.set_debug(options.debug);
+            Ok(wrap(world, llm, &options).into())
+        })
     }
 
     /// The whole world (settings, agents, chats, messages, memories) as versioned JSON. API
@@ -962,6 +983,31 @@ export interface AgentWorld {
   on<T extends Topic>(topic: T, callback: (event: EventMap[T]) => void): () => void;
 }
 "#;
+
+/// `AgentWorld.import`'s arguments: the document, the options, whether to import a copy and
+/// the copy's name.
+fn import_args(
+    json: &JsValue,
+    options: &JsValue,
+) -> Result<(String, CommonOptions, bool, Option<String>), JsValue> {
+    let json = json.as_string().ok_or_else(|| {
+        invalid_argument("json", "must be a string (the result of world.export())")
+    })?;
+    let what = "AgentWorld.import options";
+    let mut options = CommonOptions::read(options, what)?;
+    let copy = options
+        .take_choice("as", what, &["original", "copy"])?
+        .as_deref()
+        == Some("copy");
+    let name = options.take_choice("name", what, &[])?;
+    if name.is_some() && !copy {
+        return Err(invalid_argument(
+            &format!("{what}.name"),
+            "is only for { as: \"copy\" }",
+        ));
+    }
+    Ok((json, options, copy, name))
+}
 
 fn parse_topic(topic: &str) -> Result<Topic, JsValue> {
     Ok(match topic {
