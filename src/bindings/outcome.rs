@@ -202,7 +202,7 @@ impl AgentWorld {
             let chain = t.chain();
             let root = t.root.clone().unwrap_or_default();
             let result = SendResult {
-                message: serde_wasm_bindgen::from_value(message).unwrap_or(JsonValue::Null),
+                message: crate::web::js_tools::to_json(&message).unwrap_or(JsonValue::Null),
                 replies: t
                     .messages
                     .iter()

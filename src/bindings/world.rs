@@ -25,13 +25,16 @@ use crate::web::custom_provider::JsCustomProvider;
 use crate::web::idb_store::IdbStore;
 use crate::web::llm_fetch::{FetchLlm, Timeouts};
 
-/// Converts a Rust value to a plain JS object (maps as objects, `None` fields left out).
+/// Converts a Rust value to a plain JS object (maps as objects, `None` fields left out, `None`
+/// values kept as `null`) by way of JSON text: `serde_json::to_string`, then `JSON.parse`.
+/// Every type then has one `Serialize` instance (the one export and the stores use too), and
+/// one `JSON.parse` builds the object instead of a boundary call per field.
 pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| {
-            crate::bindings::error::agent_world_error("internal_error", &e.to_string(), None)
-        })
+    let internal =
+        |e: String| crate::bindings::error::agent_world_error("internal_error", &e, None);
+    let text = serde_json::to_string(value).map_err(|e| internal(e.to_string()))?;
+    js_sys::JSON::parse(&text)
+        .map_err(|e| internal(crate::web::js_tools::message_of(&e, "JSON.parse failed")))
 }
 
 /// Reads a JS object argument into a Rust input type, naming `what` in the error. The value is
