@@ -13,8 +13,9 @@ use std::rc::Rc;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
+use crate::bindings::convert::{promise, to_js};
 use crate::bindings::types::SendOptionsArg;
-use crate::bindings::world::{promise, to_js, AgentWorld};
+use crate::bindings::world::AgentWorld;
 use crate::core::engine::World;
 use crate::core::events::{Event, SystemEvent, Topic};
 use crate::core::model::Message;

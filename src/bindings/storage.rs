@@ -14,9 +14,9 @@ use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
 
+use crate::bindings::convert::promise;
 use crate::bindings::error::invalid_argument;
 use crate::bindings::input::read_object;
-use crate::bindings::world::promise;
 use crate::core::memory_store::MemoryStore;
 use crate::core::store::Store;
 use crate::web::idb_store::IdbStore;
