@@ -1217,9 +1217,11 @@ fn decode<T: DeserializeOwned>(js: JsValue, store: &str, at: &str) -> Result<T, 
         }
         Some(v) if v > f64::from(RECORD_VERSION) => {
             return Err(StoreError::Version(format!(
-                "{store} record {at} has format version {v}, newer than this app's \
-                 {RECORD_VERSION}"
-            )))
+                "{store} record {at} has format version {}, newer than this app's \
+                 {RECORD_VERSION}",
+                // As JavaScript prints the number, without Rust's float printing.
+                describe(&JsValue::from_f64(v))
+            )));
         }
         Some(_) => {}
     }

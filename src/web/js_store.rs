@@ -399,11 +399,22 @@ impl JsStore {
                 "the store adapter's {context} did not settle within {} s \
                  (StoreAdapter.timeoutMs = {}); check the backend, or raise timeoutMs if it \
                  is just slow (a timed-out write may still complete later)",
-                self.timeout_ms as f64 / 1000.0,
+                seconds(self.timeout_ms),
                 self.timeout_ms
             ))),
         }
     }
+}
+
+/// `ms` in seconds as JavaScript would print `ms / 1000` (`30`, `1.5`, `0.05`), without
+/// Rust's float printing.
+fn seconds(ms: u64) -> String {
+    let (whole, frac) = (ms / 1000, ms % 1000);
+    if frac == 0 {
+        return whole.to_string();
+    }
+    let frac = format!("{frac:03}");
+    format!("{whole}.{}", frac.trim_end_matches('0'))
 }
 
 fn set(target: &js_sys::Object, key: &str, value: &JsValue) {
