@@ -4,8 +4,9 @@
 
 use wasm_bindgen::prelude::*;
 
+use crate::bindings::convert::{promise, to_js};
 use crate::bindings::error::{from_world_error, invalid_argument};
-use crate::bindings::world::{promise, to_js, AgentWorld};
+use crate::bindings::world::AgentWorld;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_APPROVALS: &'static str = r#"

@@ -4,9 +4,10 @@
 
 use wasm_bindgen::prelude::*;
 
+use crate::bindings::convert::{promise, string_arg, to_js};
 use crate::bindings::error::{from_world_error, invalid_argument};
 use crate::bindings::input::get;
-use crate::bindings::world::{promise, string_arg, to_js, AgentWorld};
+use crate::bindings::world::AgentWorld;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_EDITING: &'static str = r#"

@@ -202,7 +202,18 @@ fn number(n: f64, path: &str) -> Result<Value, JsValue> {
     if !n.is_finite() {
         return Err(invalid(
             path,
-            &format!("must be a finite number (got {n})").replace("inf", "Infinity"),
+            // Named as JavaScript writes them; formatting the f64 would pull in Rust's float
+            // printing for three fixed words.
+            &format!(
+                "must be a finite number (got {})",
+                if n.is_nan() {
+                    "NaN"
+                } else if n > 0.0 {
+                    "Infinity"
+                } else {
+                    "-Infinity"
+                }
+            ),
         ));
     }
     // Integers as integers, so that they read into integer fields.

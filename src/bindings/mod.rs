@@ -1,6 +1,10 @@
 //! The JavaScript API: one file per JS class; converts, validates, delegates to the core.
 
+pub mod agents;
 pub mod approvals;
+pub mod chats;
+pub mod conversation;
+pub mod convert;
 pub mod editing;
 pub mod error;
 pub mod events;

@@ -13,8 +13,9 @@ use std::rc::Rc;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
+use crate::bindings::convert::{promise, to_js};
 use crate::bindings::types::SendOptionsArg;
-use crate::bindings::world::{promise, to_js, AgentWorld};
+use crate::bindings::world::AgentWorld;
 use crate::core::engine::World;
 use crate::core::events::{Event, SystemEvent, Topic};
 use crate::core::model::Message;
@@ -202,7 +203,7 @@ impl AgentWorld {
             let chain = t.chain();
             let root = t.root.clone().unwrap_or_default();
             let result = SendResult {
-                message: serde_wasm_bindgen::from_value(message).unwrap_or(JsonValue::Null),
+                message: crate::web::js_tools::to_json(&message).unwrap_or(JsonValue::Null),
                 replies: t
                     .messages
                     .iter()

@@ -14,6 +14,7 @@ use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
 
+use crate::bindings::convert::promise;
 use crate::bindings::error::invalid_argument;
 use crate::bindings::input::read_object;
 use crate::core::memory_store::MemoryStore;
@@ -263,11 +264,14 @@ async fn call_manager(method: &str) -> Result<Option<JsValue>, JsValue> {
 /// ```js
 /// button.onclick = async () => { kept.textContent = (await requestPersistentStorage()) ? "yes" : "no"; };
 /// ```
-#[wasm_bindgen(js_name = requestPersistentStorage)]
-pub async fn request_persistent_storage() -> Result<bool, JsValue> {
-    Ok(call_manager("persist")
-        .await?
-        .is_some_and(|v| v.is_truthy()))
+#[wasm_bindgen(js_name = requestPersistentStorage, unchecked_return_type = "Promise<boolean>")]
+pub fn request_persistent_storage() -> js_sys::Promise {
+    promise(async {
+        let persisted = call_manager("persist")
+            .await?
+            .is_some_and(|v| v.is_truthy());
+        Ok(JsValue::from_bool(persisted))
+    })
 }
 
 /// How much storage this origin uses and may use, in bytes, or `null` where the runtime has no
@@ -278,8 +282,15 @@ pub async fn request_persistent_storage() -> Result<bool, JsValue> {
 /// const e = await storageEstimate();
 /// if (e) console.log(`${(e.usage / 1e6).toFixed(1)} MB of ${(e.quota / 1e6).toFixed(0)} MB`);
 /// ```
-#[wasm_bindgen(js_name = storageEstimate, unchecked_return_type = "{ usage: number; quota: number } | null")]
-pub async fn storage_estimate() -> Result<JsValue, JsValue> {
+#[wasm_bindgen(
+    js_name = storageEstimate,
+    unchecked_return_type = "Promise<{ usage: number; quota: number } | null>"
+)]
+pub fn storage_estimate() -> js_sys::Promise {
+    promise(estimate())
+}
+
+async fn estimate() -> Result<JsValue, JsValue> {
     let Some(estimate) = call_manager("estimate").await? else {
         return Ok(JsValue::NULL);
     };

@@ -9,8 +9,9 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+use crate::bindings::convert::{string_arg, to_js};
 use crate::bindings::error::{from_world_error, invalid_argument};
-use crate::bindings::world::{string_arg, to_js, AgentWorld};
+use crate::bindings::world::AgentWorld;
 use crate::core::tools::{
     NeedsApproval, ToolDefinition, ToolSpec, DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS,
 };

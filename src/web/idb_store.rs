@@ -972,9 +972,14 @@ impl Validation {
 
 // ---- request helpers: each awaits exactly one IndexedDB request (or a cursor walk) ----
 
+/// A row as the plain object IndexedDB stores, by way of JSON text (`JSON.parse`): the row
+/// types share their one `Serialize` instance with the export and the adapter store.
 fn encode<T: Serialize>(row: &T, context: &str) -> Result<JsValue, StoreError> {
-    row.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| StoreError::Backend(format!("{context}: could not encode the record: {e}")))
+    let fail =
+        |e: String| StoreError::Backend(format!("{context}: could not encode the record: {e}"));
+    let text = serde_json::to_string(row).map_err(|e| fail(e.to_string()))?;
+    js_sys::JSON::parse(&text)
+        .map_err(|e| fail(crate::web::js_tools::message_of(&e, "JSON.parse failed")))
 }
 
 async fn put<T: Serialize>(
@@ -1212,17 +1217,33 @@ fn decode<T: DeserializeOwned>(js: JsValue, store: &str, at: &str) -> Result<T, 
         }
         Some(v) if v > f64::from(RECORD_VERSION) => {
             return Err(StoreError::Version(format!(
-                "{store} record {at} has format version {v}, newer than this app's \
-                 {RECORD_VERSION}"
-            )))
+                "{store} record {at} has format version {}, newer than this app's \
+                 {RECORD_VERSION}",
+                // As JavaScript prints the number, without Rust's float printing.
+                describe(&JsValue::from_f64(v))
+            )));
         }
         Some(_) => {}
     }
-    serde_wasm_bindgen::from_value(js).map_err(|e| {
+    // Read as JSON text (`JSON.stringify`), then as a serde_json value: the row types share
+    // their one `Deserialize` instance with the adapter store and the import.
+    let unreadable = |e: String| {
         StoreError::Corrupted(format!(
             "unreadable {store} record {at}: {e}; delete it or clear this site's data"
         ))
-    })
+    };
+    let text = js_sys::JSON::stringify(&js)
+        .map_err(|e| {
+            unreadable(crate::web::js_tools::message_of(
+                &e,
+                "JSON.stringify failed",
+            ))
+        })?
+        .as_string()
+        .ok_or_else(|| unreadable("it is not JSON".to_string()))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))?;
+    serde_json::from_value(value).map_err(|e| unreadable(e.to_string()))
 }
 
 fn decode_all<T: DeserializeOwned>(

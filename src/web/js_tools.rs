@@ -87,7 +87,8 @@ pub fn to_json(value: &JsValue) -> Result<Value, String> {
     }
     let text = text.map_err(|e| {
         let m = message_of(&e, "JSON.stringify failed");
-        if m.to_lowercase().contains("circular") || m.to_lowercase().contains("cyclic") {
+        let lower = m.to_ascii_lowercase();
+        if lower.contains("circular") || lower.contains("cyclic") {
             format!("a cycle ({m})")
         } else {
             m

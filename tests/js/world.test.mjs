@@ -197,3 +197,30 @@ test('a StoreAdapter that rejects: storage_error with the adapter\'s own Error a
   assert.equal(empty.code, 'empty_message');
   assert.equal('cause' in empty, false);
 });
+
+test('returned values are plain JSON data: unset fields absent, empty ones null, numbers as numbers', async () => {
+  // Values cross the boundary as JSON text (convert.rs's to_js): this pins what callers see,
+  // whatever the route.
+  const world = await AgentWorld.create({ name: uniqueName('Shapes'), storage: 'memory' });
+  const info = world.info();
+  assert.equal(Object.getPrototypeOf(info), Object.prototype);
+  assert.deepEqual(Object.keys(info),
+    ['id', 'name', 'turnLimit', 'historyLimit', 'currentChatId', 'createdAt', 'lastUpdated']);
+  assert.equal(typeof info.currentChatId, 'string');
+  assert.equal(info.turnLimit, 5);
+  const agent = await world.addAgent({ name: 'Shape', provider: 'openai', model: 'm', temperature: 0.25 });
+  assert.deepEqual(Object.keys(agent), ['id', 'name', 'type', 'provider', 'model', 'temperature',
+    'stream', 'llmCallCount', 'createdAt', 'lastActive', 'status']);
+  assert.equal(agent.temperature, 0.25);
+  assert.equal(agent.llmCallCount, 0);
+  assert.equal(agent.stream, true);
+  await world.setSessionMode(false);
+  assert.equal(world.info().currentChatId, null);
+  assert.equal(Object.hasOwn(world.info(), 'currentChatId'), true);
+  assert.equal(world.currentChat(), null);
+  assert.equal(world.agentMemory('nobody'), undefined);
+  const [listed] = (await AgentWorld.list({ storage: 'memory' })).filter((w) => w.id === world.id);
+  assert.equal(listed.currentChatId, null);
+  assert.ok(Array.isArray(world.listChats()));
+  world.free();
+});

@@ -1,0 +1,148 @@
+//! The adapter store's key layout (see the table in [`super`]) and its records: the row
+//! types, and how a row becomes the JSON text stored at its key and back (format version
+//! checked first).
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::RECORD_VERSION;
+use crate::core::approval::ApprovalRecord;
+use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
+use crate::core::store::{AgentChatState, StoreError};
+
+/// Percent-encodes an id: everything but `A-Z a-z 0-9 - _ . ~` becomes `%XX` (UTF-8 bytes).
+pub(crate) fn encode_id(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for b in id.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// `aww/{kind}/{part}/{part}…` from already-encoded parts.
+pub(super) fn raw_key(kind: &str, parts: &[&str]) -> String {
+    let mut k = format!("aww/{kind}");
+    for p in parts {
+        k.push('/');
+        k.push_str(p);
+    }
+    k
+}
+
+/// The key of a record: `kind` and the ids it hangs off (encoded here).
+pub(crate) fn key(kind: &str, ids: &[&str]) -> String {
+    let enc: Vec<String> = ids.iter().map(|i| encode_id(i)).collect();
+    let refs: Vec<&str> = enc.iter().map(String::as_str).collect();
+    raw_key(kind, &refs)
+}
+
+/// The prefix of every key of `kind` under the ids (ends with `/`).
+pub(crate) fn prefix(kind: &str, ids: &[&str]) -> String {
+    let mut k = key(kind, ids);
+    k.push('/');
+    k
+}
+
+pub(super) fn seq_part(seq: u64) -> String {
+    format!("{seq:012}")
+}
+
+/// The last `/`-separated part of a key.
+pub(super) fn last_part(k: &str) -> &str {
+    k.rsplit('/').next().unwrap_or(k)
+}
+
+#[derive(Serialize, Deserialize)]
+pub(super) struct WorldRow {
+    pub(super) v: u32,
+    pub(super) world: WorldData,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(super) struct AgentRow {
+    pub(super) v: u32,
+    pub(super) order: u64,
+    pub(super) agent: Agent,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(super) struct ChatRow {
+    pub(super) v: u32,
+    pub(super) chat: Chat,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(super) struct MessageRow {
+    pub(super) v: u32,
+    pub(super) seq: u64,
+    pub(super) message: Message,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(super) struct SeqRow {
+    pub(super) v: u32,
+    pub(super) seq: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct MemoryRow {
+    pub(super) v: u32,
+    pub(super) agent_id: String,
+    pub(super) seq: u64,
+    pub(super) entry: MemoryEntry,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(super) struct StateRow {
+    pub(super) v: u32,
+    pub(super) state: AgentChatState,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(super) struct ApprovalRow {
+    pub(super) v: u32,
+    pub(super) approval: ApprovalRecord,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(super) struct CounterRow {
+    pub(super) v: u32,
+    pub(super) next: u64,
+}
+
+pub(super) fn encode<T: Serialize>(row: &T, key: &str) -> Result<String, StoreError> {
+    serde_json::to_string(row)
+        .map_err(|e| StoreError::Backend(format!("could not encode the record {key:?}: {e}")))
+}
+
+/// Decodes the value stored at `key`, checking its format version first.
+pub(super) fn decode<T: DeserializeOwned>(key: &str, value: &str) -> Result<T, StoreError> {
+    let unreadable = |why: String| {
+        StoreError::Corrupted(format!(
+            "unreadable record at key {key:?}: {why}; delete the key or restore it from a backup"
+        ))
+    };
+    let json: serde_json::Value =
+        serde_json::from_str(value).map_err(|e| unreadable(format!("not JSON ({e})")))?;
+    match json.get("v").and_then(serde_json::Value::as_u64) {
+        None => return Err(unreadable("it has no format version \"v\"".into())),
+        Some(v) if v > u64::from(RECORD_VERSION) => {
+            return Err(StoreError::Version(format!(
+            "record at key {key:?} has format version {v}, newer than this app's {RECORD_VERSION}"
+        )))
+        }
+        Some(_) => {}
+    }
+    serde_json::from_value(json).map_err(|e| unreadable(e.to_string()))
+}
+
+pub(super) fn decode_all<T: DeserializeOwned>(
+    rows: &[(String, String)],
+) -> Result<Vec<T>, StoreError> {
+    rows.iter().map(|(k, v)| decode(k, v)).collect()
+}
