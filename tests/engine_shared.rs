@@ -1,6 +1,7 @@
 //! Several writers on one world (the native model of two tabs on one IndexedDB database): two
-//! `World`s over one MemoryStore. Under the store's world lock each change first reloads a view
-//! another writer moved, so counts, counters, memory windows and chats stay right; storage
+//! `World`s over one MemoryStore. Each batch carries the revision its view mirrors; a batch
+//! planned from a view another writer moved is refused, the view reloaded and the change
+//! planned again, so counts, counters, memory windows and chats stay right; storage
 //! failures are typed, reported as `system` `error` events and leave the world usable.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -9,9 +10,13 @@ mod engine_harness;
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use agent_world_wasm::core::approval::ApprovalRecord;
 use agent_world_wasm::core::engine::World;
 use agent_world_wasm::core::error::WorldError;
-use agent_world_wasm::core::store::{Store, StoreError};
+use agent_world_wasm::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
+use agent_world_wasm::core::store::{
+    AgentChatState, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
+};
 use engine_harness::*;
 use futures_executor::block_on;
 use serde_json::Value;
@@ -297,4 +302,149 @@ fn two_writers_creating_the_same_world_at_once_give_one_world_and_one_world_exis
     let w = x.unwrap();
     assert_eq!(block_on(h.store.chats("twice")).unwrap().len(), 1);
     assert_eq!(w.list_chats().len(), 1);
+}
+
+/// A store where another writer commits a change to the world right before each of this
+/// writer's batches, `meddle` times (the model of a second tab that keeps writing).
+struct Meddler {
+    inner: Rc<agent_world_wasm::core::memory_store::MemoryStore>,
+    meddle: std::cell::Cell<u32>,
+    batches: std::cell::Cell<u32>,
+}
+
+impl Store for Meddler {
+    fn list_worlds(&self) -> LocalBoxFuture<'_, Result<Vec<WorldData>, StoreError>> {
+        self.inner.list_worlds()
+    }
+    fn load_world<'a>(
+        &'a self,
+        w: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<WorldData>, StoreError>> {
+        self.inner.load_world(w)
+    }
+    fn agents<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<Vec<Agent>, StoreError>> {
+        self.inner.agents(w)
+    }
+    fn chats<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<Vec<Chat>, StoreError>> {
+        self.inner.chats(w)
+    }
+    fn agent_states<'a>(
+        &'a self,
+        w: &'a str,
+        c: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<AgentChatState>, StoreError>> {
+        self.inner.agent_states(w, c)
+    }
+    fn last_memory<'a>(
+        &'a self,
+        w: &'a str,
+        c: &'a str,
+        a: &'a str,
+        n: usize,
+    ) -> LocalBoxFuture<'a, Result<Vec<MemoryEntry>, StoreError>> {
+        self.inner.last_memory(w, c, a, n)
+    }
+    fn messages<'a>(
+        &'a self,
+        w: &'a str,
+        c: &'a str,
+        before: Option<&'a str>,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<Vec<Message>, StoreError>> {
+        self.inner.messages(w, c, before, limit)
+    }
+    fn approvals<'a>(
+        &'a self,
+        w: &'a str,
+        c: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
+        self.inner.approvals(w, c)
+    }
+    fn dump<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>> {
+        self.inner.dump(w)
+    }
+    fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move {
+            self.batches.set(self.batches.get() + 1);
+            if self.meddle.get() > 0 {
+                self.meddle.set(self.meddle.get() - 1);
+                let w = ops[0].world_id().to_string();
+                let world = self.inner.load_world(&w).await?.expect("the world exists");
+                self.inner.apply(vec![StoreOp::PutWorld(world)]).await?;
+            }
+            self.inner.apply(ops).await
+        })
+    }
+    fn revision<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<Option<u64>, StoreError>> {
+        self.inner.revision(w)
+    }
+}
+
+#[test]
+fn a_batch_that_meets_another_writers_commit_is_planned_again_and_gives_up_only_if_it_never_ends() {
+    let h = harness();
+    let meddler = Rc::new(Meddler {
+        inner: h.store.clone(),
+        meddle: std::cell::Cell::new(0),
+        batches: std::cell::Cell::new(0),
+    });
+    let svc = agent_world_wasm::core::engine::Services {
+        store: meddler.clone(),
+        ..h.svc()
+    };
+    let w = block_on(World::open(svc, &h.world.id())).unwrap();
+    let events = Rc::new(RefCell::new(Vec::new()));
+    let _subs = record(&w, &events);
+    let chat = w.current_chat().unwrap().id;
+    let stored = || -> Vec<String> {
+        block_on(h.store.messages(&h.world.id(), &chat, None, 100))
+            .unwrap()
+            .into_iter()
+            .map(|m| m.content)
+            .collect()
+    };
+
+    // Another writer commits right before the batch: refused, reloaded, planned again.
+    meddler.meddle.set(1);
+    block_on(w.send("first", None)).unwrap();
+    assert_eq!(
+        meddler.batches.get(),
+        2,
+        "the refused batch, then the re-planned one"
+    );
+    assert_eq!(stored(), ["first"]);
+    assert_eq!(stored_chat(&h, &chat).message_count, 1);
+    assert_eq!(
+        external_changes(&events).len(),
+        1,
+        "the conflict reloaded the view"
+    );
+
+    // A writer that never pauses: after 16 re-plans the change fails, nothing written.
+    meddler.meddle.set(u32::MAX);
+    meddler.batches.set(0);
+    let err = block_on(w.send("second", None)).unwrap_err();
+    assert_eq!(meddler.batches.get(), 17);
+    assert_eq!(
+        (err.code(), err.reason()),
+        ("storage_error", Some("aborted"))
+    );
+    assert_eq!(stored(), ["first"]);
+    let reported: Vec<Value> = events
+        .borrow()
+        .iter()
+        .filter(|(_, v)| v["type"] == "error" && v["reason"] == "aborted")
+        .map(|(_, v)| v.clone())
+        .collect();
+    assert_eq!(
+        reported.len(),
+        1,
+        "reported once as a system error: {reported:?}"
+    );
+
+    // Once the other writer stops, the world works on.
+    meddler.meddle.set(0);
+    block_on(w.send("third", None)).unwrap();
+    assert_eq!(stored(), ["first", "third"]);
+    assert_eq!(stored_chat(&h, &chat).message_count, 2);
 }

@@ -82,3 +82,40 @@ async fn every_provider_converses_with_aimock_from_a_page() {
     wasm_support::aimock_cases::every_provider_converses(&wasm_support::aimock_cases::PROVIDERS)
         .await;
 }
+
+/// A Web Lock request that fails leaves nothing behind. `tabs::acquire` races "granted"
+/// against the request's own promise and drops the loser; a dropped `JsFuture` keeps its two
+/// callbacks alive until its promise settles, and "granted" never settles when the request
+/// fails (here: a name starting with "-" is reserved, so the request rejects). Each failure
+/// leaked those callbacks before; 20,000 of them grew the module's memory by megabytes.
+#[wasm_bindgen_test]
+async fn a_failed_web_lock_request_leaves_no_callbacks_behind() {
+    use agent_world_wasm::web::tabs;
+    use wasm_bindgen::JsCast;
+    let memory = || {
+        wasm_bindgen::memory()
+            .dyn_into::<js_sys::WebAssembly::Memory>()
+            .unwrap()
+            .buffer()
+            .dyn_into::<js_sys::ArrayBuffer>()
+            .unwrap()
+            .byte_length()
+    };
+    let fail = |n: u32| async move {
+        for _ in 0..n {
+            let e = tabs::acquire("-reserved")
+                .await
+                .err()
+                .expect("a reserved name fails");
+            assert!(e.contains("could not be taken"), "{e}");
+        }
+    };
+    fail(1_000).await; // warm-up: the allocator's first pages
+    let before = memory();
+    fail(20_000).await;
+    let grown = memory() - before;
+    assert!(
+        grown < 512 * 1024,
+        "20,000 failed lock requests grew the module's memory by {grown} bytes"
+    );
+}

@@ -124,6 +124,14 @@ impl MemoryStore {
                 StoreOp::PutWorld(w) => {
                     live_worlds.insert(w.id.clone());
                 }
+                StoreOp::ExpectRevision { world_id, rev } => {
+                    let now = self.revisions.borrow().get(world_id).copied().unwrap_or(0);
+                    if now != *rev {
+                        return Err(StoreError::Conflict(format!(
+                            "world {world_id:?} is at revision {now}, the batch expected {rev}"
+                        )));
+                    }
+                }
                 StoreOp::DeleteWorld { world_id } => {
                     live_worlds.remove(world_id);
                     live_chats.retain(|(w, _)| w != world_id);
@@ -277,6 +285,7 @@ impl MemoryStore {
                 StoreOp::DeleteWorld { world_id } => {
                     worlds.remove(&world_id);
                 }
+                StoreOp::ExpectRevision { .. } => {}
                 StoreOp::PutAgent { world_id, agent } => {
                     let rec = worlds.entry(world_id).or_default();
                     match rec.agents.iter_mut().find(|a| a.id == agent.id) {

@@ -66,6 +66,12 @@ pub enum StoreError {
     /// and nothing of the batch was written.
     #[error("storage transaction aborted, nothing was written: {0}")]
     Aborted(String),
+    /// The batch's [`StoreOp::ExpectRevision`] did not match: another writer changed the world
+    /// since the view the batch was planned from. Nothing was written. The engine reloads its
+    /// view and plans the change again; only when that keeps failing does a caller see it, with
+    /// the reason `aborted` (nothing was written, retry).
+    #[error("the world was changed by another tab or worker while this change was planned, nothing was written: {0}; retry")]
+    Conflict(String),
     /// A stored record cannot be read (no format version, wrong shape).
     #[error("stored data is corrupted: {0}")]
     Corrupted(String),
@@ -129,7 +135,7 @@ impl StoreError {
             StoreError::QuotaExceeded(_) => "quota_exceeded",
             StoreError::Blocked(_) => "blocked",
             StoreError::Version(_) => "version",
-            StoreError::Aborted(_) => "aborted",
+            StoreError::Aborted(_) | StoreError::Conflict(_) => "aborted",
             StoreError::Corrupted(_) => "corrupted",
             StoreError::Closed(_) => "closed",
             StoreError::Caused { error, .. } => error.reason(),
@@ -200,6 +206,11 @@ pub struct WorldDump {
 /// One write. See the module docs for what makes a batch invalid.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StoreOp {
+    /// Writes nothing: the batch commits only if the world's revision ([`Store::revision`]) is
+    /// `rev` when the batch runs, checked inside the batch's own transaction; otherwise the
+    /// batch fails with [`StoreError::Conflict`] and nothing is written. A store that does not
+    /// track revisions (`revision` is `None`) has a single writer and accepts it as is.
+    ExpectRevision { world_id: String, rev: u64 },
     /// Insert or replace a world's settings.
     PutWorld(WorldData),
     /// Delete a world and everything in it (a missing world is not an error).
@@ -261,7 +272,7 @@ pub enum StoreOp {
     /// invalid).
     PutApproval(Box<ApprovalRecord>),
     /// Delete a pending approval (a missing one, or a missing chat, is not an error: the engine
-    /// checks that it is still pending under the world's lock, see `engine/approvals.rs`).
+    /// checks that it is still pending in the same change, see `engine/approvals.rs`).
     DeleteApproval {
         world_id: String,
         chat_id: String,
@@ -277,6 +288,7 @@ impl StoreOp {
             StoreOp::PutChat(c) => &c.world_id,
             StoreOp::PutApproval(a) => &a.world_id,
             StoreOp::DeleteWorld { world_id }
+            | StoreOp::ExpectRevision { world_id, .. }
             | StoreOp::PutAgent { world_id, .. }
             | StoreOp::DeleteAgent { world_id, .. }
             | StoreOp::DeleteChat { world_id, .. }
@@ -296,6 +308,7 @@ impl StoreOp {
     pub fn only_removes(&self) -> bool {
         match self {
             StoreOp::DeleteWorld { .. }
+            | StoreOp::ExpectRevision { .. }
             | StoreOp::DeleteAgent { .. }
             | StoreOp::DeleteChat { .. }
             | StoreOp::ClearMemory { .. }

@@ -149,6 +149,7 @@ pub async fn run_store_contract(make: &dyn Fn() -> Rc<dyn Store>) {
     dump_holds_everything(make()).await;
     a_batch_may_rewrite_a_chat_it_deleted(make()).await;
     revisions_count_committed_batches(make()).await;
+    a_stale_expected_revision_writes_nothing(make()).await;
     the_order_key_and_a_pointer_to_a_deleted_chat_are_kept(make()).await;
     tool_data_round_trips(make()).await;
     approvals_round_trip_and_cascade(make()).await;
@@ -1055,6 +1056,79 @@ pub async fn revisions_count_committed_batches(s: Rc<dyn Store>) {
         rev("w").await,
         step(3),
         "rewriting the world record keeps counting"
+    );
+}
+
+/// [`StoreOp::ExpectRevision`], the check of the engine's optimistic writes: a batch that
+/// expects the world's current revision commits (and raises it as usual); one that expects any
+/// other revision fails with [`StoreError::Conflict`] before anything is written, its other ops
+/// included, and leaves the revision where it was. A store that does not track revisions
+/// (`revision` is `None`) has one writer and accepts the op as is.
+pub async fn a_stale_expected_revision_writes_nothing(s: Rc<dyn Store>) {
+    let expect = |rev: u64| StoreOp::ExpectRevision {
+        world_id: "w".into(),
+        rev,
+    };
+    let r0 = ok(s.revision("w").await, "revision");
+    ok(
+        s.apply(vec![
+            expect(r0.unwrap_or(0)),
+            StoreOp::PutWorld(world("w")),
+            StoreOp::PutChat(chat("w", "c")),
+        ])
+        .await,
+        "create, expecting the revision of a world that does not exist",
+    );
+    let Some(r1) = ok(s.revision("w").await, "revision") else {
+        ok(
+            s.apply(vec![expect(12345), append("w", "c", "m1")]).await,
+            "a store without revisions ignores the check",
+        );
+        return;
+    };
+    ok(
+        s.apply(vec![expect(r1), append("w", "c", "m1")]).await,
+        "the current revision",
+    );
+    let r2 = ok(s.revision("w").await, "revision");
+    assert_eq!(
+        r2,
+        Some(r1 + 1),
+        "a checked batch raises the revision by one"
+    );
+    let mut renamed = chat("w", "c");
+    renamed.name = "renamed".into();
+    for stale in [r1, r2.unwrap_or(0) + 1] {
+        let refused = s
+            .apply(vec![
+                expect(stale),
+                append("w", "c", "m2"),
+                StoreOp::PutChat(renamed.clone()),
+            ])
+            .await;
+        assert!(
+            matches!(
+                refused.clone().map_err(StoreError::without_cause),
+                Err(StoreError::Conflict(_))
+            ),
+            "expected revision {stale} while the world is at {r2:?}: a conflict, got {refused:?}"
+        );
+        assert_eq!(refused.err().map(|e| e.reason()), Some("aborted"));
+        assert_eq!(ok(s.revision("w").await, "revision"), r2, "nothing counted");
+        let msgs = ok(s.messages("w", "c", None, 10).await, "messages");
+        let ids: Vec<&str> = msgs.iter().map(|m| m.message_id.as_str()).collect();
+        assert_eq!(ids, ["m1"], "a refused batch writes nothing");
+        let chats = ok(s.chats("w").await, "chats");
+        assert_eq!(chats.len(), 1);
+        assert_eq!(
+            chats[0].name,
+            chat("w", "c").name,
+            "the chat was not rewritten"
+        );
+    }
+    ok(
+        s.apply(vec![expect(r1 + 1), append("w", "c", "m2")]).await,
+        "after a conflict, the current revision commits",
     );
 }
 

@@ -9,11 +9,11 @@
 //!   committed: indexed_db_futures aborts a dropped transaction, which discards nothing in a
 //!   read-only one;
 //! - [`Store::apply`] is ONE `readwrite` transaction over all six stores (over quota, a batch
-//!   that only deletes is retried once without its revision put, see `apply`), in two passes. First
-//!   every op is validated with reads only, against the data in the transaction plus the
-//!   effects of the earlier ops of the batch: the memory store's rules (missing world or chat,
-//!   duplicate message id → [`StoreError::Invalid`]). An invalid batch aborts the transaction
-//!   before anything was written. Then every op is performed, and the batch ends with
+//!   that only deletes is retried once without its revision put, see `apply`). What happens
+//!   inside it is in [`idb_write`](super::idb_write): every read the rules need is issued at
+//!   once and awaited together, the [`StoreOp::ExpectRevision`] check and the validation run on
+//!   what was read (an invalid or stale batch aborts the transaction before anything was
+//!   written), then the writes are issued without waiting for each, and the batch ends with
 //!   `commit().await`; a failure while writing (quota, disk) aborts the transaction, which
 //!   rolls back the writes already made.
 //! - Only IndexedDB requests are awaited while a transaction is open: awaiting anything else
@@ -39,16 +39,19 @@
 //! Stored data never causes a panic.
 //!
 //! Several tabs and workers: every world row carries `rev`, the world's revision
-//! ([`Store::revision`]); an `apply` reads the revision of each world its ops name inside its
-//! transaction and writes it back raised by one, so the bump commits or rolls back with the
-//! batch. [`Store::lock_world`] is the Web Lock `agent-world-wasm:<database>:<worldId>`, and
-//! after each commit the store posts `{worldId, what}` on the BroadcastChannel
+//! ([`Store::revision`]); an `apply` reads the row of each world its ops name inside its
+//! transaction (the same get tells whether the world exists and checks `ExpectRevision`) and
+//! writes it back raised by one, so the bump commits or rolls back with the batch. The engine's
+//! writes need no lock: IndexedDB runs read-write transactions over the same stores one at a
+//! time, so the check and the commit see the same revision. [`Store::lock_world`] (the Web Lock
+//! `agent-world-wasm:<database>:<worldId>`) is only taken to create, import or delete a whole
+//! world. After each commit the store posts `{worldId, what}` on the BroadcastChannel
 //! `agent-world-wasm:<database>` (see [`tabs`](super::tabs)). Message and memory `seq`s are
 //! found inside the write transaction (the last key of the chat's range), never cached across
 //! batches, so two connections appending to one chat never collide.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::rc::Rc;
 
 use futures_util::future::{select, Either};
@@ -67,10 +70,11 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::idb_schema::{
-    below_range, key, prefix_range, seq_key, AgentRow, ApprovalRow, ChatRow, MemoryRow, MessageRow,
+    below_range, key, prefix_range, AgentRow, ApprovalRow, ChatRow, MemoryRow, MessageRow,
     StateRow, WorldRow, AGENTS, AGENT_STATES, ALL_STORES, APPROVALS, CHATS, DB_VERSION, MEMORY,
     MESSAGES, MESSAGES_BY_ID, RECORD_VERSION, WORLDS,
 };
+use super::idb_write::{named_worlds, row_revision, write_batch, Stores};
 use super::tabs::{self, ChangeChannel};
 use crate::core::approval::ApprovalRecord;
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
@@ -305,6 +309,25 @@ impl IdbStore {
             .map_err(|e| self.fail("starting a transaction", e))
     }
 
+    /// Every record of object store `name` in one chat (its key starts with `[world, chat]`),
+    /// decoded, in key order: one read-only transaction.
+    async fn chat_rows<T: DeserializeOwned>(
+        &self,
+        name: &str,
+        world_id: &str,
+        chat_id: &str,
+    ) -> Result<Vec<T>, StoreError> {
+        let tx = self.transaction(&[name], TransactionMode::Readonly)?;
+        let store = self.store(&tx, name)?;
+        let range = prefix_range(&[world_id, chat_id]);
+        let rows = get_all(&store, range, &format!("reading {name}")).await?;
+        decode_all(
+            rows,
+            name,
+            &format!("in chat {chat_id:?} of world {world_id:?}"),
+        )
+    }
+
     fn store<'t>(
         &self,
         tx: &'t Transaction<'_>,
@@ -359,73 +382,13 @@ impl IdbStore {
     }
 }
 
-/// Everything `apply` does inside its transaction: read the named worlds' revisions, check and
-/// write the ops, raise the revisions.
-async fn write_batch(
-    stores: &Stores<'_>,
-    ops: Vec<StoreOp>,
-    named: &[(String, &'static str)],
-    bump: bool,
-) -> Result<(), StoreError> {
-    if !bump {
-        return validate_then_write(stores, ops).await;
-    }
-    let revs = read_revisions(&stores.worlds, named).await?;
-    validate_then_write(stores, ops).await?;
-    bump_revisions(&stores.worlds, &revs).await
-}
-
 /// Whether a batch only removes records (it frees space and may be retried over quota without
 /// its revision put).
 fn only_deletes(ops: &[StoreOp]) -> bool {
     ops.iter().all(StoreOp::only_removes)
 }
 
-/// The two passes of `apply` inside its transaction: check every op (reads only), then write.
-async fn validate_then_write(stores: &Stores<'_>, ops: Vec<StoreOp>) -> Result<(), StoreError> {
-    let mut validation = Validation::default();
-    for op in &ops {
-        validation.check(stores, op).await?;
-    }
-    let mut batch = Batch::default();
-    for op in ops {
-        batch.run(stores, op).await?;
-    }
-    Ok(())
-}
-
-/// The worlds a batch names, each with what the other contexts are told (`"delete"` when the
-/// batch deletes it, else `"write"`), in first-named order.
-fn named_worlds(ops: &[StoreOp]) -> Vec<(String, &'static str)> {
-    let mut out: Vec<(String, &'static str)> = Vec::new();
-    for op in ops {
-        let w = op.world_id();
-        let what = match op {
-            StoreOp::DeleteWorld { .. } => "delete",
-            _ => "write",
-        };
-        match out.iter_mut().find(|(x, _)| x == w) {
-            Some(entry) => {
-                if what == "delete" {
-                    entry.1 = what;
-                }
-            }
-            None => out.push((w.to_string(), what)),
-        }
-    }
-    out
-}
-
-/// The `rev` of a raw world row (0 when absent: a world written before revisions existed).
-fn row_revision(row: &JsValue) -> f64 {
-    js_sys::Reflect::get(row, &JsValue::from_str("rev"))
-        .ok()
-        .and_then(|v| v.as_f64())
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .unwrap_or(0.0)
-}
-
-async fn get_raw(
+pub(super) async fn get_raw(
     store: &ObjectStore<'_>,
     k: JsValue,
     context: &str,
@@ -437,47 +400,6 @@ async fn get_raw(
         .await
         .map_err(|e| map_idb_error(context, e))?;
     Ok(found.filter(|v| v.is_object()))
-}
-
-/// The revision of each named world before the batch (read in the batch's transaction).
-async fn read_revisions(
-    worlds: &ObjectStore<'_>,
-    named: &[(String, &'static str)],
-) -> Result<Vec<(String, f64)>, StoreError> {
-    let mut out = Vec::with_capacity(named.len());
-    for (w, _) in named {
-        let row = get_raw(worlds, JsValue::from_str(w), "reading a world's revision").await?;
-        out.push((w.clone(), row.as_ref().map(row_revision).unwrap_or(0.0)));
-    }
-    Ok(out)
-}
-
-/// Writes each surviving named world's row back with `rev` = the revision before the batch + 1
-/// (a `PutWorld` of the batch wrote the row without it).
-async fn bump_revisions(
-    worlds: &ObjectStore<'_>,
-    revs: &[(String, f64)],
-) -> Result<(), StoreError> {
-    let ctx = "raising a world's revision";
-    for (w, before) in revs {
-        let Some(row) = get_raw(worlds, JsValue::from_str(w), ctx).await? else {
-            continue; // deleted by the batch
-        };
-        let set = |k: &str, v: f64| {
-            js_sys::Reflect::set(&row, &JsValue::from_str(k), &JsValue::from_f64(v))
-        };
-        // A format 1 row becomes format 2 with its first revision.
-        set("rev", before + 1.0)
-            .and_then(|_| set("v", f64::from(RECORD_VERSION)))
-            .map_err(|_| StoreError::Corrupted(format!("world record {w:?} is not an object")))?;
-        worlds
-            .put(row)
-            .primitive()
-            .map_err(|e| map_idb_error(ctx, e))?
-            .await
-            .map_err(|e| map_idb_error(ctx, e))?;
-    }
-    Ok(())
 }
 
 impl Drop for IdbStore {
@@ -506,475 +428,11 @@ fn blocked_signal() -> (
     (wasm_bindgen_futures::JsFuture::from(promise), handler)
 }
 
-/// The object stores of an `apply` transaction.
-struct Stores<'t> {
-    worlds: ObjectStore<'t>,
-    agents: ObjectStore<'t>,
-    chats: ObjectStore<'t>,
-    messages: ObjectStore<'t>,
-    memory: ObjectStore<'t>,
-    states: ObjectStore<'t>,
-    approvals: ObjectStore<'t>,
-}
-
-/// The write pass of one `apply` (runs only after [`Validation`] accepted the whole batch).
-/// Caches the next sequence numbers so a long batch asks the database once per chat.
-#[derive(Default)]
-struct Batch {
-    /// Next `seq` per message key prefix `[world, chat]`.
-    message_seq: HashMap<(String, String), f64>,
-    /// Next `seq` per memory key prefix `[world, chat, agent]`.
-    memory_seq: HashMap<(String, String, String), f64>,
-}
-
-impl Batch {
-    async fn run(&mut self, s: &Stores<'_>, op: StoreOp) -> Result<(), StoreError> {
-        match op {
-            StoreOp::PutWorld(world) => {
-                // `rev` is written by `bump_revisions` at the end of the batch.
-                let row = WorldRow {
-                    v: RECORD_VERSION,
-                    world_id: world.id.clone(),
-                    world,
-                    rev: 0.0,
-                };
-                put(&s.worlds, &row, "writing a world").await?;
-            }
-            StoreOp::DeleteWorld { world_id } => {
-                let w = world_id.as_str();
-                let ctx = "deleting a world";
-                delete(&s.worlds, KeyRange::Only(JsValue::from_str(w)), ctx).await?;
-                for store in [
-                    &s.agents,
-                    &s.chats,
-                    &s.messages,
-                    &s.memory,
-                    &s.states,
-                    &s.approvals,
-                ] {
-                    delete(store, prefix_range(&[w]), ctx).await?;
-                }
-            }
-            StoreOp::PutAgent { world_id, agent } => {
-                let k: JsValue = key(&[&world_id, &agent.id]).into();
-                let existing: Option<AgentRow> =
-                    get_row(&s.agents, &k, AGENTS, "reading an agent").await?;
-                let order = match existing {
-                    Some(row) => row.order,
-                    None => next_agent_order(&s.agents, &world_id).await?,
-                };
-                let row = AgentRow {
-                    v: RECORD_VERSION,
-                    world_id,
-                    agent_id: agent.id.clone(),
-                    order,
-                    agent,
-                };
-                put(&s.agents, &row, "writing an agent").await?;
-            }
-            StoreOp::DeleteAgent { world_id, agent_id } => {
-                let (w, a) = (world_id.as_str(), agent_id.as_str());
-                let ctx = "deleting an agent";
-                delete(&s.agents, KeyRange::Only(key(&[w, a]).into()), ctx).await?;
-                // Memory and states are keyed by chat first: visit the world's chats.
-                for chat_key in get_all_keys(&s.chats, prefix_range(&[w]), ctx).await? {
-                    let Some(c) = key_part(&chat_key, 1) else {
-                        return Err(StoreError::Corrupted(format!(
-                            "unreadable chats key {} in world {w:?}; delete the world",
-                            describe(&chat_key)
-                        )));
-                    };
-                    delete(&s.memory, prefix_range(&[w, &c, a]), ctx).await?;
-                    delete(&s.states, KeyRange::Only(key(&[w, &c, a]).into()), ctx).await?;
-                }
-                // Approvals are keyed by chat and id: read the world's, delete the agent's.
-                let rows = get_all(&s.approvals, prefix_range(&[w]), ctx).await?;
-                let at = format!("in world {w:?}");
-                for row in decode_all::<ApprovalRow>(rows, APPROVALS, &at)? {
-                    if row.approval.agent_id == a {
-                        let k = key(&[w, &row.chat_id, &row.approval_id]);
-                        delete(&s.approvals, KeyRange::Only(k.into()), ctx).await?;
-                    }
-                }
-            }
-            StoreOp::PutChat(chat) => {
-                let row = ChatRow {
-                    v: RECORD_VERSION,
-                    world_id: chat.world_id.clone(),
-                    chat_id: chat.id.clone(),
-                    chat,
-                };
-                put(&s.chats, &row, "writing a chat").await?;
-            }
-            StoreOp::DeleteChat { world_id, chat_id } => {
-                let (w, c) = (world_id.as_str(), chat_id.as_str());
-                let ctx = "deleting a chat";
-                delete(&s.chats, KeyRange::Only(key(&[w, c]).into()), ctx).await?;
-                for store in [&s.messages, &s.memory, &s.states, &s.approvals] {
-                    delete(store, prefix_range(&[w, c]), ctx).await?;
-                }
-            }
-            StoreOp::AppendMessage {
-                world_id,
-                chat_id,
-                message,
-            } => {
-                let prefix = (world_id.clone(), chat_id.clone());
-                let seq = match self.message_seq.get(&prefix) {
-                    Some(seq) => *seq,
-                    None => next_seq(&s.messages, &[&world_id, &chat_id], MESSAGES).await?,
-                };
-                self.message_seq.insert(prefix, seq + 1.0);
-                let row = MessageRow {
-                    v: RECORD_VERSION,
-                    world_id,
-                    chat_id,
-                    seq,
-                    message_id: message.message_id.clone(),
-                    message,
-                };
-                add(&s.messages, &row, "appending a message").await?;
-            }
-            StoreOp::AppendMemory {
-                world_id,
-                chat_id,
-                agent_id,
-                entry,
-            } => {
-                let prefix = (world_id.clone(), chat_id.clone(), agent_id.clone());
-                let seq = match self.memory_seq.get(&prefix) {
-                    Some(seq) => *seq,
-                    None => next_seq(&s.memory, &[&world_id, &chat_id, &agent_id], MEMORY).await?,
-                };
-                self.memory_seq.insert(prefix, seq + 1.0);
-                let row = MemoryRow {
-                    v: RECORD_VERSION,
-                    world_id,
-                    chat_id,
-                    agent_id,
-                    seq,
-                    entry,
-                };
-                add(&s.memory, &row, "appending a memory entry").await?;
-            }
-            StoreOp::DeleteMessages {
-                world_id,
-                chat_id,
-                message_ids,
-            } => {
-                let (w, c) = (world_id.as_str(), chat_id.as_str());
-                let ctx = "deleting messages";
-                let by_id = s
-                    .messages
-                    .index(MESSAGES_BY_ID)
-                    .map_err(|e| map_idb_error("opening the message-id index", e))?;
-                for id in &message_ids {
-                    let id_key: JsValue = key(&[w, c, id]).into();
-                    if let Some(pk) = get_index_key(&by_id, id_key, ctx).await? {
-                        delete(&s.messages, KeyRange::Only(pk), ctx).await?;
-                    }
-                }
-                // Memory is keyed by agent then seq: one read of the chat's entries finds the
-                // ones that came from these messages (editing is rare; appends stay O(1)).
-                let doomed: HashSet<&str> = message_ids.iter().map(String::as_str).collect();
-                for js in get_all(&s.memory, prefix_range(&[w, c]), ctx).await? {
-                    let row: MemoryRow = decode(js, MEMORY, &format!("chat {c:?}"))?;
-                    if doomed.contains(row.entry.message_id.as_str()) {
-                        let k = seq_key(&[w, c, &row.agent_id], row.seq);
-                        delete(&s.memory, KeyRange::Only(k), ctx).await?;
-                    }
-                }
-            }
-            StoreOp::ReplaceMessage {
-                world_id,
-                chat_id,
-                old_message_id,
-                message,
-            } => {
-                let ctx = "replacing a message";
-                let by_id = s
-                    .messages
-                    .index(MESSAGES_BY_ID)
-                    .map_err(|e| map_idb_error("opening the message-id index", e))?;
-                let id_key: JsValue = key(&[&world_id, &chat_id, &old_message_id]).into();
-                let old = match get_index_key(&by_id, id_key, ctx).await? {
-                    Some(pk) => get_row::<MessageRow>(&s.messages, &pk, MESSAGES, ctx).await?,
-                    None => None,
-                };
-                let Some(old) = old else {
-                    return Err(StoreError::Invalid(format!(
-                        "message {old_message_id:?} does not exist in chat {chat_id:?}"
-                    )));
-                };
-                // Same primary key (the old `seq`): the new message has the old one's place.
-                let row = MessageRow {
-                    v: RECORD_VERSION,
-                    world_id,
-                    chat_id,
-                    seq: old.seq,
-                    message_id: message.message_id.clone(),
-                    message,
-                };
-                put(&s.messages, &row, ctx).await?;
-            }
-            StoreOp::ClearMemory {
-                world_id,
-                chat_id,
-                agent_id,
-            } => {
-                let range = prefix_range(&[&world_id, &chat_id, &agent_id]);
-                delete(&s.memory, range, "clearing memory").await?;
-            }
-            StoreOp::PutAgentState {
-                world_id,
-                chat_id,
-                state,
-            } => {
-                let row = StateRow {
-                    v: RECORD_VERSION,
-                    world_id,
-                    chat_id,
-                    agent_id: state.agent_id.clone(),
-                    state,
-                };
-                put(&s.states, &row, "writing an agent state").await?;
-            }
-            StoreOp::PutApproval(approval) => {
-                // Validation refused a record without a chat id.
-                let chat_id = approval.chat_id.clone().unwrap_or_default();
-                let row = ApprovalRow {
-                    v: RECORD_VERSION,
-                    world_id: approval.world_id.clone(),
-                    chat_id,
-                    approval_id: approval.approval_id.clone(),
-                    approval: *approval,
-                };
-                put(&s.approvals, &row, "writing an approval").await?;
-            }
-            StoreOp::DeleteApproval {
-                world_id,
-                chat_id,
-                approval_id,
-            } => {
-                let k = key(&[&world_id, &chat_id, &approval_id]);
-                delete(
-                    &s.approvals,
-                    KeyRange::Only(k.into()),
-                    "deleting an approval",
-                )
-                .await?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The check pass of one `apply`: every op against the data as it stands in the transaction
-/// plus the effects of the earlier ops of the batch, with reads only (the rules of the memory
-/// store). Nothing is written until the whole batch passes, so an invalid batch leaves the
-/// database untouched even before the transaction is aborted.
-#[derive(Default)]
-struct Validation {
-    /// Whether a world exists, from a lookup or an earlier op of the batch.
-    worlds: HashMap<String, bool>,
-    /// Whether a chat exists, likewise.
-    chats: HashMap<(String, String), bool>,
-    /// Worlds deleted earlier in the batch: their stored chats and messages are gone.
-    cleared_worlds: HashSet<String>,
-    /// Chats deleted earlier in the batch: their stored messages are gone.
-    cleared_chats: HashSet<(String, String)>,
-    /// Message ids appended earlier in the batch (and not deleted since).
-    new_ids: HashSet<(String, String, String)>,
-    /// Stored message ids deleted or replaced earlier in the batch.
-    removed_ids: HashSet<(String, String, String)>,
-}
-
-impl Validation {
-    async fn check(&mut self, s: &Stores<'_>, op: &StoreOp) -> Result<(), StoreError> {
-        match op {
-            StoreOp::PutWorld(w) => {
-                self.worlds.insert(w.id.clone(), true);
-            }
-            StoreOp::DeleteWorld { world_id } => {
-                self.worlds.insert(world_id.clone(), false);
-                self.cleared_worlds.insert(world_id.clone());
-                self.chats.retain(|(w, _), _| w != world_id);
-                self.new_ids.retain(|(w, _, _)| w != world_id);
-            }
-            StoreOp::PutAgent { world_id, .. } | StoreOp::DeleteAgent { world_id, .. } => {
-                self.require_world(s, world_id).await?;
-            }
-            StoreOp::PutChat(c) => {
-                self.require_world(s, &c.world_id).await?;
-                self.chats.insert((c.world_id.clone(), c.id.clone()), true);
-            }
-            StoreOp::DeleteChat { world_id, chat_id } => {
-                let pair = (world_id.clone(), chat_id.clone());
-                self.chats.insert(pair.clone(), false);
-                self.new_ids
-                    .retain(|(w, c, _)| (w, c) != (&pair.0, &pair.1));
-                self.cleared_chats.insert(pair);
-            }
-            StoreOp::ClearMemory { .. } | StoreOp::DeleteApproval { .. } => {}
-            StoreOp::PutApproval(a) => {
-                let Some(chat_id) = &a.chat_id else {
-                    return Err(StoreError::Invalid(format!(
-                        "approval {:?} has no chat id",
-                        a.approval_id
-                    )));
-                };
-                self.require_chat(s, &a.world_id, chat_id).await?;
-            }
-            StoreOp::DeleteMessages {
-                world_id,
-                chat_id,
-                message_ids,
-            } => {
-                self.require_chat(s, world_id, chat_id).await?;
-                for m in message_ids {
-                    let id = (world_id.clone(), chat_id.clone(), m.clone());
-                    self.new_ids.remove(&id);
-                    self.removed_ids.insert(id);
-                }
-            }
-            StoreOp::ReplaceMessage {
-                world_id,
-                chat_id,
-                old_message_id,
-                message,
-            } => {
-                self.require_chat(s, world_id, chat_id).await?;
-                let old = (world_id.clone(), chat_id.clone(), old_message_id.clone());
-                if !self.has_message(s, &old).await? {
-                    return Err(StoreError::Invalid(format!(
-                        "message {old_message_id:?} does not exist in chat {chat_id:?}"
-                    )));
-                }
-                let new = (
-                    world_id.clone(),
-                    chat_id.clone(),
-                    message.message_id.clone(),
-                );
-                if new != old && self.has_message(s, &new).await? {
-                    return Err(StoreError::Invalid(format!(
-                        "message {:?} already exists in chat {chat_id:?}",
-                        message.message_id
-                    )));
-                }
-                self.new_ids.remove(&old);
-                self.removed_ids.insert(old);
-                self.removed_ids.remove(&new);
-                self.new_ids.insert(new);
-            }
-            StoreOp::AppendMessage {
-                world_id,
-                chat_id,
-                message,
-            } => {
-                self.require_chat(s, world_id, chat_id).await?;
-                let id = (
-                    world_id.clone(),
-                    chat_id.clone(),
-                    message.message_id.clone(),
-                );
-                let duplicate = self.has_message(s, &id).await?;
-                if duplicate {
-                    return Err(StoreError::Invalid(format!(
-                        "message {:?} already exists in chat {chat_id:?}",
-                        message.message_id
-                    )));
-                }
-                self.new_ids.insert(id);
-            }
-            StoreOp::AppendMemory {
-                world_id, chat_id, ..
-            }
-            | StoreOp::PutAgentState {
-                world_id, chat_id, ..
-            } => {
-                self.require_chat(s, world_id, chat_id).await?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Whether the chat holds message `id` at this point of the batch: appended earlier in it,
-    /// or stored and not deleted, replaced or wiped (world or chat deleted) by it.
-    async fn has_message(
-        &self,
-        s: &Stores<'_>,
-        id: &(String, String, String),
-    ) -> Result<bool, StoreError> {
-        if self.new_ids.contains(id) {
-            return Ok(true);
-        }
-        let pair = (id.0.clone(), id.1.clone());
-        if self.cleared_worlds.contains(&id.0)
-            || self.cleared_chats.contains(&pair)
-            || self.removed_ids.contains(id)
-        {
-            return Ok(false);
-        }
-        self.stored_message(s, id).await
-    }
-
-    async fn require_world(&mut self, s: &Stores<'_>, w: &str) -> Result<(), StoreError> {
-        let live = match self.worlds.get(w) {
-            Some(live) => *live,
-            None => {
-                let found = get_key(&s.worlds, JsValue::from_str(w), "checking a world").await?;
-                self.worlds.insert(w.to_string(), found.is_some());
-                found.is_some()
-            }
-        };
-        if live {
-            Ok(())
-        } else {
-            Err(StoreError::Invalid(format!("world {w:?} does not exist")))
-        }
-    }
-
-    async fn require_chat(&mut self, s: &Stores<'_>, w: &str, c: &str) -> Result<(), StoreError> {
-        let pair = (w.to_string(), c.to_string());
-        let live = match self.chats.get(&pair) {
-            Some(live) => *live,
-            // The world was deleted earlier in the batch and the chat not put again.
-            None if self.cleared_worlds.contains(w) => false,
-            None => {
-                let found = get_key(&s.chats, key(&[w, c]).into(), "checking a chat").await?;
-                self.chats.insert(pair, found.is_some());
-                found.is_some()
-            }
-        };
-        if live {
-            Ok(())
-        } else {
-            Err(StoreError::Invalid(format!(
-                "chat {c:?} does not exist in world {w:?}"
-            )))
-        }
-    }
-
-    async fn stored_message(
-        &self,
-        s: &Stores<'_>,
-        (w, c, id): &(String, String, String),
-    ) -> Result<bool, StoreError> {
-        let by_id = s
-            .messages
-            .index(MESSAGES_BY_ID)
-            .map_err(|e| map_idb_error("opening the message-id index", e))?;
-        let id_key: JsValue = key(&[w, c, id]).into();
-        let found = get_index_key(&by_id, id_key, "checking a message id").await?;
-        Ok(found.is_some())
-    }
-}
-
 // ---- request helpers: each awaits exactly one IndexedDB request (or a cursor walk) ----
 
 /// A row as the plain object IndexedDB stores, by way of JSON text (`JSON.parse`): the row
 /// types share their one `Serialize` instance with the export and the adapter store.
-fn encode<T: Serialize>(row: &T, context: &str) -> Result<JsValue, StoreError> {
+pub(super) fn encode<T: Serialize>(row: &T, context: &str) -> Result<JsValue, StoreError> {
     let fail =
         |e: String| StoreError::Backend(format!("{context}: could not encode the record: {e}"));
     let text = serde_json::to_string(row).map_err(|e| fail(e.to_string()))?;
@@ -982,48 +440,7 @@ fn encode<T: Serialize>(row: &T, context: &str) -> Result<JsValue, StoreError> {
         .map_err(|e| fail(crate::web::js_tools::message_of(&e, "JSON.parse failed")))
 }
 
-async fn put<T: Serialize>(
-    store: &ObjectStore<'_>,
-    row: &T,
-    context: &str,
-) -> Result<(), StoreError> {
-    let value = encode(row, context)?;
-    store
-        .put(value)
-        .primitive()
-        .map_err(|e| map_idb_error(context, e))?
-        .await
-        .map_err(|e| map_idb_error(context, e))
-}
-
-async fn add<T: Serialize>(
-    store: &ObjectStore<'_>,
-    row: &T,
-    context: &str,
-) -> Result<(), StoreError> {
-    let value = encode(row, context)?;
-    store
-        .add(value)
-        .primitive()
-        .map_err(|e| map_idb_error(context, e))?
-        .await
-        .map_err(|e| map_idb_error(context, e))
-}
-
-async fn delete(
-    store: &ObjectStore<'_>,
-    range: KeyRange<JsValue>,
-    context: &str,
-) -> Result<(), StoreError> {
-    store
-        .delete::<JsValue, _>(range)
-        .primitive()
-        .map_err(|e| map_idb_error(context, e))?
-        .await
-        .map_err(|e| map_idb_error(context, e))
-}
-
-async fn get_key(
+pub(super) async fn get_key(
     store: &ObjectStore<'_>,
     k: JsValue,
     context: &str,
@@ -1036,7 +453,7 @@ async fn get_key(
         .map_err(|e| map_idb_error(context, e))
 }
 
-async fn get_index_key(
+pub(super) async fn get_index_key(
     index: &Index<'_>,
     k: JsValue,
     context: &str,
@@ -1049,7 +466,7 @@ async fn get_index_key(
         .map_err(|e| map_idb_error(context, e))
 }
 
-async fn get_row<T: DeserializeOwned>(
+pub(super) async fn get_row<T: DeserializeOwned>(
     store: &ObjectStore<'_>,
     k: &JsValue,
     store_name: &str,
@@ -1067,7 +484,7 @@ async fn get_row<T: DeserializeOwned>(
     }
 }
 
-async fn get_all(
+pub(super) async fn get_all(
     store: &ObjectStore<'_>,
     range: KeyRange<JsValue>,
     context: &str,
@@ -1084,7 +501,7 @@ async fn get_all(
         .map_err(|e| map_idb_error(context, e))
 }
 
-async fn get_all_keys(
+pub(super) async fn get_all_keys(
     store: &ObjectStore<'_>,
     range: KeyRange<JsValue>,
     context: &str,
@@ -1139,7 +556,11 @@ async fn last_n(
 
 /// The `seq` after the largest one under `parts` (1 for an empty range), from one step of a
 /// reverse key cursor.
-async fn next_seq(store: &ObjectStore<'_>, parts: &[&str], name: &str) -> Result<f64, StoreError> {
+pub(super) async fn next_seq(
+    store: &ObjectStore<'_>,
+    parts: &[&str],
+    name: &str,
+) -> Result<f64, StoreError> {
     let context = "finding the next sequence number";
     let cursor = store
         .open_key_cursor()
@@ -1173,7 +594,10 @@ async fn next_seq(store: &ObjectStore<'_>, parts: &[&str], name: &str) -> Result
 }
 
 /// The position after the last agent of the world (first-put order).
-async fn next_agent_order(agents: &ObjectStore<'_>, world_id: &str) -> Result<f64, StoreError> {
+pub(super) async fn next_agent_order(
+    agents: &ObjectStore<'_>,
+    world_id: &str,
+) -> Result<f64, StoreError> {
     let rows = get_all(agents, prefix_range(&[world_id]), "reading agents").await?;
     let mut next = 0.0_f64;
     for js in rows {
@@ -1184,7 +608,7 @@ async fn next_agent_order(agents: &ObjectStore<'_>, world_id: &str) -> Result<f6
 }
 
 /// Part `i` of a compound key, if it is a string.
-fn key_part(k: &JsValue, i: u32) -> Option<String> {
+pub(super) fn key_part(k: &JsValue, i: u32) -> Option<String> {
     if !js_sys::Array::is_array(k) {
         return None;
     }
@@ -1192,7 +616,7 @@ fn key_part(k: &JsValue, i: u32) -> Option<String> {
 }
 
 /// A key or value as short JSON for error messages.
-fn describe(value: &JsValue) -> String {
+pub(super) fn describe(value: &JsValue) -> String {
     js_sys::JSON::stringify(value)
         .ok()
         .and_then(|s| s.as_string())
@@ -1200,7 +624,11 @@ fn describe(value: &JsValue) -> String {
 }
 
 /// Decodes a record, checking its format version first. `at` says which record it is.
-fn decode<T: DeserializeOwned>(js: JsValue, store: &str, at: &str) -> Result<T, StoreError> {
+pub(super) fn decode<T: DeserializeOwned>(
+    js: JsValue,
+    store: &str,
+    at: &str,
+) -> Result<T, StoreError> {
     let version = if js.is_object() {
         js_sys::Reflect::get(&js, &JsValue::from_str("v"))
             .ok()
@@ -1246,7 +674,7 @@ fn decode<T: DeserializeOwned>(js: JsValue, store: &str, at: &str) -> Result<T, 
     serde_json::from_value(value).map_err(|e| unreadable(e.to_string()))
 }
 
-fn decode_all<T: DeserializeOwned>(
+pub(super) fn decode_all<T: DeserializeOwned>(
     rows: Vec<JsValue>,
     store: &str,
     at: &str,
@@ -1290,7 +718,7 @@ pub fn store_error_from_dom_exception(context: &str, e: &web_sys::DomException) 
     map_dom_error(context, &name, &message).with_cause(Cause::new(JsValue::from(e.clone())))
 }
 
-fn map_idb_error(context: &str, e: IdbError) -> StoreError {
+pub(super) fn map_idb_error(context: &str, e: IdbError) -> StoreError {
     match e {
         IdbError::DomException(dom) => {
             let dom: web_sys::DomException = dom.into();
@@ -1375,12 +803,7 @@ impl Store for IdbStore {
         chat_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<AgentChatState>, StoreError>> {
         Box::pin(async move {
-            let tx = self.transaction(&[AGENT_STATES], TransactionMode::Readonly)?;
-            let states = self.store(&tx, AGENT_STATES)?;
-            let range = prefix_range(&[world_id, chat_id]);
-            let rows = get_all(&states, range, "reading agent states").await?;
-            let at = format!("in chat {chat_id:?} of world {world_id:?}");
-            let rows: Vec<StateRow> = decode_all(rows, AGENT_STATES, &at)?;
+            let rows: Vec<StateRow> = self.chat_rows(AGENT_STATES, world_id, chat_id).await?;
             Ok(rows.into_iter().map(|r| r.state).collect())
         })
     }
@@ -1391,12 +814,7 @@ impl Store for IdbStore {
         chat_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
         Box::pin(async move {
-            let tx = self.transaction(&[APPROVALS], TransactionMode::Readonly)?;
-            let store = self.store(&tx, APPROVALS)?;
-            let range = prefix_range(&[world_id, chat_id]);
-            let rows = get_all(&store, range, "reading approvals").await?;
-            let at = format!("in chat {chat_id:?} of world {world_id:?}");
-            let rows: Vec<ApprovalRow> = decode_all(rows, APPROVALS, &at)?;
+            let rows: Vec<ApprovalRow> = self.chat_rows(APPROVALS, world_id, chat_id).await?;
             let mut v: Vec<ApprovalRecord> = rows.into_iter().map(|r| r.approval).collect();
             v.sort_by(|a, b| (a.created_at, &a.approval_id).cmp(&(b.created_at, &b.approval_id)));
             Ok(v)

@@ -8,6 +8,7 @@ pub mod custom_provider;
 pub mod fetch;
 pub mod idb_schema;
 pub mod idb_store;
+mod idb_write;
 pub mod js_store;
 pub mod js_tools;
 pub mod llm_fetch;

@@ -84,15 +84,21 @@ pub async fn acquire(name: &str) -> Result<Option<WebLock>, String> {
     let done: Promise = done
         .dyn_into()
         .map_err(|_| format!("navigator.locks.request({name:?}) did not return a promise"))?;
-    // `done` settles after the lock is released, or at once when the request fails.
+    // `done` settles after the lock is released, or at once when the request fails. The loser
+    // of the race is dropped: a dropped `JsFuture` keeps its two callbacks in a reference cycle
+    // that only settling its promise breaks, and `callback` (a once-closure) is freed only when
+    // called. `done` settles once the guard releases the lock. When the request failed, the
+    // browser never calls `callback`: it is called here, which frees it and settles `granted`.
     match select(JsFuture::from(granted), JsFuture::from(done)).await {
         Either::Left(_) => Ok(Some(guard)),
-        Either::Right((Err(e), _)) => Err(format!(
-            "the Web Lock {name:?} could not be taken: {}",
-            describe(&e)
-        )),
-        Either::Right((Ok(_), _)) => {
-            Err(format!("the Web Lock {name:?} ended before it was granted"))
+        Either::Right((ended, _granted)) => {
+            if let Some(f) = callback.dyn_ref::<Function>() {
+                let _ = f.call1(&JsValue::UNDEFINED, &JsValue::UNDEFINED);
+            }
+            Err(match ended {
+                Err(e) => format!("the Web Lock {name:?} could not be taken: {}", describe(&e)),
+                Ok(_) => format!("the Web Lock {name:?} ended before it was granted"),
+            })
         }
     }
 }

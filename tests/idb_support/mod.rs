@@ -145,6 +145,10 @@ impl Store for LazyIdb {
     fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
         Box::pin(async move { self.get().await.apply(ops).await })
     }
+    // Forwarded so the contract's revision cases run against IndexedDB too.
+    fn revision<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<Option<u64>, StoreError>> {
+        Box::pin(async move { self.get().await.revision(w).await })
+    }
 }
 
 /// The store contract, unchanged, with a fresh database per case.

@@ -7,9 +7,10 @@
 //!   RAM (`State::approvals`) and emits `system` `approval-request`. The reply's job then ends:
 //!   a reply waiting for approval is not work in progress (`idle` follows), and its SSE stream
 //!   stays open (no `end` or `error` yet).
-//! - **Answering.** `approve` / `deny` settle the approval under the world's write lock, which
-//!   first reloads the view when another writer (a second tab) moved the store's revision, and
-//!   then read the store's record again: an approval settled elsewhere is `approval_not_found`
+//! - **Answering.** `approve` / `deny` settle the approval under the world's write lock and
+//!   read the store's record again; the delete carries the view's revision, so when another
+//!   writer (a second tab) moved the world in between, the view is reloaded and the answer
+//!   planned again: an approval settled elsewhere is `approval_not_found`
 //!   here, never answered twice. The record is deleted in that same change, `approval-resolved`
 //!   is emitted, and a `Resume` job is queued (the caller drives `run_until_idle`, as after a
 //!   send): it emits SSE `start` again with the reply's `messageId` (a page reloaded since the
@@ -39,6 +40,7 @@
 
 use crate::core::approval::{ApprovalRecord, PendingApproval, ReplyState};
 use crate::core::engine::routing::{Edit, Outgoing};
+use crate::core::engine::shared::replanned;
 use crate::core::engine::steps::{stored_args, StepsOutcome};
 use crate::core::engine::{Job, JobKind, World};
 use crate::core::events::{ApprovalOutcome, Event, SseEvent, SseType, SystemEvent};
@@ -89,6 +91,15 @@ impl World {
         approval_id: &str,
         decision: Decision,
     ) -> Result<(), crate::core::error::WorldError> {
+        replanned!(self, self.settle_once(approval_id, decision.clone()))
+    }
+
+    /// One attempt of [`World::settle`] (see `replanned!`).
+    async fn settle_once(
+        &self,
+        approval_id: &str,
+        decision: Decision,
+    ) -> Result<(), crate::core::error::WorldError> {
         let not_found = || crate::core::error::WorldError::ApprovalNotFound(approval_id.into());
         let _g = self.write_lock().await?;
         let Some(rec) = self
@@ -102,8 +113,8 @@ impl World {
         };
         let unstored = self.st().unstored.contains(&rec.approval_id);
         if let (Some(cid), false) = (&rec.chat_id, unstored) {
-            // Still pending in the store? Under the world's lock, so no other writer can
-            // settle it between this read and the delete below.
+            // Still pending in the store? The delete below carries the revision check, so no
+            // other writer can settle it between this read and the delete unnoticed.
             let stored = self
                 .inner
                 .store
@@ -172,25 +183,31 @@ impl World {
             created_at: self.now(),
             state,
         };
-        let guard = self.write_lock_for(Some(&agent.id)).await;
-        let left = self.st().world.current_chat_id != job.chat_id || job.cancel.is_cancelled();
-        if left {
-            drop(guard);
-            // Never stored: nothing to delete, only the partial text to keep.
-            self.cancel_records(vec![(rec, false)]);
-            return;
-        }
-        let stored = match (&guard, &rec.chat_id) {
-            (Ok(_), Some(_)) => self
-                .persist_for(
-                    vec![StoreOp::PutApproval(Box::new(rec.clone()))],
-                    Some(&agent.id),
-                )
-                .await
-                .is_ok(),
-            // Session mode off: RAM is where it belongs.
-            (_, None) => true,
-            (Err(_), Some(_)) => false,
+        let mut attempts = 0;
+        let (guard, stored) = loop {
+            let guard = self.write_lock_for(Some(&agent.id)).await;
+            let left = self.st().world.current_chat_id != job.chat_id || job.cancel.is_cancelled();
+            if left {
+                drop(guard);
+                // Never stored: nothing to delete, only the partial text to keep.
+                self.cancel_records(vec![(rec, false)]);
+                return;
+            }
+            let stored = match (&guard, &rec.chat_id) {
+                (Ok(_), Some(_)) => {
+                    let op = StoreOp::PutApproval(Box::new(rec.clone()));
+                    match self.persist_for(vec![op], Some(&agent.id)).await {
+                        Ok(()) => true,
+                        // Another writer moved the world: the view was reloaded, check again.
+                        Err(e) if self.replan_after(&e, &mut attempts) => continue,
+                        Err(_) => false,
+                    }
+                }
+                // Session mode off: RAM is where it belongs.
+                (_, None) => true,
+                (Err(_), Some(_)) => false,
+            };
+            break (guard, stored);
         };
         let view = rec.view();
         {
@@ -288,30 +305,9 @@ impl World {
     /// took it along) and keeps the partial text as `interrupted`.
     pub(crate) async fn finish_cancel(&self, rec: &ApprovalRecord, stored: bool) {
         if let Some(cid) = &rec.chat_id {
-            if let Ok(_g) = self.write_lock().await {
-                let chat_exists = self.st().chats.iter().any(|c| &c.id == cid);
-                if chat_exists && stored {
-                    // Answered in another tab before this cancellation reached the store: that
-                    // tab resumed the reply, which publishes under the same id; keep nothing.
-                    let still_pending = match self.inner.store.approvals(&rec.world_id, cid).await {
-                        Ok(v) => v.iter().any(|a| a.approval_id == rec.approval_id),
-                        Err(e) => {
-                            self.report_storage(e.into(), None);
-                            true
-                        }
-                    };
-                    if !still_pending {
-                        return;
-                    }
-                    // A failure was reported; the record then reappears after a reload.
-                    let _ = self
-                        .persist(vec![StoreOp::DeleteApproval {
-                            world_id: rec.world_id.clone(),
-                            chat_id: cid.clone(),
-                            approval_id: rec.approval_id.clone(),
-                        }])
-                        .await;
-                }
+            let go_on = replanned!(self, self.delete_cancelled(rec, cid, stored));
+            if matches!(go_on, Ok(false)) {
+                return;
             }
         }
         let text = &rec.state.text;
@@ -339,6 +335,46 @@ impl World {
         };
         if let Err(e) = self.publish(out).await {
             self.report(&e);
+        }
+    }
+
+    /// The store half of [`World::finish_cancel`], one attempt (see `replanned!`):
+    /// deletes the stored record; `Ok(false)` when another tab answered it first (it resumed
+    /// the reply, which publishes under the same id: keep nothing).
+    async fn delete_cancelled(
+        &self,
+        rec: &ApprovalRecord,
+        cid: &str,
+        stored: bool,
+    ) -> Result<bool, crate::core::error::WorldError> {
+        let _g = self.write_lock().await?;
+        let chat_exists = self.st().chats.iter().any(|c| c.id == cid);
+        if !(chat_exists && stored) {
+            return Ok(true);
+        }
+        let still_pending = match self.inner.store.approvals(&rec.world_id, cid).await {
+            Ok(v) => v.iter().any(|a| a.approval_id == rec.approval_id),
+            Err(e) => {
+                self.report_storage(e.into(), None);
+                true
+            }
+        };
+        if !still_pending {
+            return Ok(false);
+        }
+        let op = StoreOp::DeleteApproval {
+            world_id: rec.world_id.clone(),
+            chat_id: cid.to_string(),
+            approval_id: rec.approval_id.clone(),
+        };
+        match self.persist(vec![op]).await {
+            // A failure was reported; the record then reappears after a reload.
+            Err(
+                e @ crate::core::error::WorldError::Storage(
+                    crate::core::store::StoreError::Conflict(_),
+                ),
+            ) => Err(e),
+            _ => Ok(true),
         }
     }
 

@@ -2,6 +2,7 @@
 //! clearing an agent's memory. Each operation is one store batch under the write lock; leaving
 //! the current chat cancels its queued and running calls first (spec §4 last paragraph).
 
+use crate::core::engine::shared::replanned;
 use crate::core::engine::{load_chat_state, most_recent_chat, World};
 use crate::core::error::WorldError;
 use crate::core::events::{Event, SystemEvent, WorldEvent};
@@ -61,6 +62,11 @@ impl World {
     /// Reuses the current chat when it has no messages (`chat-reused`), otherwise creates a
     /// `New Chat` and makes it current (`new-chat-created`). Every agent starts fresh.
     pub async fn new_chat(&self) -> Result<Chat, WorldError> {
+        replanned!(self, self.new_chat_once())
+    }
+
+    /// One attempt of [`World::new_chat`] (see `replanned!`).
+    async fn new_chat_once(&self) -> Result<Chat, WorldError> {
         let _g = self.write_lock().await?;
         self.cancel_current_chat_calls();
         let now = self.now();
@@ -104,6 +110,11 @@ impl World {
 
     /// Makes chat `id` current and restores every agent's memory and counter from it.
     pub async fn load_chat(&self, id: &str) -> Result<Chat, WorldError> {
+        replanned!(self, self.load_chat_once(id))
+    }
+
+    /// One attempt of [`World::load_chat`] (see `replanned!`).
+    async fn load_chat_once(&self, id: &str) -> Result<Chat, WorldError> {
         let _g = self.write_lock().await?;
         let Some(chat) = self.st().chats.iter().find(|c| c.id == id).cloned() else {
             return Err(WorldError::ChatNotFound(id.to_string()));
@@ -150,6 +161,11 @@ impl World {
     /// record it rewrites is the world's current-chat pointer (not even that when the last chat
     /// goes: the pointer left naming the deleted chat says "no chat left").
     pub async fn delete_chat(&self, id: &str) -> Result<bool, WorldError> {
+        replanned!(self, self.delete_chat_once(id))
+    }
+
+    /// One attempt of [`World::delete_chat`] (see `replanned!`).
+    async fn delete_chat_once(&self, id: &str) -> Result<bool, WorldError> {
         let _g = self.write_lock().await?;
         let (mut world, mut agents, next) = {
             let st = self.st();
@@ -219,6 +235,11 @@ impl World {
 
     /// Renames a chat; its title becomes `manual` and nothing automatic overwrites it.
     pub async fn rename_chat(&self, id: &str, name: &str) -> Result<Chat, WorldError> {
+        replanned!(self, self.rename_chat_once(id, name))
+    }
+
+    /// One attempt of [`World::rename_chat`] (see `replanned!`).
+    async fn rename_chat_once(&self, id: &str, name: &str) -> Result<Chat, WorldError> {
         let name = validate_chat_name("name", name)?;
         let _g = self.write_lock().await?;
         let Some(mut chat) = self.st().chats.iter().find(|c| c.id == id).cloned() else {
@@ -286,6 +307,11 @@ impl World {
     /// persisted). Over quota, turning it off still works in RAM (the pointer is written by a
     /// later change, see `World::persist_freeing`).
     pub async fn set_session_mode(&self, on: bool) -> Result<(), WorldError> {
+        replanned!(self, self.set_session_mode_once(on))
+    }
+
+    /// One attempt of [`World::set_session_mode`] (see `replanned!`).
+    async fn set_session_mode_once(&self, on: bool) -> Result<(), WorldError> {
         let (current, no_chat_left) = {
             let st = self.st();
             (st.world.current_chat_id.clone(), st.no_chat_left.is_some())
@@ -321,6 +347,11 @@ impl World {
 
     /// Empties an agent's memory in the current chat (or RAM) and sets its counter to 0.
     pub async fn clear_agent_memory(&self, agent_id: &str) -> Result<(), WorldError> {
+        replanned!(self, self.clear_agent_memory_once(agent_id))
+    }
+
+    /// One attempt of [`World::clear_agent_memory`] (see `replanned!`).
+    async fn clear_agent_memory_once(&self, agent_id: &str) -> Result<(), WorldError> {
         let _g = self.write_lock().await?;
         let Some(mut agent) = self.agent(agent_id) else {
             return Err(WorldError::AgentNotFound(agent_id.to_string()));

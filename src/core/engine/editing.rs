@@ -21,6 +21,7 @@
 //! - `deleteMessage` removes any message of the chat (notices too) and nothing else: calls
 //!   answering it go on. `editMessage` cancels the calls answering the removed messages.
 
+use crate::core::engine::shared::replanned;
 use std::collections::VecDeque;
 
 use crate::core::engine::responder::input_from;
@@ -48,6 +49,15 @@ impl World {
     /// turn. Returns the id the new reply will have (its SSE `messageId`). Drive
     /// [`World::run_until_idle`] afterwards.
     pub async fn regenerate(
+        &self,
+        message_id: &str,
+        agent: Option<&str>,
+    ) -> Result<String, WorldError> {
+        replanned!(self, self.regenerate_once(message_id, agent))
+    }
+
+    /// One attempt of [`World::regenerate`] (see `replanned!`).
+    async fn regenerate_once(
         &self,
         message_id: &str,
         agent: Option<&str>,
@@ -212,6 +222,11 @@ impl World {
     /// Deletes one message of the current chat, from the chat and from every memory (spec §10),
     /// in one store change; nothing else changes. `chat-saved` follows.
     pub async fn delete_message(&self, message_id: &str) -> Result<(), WorldError> {
+        replanned!(self, self.delete_message_once(message_id))
+    }
+
+    /// One attempt of [`World::delete_message`] (see `replanned!`).
+    async fn delete_message_once(&self, message_id: &str) -> Result<(), WorldError> {
         let guard = self.write_lock().await?;
         let (world_id, chat_id) = self.editable_chat(message_id)?;
         self.locate(&world_id, &chat_id, message_id).await?;

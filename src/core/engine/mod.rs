@@ -6,12 +6,12 @@
 //!   (the JS binding) then drives [`World::run_until_idle`], which runs the queued LLM calls.
 //! - Every logical change takes the world's write lock for plan → persist (one store batch) →
 //!   commit to RAM, so RAM mirrors what the store committed; a failed batch changes nothing.
-//!   The write lock is this world's local lock plus the store's per-world lock
-//!   ([`Store::lock_world`], a Web Lock over IndexedDB), so writers in other tabs, workers or
-//!   other `World`s on the same store wait too. Under it, when the store's revision of the
-//!   world moved since this view was loaded or last written ([`Store::revision`]), the view is
-//!   reloaded first ([`World::refresh`]), so no batch is composed from a stale `messageCount`,
-//!   counter or memory window; a reload emits `world` `external-change`.
+//!   The write lock is this world's local lock. Writers in other tabs, workers or other
+//!   `World`s on the same store are kept apart by the batch itself: it carries the revision
+//!   its view mirrors ([`StoreOp::ExpectRevision`]), the store refuses it when another writer
+//!   moved the world ([`Store::revision`]), and the change is planned again from the reloaded
+//!   view (`engine/shared.rs`), so no batch commits a stale `messageCount`, counter or memory
+//!   window; a reload emits `world` `external-change`.
 //! - Every storage failure of a change is also reported as a `system` `error` event (with its
 //!   `reason`); the change is not applied and the world stays usable.
 //! - Events are queued while state is borrowed and flushed once every borrow is released.
@@ -520,7 +520,8 @@ impl World {
 
     /// Deletes a stored world and everything in it; `false` when there was none.
     pub async fn delete(store: &dyn Store, id: &str) -> Result<bool, WorldError> {
-        // Under the world's lock: a change another tab is writing finishes first.
+        // Under the world's lock against a concurrent create or import; a change another tab
+        // plans meanwhile is refused by its revision check and finds the world gone.
         let _g = store.lock_world(id).await?;
         if store.load_world(id).await?.is_none() {
             return Ok(false);

@@ -25,6 +25,7 @@
 //! - A partial text that is only whitespace is carried by the SSE `error` as `partialContent`
 //!   but not kept as an `interrupted` message (it would show as an empty message).
 
+use crate::core::engine::shared::replanned;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -532,6 +533,19 @@ impl World {
         agent_id: &str,
         entry: MemoryEntry,
     ) -> Result<(), crate::core::error::WorldError> {
+        replanned!(
+            self,
+            self.save_memory_once(chat_id, agent_id, entry.clone())
+        )
+    }
+
+    /// One attempt of [`World::save_memory`] (see `replanned!`).
+    async fn save_memory_once(
+        &self,
+        chat_id: Option<&str>,
+        agent_id: &str,
+        entry: MemoryEntry,
+    ) -> Result<(), crate::core::error::WorldError> {
         let _g = self.write_lock_for(Some(agent_id)).await?;
         let (world_id, current) = {
             let st = self.st();
@@ -621,35 +635,38 @@ impl World {
         let Some(title) = title else {
             return;
         };
-        // A storage failure here was reported by the write lock; the title is dropped.
-        let Ok(_g) = self.write_lock().await else {
+        // A storage failure was reported as a `system` `error` event; the title is dropped.
+        let saved = replanned!(self, self.save_title(chat_id, &title));
+        let Ok(Some(chat)) = saved else {
             return;
         };
-        let chat = self.st().chats.iter().find(|c| &c.id == chat_id).cloned();
-        // Renamed (or titled) meanwhile, or deleted: the result is dropped.
-        let Some(mut chat) = chat.filter(|c| c.title_source == TitleSource::Default) else {
-            return;
-        };
-        chat.name = title;
-        chat.title_source = TitleSource::Auto;
-        chat.updated_at = self.st().chat_update_time(self.now());
-        // A failure was reported as a `system` `error` event by `persist`.
-        if self
-            .persist(vec![StoreOp::PutChat(chat.clone())])
-            .await
-            .is_err()
-        {
-            return;
-        }
-        if let Some(c) = self.st_mut().chats.iter_mut().find(|c| c.id == chat.id) {
-            *c = chat.clone();
-        }
-        drop(_g);
         self.emit_all(vec![Event::System(SystemEvent::ChatTitleUpdated {
             chat_id: chat.id,
             name: chat.name,
             title_source: chat.title_source,
         })]);
+    }
+
+    /// Stores a generated title (one attempt, see `replanned!`); `None` when the chat
+    /// was renamed, titled or deleted meanwhile (the title is dropped).
+    async fn save_title(
+        &self,
+        chat_id: &str,
+        title: &str,
+    ) -> Result<Option<crate::core::model::Chat>, crate::core::error::WorldError> {
+        let _g = self.write_lock().await?;
+        let chat = self.st().chats.iter().find(|c| c.id == chat_id).cloned();
+        let Some(mut chat) = chat.filter(|c| c.title_source == TitleSource::Default) else {
+            return Ok(None);
+        };
+        chat.name = title.to_string();
+        chat.title_source = TitleSource::Auto;
+        chat.updated_at = self.st().chat_update_time(self.now());
+        self.persist(vec![StoreOp::PutChat(chat.clone())]).await?;
+        if let Some(c) = self.st_mut().chats.iter_mut().find(|c| c.id == chat.id) {
+            *c = chat.clone();
+        }
+        Ok(Some(chat))
     }
 }
 

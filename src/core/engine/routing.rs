@@ -9,6 +9,7 @@
 //! Where the spec gives no order: the `turn-limit` system event is emitted with the declined
 //! message's events, before the notice's own `message` event.
 
+use crate::core::engine::shared::replanned;
 use std::collections::VecDeque;
 
 use crate::core::engine::{Job, JobKind, State, TitleCandidate, World};
@@ -263,6 +264,14 @@ impl World {
     }
 
     async fn publish_one(
+        &self,
+        out: Outgoing,
+    ) -> Result<Option<(Message, Vec<Outgoing>)>, WorldError> {
+        replanned!(self, self.publish_one_once(out.clone()))
+    }
+
+    /// One attempt of [`World::publish_one`] (see `replanned!`).
+    async fn publish_one_once(
         &self,
         out: Outgoing,
     ) -> Result<Option<(Message, Vec<Outgoing>)>, WorldError> {

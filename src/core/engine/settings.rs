@@ -2,6 +2,7 @@
 //! settings. Ids never change; every change is one store batch under the write lock, then RAM,
 //! then the `world` lifecycle event.
 
+use crate::core::engine::shared::replanned;
 use std::collections::VecDeque;
 
 use crate::core::engine::{load_chat_state, AgentRt, World};
@@ -19,6 +20,11 @@ use crate::core::store::StoreOp;
 impl World {
     /// Adds an agent (id = kebab(name), reserved names refused).
     pub async fn add_agent(&self, input: NewAgent) -> Result<Agent, WorldError> {
+        replanned!(self, self.add_agent_once(input.clone()))
+    }
+
+    /// One attempt of [`World::add_agent`] (see `replanned!`).
+    async fn add_agent_once(&self, input: NewAgent) -> Result<Agent, WorldError> {
         let id = agent_id(&input.name)?;
         let name = validate_name("name", &input.name)?;
         let provider = validate_provider("provider", &input.provider)?;
@@ -87,6 +93,11 @@ impl World {
 
     /// Changes an agent's settings (the id never changes).
     pub async fn update_agent(&self, id: &str, patch: AgentPatch) -> Result<Agent, WorldError> {
+        replanned!(self, self.update_agent_once(id, patch.clone()))
+    }
+
+    /// One attempt of [`World::update_agent`] (see `replanned!`).
+    async fn update_agent_once(&self, id: &str, patch: AgentPatch) -> Result<Agent, WorldError> {
         let _g = self.write_lock().await?;
         let Some(mut agent) = self.agent(id) else {
             return Err(WorldError::AgentNotFound(id.to_string()));
@@ -158,6 +169,11 @@ impl World {
 
     /// Removes an agent with its memories; its queued and running calls are cancelled.
     pub async fn remove_agent(&self, id: &str) -> Result<bool, WorldError> {
+        replanned!(self, self.remove_agent_once(id))
+    }
+
+    /// One attempt of [`World::remove_agent`] (see `replanned!`).
+    async fn remove_agent_once(&self, id: &str) -> Result<bool, WorldError> {
         let _g = self.write_lock().await?;
         let world_id = {
             let st = self.st();
@@ -188,6 +204,11 @@ impl World {
 
     /// Changes the world's settings (the id never changes).
     pub async fn update(&self, patch: WorldPatch) -> Result<WorldData, WorldError> {
+        replanned!(self, self.update_once(patch.clone()))
+    }
+
+    /// One attempt of [`World::update`] (see `replanned!`).
+    async fn update_once(&self, patch: WorldPatch) -> Result<WorldData, WorldError> {
         let _g = self.write_lock().await?;
         let mut w = self.info();
         if let Some(n) = patch.name {

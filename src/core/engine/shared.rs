@@ -2,11 +2,22 @@
 //! lock, persisting a batch, and reloading the view when another writer moved the store's
 //! revision of the world (see the `store` module docs for the protocol).
 //!
+//! Optimistic: a change takes only this world's local lock, plans from the RAM view and sends
+//! its batch with [`StoreOp::ExpectRevision`] carrying `seen_rev`. The store compares it with
+//! the world's revision inside the batch's own transaction (IndexedDB serialises read-write
+//! transactions on the same stores, so nobody writes between the check and the commit) and
+//! refuses a stale batch with [`StoreError::Conflict`], writing nothing. The engine then
+//! reloads its view and plans the change again ([`replanned!`]). So no Web Lock and no
+//! separate revision read sit in front of every write, and a `PutChat` still never commits a
+//! count computed from a stale view.
+//!
 //! Invariants:
-//! - `seen_rev` is the store revision the RAM view mirrors. It is read under the store's world
-//!   lock before a change is planned; if it moved, the view is reloaded first. A batch this
-//!   world persists under the lock raises the store's revision by exactly one, so `seen_rev`
-//!   follows without another read.
+//! - `seen_rev` is the store revision the RAM view mirrors. A batch this world persists raises
+//!   the store's revision by exactly one, so `seen_rev` follows without another read; a
+//!   conflict or [`World::refresh`] reloads the view and sets it to the store's.
+//! - A change that can conflict runs inside [`replanned!`], and does nothing before its
+//!   batch commits that a second attempt would repeat wrongly (it plans from the view, persists,
+//!   then updates RAM and emits).
 //! - A reload replaces settings, agents (keeping the RAM-only `lastActive` when newer), chat
 //!   metadata and the current chat's counters and memory windows; queued and running calls are
 //!   kept, except those of a chat that is no longer current (another writer switched chats),
@@ -17,64 +28,111 @@ use crate::core::engine::{load_view, World};
 use crate::core::error::WorldError;
 use crate::core::events::{Event, WorldEvent};
 use crate::core::lock::Guard;
-use crate::core::store::{StoreOp, WorldLockGuard};
+use crate::core::store::{StoreError, StoreOp};
 
-/// The write lock of one change: this world's local lock and the store's lock of the world.
+/// How many times a change is planned again after a conflict before its caller sees it (as
+/// `storage_error` / `aborted`: nothing was written, retry). Each conflict means another
+/// writer committed in between, so running out takes a writer that never pauses.
+const MAX_REPLANS: u32 = 16;
+
+/// `replanned!(world, world.change_once(args))`: runs one attempt of a change (take the write
+/// lock, plan from the view, persist, update RAM) and runs it again when its batch met a
+/// conflict: by then the view was reloaded, so the next attempt plans from what the other
+/// writer left. After [`MAX_REPLANS`] conflicts the conflict is reported as a `system` `error`
+/// event and returned. A macro, not a generic method over a closure: the loop costs a few
+/// bytes at each of the ~15 call sites instead of a closure type and its glue per site.
+macro_rules! replanned {
+    ($world:expr, $attempt:expr) => {{
+        let mut attempts = 0;
+        loop {
+            match $attempt.await {
+                Err(e) if $world.replan_after(&e, &mut attempts) => {}
+                other => break other,
+            }
+        }
+    }};
+}
+pub(crate) use replanned;
+
+/// The write lock of one change: this world's local lock (other writers of the store are kept
+/// right by the revision check of the batch, see the module docs).
 pub(crate) struct WriteGuard<'a> {
-    // Fields drop in order: the store's lock is released first, then the local one.
-    _shared: WorldLockGuard,
     _local: Guard<'a>,
 }
 
 impl World {
-    /// Takes the write lock and brings the view up to date with the store. A storage failure is
-    /// reported as a `system` `error` event too.
+    /// Takes this world's write lock. Never fails today; a `Result` so the call sites keep
+    /// their shape should a store ever need a shared lock again.
     pub(crate) async fn write_lock(&self) -> Result<WriteGuard<'_>, WorldError> {
-        self.lock_and_refresh(None).await.map(|(g, _)| g)
+        Ok(WriteGuard {
+            _local: self.inner.lock.lock().await,
+        })
     }
 
-    /// [`World::write_lock`] for work done on behalf of an agent (its name goes on the event).
+    /// [`World::write_lock`] for work done on behalf of an agent.
     pub(crate) async fn write_lock_for(
         &self,
-        agent: Option<&str>,
+        _agent: Option<&str>,
     ) -> Result<WriteGuard<'_>, WorldError> {
-        self.lock_and_refresh(agent).await.map(|(g, _)| g)
+        self.write_lock().await
     }
 
-    async fn lock_and_refresh(
-        &self,
-        agent: Option<&str>,
-    ) -> Result<(WriteGuard<'_>, bool), WorldError> {
-        let local = self.inner.lock.lock().await;
-        let id = self.id();
-        let shared = match self.inner.store.lock_world(&id).await {
-            Ok(g) => g,
-            Err(e) => {
-                drop(local);
-                return Err(self.report_storage(e.into(), agent));
-            }
-        };
-        let guard = WriteGuard {
-            _shared: shared,
-            _local: local,
-        };
-        match self.reload_if_moved().await {
-            Ok(changed) => Ok((guard, changed)),
-            Err(e) => {
-                drop(guard);
-                Err(self.report_storage(e, agent))
-            }
+    /// Whether a change that failed with `e` is to be planned again: `e` is a conflict (the
+    /// view was reloaded) and fewer than [`MAX_REPLANS`] attempts were made. A conflict that
+    /// ends the attempts is reported as a `system` `error` event.
+    pub(crate) fn replan_after(&self, e: &WorldError, attempts: &mut u32) -> bool {
+        if !matches!(e, WorldError::Storage(StoreError::Conflict(_))) {
+            return false;
         }
+        if *attempts < MAX_REPLANS {
+            *attempts += 1;
+            return true;
+        }
+        self.report_storage(e.clone(), None);
+        false
     }
 
     /// Reloads the view when another writer changed the world since it was loaded or last
     /// written (after any change in progress here finishes); `true` when it did, and then
     /// `world` `external-change` was emitted. Call it when told of a change (the JS binding
-    /// does on a BroadcastChannel message); every change also does it first.
+    /// does on a BroadcastChannel message).
     pub async fn refresh(&self) -> Result<bool, WorldError> {
-        self.lock_and_refresh(None)
+        let _g = self.write_lock().await?;
+        self.reload_if_moved()
             .await
-            .map(|(_, changed)| changed)
+            .map_err(|e| self.report_storage(e, None))
+    }
+
+    /// Applies `ops` with the revision check of the module docs. A conflict reloads the view
+    /// and is returned unreported (the change is planned again); any other failure is
+    /// reported as a `system` `error` event and returned. Nothing was written either way.
+    async fn apply_checked(
+        &self,
+        mut ops: Vec<StoreOp>,
+        agent: Option<&str>,
+    ) -> Result<(), WorldError> {
+        if let Some(rev) = self.inner.seen_rev.get() {
+            ops.insert(
+                0,
+                StoreOp::ExpectRevision {
+                    world_id: self.id(),
+                    rev,
+                },
+            );
+        }
+        match self.inner.store.apply(ops).await {
+            Ok(()) => {
+                self.bump_seen_rev();
+                Ok(())
+            }
+            Err(e) if matches!(e, StoreError::Conflict(_)) => {
+                if let Err(r) = self.reload_if_moved().await {
+                    return Err(self.report_storage(r, agent));
+                }
+                Err(e.into())
+            }
+            Err(e) => Err(self.report_storage(e.into(), agent)),
+        }
     }
 
     /// Applies `ops` as one batch under the write lock the caller holds and keeps `seen_rev` in
@@ -93,13 +151,7 @@ impl World {
         if ops.is_empty() {
             return Ok(());
         }
-        match self.inner.store.apply(ops).await {
-            Ok(()) => {
-                self.bump_seen_rev();
-                Ok(())
-            }
-            Err(e) => Err(self.report_storage(e.into(), agent)),
-        }
+        self.apply_checked(ops, agent).await
     }
 
     /// Persists a change that frees space (deleting a chat, an agent or a memory; turning
@@ -130,20 +182,15 @@ impl World {
         if all.is_empty() {
             return Ok(());
         }
-        let err = match self.inner.store.apply(all).await {
-            Ok(()) => {
-                self.bump_seen_rev();
-                return Ok(());
-            }
+        let err = match self.apply_checked(all, None).await {
+            Ok(()) => return Ok(()),
             Err(e) => e,
         };
-        if err.reason() != "quota_exceeded" {
-            return Err(self.report_storage(err.into(), None));
+        if err.reason() != Some("quota_exceeded") {
+            return Err(err);
         }
         if !deletes.is_empty() {
-            if let Err(e) = self.inner.store.apply(deletes).await {
-                return Err(self.report_storage(e.into(), None));
-            }
+            self.apply_checked(deletes, None).await?;
             // Over quota a store may commit deletes without raising the revision (IndexedDB's
             // revision is a put): follow what it says rather than assuming one step.
             if self.inner.seen_rev.get().is_some() {
@@ -156,12 +203,9 @@ impl World {
             }
         }
         if !puts.is_empty() {
-            match self.inner.store.apply(puts).await {
-                Ok(()) => self.bump_seen_rev(),
-                Err(e) => {
-                    self.report_storage(e.into(), None);
-                }
-            }
+            // A failure was reported (a conflict reloaded the view: a later write stores the
+            // values, as over quota).
+            let _ = self.apply_checked(puts, None).await;
         }
         Ok(())
     }
@@ -182,14 +226,14 @@ impl World {
     }
 
     /// Reports an error of background work as a `system` `error` event, unless it is a storage
-    /// failure, which [`World::persist`] and the write lock reported already.
+    /// failure, which [`World::persist`] and [`replanned!`] reported already.
     pub(crate) fn report(&self, e: &WorldError) {
         if e.reason().is_none() {
             self.emit_all(vec![Event::world_error(e, None)]);
         }
     }
 
-    /// Under the write lock: reloads the view if the store's revision moved.
+    /// Under the write lock: reads the store's revision and reloads the view if it moved.
     async fn reload_if_moved(&self) -> Result<bool, WorldError> {
         let id = self.id();
         let rev = self.inner.store.revision(&id).await?;

@@ -39,6 +39,7 @@
 //! - If saving a step's memory entries fails (reported as a `storage_error` event), the reply
 //!   goes on with its context in RAM; later replies do not see that group.
 
+use crate::core::engine::shared::replanned;
 use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
@@ -632,6 +633,19 @@ impl World {
     /// Saves one step's memory entries in one batch (RAM, and the store in session mode) under
     /// the write lock; entries for a chat that is no longer current are dropped.
     async fn save_group(
+        &self,
+        chat_id: Option<&str>,
+        agent_id: &str,
+        entries: Vec<MemoryEntry>,
+    ) -> Result<(), crate::core::error::WorldError> {
+        replanned!(
+            self,
+            self.save_group_once(chat_id, agent_id, entries.clone())
+        )
+    }
+
+    /// One attempt of [`World::save_group`] (see `replanned!`).
+    async fn save_group_once(
         &self,
         chat_id: Option<&str>,
         agent_id: &str,

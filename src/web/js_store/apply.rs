@@ -127,6 +127,8 @@ impl Tx<'_> {
 
     pub(super) async fn run(&mut self, op: StoreOp) -> Result<(), StoreError> {
         match op {
+            // No revisions here (`revision` is `None`): one writer per world, nothing to check.
+            StoreOp::ExpectRevision { .. } => {}
             StoreOp::PutWorld(world) => {
                 let k = key("w", &[&world.id]);
                 self.put(

@@ -1,0 +1,850 @@
+//! The write path of [`IdbStore`](super::idb_store::IdbStore): what [`Store::apply`] does
+//! inside its one `readwrite` transaction.
+//!
+//! [`Store::apply`]: crate::core::store::Store::apply
+//!
+//! Every request a transaction waits for costs a round trip to the browser's database process
+//! (about 0.3 ms in Chromium, several times a bare put's whole transaction when awaited one by
+//! one), so a batch waits for as few as it can:
+//! 1. [`Prefetched::read`] issues every read the rules need at once and awaits them together:
+//!    the row of each world the batch names (existence and revision in one get), the chats it
+//!    writes into, the message ids it adds, and the next `seq` of each chat and memory it
+//!    appends to. One round trip for the common batches (a message, a reply, a counter).
+//! 2. Each [`StoreOp::ExpectRevision`] is compared with the world row's `rev`: a mismatch
+//!    fails the batch with [`StoreError::Conflict`] before anything is written (another writer
+//!    moved the world since the engine planned the batch; it reloads and plans again).
+//! 3. [`Validation`] checks every op against that data plus the effects of the earlier ops of
+//!    the batch (the memory store's rules: missing world or chat, duplicate message id →
+//!    [`StoreError::Invalid`]). It reads only what the prefetch did not cover (rare ops).
+//! 4. [`Batch`] issues the writes without awaiting them; IndexedDB runs a transaction's
+//!    requests in order, so a read a rare op needs later (an agent's order, the keys a
+//!    cascading delete visits) still sees the earlier writes. Then each named world's row is
+//!    put back with `rev` raised by one, so the bump commits or rolls back with the batch.
+//!
+//! A write request that fails (quota, a key that already exists) aborts the transaction, which
+//! rolls back everything; the caller's `commit().await` then reports the transaction's error.
+
+use std::collections::{HashMap, HashSet};
+
+use futures_util::future::try_join_all;
+use indexed_db_futures::object_store::ObjectStore;
+use indexed_db_futures::prelude::*;
+use indexed_db_futures::KeyRange;
+use serde::Serialize;
+use wasm_bindgen::JsValue;
+
+use super::idb_schema::{
+    key, prefix_range, seq_key, AgentRow, ApprovalRow, ChatRow, MemoryRow, MessageRow, StateRow,
+    WorldRow, AGENTS, APPROVALS, MEMORY, MESSAGES, MESSAGES_BY_ID, RECORD_VERSION,
+};
+use super::idb_store::{
+    decode, decode_all, describe, encode, get_all, get_all_keys, get_index_key, get_key, get_raw,
+    get_row, key_part, map_idb_error, next_agent_order, next_seq,
+};
+use crate::core::store::{LocalBoxFuture, StoreError, StoreOp};
+
+/// Everything `apply` does inside its transaction (see the module docs). `bump`: raise the
+/// revisions of the named worlds (always, except for the over-quota retry of a batch that only
+/// deletes, see `IdbStore::apply`).
+pub(super) async fn write_batch(
+    s: &Stores<'_>,
+    ops: Vec<StoreOp>,
+    named: &[(String, &'static str)],
+    bump: bool,
+) -> Result<(), StoreError> {
+    let pre = Prefetched::read(s, &ops, named).await?;
+    let mut validation = Validation {
+        worlds: pre
+            .worlds
+            .iter()
+            .map(|(w, row)| (w.clone(), row.is_some()))
+            .collect(),
+        chats: pre.chats,
+        ids: pre.ids,
+        ..Validation::default()
+    };
+    let mut batch = Batch {
+        message_seq: pre.message_seq,
+        memory_seq: pre.memory_seq,
+        worlds: pre.worlds,
+        bump,
+        written: HashMap::new(),
+    };
+    for op in &ops {
+        if let StoreOp::ExpectRevision { world_id, rev } = op {
+            let now = batch.revision(world_id);
+            if now != *rev as f64 {
+                return Err(StoreError::Conflict(format!(
+                    "world {world_id:?} is at revision {now}, the batch expected {rev}"
+                )));
+            }
+        }
+    }
+    for op in &ops {
+        validation.check(s, op).await?;
+    }
+    for op in ops {
+        batch.run(s, op).await?;
+    }
+    if bump {
+        batch.raise_revisions(s, named)?;
+    }
+    Ok(())
+}
+
+/// The worlds a batch names, each with what the other contexts are told (`"delete"` when the
+/// batch deletes it, else `"write"`), in first-named order.
+pub(super) fn named_worlds(ops: &[StoreOp]) -> Vec<(String, &'static str)> {
+    let mut out: Vec<(String, &'static str)> = Vec::new();
+    for op in ops {
+        let w = op.world_id();
+        let what = match op {
+            StoreOp::DeleteWorld { .. } => "delete",
+            _ => "write",
+        };
+        match out.iter_mut().find(|(x, _)| x == w) {
+            Some(entry) => {
+                if what == "delete" {
+                    entry.1 = what;
+                }
+            }
+            None => out.push((w.to_string(), what)),
+        }
+    }
+    out
+}
+
+/// The `rev` of a raw world row (0 when absent: a world written before revisions existed).
+pub(super) fn row_revision(row: &JsValue) -> f64 {
+    js_sys::Reflect::get(row, &JsValue::from_str("rev"))
+        .ok()
+        .and_then(|v| v.as_f64())
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .unwrap_or(0.0)
+}
+
+/// What the database held before the batch, read in one go (step 1 of the module docs).
+struct Prefetched {
+    /// Each named world's row (`None`: no such world). A list: a batch names one or two.
+    worlds: Vec<(String, Option<JsValue>)>,
+    /// Whether each chat the batch writes into exists.
+    chats: HashMap<(String, String), bool>,
+    /// The message ids the batch adds or replaces, and those of them that are stored.
+    ids: Ids,
+    /// The next `seq` of each chat the batch appends a message to.
+    message_seq: HashMap<(String, String), f64>,
+    /// The next `seq` of each memory (`[world, chat, agent]`) the batch appends to.
+    memory_seq: HashMap<(String, String, String), f64>,
+}
+
+impl Prefetched {
+    async fn read(
+        s: &Stores<'_>,
+        ops: &[StoreOp],
+        named: &[(String, &'static str)],
+    ) -> Result<Prefetched, StoreError> {
+        let mut chats: Vec<(String, String)> = Vec::new();
+        let mut ids: Vec<(String, String, String)> = Vec::new();
+        let mut message_seqs: Vec<(String, String)> = Vec::new();
+        let mut memory_seqs: Vec<(String, String, String)> = Vec::new();
+        fn push<T: PartialEq>(v: &mut Vec<T>, x: T) {
+            if !v.contains(&x) {
+                v.push(x);
+            }
+        }
+        for op in ops {
+            match op {
+                StoreOp::AppendMessage {
+                    world_id,
+                    chat_id,
+                    message,
+                } => {
+                    let pair = (world_id.clone(), chat_id.clone());
+                    push(&mut chats, pair.clone());
+                    push(&mut message_seqs, pair);
+                    let id = message.message_id.clone();
+                    push(&mut ids, (world_id.clone(), chat_id.clone(), id));
+                }
+                StoreOp::AppendMemory {
+                    world_id,
+                    chat_id,
+                    agent_id,
+                    ..
+                } => {
+                    push(&mut chats, (world_id.clone(), chat_id.clone()));
+                    let prefix = (world_id.clone(), chat_id.clone(), agent_id.clone());
+                    push(&mut memory_seqs, prefix);
+                }
+                StoreOp::ReplaceMessage {
+                    world_id,
+                    chat_id,
+                    old_message_id,
+                    message,
+                } => {
+                    push(&mut chats, (world_id.clone(), chat_id.clone()));
+                    for id in [old_message_id, &message.message_id] {
+                        push(&mut ids, (world_id.clone(), chat_id.clone(), id.clone()));
+                    }
+                }
+                StoreOp::PutAgentState {
+                    world_id, chat_id, ..
+                }
+                | StoreOp::DeleteMessages {
+                    world_id, chat_id, ..
+                } => push(&mut chats, (world_id.clone(), chat_id.clone())),
+                StoreOp::PutApproval(a) => {
+                    if let Some(c) = &a.chat_id {
+                        push(&mut chats, (a.world_id.clone(), c.clone()));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let by_id = if ids.is_empty() {
+            None
+        } else {
+            let index = s
+                .messages
+                .index(MESSAGES_BY_ID)
+                .map_err(|e| map_idb_error("opening the message-id index", e))?;
+            Some(index)
+        };
+        let ctx = "reading what the batch depends on";
+        // Every request is issued on the first poll of the join, then awaited together. One
+        // boxed future type for all of them keeps a single copy of the join in the module.
+        let mut reads: Vec<LocalBoxFuture<'_, Result<Fact, StoreError>>> = Vec::new();
+        for (w, _) in named {
+            reads.push(Box::pin(async move {
+                let row = get_raw(&s.worlds, JsValue::from_str(w), ctx).await?;
+                Ok(Fact::Value(row))
+            }));
+        }
+        for (w, c) in &chats {
+            reads.push(Box::pin(async move {
+                let k = get_key(&s.chats, key(&[w, c]).into(), ctx).await?;
+                Ok(Fact::Value(k))
+            }));
+        }
+        if let Some(index) = &by_id {
+            for (w, c, m) in &ids {
+                reads.push(Box::pin(async move {
+                    let k = get_index_key(index, key(&[w, c, m]).into(), ctx).await?;
+                    Ok(Fact::Value(k))
+                }));
+            }
+        }
+        for (w, c) in &message_seqs {
+            reads.push(Box::pin(async move {
+                Ok(Fact::Seq(next_seq(&s.messages, &[w, c], MESSAGES).await?))
+            }));
+        }
+        for (w, c, a) in &memory_seqs {
+            reads.push(Box::pin(async move {
+                Ok(Fact::Seq(next_seq(&s.memory, &[w, c, a], MEMORY).await?))
+            }));
+        }
+        let mut facts = try_join_all(reads).await?.into_iter();
+        let mut value = || match facts.next() {
+            Some(Fact::Value(v)) => v,
+            _ => None,
+        };
+        let worlds = named.iter().map(|(w, _)| (w.clone(), value())).collect();
+        let chats = chats.into_iter().map(|k| (k, value().is_some())).collect();
+        let mut checked = Ids::default();
+        for k in ids {
+            if value().is_some() {
+                checked.stored.insert(k.clone());
+            }
+            checked.checked.insert(k);
+        }
+        let mut seq = || match facts.next() {
+            Some(Fact::Seq(v)) => v,
+            _ => 1.0,
+        };
+        Ok(Prefetched {
+            worlds,
+            chats,
+            ids: checked,
+            message_seq: message_seqs.into_iter().map(|k| (k, seq())).collect(),
+            memory_seq: memory_seqs.into_iter().map(|k| (k, seq())).collect(),
+        })
+    }
+}
+
+/// Message ids looked up before the batch: `checked` all of them, `stored` those found (sets
+/// of the type the validation already uses: no new map type in the module).
+#[derive(Default)]
+struct Ids {
+    checked: HashSet<(String, String, String)>,
+    stored: HashSet<(String, String, String)>,
+}
+
+/// One read of [`Prefetched::read`]: a row or key (`None`: absent), or a next `seq`.
+enum Fact {
+    Value(Option<JsValue>),
+    Seq(f64),
+}
+
+/// The object stores of an `apply` transaction.
+pub(super) struct Stores<'t> {
+    pub(super) worlds: ObjectStore<'t>,
+    pub(super) agents: ObjectStore<'t>,
+    pub(super) chats: ObjectStore<'t>,
+    pub(super) messages: ObjectStore<'t>,
+    pub(super) memory: ObjectStore<'t>,
+    pub(super) states: ObjectStore<'t>,
+    pub(super) approvals: ObjectStore<'t>,
+}
+
+/// The write pass of one `apply` (runs only after [`Validation`] accepted the whole batch).
+/// Writes are issued, not awaited (see the module docs); the next sequence numbers come from
+/// [`Prefetched`] and are cached so a long batch asks the database once per chat.
+struct Batch {
+    /// Next `seq` per message key prefix `[world, chat]`.
+    message_seq: HashMap<(String, String), f64>,
+    /// Next `seq` per memory key prefix `[world, chat, agent]`.
+    memory_seq: HashMap<(String, String, String), f64>,
+    /// The named worlds' rows as stored before the batch (`None`: no such world).
+    worlds: Vec<(String, Option<JsValue>)>,
+    /// Whether the batch raises the revisions (see [`write_batch`]).
+    bump: bool,
+    /// Worlds the batch wrote (`true`, with their raised revision) or deleted (`false`), last
+    /// op first: their rows need no revision put at the end.
+    written: HashMap<String, bool>,
+}
+
+impl Batch {
+    /// The world's revision before the batch (0: no such world, or one written before
+    /// revisions existed).
+    fn revision(&self, world_id: &str) -> f64 {
+        self.row(world_id).map(row_revision).unwrap_or(0.0)
+    }
+
+    /// The named world's row as stored before the batch.
+    fn row(&self, world_id: &str) -> Option<&JsValue> {
+        self.worlds
+            .iter()
+            .find(|(w, _)| w == world_id)
+            .and_then(|(_, row)| row.as_ref())
+    }
+
+    /// Puts each named world the batch did not write or delete back with its revision raised
+    /// by one (the row read before the batch; a world that does not exist is skipped).
+    fn raise_revisions(
+        &self,
+        s: &Stores<'_>,
+        named: &[(String, &'static str)],
+    ) -> Result<(), StoreError> {
+        let ctx = "raising a world's revision";
+        for (w, _) in named {
+            if self.written.contains_key(w) {
+                continue;
+            }
+            let Some(row) = self.row(w) else {
+                continue;
+            };
+            let set = |k: &str, v: f64| {
+                js_sys::Reflect::set(row, &JsValue::from_str(k), &JsValue::from_f64(v))
+            };
+            // A format 1 row becomes format 2 with its first revision.
+            set("rev", row_revision(row) + 1.0)
+                .and_then(|_| set("v", f64::from(RECORD_VERSION)))
+                .map_err(|_| {
+                    StoreError::Corrupted(format!("world record {w:?} is not an object"))
+                })?;
+            issue(s.worlds.put(row.clone()).primitive(), ctx)?;
+        }
+        Ok(())
+    }
+
+    async fn run(&mut self, s: &Stores<'_>, op: StoreOp) -> Result<(), StoreError> {
+        match op {
+            StoreOp::ExpectRevision { .. } => {} // checked before validation
+            StoreOp::PutWorld(world) => {
+                // The row carries the revision the batch raises the world to.
+                let rev = self.revision(&world.id) + if self.bump { 1.0 } else { 0.0 };
+                self.written.insert(world.id.clone(), true);
+                let row = WorldRow {
+                    v: RECORD_VERSION,
+                    world_id: world.id.clone(),
+                    world,
+                    rev,
+                };
+                put(&s.worlds, &row, "writing a world")?;
+            }
+            StoreOp::DeleteWorld { world_id } => {
+                let w = world_id.as_str();
+                let ctx = "deleting a world";
+                self.written.insert(world_id.clone(), false);
+                delete(&s.worlds, KeyRange::Only(JsValue::from_str(w)), ctx)?;
+                for store in [
+                    &s.agents,
+                    &s.chats,
+                    &s.messages,
+                    &s.memory,
+                    &s.states,
+                    &s.approvals,
+                ] {
+                    delete(store, prefix_range(&[w]), ctx)?;
+                }
+            }
+            StoreOp::PutAgent { world_id, agent } => {
+                let k: JsValue = key(&[&world_id, &agent.id]).into();
+                let existing: Option<AgentRow> =
+                    get_row(&s.agents, &k, AGENTS, "reading an agent").await?;
+                let order = match existing {
+                    Some(row) => row.order,
+                    None => next_agent_order(&s.agents, &world_id).await?,
+                };
+                let row = AgentRow {
+                    v: RECORD_VERSION,
+                    world_id,
+                    agent_id: agent.id.clone(),
+                    order,
+                    agent,
+                };
+                put(&s.agents, &row, "writing an agent")?;
+            }
+            StoreOp::DeleteAgent { world_id, agent_id } => {
+                let (w, a) = (world_id.as_str(), agent_id.as_str());
+                let ctx = "deleting an agent";
+                delete(&s.agents, KeyRange::Only(key(&[w, a]).into()), ctx)?;
+                // Memory and states are keyed by chat first: visit the world's chats.
+                for chat_key in get_all_keys(&s.chats, prefix_range(&[w]), ctx).await? {
+                    let Some(c) = key_part(&chat_key, 1) else {
+                        return Err(StoreError::Corrupted(format!(
+                            "unreadable chats key {} in world {w:?}; delete the world",
+                            describe(&chat_key)
+                        )));
+                    };
+                    delete(&s.memory, prefix_range(&[w, &c, a]), ctx)?;
+                    delete(&s.states, KeyRange::Only(key(&[w, &c, a]).into()), ctx)?;
+                }
+                // Approvals are keyed by chat and id: read the world's, delete the agent's.
+                let rows = get_all(&s.approvals, prefix_range(&[w]), ctx).await?;
+                let at = format!("in world {w:?}");
+                for row in decode_all::<ApprovalRow>(rows, APPROVALS, &at)? {
+                    if row.approval.agent_id == a {
+                        let k = key(&[w, &row.chat_id, &row.approval_id]);
+                        delete(&s.approvals, KeyRange::Only(k.into()), ctx)?;
+                    }
+                }
+            }
+            StoreOp::PutChat(chat) => {
+                let row = ChatRow {
+                    v: RECORD_VERSION,
+                    world_id: chat.world_id.clone(),
+                    chat_id: chat.id.clone(),
+                    chat,
+                };
+                put(&s.chats, &row, "writing a chat")?;
+            }
+            StoreOp::DeleteChat { world_id, chat_id } => {
+                let (w, c) = (world_id.as_str(), chat_id.as_str());
+                let ctx = "deleting a chat";
+                delete(&s.chats, KeyRange::Only(key(&[w, c]).into()), ctx)?;
+                for store in [&s.messages, &s.memory, &s.states, &s.approvals] {
+                    delete(store, prefix_range(&[w, c]), ctx)?;
+                }
+            }
+            StoreOp::AppendMessage {
+                world_id,
+                chat_id,
+                message,
+            } => {
+                let prefix = (world_id.clone(), chat_id.clone());
+                let seq = match self.message_seq.get(&prefix) {
+                    Some(seq) => *seq,
+                    None => next_seq(&s.messages, &[&world_id, &chat_id], MESSAGES).await?,
+                };
+                self.message_seq.insert(prefix, seq + 1.0);
+                let row = MessageRow {
+                    v: RECORD_VERSION,
+                    world_id,
+                    chat_id,
+                    seq,
+                    message_id: message.message_id.clone(),
+                    message,
+                };
+                add(&s.messages, &row, "appending a message")?;
+            }
+            StoreOp::AppendMemory {
+                world_id,
+                chat_id,
+                agent_id,
+                entry,
+            } => {
+                let prefix = (world_id.clone(), chat_id.clone(), agent_id.clone());
+                let seq = match self.memory_seq.get(&prefix) {
+                    Some(seq) => *seq,
+                    None => next_seq(&s.memory, &[&world_id, &chat_id, &agent_id], MEMORY).await?,
+                };
+                self.memory_seq.insert(prefix, seq + 1.0);
+                let row = MemoryRow {
+                    v: RECORD_VERSION,
+                    world_id,
+                    chat_id,
+                    agent_id,
+                    seq,
+                    entry,
+                };
+                add(&s.memory, &row, "appending a memory entry")?;
+            }
+            StoreOp::DeleteMessages {
+                world_id,
+                chat_id,
+                message_ids,
+            } => {
+                let (w, c) = (world_id.as_str(), chat_id.as_str());
+                let ctx = "deleting messages";
+                let by_id = s
+                    .messages
+                    .index(MESSAGES_BY_ID)
+                    .map_err(|e| map_idb_error("opening the message-id index", e))?;
+                for id in &message_ids {
+                    let id_key: JsValue = key(&[w, c, id]).into();
+                    if let Some(pk) = get_index_key(&by_id, id_key, ctx).await? {
+                        delete(&s.messages, KeyRange::Only(pk), ctx)?;
+                    }
+                }
+                // Memory is keyed by agent then seq: one read of the chat's entries finds the
+                // ones that came from these messages (editing is rare; appends stay O(1)).
+                let doomed: HashSet<&str> = message_ids.iter().map(String::as_str).collect();
+                for js in get_all(&s.memory, prefix_range(&[w, c]), ctx).await? {
+                    let row: MemoryRow = decode(js, MEMORY, &format!("chat {c:?}"))?;
+                    if doomed.contains(row.entry.message_id.as_str()) {
+                        let k = seq_key(&[w, c, &row.agent_id], row.seq);
+                        delete(&s.memory, KeyRange::Only(k), ctx)?;
+                    }
+                }
+            }
+            StoreOp::ReplaceMessage {
+                world_id,
+                chat_id,
+                old_message_id,
+                message,
+            } => {
+                let ctx = "replacing a message";
+                let by_id = s
+                    .messages
+                    .index(MESSAGES_BY_ID)
+                    .map_err(|e| map_idb_error("opening the message-id index", e))?;
+                let id_key: JsValue = key(&[&world_id, &chat_id, &old_message_id]).into();
+                let old = match get_index_key(&by_id, id_key, ctx).await? {
+                    Some(pk) => get_row::<MessageRow>(&s.messages, &pk, MESSAGES, ctx).await?,
+                    None => None,
+                };
+                let Some(old) = old else {
+                    return Err(StoreError::Invalid(format!(
+                        "message {old_message_id:?} does not exist in chat {chat_id:?}"
+                    )));
+                };
+                // Same primary key (the old `seq`): the new message has the old one's place.
+                let row = MessageRow {
+                    v: RECORD_VERSION,
+                    world_id,
+                    chat_id,
+                    seq: old.seq,
+                    message_id: message.message_id.clone(),
+                    message,
+                };
+                put(&s.messages, &row, ctx)?;
+            }
+            StoreOp::ClearMemory {
+                world_id,
+                chat_id,
+                agent_id,
+            } => {
+                let range = prefix_range(&[&world_id, &chat_id, &agent_id]);
+                delete(&s.memory, range, "clearing memory")?;
+            }
+            StoreOp::PutAgentState {
+                world_id,
+                chat_id,
+                state,
+            } => {
+                let row = StateRow {
+                    v: RECORD_VERSION,
+                    world_id,
+                    chat_id,
+                    agent_id: state.agent_id.clone(),
+                    state,
+                };
+                put(&s.states, &row, "writing an agent state")?;
+            }
+            StoreOp::PutApproval(approval) => {
+                // Validation refused a record without a chat id.
+                let chat_id = approval.chat_id.clone().unwrap_or_default();
+                let row = ApprovalRow {
+                    v: RECORD_VERSION,
+                    world_id: approval.world_id.clone(),
+                    chat_id,
+                    approval_id: approval.approval_id.clone(),
+                    approval: *approval,
+                };
+                put(&s.approvals, &row, "writing an approval")?;
+            }
+            StoreOp::DeleteApproval {
+                world_id,
+                chat_id,
+                approval_id,
+            } => {
+                let k = key(&[&world_id, &chat_id, &approval_id]);
+                delete(
+                    &s.approvals,
+                    KeyRange::Only(k.into()),
+                    "deleting an approval",
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The check pass of one `apply`: every op against the data as it stands in the transaction
+/// plus the effects of the earlier ops of the batch, with reads only (the rules of the memory
+/// store). Nothing is written until the whole batch passes, so an invalid batch leaves the
+/// database untouched even before the transaction is aborted.
+#[derive(Default)]
+struct Validation {
+    /// Whether a world exists, from a lookup or an earlier op of the batch.
+    worlds: HashMap<String, bool>,
+    /// Whether a chat exists, likewise.
+    chats: HashMap<(String, String), bool>,
+    /// Worlds deleted earlier in the batch: their stored chats and messages are gone.
+    cleared_worlds: HashSet<String>,
+    /// Chats deleted earlier in the batch: their stored messages are gone.
+    cleared_chats: HashSet<(String, String)>,
+    /// Message ids appended earlier in the batch (and not deleted since).
+    new_ids: HashSet<(String, String, String)>,
+    /// Stored message ids deleted or replaced earlier in the batch.
+    removed_ids: HashSet<(String, String, String)>,
+    /// The message ids [`Prefetched`] looked up, and which of them are stored.
+    ids: Ids,
+}
+
+impl Validation {
+    async fn check(&mut self, s: &Stores<'_>, op: &StoreOp) -> Result<(), StoreError> {
+        match op {
+            StoreOp::ExpectRevision { .. } => {} // checked before validation
+            StoreOp::PutWorld(w) => {
+                self.worlds.insert(w.id.clone(), true);
+            }
+            StoreOp::DeleteWorld { world_id } => {
+                self.worlds.insert(world_id.clone(), false);
+                self.cleared_worlds.insert(world_id.clone());
+                self.chats.retain(|(w, _), _| w != world_id);
+                self.new_ids.retain(|(w, _, _)| w != world_id);
+            }
+            StoreOp::PutAgent { world_id, .. } | StoreOp::DeleteAgent { world_id, .. } => {
+                self.require_world(s, world_id).await?;
+            }
+            StoreOp::PutChat(c) => {
+                self.require_world(s, &c.world_id).await?;
+                self.chats.insert((c.world_id.clone(), c.id.clone()), true);
+            }
+            StoreOp::DeleteChat { world_id, chat_id } => {
+                let pair = (world_id.clone(), chat_id.clone());
+                self.chats.insert(pair.clone(), false);
+                self.new_ids
+                    .retain(|(w, c, _)| (w, c) != (&pair.0, &pair.1));
+                self.cleared_chats.insert(pair);
+            }
+            StoreOp::ClearMemory { .. } | StoreOp::DeleteApproval { .. } => {}
+            StoreOp::PutApproval(a) => {
+                let Some(chat_id) = &a.chat_id else {
+                    return Err(StoreError::Invalid(format!(
+                        "approval {:?} has no chat id",
+                        a.approval_id
+                    )));
+                };
+                self.require_chat(s, &a.world_id, chat_id).await?;
+            }
+            StoreOp::DeleteMessages {
+                world_id,
+                chat_id,
+                message_ids,
+            } => {
+                self.require_chat(s, world_id, chat_id).await?;
+                for m in message_ids {
+                    let id = (world_id.clone(), chat_id.clone(), m.clone());
+                    self.new_ids.remove(&id);
+                    self.removed_ids.insert(id);
+                }
+            }
+            StoreOp::ReplaceMessage {
+                world_id,
+                chat_id,
+                old_message_id,
+                message,
+            } => {
+                self.require_chat(s, world_id, chat_id).await?;
+                let old = (world_id.clone(), chat_id.clone(), old_message_id.clone());
+                if !self.has_message(s, &old).await? {
+                    return Err(StoreError::Invalid(format!(
+                        "message {old_message_id:?} does not exist in chat {chat_id:?}"
+                    )));
+                }
+                let new = (
+                    world_id.clone(),
+                    chat_id.clone(),
+                    message.message_id.clone(),
+                );
+                if new != old && self.has_message(s, &new).await? {
+                    return Err(StoreError::Invalid(format!(
+                        "message {:?} already exists in chat {chat_id:?}",
+                        message.message_id
+                    )));
+                }
+                self.new_ids.remove(&old);
+                self.removed_ids.insert(old);
+                self.removed_ids.remove(&new);
+                self.new_ids.insert(new);
+            }
+            StoreOp::AppendMessage {
+                world_id,
+                chat_id,
+                message,
+            } => {
+                self.require_chat(s, world_id, chat_id).await?;
+                let id = (
+                    world_id.clone(),
+                    chat_id.clone(),
+                    message.message_id.clone(),
+                );
+                let duplicate = self.has_message(s, &id).await?;
+                if duplicate {
+                    return Err(StoreError::Invalid(format!(
+                        "message {:?} already exists in chat {chat_id:?}",
+                        message.message_id
+                    )));
+                }
+                self.new_ids.insert(id);
+            }
+            StoreOp::AppendMemory {
+                world_id, chat_id, ..
+            }
+            | StoreOp::PutAgentState {
+                world_id, chat_id, ..
+            } => {
+                self.require_chat(s, world_id, chat_id).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the chat holds message `id` at this point of the batch: appended earlier in it,
+    /// or stored and not deleted, replaced or wiped (world or chat deleted) by it.
+    async fn has_message(
+        &self,
+        s: &Stores<'_>,
+        id: &(String, String, String),
+    ) -> Result<bool, StoreError> {
+        if self.new_ids.contains(id) {
+            return Ok(true);
+        }
+        let pair = (id.0.clone(), id.1.clone());
+        if self.cleared_worlds.contains(&id.0)
+            || self.cleared_chats.contains(&pair)
+            || self.removed_ids.contains(id)
+        {
+            return Ok(false);
+        }
+        self.stored_message(s, id).await
+    }
+
+    async fn require_world(&mut self, s: &Stores<'_>, w: &str) -> Result<(), StoreError> {
+        let live = match self.worlds.get(w) {
+            Some(live) => *live,
+            None => {
+                let found = get_key(&s.worlds, JsValue::from_str(w), "checking a world").await?;
+                self.worlds.insert(w.to_string(), found.is_some());
+                found.is_some()
+            }
+        };
+        if live {
+            Ok(())
+        } else {
+            Err(StoreError::Invalid(format!("world {w:?} does not exist")))
+        }
+    }
+
+    async fn require_chat(&mut self, s: &Stores<'_>, w: &str, c: &str) -> Result<(), StoreError> {
+        let pair = (w.to_string(), c.to_string());
+        let live = match self.chats.get(&pair) {
+            Some(live) => *live,
+            // The world was deleted earlier in the batch and the chat not put again.
+            None if self.cleared_worlds.contains(w) => false,
+            None => {
+                let found = get_key(&s.chats, key(&[w, c]).into(), "checking a chat").await?;
+                self.chats.insert(pair, found.is_some());
+                found.is_some()
+            }
+        };
+        if live {
+            Ok(())
+        } else {
+            Err(StoreError::Invalid(format!(
+                "chat {c:?} does not exist in world {w:?}"
+            )))
+        }
+    }
+
+    async fn stored_message(
+        &self,
+        s: &Stores<'_>,
+        (w, c, id): &(String, String, String),
+    ) -> Result<bool, StoreError> {
+        let id = (w.clone(), c.clone(), id.clone());
+        if self.ids.checked.contains(&id) {
+            return Ok(self.ids.stored.contains(&id));
+        }
+        let (w, c, id) = &id;
+        let by_id = s
+            .messages
+            .index(MESSAGES_BY_ID)
+            .map_err(|e| map_idb_error("opening the message-id index", e))?;
+        let id_key: JsValue = key(&[w, c, id]).into();
+        let found = get_index_key(&by_id, id_key, "checking a message id").await?;
+        Ok(found.is_some())
+    }
+}
+
+// ---- write requests: issued, not awaited (a failure aborts the transaction) ----
+
+/// Drops a request once issued: IndexedDB runs it in order; its failure aborts the transaction.
+/// A request refused because the transaction already ended (something aborted it while the
+/// batch was being issued) is that abort: nothing was written.
+fn issue<F>(
+    request: Result<F, indexed_db_futures::error::Error>,
+    context: &str,
+) -> Result<(), StoreError> {
+    use indexed_db_futures::error::{DomException, Error};
+    match request {
+        Ok(_) => Ok(()),
+        Err(Error::DomException(DomException::TransactionInactiveError(_))) => {
+            Err(StoreError::Aborted(format!(
+                "{context}: the transaction was aborted and nothing was written; retry"
+            )))
+        }
+        Err(e) => Err(map_idb_error(context, e)),
+    }
+}
+
+fn put<T: Serialize>(store: &ObjectStore<'_>, row: &T, context: &str) -> Result<(), StoreError> {
+    let value = encode(row, context)?;
+    issue(store.put(value).primitive(), context)
+}
+
+fn add<T: Serialize>(store: &ObjectStore<'_>, row: &T, context: &str) -> Result<(), StoreError> {
+    let value = encode(row, context)?;
+    issue(store.add(value).primitive(), context)
+}
+
+fn delete(
+    store: &ObjectStore<'_>,
+    range: KeyRange<JsValue>,
+    context: &str,
+) -> Result<(), StoreError> {
+    issue(store.delete::<JsValue, _>(range).primitive(), context)
+}
