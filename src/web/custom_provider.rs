@@ -89,7 +89,7 @@ export interface CustomProvider {
 "#;
 
 fn message_of(error: &JsValue) -> String {
-    js_sys::Reflect::get(error, &JsValue::from_str("message"))
+    js_sys::Reflect::get(error, &key("message"))
         .ok()
         .and_then(|m| m.as_string())
         .or_else(|| error.as_string())
@@ -115,7 +115,7 @@ impl JsCustomProvider {
         if !object.is_object() {
             return Err("must be an object with a stream(request, { signal }) method".into());
         }
-        let stream = js_sys::Reflect::get(&object, &JsValue::from_str("stream"))
+        let stream = js_sys::Reflect::get(&object, &key("stream"))
             .ok()
             .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
             .ok_or("has no stream(request, { signal }) method")?;
@@ -142,7 +142,7 @@ impl JsCustomProvider {
                 (Role::User, None) => "user",
                 (Role::Assistant, None) => "assistant",
             };
-            set(&entry, "role", &JsValue::from_str(role));
+            set(&entry, "role", &key(role));
             set(&entry, "content", &JsValue::from_str(&m.content));
             if !m.tool_calls.is_empty() {
                 let calls = js_sys::Array::new();
@@ -185,7 +185,7 @@ impl JsCustomProvider {
             CallPurpose::Reply => "reply",
             CallPurpose::Title => "title",
         };
-        set(&request, "purpose", &JsValue::from_str(purpose));
+        set(&request, "purpose", &key(purpose));
         request.into()
     }
 
@@ -211,7 +211,7 @@ impl JsCustomProvider {
             .call2(&self.object, &Self::request(settings, &messages), &options)
             .map_err(|e| custom_error(message_of(&e)))?;
         let iterator = async_iterator_of(&iterable)?;
-        let next = js_sys::Reflect::get(&iterator, &JsValue::from_str("next"))
+        let next = js_sys::Reflect::get(&iterator, &key("next"))
             .ok()
             .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
             .ok_or_else(|| custom_error("custom provider: the iterator has no next() method"))?;
@@ -224,7 +224,7 @@ impl JsCustomProvider {
                 Some(result) => result.map_err(|e| custom_error(message_of(&e)))?,
                 None => {
                     controller.abort();
-                    if let Ok(ret) = js_sys::Reflect::get(&iterator, &JsValue::from_str("return")) {
+                    if let Ok(ret) = js_sys::Reflect::get(&iterator, &key("return")) {
                         if let Some(ret) = ret.dyn_ref::<js_sys::Function>() {
                             // The provider's cleanup; its outcome does not change ours.
                             let _ = ret.call0(&iterator);
@@ -233,7 +233,7 @@ impl JsCustomProvider {
                     return Err(aborted());
                 }
             };
-            let done = js_sys::Reflect::get(&step, &JsValue::from_str("done"))
+            let done = js_sys::Reflect::get(&step, &key("done"))
                 .map(|d| d.is_truthy())
                 .unwrap_or(true);
             if done {
@@ -242,25 +242,24 @@ impl JsCustomProvider {
                 });
                 return Ok(());
             }
-            let value = js_sys::Reflect::get(&step, &JsValue::from_str("value"))
-                .unwrap_or(JsValue::UNDEFINED);
+            let value = js_sys::Reflect::get(&step, &key("value")).unwrap_or(JsValue::UNDEFINED);
             if let Some(text) = value.as_string() {
                 if !text.is_empty() {
                     on_event(LlmEvent::Text(text));
                 }
             } else if value.is_object() {
-                let calls = js_sys::Reflect::get(&value, &JsValue::from_str("toolCalls"))
-                    .unwrap_or(JsValue::UNDEFINED);
+                let calls =
+                    js_sys::Reflect::get(&value, &key("toolCalls")).unwrap_or(JsValue::UNDEFINED);
                 if !calls.is_undefined() && !calls.is_null() {
                     for call in read_tool_calls(&calls)? {
                         on_event(LlmEvent::ToolCall(call));
                     }
                 }
-                for (key, make) in [
+                for (name, make) in [
                     ("reasoning", LlmEvent::Reasoning as fn(String) -> LlmEvent),
                     ("text", LlmEvent::Text),
                 ] {
-                    if let Some(piece) = js_sys::Reflect::get(&value, &JsValue::from_str(key))
+                    if let Some(piece) = js_sys::Reflect::get(&value, &key(name))
                         .ok()
                         .and_then(|v| v.as_string())
                     {
@@ -290,9 +289,30 @@ impl LlmClient for JsCustomProvider {
     }
 }
 
-fn set(target: &js_sys::Object, key: &str, value: &JsValue) {
+fn set(target: &js_sys::Object, name: &'static str, value: &JsValue) {
     // Setting a data property on a fresh plain object cannot fail.
-    let _ = js_sys::Reflect::set(target, &JsValue::from_str(key), value);
+    let _ = js_sys::Reflect::set(target, &key(name), value);
+}
+
+thread_local! {
+    /// The JS strings of the property names and fixed values this adapter uses, made once:
+    /// each `JsValue::from_str` is a call into the host that decodes the UTF-8 again, and a
+    /// call reads and writes a few dozen of them (`role`, `content`, `done`, `value`, …).
+    static KEYS: std::cell::RefCell<Vec<(&'static str, JsValue)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The JS string `name` (see `KEYS`).
+fn key(name: &'static str) -> JsValue {
+    KEYS.with(|keys| {
+        let mut keys = keys.borrow_mut();
+        if let Some((_, v)) = keys.iter().find(|(k, _)| *k == name) {
+            return v.clone();
+        }
+        let v = JsValue::from_str(name);
+        keys.push((name, v.clone()));
+        v
+    })
 }
 
 /// `iterable[Symbol.asyncIterator]()`, or an iterator object itself (it has `next`).
@@ -303,8 +323,7 @@ fn async_iterator_of(iterable: &JsValue) -> Result<JsValue, LlmError> {
             return f.call0(iterable).map_err(|e| custom_error(message_of(&e)));
         }
     }
-    let has_next =
-        js_sys::Reflect::get(iterable, &JsValue::from_str("next")).is_ok_and(|n| n.is_function());
+    let has_next = js_sys::Reflect::get(iterable, &key("next")).is_ok_and(|n| n.is_function());
     if has_next {
         return Ok(iterable.clone());
     }
@@ -351,8 +370,8 @@ fn read_tool_calls(calls: &JsValue) -> Result<Vec<ToolCallPart>, LlmError> {
     }
     let mut out = Vec::new();
     for (i, call) in js_sys::Array::from(calls).iter().enumerate() {
-        let get = |key: &str| {
-            js_sys::Reflect::get(&call, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+        let get = |name: &'static str| {
+            js_sys::Reflect::get(&call, &key(name)).unwrap_or(JsValue::UNDEFINED)
         };
         if !call.is_object() {
             return Err(custom_error(SHAPE));

@@ -33,30 +33,29 @@ pub const HUMAN: &str = "HUMAN";
 fn unanswered(
     st: &State,
     msg: &Message,
-    stype: SenderType,
+    parsed: &Parsed,
     jobs: &[Job],
     notices: &[Outgoing],
 ) -> Option<SystemEvent> {
-    if stype != SenderType::Human || msg.kind != MessageKind::Message {
+    if parsed.stype != SenderType::Human || msg.kind != MessageKind::Message {
         return None;
     }
     if !jobs.is_empty() || !notices.is_empty() {
         return None;
     }
-    let line_start = line_start_mentions(&msg.content);
+    let line_start = &parsed.line_start;
     let (reason, mentions) = if st.agents.is_empty() {
         (UnansweredReason::NoAgents, all_mentions(&msg.content))
     } else if !line_start.is_empty() {
         if line_start.iter().any(|m| st.agent_index(m).is_some()) {
             return None; // a named agent declined for another reason (queue full)
         }
-        (UnansweredReason::UnknownMention, line_start)
+        (UnansweredReason::UnknownMention, line_start.clone())
     } else {
-        let any = all_mentions(&msg.content);
-        if any.is_empty() {
+        if parsed.any.is_empty() {
             return None; // public: every agent answers unless the queue is full
         }
-        (UnansweredReason::MidLineMention, any)
+        (UnansweredReason::MidLineMention, parsed.any.clone())
     };
     Some(SystemEvent::Unanswered {
         message_id: msg.message_id.clone(),
@@ -96,12 +95,48 @@ pub(crate) enum Edit {
     AfterRemoving { removed: Vec<String> },
 }
 
-/// Why an agent does or does not respond (spec §4 rules 1–7).
+/// What routing reads of a message, parsed once per message rather than once per agent: the
+/// sender's id and type and the mentions (NFC-normalised ids; each parse walks the content).
+pub(crate) struct Parsed {
+    sender_id: String,
+    stype: SenderType,
+    /// Line-start mentions (humans and agents only: the other senders' rules do not read them).
+    line_start: Vec<String>,
+    /// Every mention, for a human message without line-start mentions (else not needed).
+    any: Vec<String>,
+}
+
+impl Parsed {
+    pub(crate) fn of(msg: &Message) -> Self {
+        let stype = sender_type(Some(&msg.sender));
+        let reads_mentions = msg.kind == MessageKind::Message
+            && matches!(stype, SenderType::Human | SenderType::Agent);
+        let line_start = if reads_mentions {
+            line_start_mentions(&msg.content)
+        } else {
+            Vec::new()
+        };
+        let any = if reads_mentions && stype == SenderType::Human && line_start.is_empty() {
+            all_mentions(&msg.content)
+        } else {
+            Vec::new()
+        };
+        Self {
+            sender_id: normalize_id(&msg.sender),
+            stype,
+            line_start,
+            any,
+        }
+    }
+}
+
+/// Why an agent does or does not respond (spec §4 rules 1–7). `parsed` is [`Parsed::of`] `msg`.
 pub(crate) fn decide(
     agent_id: &str,
     llm_call_count: u32,
     turn_limit: u32,
     msg: &Message,
+    parsed: &Parsed,
 ) -> (Decision, String) {
     let mentions_list = |v: &[String]| {
         v.iter()
@@ -109,7 +144,7 @@ pub(crate) fn decide(
             .collect::<Vec<_>>()
             .join(", ")
     };
-    if normalize_id(&msg.sender) == agent_id {
+    if parsed.sender_id == agent_id {
         return (Decision::Ignore, "own message".to_string());
     }
     if msg.kind != MessageKind::Message {
@@ -118,7 +153,7 @@ pub(crate) fn decide(
             "engine notices are never answered".to_string(),
         );
     }
-    let yes = match sender_type(Some(&msg.sender)) {
+    let yes = match parsed.stype {
         SenderType::System => {
             return (
                 Decision::Ignore,
@@ -127,21 +162,18 @@ pub(crate) fn decide(
         }
         SenderType::World => "world messages are answered by every agent".to_string(),
         SenderType::Human => {
-            let ls = line_start_mentions(&msg.content);
+            let ls = &parsed.line_start;
             if !ls.is_empty() {
                 if ls.iter().any(|m| m == agent_id) {
                     format!("mentioned at the start of a line by {}", msg.sender)
                 } else {
                     return (
                         Decision::Ignore,
-                        format!(
-                            "not mentioned: the message addresses {}",
-                            mentions_list(&ls)
-                        ),
+                        format!("not mentioned: the message addresses {}", mentions_list(ls)),
                     );
                 }
             } else {
-                let any = all_mentions(&msg.content);
+                let any = &parsed.any;
                 if any.is_empty() {
                     "public message from a human".to_string()
                 } else {
@@ -149,14 +181,14 @@ pub(crate) fn decide(
                         Decision::Ignore,
                         format!(
                             "not public: the message mentions {} but not at the start of a line",
-                            mentions_list(&any)
+                            mentions_list(any)
                         ),
                     );
                 }
             }
         }
         SenderType::Agent => {
-            let ls = line_start_mentions(&msg.content);
+            let ls = &parsed.line_start;
             if ls.iter().any(|m| m == agent_id) {
                 format!("mentioned at the start of a line by agent {}", msg.sender)
             } else if ls.is_empty() {
@@ -170,10 +202,7 @@ pub(crate) fn decide(
             } else {
                 return (
                     Decision::Ignore,
-                    format!(
-                        "not mentioned: the message addresses {}",
-                        mentions_list(&ls)
-                    ),
+                    format!("not mentioned: the message addresses {}", mentions_list(ls)),
                 );
             }
         }
@@ -197,6 +226,8 @@ pub(crate) fn turn_limit_notice(turn_limit: u32) -> String {
 /// Everything publishing one message changes, computed before anything is written.
 struct Plan {
     msg: Message,
+    /// The sender's id (normalised once, see [`Parsed`]).
+    sender_id: String,
     ops: Vec<StoreOp>,
     /// `(agent id, llmCallCount, lastLLMCall)` after the change.
     counters: Vec<(String, u32, Option<Timestamp>)>,
@@ -322,7 +353,7 @@ impl World {
             for (agent, entry) in plan.memory {
                 st.remember(&agent, entry);
             }
-            if let Some(i) = st.agent_index(&normalize_id(&plan.msg.sender)) {
+            if let Some(i) = st.agent_index(&plan.sender_id) {
                 if let Some(a) = st.agents.get_mut(i) {
                     a.agent.last_active = now;
                 }
@@ -417,7 +448,8 @@ impl World {
         let chat = new_chat.or_else(|| st.current_chat().cloned());
         msg.chat_id = chat.as_ref().map(|c| c.id.clone());
         let session = chat.is_some();
-        let stype = sender_type(Some(&msg.sender));
+        let parsed = Parsed::of(&msg);
+        let stype = parsed.stype;
         events.push(Event::Message(msg.clone()));
         let mut title = None;
         let mut new_chat = None;
@@ -508,7 +540,7 @@ impl World {
                     && msg.reply_to_message_id.as_deref() == Some(cand.human_id.as_str())
                 {
                     let mut cand = cand.clone();
-                    cand.reply = Some((normalize_id(&msg.sender), msg.content.clone()));
+                    cand.reply = Some((parsed.sender_id.clone(), msg.content.clone()));
                     title = Some(Some(cand));
                 }
             }
@@ -531,7 +563,7 @@ impl World {
                 count = 0;
                 changed = true;
             }
-            let (mut decision, mut reason) = decide(id, count, turn_limit, &msg);
+            let (mut decision, mut reason) = decide(id, count, turn_limit, &msg, &parsed);
             match decision {
                 Decision::Respond => {
                     if st.queue.len() + jobs.len() >= st.queue_limit {
@@ -613,7 +645,7 @@ impl World {
                 }
             }
         }
-        if let Some(e) = unanswered(st, &msg, stype, &jobs, &notices) {
+        if let Some(e) = unanswered(st, &msg, &parsed, &jobs, &notices) {
             events.push(Event::System(e));
         }
         if !session {
@@ -621,6 +653,7 @@ impl World {
         }
         Plan {
             msg,
+            sender_id: parsed.sender_id,
             ops,
             counters,
             jobs,
