@@ -11,7 +11,7 @@
 
 use std::collections::VecDeque;
 
-use crate::core::engine::{Job, JobKind, State, TitleCandidate, World};
+use crate::core::engine::{Job, JobKind, State, TitleCandidate, Unsaved, World};
 use crate::core::error::WorldError;
 use crate::core::events::{Decision, Event, SystemEvent, UnansweredReason};
 use crate::core::ids::normalize_id;
@@ -233,7 +233,10 @@ struct Plan {
     counters: Vec<(String, u32, Option<Timestamp>)>,
     jobs: Vec<Job>,
     chat: Option<Chat>,
+    /// With the message's own entries: the `State::unsaved` entries the batch writes (first).
     memory: Vec<(String, MemoryEntry)>,
+    /// The ids of those unsaved entries.
+    flushed: Vec<u64>,
     title: Option<Option<TitleCandidate>>,
     events: Vec<Event>,
     notices: Vec<Outgoing>,
@@ -350,6 +353,7 @@ impl World {
                     *c = chat;
                 }
             }
+            st.saved(&plan.flushed);
             for (agent, entry) in plan.memory {
                 st.remember(&agent, entry);
             }
@@ -398,26 +402,39 @@ impl World {
         chat_id: &str,
     ) -> Result<Option<Message>, WorldError> {
         let now = self.now();
-        let (mut chat, world_id, updated_at) = {
+        let (mut chat, world_id, updated_at, held) = {
             let st = self.st();
             let Some(chat) = st.chats.iter().find(|c| c.id == chat_id).cloned() else {
                 return Ok(None); // deleted: nothing of it is kept
             };
-            (chat, st.world.id.clone(), st.chat_update_time(now))
+            // The agent's unsaved entries of that chat (its M) go with its message, to the
+            // store only: the RAM windows are the current chat's.
+            let sender = normalize_id(&out.msg.sender);
+            let held: Vec<Unsaved> = st.unsaved_of(&sender, chat_id).cloned().collect();
+            (chat, st.world.id.clone(), st.chat_update_time(now), held)
         };
         let mut msg = out.msg;
         msg.chat_id = Some(chat_id.to_string());
         chat.message_count += 1;
         chat.updated_at = updated_at;
-        self.persist(vec![
-            StoreOp::AppendMessage {
-                world_id,
+        let mut ops: Vec<StoreOp> = held
+            .iter()
+            .map(|u| StoreOp::AppendMemory {
+                world_id: world_id.clone(),
                 chat_id: chat_id.to_string(),
-                message: msg.clone(),
-            },
-            StoreOp::PutChat(chat.clone()),
-        ])
-        .await?;
+                agent_id: u.agent_id.clone(),
+                entry: u.entry.clone(),
+            })
+            .collect();
+        ops.push(StoreOp::AppendMessage {
+            world_id,
+            chat_id: chat_id.to_string(),
+            message: msg.clone(),
+        });
+        ops.push(StoreOp::PutChat(chat.clone()));
+        self.persist(ops).await?;
+        let ids: Vec<u64> = held.iter().map(|u| u.id).collect();
+        self.st_mut().saved(&ids);
         let saved = SystemEvent::ChatSaved {
             chat_id: chat.id.clone(),
             message_count: chat.message_count,
@@ -453,6 +470,9 @@ impl World {
         events.push(Event::Message(msg.clone()));
         let mut title = None;
         let mut new_chat = None;
+        let mut flushed = Vec::new();
+        let mut memory = Vec::new();
+        let mut own_memory = out.memory;
 
         if let Some(mut c) = chat.clone() {
             match &out.edit {
@@ -493,7 +513,16 @@ impl World {
                     c.message_count = c.message_count.saturating_sub(n) + 1;
                 }
             }
-            for (agent, entry) in &out.memory {
+            // A message of an agent carries the agent's unsaved entries of this chat (its M:
+            // `State::unsaved`), written before the message's own entries.
+            if stype == SenderType::Agent {
+                for u in st.unsaved_of(&parsed.sender_id, &c.id) {
+                    flushed.push(u.id);
+                    memory.push((u.agent_id.clone(), u.entry.clone()));
+                }
+            }
+            memory.append(&mut own_memory);
+            for (agent, entry) in &memory {
                 ops.push(StoreOp::AppendMemory {
                     world_id: world_id.clone(),
                     chat_id: c.id.clone(),
@@ -651,6 +680,8 @@ impl World {
         if !session {
             ops.clear();
         }
+        // Session mode off: RAM only (nothing is unsaved then).
+        memory.append(&mut own_memory);
         Plan {
             msg,
             sender_id: parsed.sender_id,
@@ -658,7 +689,8 @@ impl World {
             counters,
             jobs,
             chat: new_chat,
-            memory: out.memory,
+            memory,
+            flushed,
             title,
             events,
             notices,
