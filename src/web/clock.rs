@@ -61,15 +61,20 @@ pub fn format_v4(mut b: [u8; 16]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let mut s = String::with_capacity(36);
+    let mut out = [b'-'; 36];
+    let mut at = 0;
     for (i, byte) in b.iter().enumerate() {
         if matches!(i, 4 | 6 | 8 | 10) {
-            s.push('-');
+            at += 1; // the hyphen already there
         }
-        s.push(char::from(HEX[usize::from(byte >> 4)]));
-        s.push(char::from(HEX[usize::from(byte & 0x0f)]));
+        if let Some(pair) = out.get_mut(at..at + 2) {
+            pair[0] = HEX[usize::from(byte >> 4)];
+            pair[1] = HEX[usize::from(byte & 0x0f)];
+        }
+        at += 2;
     }
-    s
+    // Only ASCII hex digits and hyphens: always valid UTF-8.
+    String::from_utf8(out.to_vec()).unwrap_or_default()
 }
 
 /// The engine's clock: `Date.now()`.

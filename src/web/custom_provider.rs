@@ -25,7 +25,7 @@ use crate::core::llm::types::{
 };
 use crate::core::llm_client::{CancelToken, LlmClient};
 use crate::core::store::LocalBoxFuture;
-use crate::web::js_tools::{from_json, to_json};
+use crate::web::js_tools::to_json;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_CUSTOM_PROVIDER: &'static str = r#"
@@ -122,71 +122,12 @@ impl JsCustomProvider {
         Ok(Self { object, stream })
     }
 
-    fn request(settings: &CallSettings, messages: &[ChatMessage]) -> JsValue {
-        let list = js_sys::Array::new();
-        for m in messages {
-            let entry = js_sys::Object::new();
-            let role = match (m.role, &m.tool_result) {
-                // A tool result (the core gives it the `User` side): its own role here, as in
-                // the OpenAI-style wire formats, with the call it answers.
-                (_, Some(result)) => {
-                    set(
-                        &entry,
-                        "toolCallId",
-                        &JsValue::from_str(&result.tool_call_id),
-                    );
-                    set(&entry, "toolName", &JsValue::from_str(&result.tool_name));
-                    "tool"
-                }
-                (Role::System, None) => "system",
-                (Role::User, None) => "user",
-                (Role::Assistant, None) => "assistant",
-            };
-            set(&entry, "role", &key(role));
-            set(&entry, "content", &JsValue::from_str(&m.content));
-            if !m.tool_calls.is_empty() {
-                let calls = js_sys::Array::new();
-                for c in &m.tool_calls {
-                    calls.push(&call_object(&c.id, &c.name, &c.arguments));
-                }
-                set(&entry, "toolCalls", &calls);
-            }
-            list.push(&entry);
-        }
-        let request = js_sys::Object::new();
-        set(&request, "messages", &list);
-        set(&request, "model", &JsValue::from_str(&settings.model));
-        if let Some(t) = settings.temperature {
-            set(&request, "temperature", &JsValue::from_f64(t));
-        }
-        if let Some(m) = settings.max_tokens {
-            set(&request, "maxTokens", &JsValue::from_f64(f64::from(m)));
-        }
-        let tools = js_sys::Array::new();
-        for t in &settings.tools {
-            let tool = js_sys::Object::new();
-            set(&tool, "name", &JsValue::from_str(&t.name));
-            set(&tool, "description", &JsValue::from_str(&t.description));
-            set(&tool, "parameters", &from_json(&t.parameters));
-            tools.push(&tool);
-        }
-        set(&request, "tools", &tools);
-        if let Some(r) = settings
-            .reasoning
-            .as_ref()
-            .and_then(|r| serde_json::to_value(r).ok())
-        {
-            set(&request, "reasoning", &from_json(&r));
-        }
-        if let Some(name) = &settings.agent_name {
-            set(&request, "agentName", &JsValue::from_str(name));
-        }
-        let purpose = match settings.purpose {
-            CallPurpose::Reply => "reply",
-            CallPurpose::Title => "title",
-        };
-        set(&request, "purpose", &key(purpose));
-        request.into()
+    /// The request object, built as JSON text and parsed by the host in one call: a property
+    /// set from wasm is a call into the host each, and a request holds the whole input window
+    /// (a few calls and a string per message, some fifty per reply before).
+    fn request(settings: &CallSettings, messages: &[ChatMessage]) -> Result<JsValue, LlmError> {
+        js_sys::JSON::parse(&request_json(settings, messages))
+            .map_err(|_| custom_error("custom provider: the request could not be built"))
     }
 
     async fn run(
@@ -208,7 +149,7 @@ impl JsCustomProvider {
         set(&options, "signal", controller.signal().as_ref());
         let iterable = self
             .stream
-            .call2(&self.object, &Self::request(settings, &messages), &options)
+            .call2(&self.object, &Self::request(settings, &messages)?, &options)
             .map_err(|e| custom_error(message_of(&e)))?;
         let iterator = async_iterator_of(&iterable)?;
         let next = js_sys::Reflect::get(&iterator, &key("next"))
@@ -347,18 +288,130 @@ async fn first_of<A: Future, B: Future<Output = ()>>(a: A, b: B) -> Option<A::Ou
     .await
 }
 
+/// `s` as a JSON string literal.
+fn push_json_str(out: &mut String, s: &str) {
+    // Serialising a `str` cannot fail.
+    out.push_str(&serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string()));
+}
+
+/// `,"name":` (or without the comma for the first property).
+fn push_key(out: &mut String, first: bool, name: &str) {
+    if !first {
+        out.push(',');
+    }
+    push_json_str(out, name);
+    out.push(':');
+}
+
+/// The JSON text of the request (see `CustomProviderRequest`): messages (role, content, and
+/// the tool fields), model, temperature?, maxTokens?, tools, reasoning?, agentName?, purpose.
+fn request_json(settings: &CallSettings, messages: &[ChatMessage]) -> String {
+    let mut out =
+        String::with_capacity(256 + messages.iter().map(|m| m.content.len() + 40).sum::<usize>());
+    out.push_str("{\"messages\":[");
+    for (i, m) in messages.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('{');
+        let role = match (m.role, &m.tool_result) {
+            // A tool result (the core gives it the `User` side): its own role here, as in the
+            // OpenAI-style wire formats, with the call it answers.
+            (_, Some(result)) => {
+                push_key(&mut out, true, "toolCallId");
+                push_json_str(&mut out, &result.tool_call_id);
+                push_key(&mut out, false, "toolName");
+                push_json_str(&mut out, &result.tool_name);
+                out.push(',');
+                "tool"
+            }
+            (Role::System, None) => "system",
+            (Role::User, None) => "user",
+            (Role::Assistant, None) => "assistant",
+        };
+        push_key(&mut out, true, "role");
+        push_json_str(&mut out, role);
+        push_key(&mut out, false, "content");
+        push_json_str(&mut out, &m.content);
+        if !m.tool_calls.is_empty() {
+            push_key(&mut out, false, "toolCalls");
+            out.push('[');
+            for (j, c) in m.tool_calls.iter().enumerate() {
+                if j > 0 {
+                    out.push(',');
+                }
+                push_call(&mut out, &c.id, &c.name, &c.arguments);
+            }
+            out.push(']');
+        }
+        out.push('}');
+    }
+    out.push(']');
+    push_key(&mut out, false, "model");
+    push_json_str(&mut out, &settings.model);
+    if let Some(t) = settings.temperature {
+        push_key(&mut out, false, "temperature");
+        // Non-finite values never pass validation; `null` would be what JSON can say of them.
+        out.push_str(&serde_json::to_string(&t).unwrap_or_else(|_| "null".into()));
+    }
+    if let Some(m) = settings.max_tokens {
+        push_key(&mut out, false, "maxTokens");
+        out.push_str(&m.to_string());
+    }
+    push_key(&mut out, false, "tools");
+    out.push('[');
+    for (i, t) in settings.tools.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('{');
+        push_key(&mut out, true, "name");
+        push_json_str(&mut out, &t.name);
+        push_key(&mut out, false, "description");
+        push_json_str(&mut out, &t.description);
+        push_key(&mut out, false, "parameters");
+        out.push_str(&t.parameters.to_string());
+        out.push('}');
+    }
+    out.push(']');
+    if let Some(r) = settings
+        .reasoning
+        .as_ref()
+        .and_then(|r| serde_json::to_string(r).ok())
+    {
+        push_key(&mut out, false, "reasoning");
+        out.push_str(&r);
+    }
+    if let Some(name) = &settings.agent_name {
+        push_key(&mut out, false, "agentName");
+        push_json_str(&mut out, name);
+    }
+    push_key(&mut out, false, "purpose");
+    push_json_str(
+        &mut out,
+        match settings.purpose {
+            CallPurpose::Reply => "reply",
+            CallPurpose::Title => "title",
+        },
+    );
+    out.push('}');
+    out
+}
+
 /// `{id, name, args}` of a call in a request: `args` parsed when the model's text is JSON, the
 /// raw text otherwise (what the model sent, verbatim).
-fn call_object(id: &str, name: &str, arguments: &str) -> JsValue {
-    let call = js_sys::Object::new();
-    set(&call, "id", &JsValue::from_str(id));
-    set(&call, "name", &JsValue::from_str(name));
-    let args = match serde_json::from_str::<serde_json::Value>(arguments) {
-        Ok(v) => from_json(&v),
-        Err(_) => JsValue::from_str(arguments),
-    };
-    set(&call, "args", &args);
-    call.into()
+fn push_call(out: &mut String, id: &str, name: &str, arguments: &str) {
+    out.push('{');
+    push_key(out, true, "id");
+    push_json_str(out, id);
+    push_key(out, false, "name");
+    push_json_str(out, name);
+    push_key(out, false, "args");
+    match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(v) => out.push_str(&v.to_string()),
+        Err(_) => push_json_str(out, arguments),
+    }
+    out.push('}');
 }
 
 /// A yielded `toolCalls: [{id?, name, args?}]`. `args` is an object (or the model's JSON text

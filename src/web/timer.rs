@@ -11,6 +11,8 @@ extern "C" {
     fn set_timeout(handler: &js_sys::Function, ms: f64) -> JsValue;
     #[wasm_bindgen(js_name = clearTimeout)]
     fn clear_timeout(handle: &JsValue);
+    #[wasm_bindgen(js_name = queueMicrotask)]
+    fn queue_microtask(callback: &js_sys::Function);
 }
 
 /// Runs a callback once after `ms` milliseconds unless dropped first.
@@ -41,11 +43,11 @@ impl Drop for Timeout {
 /// Resolves after `ms` milliseconds. Dropping the future cancels it.
 ///
 /// Every pending sleep of the thread shares one JS timer, armed for the earliest deadline and
-/// cleared when no sleep is left (so a finished call leaves nothing scheduled, and Node can
-/// exit). A sleep used to be a `Promise`, a `setTimeout`, a `JsFuture` and its two closures:
-/// each LLM call races two timeouts, so that was four closures, two promises and two timers
-/// per reply; now a sleep is an entry in a list, and the host sees a timer only when the
-/// earliest deadline changes.
+/// cleared when no sleep is left (at the next microtask: so a finished call leaves nothing
+/// scheduled, and Node can exit). A sleep used to be a `Promise`, a `setTimeout`, a `JsFuture`
+/// and its two closures, and each LLM call raced two of them (four closures, two promises and
+/// two timers per reply); now a sleep is an entry in a list, and the host sees a timer only
+/// when the earliest deadline moves earlier.
 pub fn sleep(ms: u64) -> Sleep {
     Sleep { ms, id: None }
 }
@@ -110,6 +112,9 @@ struct Timers {
     armed: Option<Armed>,
     /// The one callback every arming passes to `setTimeout` (made once per thread).
     callback: Option<Closure<dyn FnMut()>>,
+    /// The microtask that clears the timer once no sleep is left (see `Timers::remove`).
+    sweep: Option<Closure<dyn FnMut()>>,
+    sweep_queued: bool,
 }
 
 thread_local! {
@@ -149,11 +154,22 @@ impl Timers {
 
     fn remove(&mut self, id: u64) {
         self.entries.retain(|e| e.id != id);
-        if self.entries.iter().all(|e| e.fired) {
-            if let Some(a) = self.armed.take() {
-                clear_timeout(&a.handle);
-            }
+        if self.armed.is_some() && self.idle() && !self.sweep_queued {
+            // Cleared at the next microtask if no sleep came meanwhile: the engine's next call
+            // usually starts in the same turn (the queue moves on synchronously), and its
+            // sleep then reuses the armed timer (a deadline later than the armed one needs no
+            // new timer) instead of a `clearTimeout` and a `setTimeout` per call.
+            let sweep = self
+                .sweep
+                .get_or_insert_with(|| Closure::<dyn FnMut()>::new(sweep));
+            queue_microtask(sweep.as_ref().unchecked_ref());
+            self.sweep_queued = true;
         }
+    }
+
+    /// No sleep waits (the entries left have fired and only wait to be dropped).
+    fn idle(&self) -> bool {
+        self.entries.iter().all(|e| e.fired)
     }
 
     /// (Re)arms the JS timer for `deadline`.
@@ -171,6 +187,22 @@ impl Timers {
             at: deadline,
         });
     }
+}
+
+/// Clears the armed timer if no sleep waits any more, so a finished call leaves nothing
+/// scheduled (and Node can exit).
+fn sweep() {
+    TIMERS.with(|t| {
+        let Ok(mut t) = t.try_borrow_mut() else {
+            return;
+        };
+        t.sweep_queued = false;
+        if t.idle() {
+            if let Some(a) = t.armed.take() {
+                clear_timeout(&a.handle);
+            }
+        }
+    });
 }
 
 /// The JS timer fired: every sleep due by the deadline it was armed for is over (the host

@@ -16,7 +16,9 @@ use crate::core::error::WorldError;
 use crate::core::events::{Decision, Event, SystemEvent, UnansweredReason};
 use crate::core::ids::normalize_id;
 use crate::core::llm_client::CancelToken;
-use crate::core::mentions::{all_mentions, line_start_mentions, sender_type, SenderType};
+use crate::core::mentions::{
+    all_mentions, is_space, line_start_mentions, sender_type, sender_type_of_id, SenderType,
+};
 use crate::core::model::{
     validate_content, validate_sender, Chat, MemoryEntry, Message, MessageKind, Timestamp,
     TitleSource,
@@ -108,7 +110,12 @@ pub(crate) struct Parsed {
 
 impl Parsed {
     pub(crate) fn of(msg: &Message) -> Self {
-        let stype = sender_type(Some(&msg.sender));
+        let sender_id = normalize_id(&msg.sender);
+        let stype = if msg.sender.trim_matches(is_space).len() == msg.sender.len() {
+            sender_type_of_id(&sender_id)
+        } else {
+            sender_type(Some(&msg.sender))
+        };
         let reads_mentions = msg.kind == MessageKind::Message
             && matches!(stype, SenderType::Human | SenderType::Agent);
         let line_start = if reads_mentions {
@@ -122,7 +129,7 @@ impl Parsed {
             Vec::new()
         };
         Self {
-            sender_id: normalize_id(&msg.sender),
+            sender_id,
             stype,
             line_start,
             any,
