@@ -11,8 +11,6 @@ extern "C" {
     fn set_timeout(handler: &js_sys::Function, ms: f64) -> JsValue;
     #[wasm_bindgen(js_name = clearTimeout)]
     fn clear_timeout(handle: &JsValue);
-    #[wasm_bindgen(js_name = queueMicrotask)]
-    fn queue_microtask(callback: &js_sys::Function);
 }
 
 /// Runs a callback once after `ms` milliseconds unless dropped first.
@@ -113,7 +111,7 @@ struct Timers {
     /// The one callback every arming passes to `setTimeout` (made once per thread).
     callback: Option<Closure<dyn FnMut()>>,
     /// The microtask that clears the timer once no sleep is left (see `Timers::remove`).
-    sweep: Option<Closure<dyn FnMut()>>,
+    sweep: Option<Closure<dyn FnMut(JsValue)>>,
     sweep_queued: bool,
 }
 
@@ -161,8 +159,10 @@ impl Timers {
             // new timer) instead of a `clearTimeout` and a `setTimeout` per call.
             let sweep = self
                 .sweep
-                .get_or_insert_with(|| Closure::<dyn FnMut()>::new(sweep));
-            queue_microtask(sweep.as_ref().unchecked_ref());
+                .get_or_insert_with(|| Closure::<dyn FnMut(JsValue)>::new(|_| sweep()));
+            // A resolved promise's reaction, not `queueMicrotask`: Node wraps every
+            // `queueMicrotask` callback in an async resource, several times the cost.
+            let _ = js_sys::Promise::resolve(&JsValue::UNDEFINED).then(sweep);
             self.sweep_queued = true;
         }
     }
