@@ -1115,3 +1115,90 @@ fn cancel_replies_to_stops_only_the_calls_answering_the_given_messages() {
         Some(second.message_id.as_str())
     );
 }
+
+#[test]
+fn removing_an_agent_mid_call_keeps_none_of_its_memory() {
+    let h = harness();
+    h.add("alice");
+    h.llm.script("alice", vec![Step::Hang]);
+    h.clock.advance(1000);
+    block_on(h.world.send("hello", None)).unwrap();
+    let w = h.world.clone();
+    block_on(futures_util::future::join(
+        h.world.run_until_idle(),
+        async move {
+            // The call is running (its M held, not written): the agent goes.
+            assert!(w.remove_agent("alice").await.unwrap());
+        },
+    ));
+    // An agent of the same name starts with no memory, stored or in RAM.
+    h.add("alice");
+    assert!(stored_memory(&h, "alice").is_empty());
+    assert!(h.memory("alice").is_empty());
+}
+
+#[test]
+fn clearing_an_agents_memory_mid_call_clears_its_held_m_too() {
+    let h = harness();
+    h.add("alice");
+    h.llm.script("alice", vec![Step::Hang]);
+    h.clock.advance(1000);
+    block_on(h.world.send("hello", None)).unwrap();
+    let w = h.world.clone();
+    block_on(futures_util::future::join(
+        h.world.run_until_idle(),
+        async move {
+            w.clear_agent_memory("alice").await.unwrap();
+            w.stop();
+        },
+    ));
+    assert!(h.memory("alice").is_empty());
+    assert!(stored_memory(&h, "alice").is_empty());
+}
+
+#[test]
+fn deleting_m_mid_call_leaves_no_memory_entry_of_it() {
+    let h = harness();
+    h.add("alice");
+    h.llm.script("alice", vec![Step::Hang]);
+    h.clock.advance(1000);
+    let m = block_on(h.world.send("hello", None)).unwrap();
+    let w = h.world.clone();
+    block_on(futures_util::future::join(
+        h.world.run_until_idle(),
+        async move {
+            w.delete_message(&m.message_id).await.unwrap();
+            w.stop();
+        },
+    ));
+    assert!(h.transcript().is_empty());
+    assert!(h.memory("alice").is_empty());
+    assert!(stored_memory(&h, "alice").is_empty());
+}
+
+#[test]
+fn a_call_cancelled_by_a_chat_switch_keeps_m_in_the_chat_it_left() {
+    let h = harness();
+    h.add("alice");
+    let fail_after = |text: &str| vec![Step::Text(text.into()), Step::Hang];
+    h.llm.script("alice", fail_after("Half"));
+    h.clock.advance(1000);
+    let first = h.world.current_chat().unwrap().id;
+    block_on(h.world.send("one", None)).unwrap();
+    let w = h.world.clone();
+    block_on(futures_util::future::join(
+        h.world.run_until_idle(),
+        async move {
+            w.new_chat().await.unwrap();
+        },
+    ));
+    // In the new chat: nothing of it.
+    assert!(h.memory("alice").is_empty());
+    // The chat it left kept M (with the interrupted text as a message, never in memory).
+    block_on(h.world.load_chat(&first)).unwrap();
+    let expected = vec![("user".to_string(), "one".to_string())];
+    assert_eq!(h.memory("alice"), expected);
+    assert_eq!(stored_memory(&h, "alice"), expected);
+    let kinds: Vec<MessageKind> = h.transcript().into_iter().map(|m| m.kind).collect();
+    assert_eq!(kinds, vec![MessageKind::Message, MessageKind::Interrupted]);
+}

@@ -590,7 +590,8 @@ impl World {
             (
                 st.world.id.clone(),
                 st.world.current_chat_id.as_deref() == Some(cid),
-                st.chats.iter().any(|c| c.id == cid),
+                // A deleted chat, or a removed agent: nothing of it is kept.
+                st.chats.iter().any(|c| c.id == cid) && st.agent_index(agent_id).is_some(),
                 held,
             )
         };
