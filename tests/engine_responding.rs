@@ -601,11 +601,77 @@ fn storage_failure_on_send_is_returned_and_nothing_is_routed() {
     assert!(h.of(Topic::Message).is_empty());
 }
 
+/// The store's revision of the world: every successful batch raises it by one.
+fn writes(h: &H) -> u64 {
+    use agent_world_wasm::core::store::Store;
+    block_on(h.store.revision(&h.world.id())).unwrap().unwrap()
+}
+
+/// The stored memory of an agent, as a reopened world reads it.
+fn stored_memory(h: &H, agent: &str) -> Vec<(String, String)> {
+    let w = h.reopen();
+    w.agent_memory(agent)
+        .unwrap()
+        .into_iter()
+        .map(|e| {
+            let role = serde_json::to_value(e.role).unwrap();
+            (role.as_str().unwrap().to_string(), e.content)
+        })
+        .collect()
+}
+
 #[test]
-fn storage_failure_while_saving_m_skips_the_call_and_reports_storage_error() {
+fn a_reply_is_one_store_write_with_m_in_it() {
     let h = harness();
     h.add("alice");
-    h.llm.reply("alice", "never sent");
+    h.add("bob");
+    h.llm.reply("alice", "alice here");
+    h.llm.reply("bob", "bob here");
+    let before = writes(&h);
+    h.send("Hello everyone!");
+    // The human message, then one batch per reply: M rides with the reply (spec §5 steps 1
+    // and 10), not a write of its own when the call starts.
+    assert_eq!(writes(&h) - before, 3);
+    for (agent, reply) in [("alice", "alice here"), ("bob", "bob here")] {
+        let expected = vec![
+            ("user".to_string(), "Hello everyone!".to_string()),
+            ("assistant".to_string(), reply.to_string()),
+        ];
+        assert_eq!(h.memory(agent), expected);
+        assert_eq!(stored_memory(&h, agent), expected);
+    }
+}
+
+#[test]
+fn m_is_in_the_input_and_in_agent_memory_while_its_call_runs() {
+    let h = harness();
+    h.add("alice");
+    h.llm.reply("alice", "hi");
+    // What `agentMemory` says while the reply streams (at its first chunk).
+    let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let (w, s2) = (h.world.downgrade(), seen.clone());
+    let _sub = h.world.on(
+        Topic::Sse,
+        std::rc::Rc::new(move |e: &agent_world_wasm::core::events::Event| {
+            let v = serde_json::to_value(e).unwrap();
+            if v["type"] == "chunk" {
+                let mem = w.upgrade().unwrap().agent_memory("alice").unwrap();
+                s2.borrow_mut().extend(mem.into_iter().map(|m| m.content));
+            }
+            Ok(())
+        }),
+    );
+    h.send("hello");
+    assert_eq!(*seen.borrow(), vec!["hello".to_string()]);
+    assert_eq!(h.llm.calls_to("alice")[0].messages, vec![user("hello")]);
+    assert_eq!(stored_memory(&h, "alice").len(), 2);
+}
+
+#[test]
+fn storage_failure_on_the_reply_write_is_reported_and_m_stays_in_memory() {
+    let h = harness();
+    h.add("alice");
+    h.llm.reply("alice", "never published");
     h.clock.advance(1000);
     block_on(h.world.send("hello", None)).unwrap();
     h.store
@@ -613,16 +679,56 @@ fn storage_failure_while_saving_m_skips_the_call_and_reports_storage_error() {
             "disk full".into(),
         ));
     block_on(h.world.run_until_idle());
-    assert_eq!(h.calls("alice"), 0);
+    // The call was made; its reply (with M) could not be written: reported, not published.
+    assert_eq!(h.calls("alice"), 1);
     let e = h.system("error");
     assert_eq!(e.len(), 1);
     assert_eq!(e[0]["code"], "storage_error");
-    assert_eq!(e[0]["agentName"], "alice");
-    assert_eq!(h.sse("error").len(), 1);
+    assert_eq!(h.transcript().len(), 1);
+    // M stays in memory (spec §5 step 5): written on its own once the call ended.
+    assert_eq!(
+        stored_memory(&h, "alice"),
+        vec![("user".to_string(), "hello".to_string())]
+    );
+    assert_eq!(h.memory("alice"), stored_memory(&h, "alice"));
     assert_eq!(h.of(Topic::World).last().unwrap()["type"], "idle");
     // The world stays usable.
+    h.llm.reply("alice", "here");
     h.send("again");
-    assert_eq!(h.calls("alice"), 1);
+    assert_eq!(h.calls("alice"), 2);
+    assert_eq!(h.transcript().len(), 3);
+}
+
+#[test]
+fn a_failed_call_writes_m_with_its_interrupted_message_or_alone() {
+    let h = harness();
+    h.add("alice");
+    let fail = || {
+        Step::Fail(LlmError::Http {
+            provider: "openai".into(),
+            status: 500,
+            status_text: "Internal Server Error".into(),
+            body_excerpt: "boom".into(),
+            retry_after_ms: None,
+        })
+    };
+    h.llm
+        .script("alice", vec![Step::Text("Partial".into()), fail()]);
+    let before = writes(&h);
+    h.send("one");
+    // The human message, then M with the interrupted message in one batch.
+    assert_eq!(writes(&h) - before, 2);
+    h.llm.script("alice", vec![fail()]);
+    let before = writes(&h);
+    h.send("two");
+    // Nothing streamed: M alone.
+    assert_eq!(writes(&h) - before, 2);
+    let expected: Vec<(String, String)> = ["one", "two"]
+        .iter()
+        .map(|m| ("user".to_string(), m.to_string()))
+        .collect();
+    assert_eq!(stored_memory(&h, "alice"), expected);
+    assert_eq!(h.memory("alice"), expected);
 }
 
 #[test]
@@ -1008,4 +1114,91 @@ fn cancel_replies_to_stops_only_the_calls_answering_the_given_messages() {
         bob_reply.reply_to_message_id.as_deref(),
         Some(second.message_id.as_str())
     );
+}
+
+#[test]
+fn removing_an_agent_mid_call_keeps_none_of_its_memory() {
+    let h = harness();
+    h.add("alice");
+    h.llm.script("alice", vec![Step::Hang]);
+    h.clock.advance(1000);
+    block_on(h.world.send("hello", None)).unwrap();
+    let w = h.world.clone();
+    block_on(futures_util::future::join(
+        h.world.run_until_idle(),
+        async move {
+            // The call is running (its M held, not written): the agent goes.
+            assert!(w.remove_agent("alice").await.unwrap());
+        },
+    ));
+    // An agent of the same name starts with no memory, stored or in RAM.
+    h.add("alice");
+    assert!(stored_memory(&h, "alice").is_empty());
+    assert!(h.memory("alice").is_empty());
+}
+
+#[test]
+fn clearing_an_agents_memory_mid_call_clears_its_held_m_too() {
+    let h = harness();
+    h.add("alice");
+    h.llm.script("alice", vec![Step::Hang]);
+    h.clock.advance(1000);
+    block_on(h.world.send("hello", None)).unwrap();
+    let w = h.world.clone();
+    block_on(futures_util::future::join(
+        h.world.run_until_idle(),
+        async move {
+            w.clear_agent_memory("alice").await.unwrap();
+            w.stop();
+        },
+    ));
+    assert!(h.memory("alice").is_empty());
+    assert!(stored_memory(&h, "alice").is_empty());
+}
+
+#[test]
+fn deleting_m_mid_call_leaves_no_memory_entry_of_it() {
+    let h = harness();
+    h.add("alice");
+    h.llm.script("alice", vec![Step::Hang]);
+    h.clock.advance(1000);
+    let m = block_on(h.world.send("hello", None)).unwrap();
+    let w = h.world.clone();
+    block_on(futures_util::future::join(
+        h.world.run_until_idle(),
+        async move {
+            w.delete_message(&m.message_id).await.unwrap();
+            w.stop();
+        },
+    ));
+    assert!(h.transcript().is_empty());
+    assert!(h.memory("alice").is_empty());
+    assert!(stored_memory(&h, "alice").is_empty());
+}
+
+#[test]
+fn a_call_cancelled_by_a_chat_switch_keeps_m_in_the_chat_it_left() {
+    let h = harness();
+    h.add("alice");
+    let fail_after = |text: &str| vec![Step::Text(text.into()), Step::Hang];
+    h.llm.script("alice", fail_after("Half"));
+    h.clock.advance(1000);
+    let first = h.world.current_chat().unwrap().id;
+    block_on(h.world.send("one", None)).unwrap();
+    let w = h.world.clone();
+    block_on(futures_util::future::join(
+        h.world.run_until_idle(),
+        async move {
+            w.new_chat().await.unwrap();
+        },
+    ));
+    // In the new chat: nothing of it.
+    assert!(h.memory("alice").is_empty());
+    // The chat it left kept M (with the interrupted text as a message, never in memory).
+    block_on(h.world.load_chat(&first)).unwrap();
+    let expected = vec![("user".to_string(), "one".to_string())];
+    assert_eq!(h.memory("alice"), expected);
+    assert_eq!(stored_memory(&h, "alice"), expected);
+    let kinds: Vec<MessageKind> = h.transcript().into_iter().map(|m| m.kind).collect();
+    assert_eq!(kinds, vec![MessageKind::Message, MessageKind::Interrupted]);
 }

@@ -75,6 +75,75 @@ async fn sleep_waits_and_a_dropped_timeout_never_fires() {
     drop(kept);
 }
 
+/// Sleeps share one JS timer (src/web/timer.rs): a shorter sleep started after a longer one
+/// must re-arm it earlier, dropped sleeps must not hold the others back, and a sleep started
+/// after all others ended must still fire.
+#[wasm_bindgen_test]
+async fn sleeps_sharing_one_timer_each_end_on_time_and_in_order() {
+    use agent_world_wasm::web::clock::now_ms;
+    use agent_world_wasm::web::timer::sleep;
+    use futures_util::future::{select, Either};
+    let long = Box::pin(sleep(5_000));
+    let mut dropped = Box::pin(sleep(1));
+    let t0 = now_ms();
+    let short = Box::pin(sleep(20));
+    // Polled once, then dropped before its deadline.
+    std::future::poll_fn(|cx| {
+        let _ = std::future::Future::poll(dropped.as_mut(), cx);
+        std::task::Poll::Ready(())
+    })
+    .await;
+    drop(dropped);
+    match select(long, short).await {
+        Either::Right(((), _long)) => {}
+        Either::Left(_) => panic!("the 5 s sleep ended before the 20 ms one"),
+    }
+    assert!(now_ms() - t0 >= 15, "the 20 ms sleep ended early");
+    // Every sleep above is gone (the timer was cleared): a new one arms it again.
+    sleep(5).await;
+    let ends = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let run = |ms: u64| {
+        let ends = ends.clone();
+        async move {
+            sleep(ms).await;
+            ends.borrow_mut().push(ms);
+        }
+    };
+    futures_util::future::join3(run(30), run(10), run(20)).await;
+    assert_eq!(*ends.borrow(), vec![10, 20, 30]);
+}
+
+/// Ids are uuid v4 (version 4, variant 10xx), drawn from a pool refilled every 64 ids: no
+/// two alike across refills.
+#[wasm_bindgen_test]
+fn ids_are_distinct_uuid_v4_across_pool_refills() {
+    let ids: Vec<String> = (0..300)
+        .map(|_| agent_world_wasm::web::clock::new_id())
+        .collect();
+    for id in &ids {
+        assert_eq!(id.len(), 36, "{id}");
+        let b = id.as_bytes();
+        for (i, c) in b.iter().enumerate() {
+            if matches!(i, 8 | 13 | 18 | 23) {
+                assert_eq!(*c, b'-', "{id}");
+            } else {
+                assert!(c.is_ascii_hexdigit() && !c.is_ascii_uppercase(), "{id}");
+            }
+        }
+        assert_eq!(b[14], b'4', "version nibble of {id}");
+        assert!(
+            matches!(b[19], b'8' | b'9' | b'a' | b'b'),
+            "variant of {id}"
+        );
+    }
+    let distinct: std::collections::BTreeSet<&String> = ids.iter().collect();
+    assert_eq!(distinct.len(), ids.len());
+    assert_eq!(
+        agent_world_wasm::web::clock::format_v4([0xff; 16]),
+        "ffffffff-ffff-4fff-bfff-ffffffffffff"
+    );
+}
+
 #[wasm_bindgen_test]
 fn errors_are_real_js_errors_with_a_stable_code_and_cause() {
     use agent_world_wasm::bindings::error::{agent_world_error, is_agent_world_error};

@@ -27,7 +27,13 @@ pub fn sender_type(sender: Option<&str>) -> SenderType {
     let Some(s) = sender else {
         return SenderType::System;
     };
-    match normalize_id(s.trim_matches(is_space)).as_str() {
+    sender_type_of_id(&normalize_id(s.trim_matches(is_space)))
+}
+
+/// [`sender_type`] of a sender already normalised ([`normalize_id`]) and without surrounding
+/// whitespace: for callers that need the normalised sender anyway (one normalisation, not two).
+pub fn sender_type_of_id(id: &str) -> SenderType {
+    match id {
         "" | "system" => SenderType::System,
         "human" | "user" | "you" => SenderType::Human,
         "world" => SenderType::World,
@@ -377,6 +383,20 @@ mod tests {
             let _ = strip_leading_mentions(&s);
             let _ = starts_with_mention(&s);
             let _ = sender_type(Some(&s));
+        }
+
+        #[test]
+        fn sender_type_of_a_normalised_id_is_the_sender_type(
+            s in prop_oneof![
+                text_strategy(),
+                "(HUMAN|User|yOu|World|SYSTEM|Ｈuman|hum\u{0301}an|İ)",
+            ]
+        ) {
+            let trimmed = s.trim_matches(is_space);
+            prop_assert_eq!(
+                sender_type_of_id(&normalize_id(trimmed)),
+                sender_type(Some(&s))
+            );
         }
     }
 }

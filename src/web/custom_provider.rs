@@ -25,7 +25,7 @@ use crate::core::llm::types::{
 };
 use crate::core::llm_client::{CancelToken, LlmClient};
 use crate::core::store::LocalBoxFuture;
-use crate::web::js_tools::{from_json, to_json};
+use crate::web::js_tools::to_json;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_CUSTOM_PROVIDER: &'static str = r#"
@@ -89,7 +89,7 @@ export interface CustomProvider {
 "#;
 
 fn message_of(error: &JsValue) -> String {
-    js_sys::Reflect::get(error, &JsValue::from_str("message"))
+    js_sys::Reflect::get(error, &key("message"))
         .ok()
         .and_then(|m| m.as_string())
         .or_else(|| error.as_string())
@@ -115,78 +115,19 @@ impl JsCustomProvider {
         if !object.is_object() {
             return Err("must be an object with a stream(request, { signal }) method".into());
         }
-        let stream = js_sys::Reflect::get(&object, &JsValue::from_str("stream"))
+        let stream = js_sys::Reflect::get(&object, &key("stream"))
             .ok()
             .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
             .ok_or("has no stream(request, { signal }) method")?;
         Ok(Self { object, stream })
     }
 
-    fn request(settings: &CallSettings, messages: &[ChatMessage]) -> JsValue {
-        let list = js_sys::Array::new();
-        for m in messages {
-            let entry = js_sys::Object::new();
-            let role = match (m.role, &m.tool_result) {
-                // A tool result (the core gives it the `User` side): its own role here, as in
-                // the OpenAI-style wire formats, with the call it answers.
-                (_, Some(result)) => {
-                    set(
-                        &entry,
-                        "toolCallId",
-                        &JsValue::from_str(&result.tool_call_id),
-                    );
-                    set(&entry, "toolName", &JsValue::from_str(&result.tool_name));
-                    "tool"
-                }
-                (Role::System, None) => "system",
-                (Role::User, None) => "user",
-                (Role::Assistant, None) => "assistant",
-            };
-            set(&entry, "role", &JsValue::from_str(role));
-            set(&entry, "content", &JsValue::from_str(&m.content));
-            if !m.tool_calls.is_empty() {
-                let calls = js_sys::Array::new();
-                for c in &m.tool_calls {
-                    calls.push(&call_object(&c.id, &c.name, &c.arguments));
-                }
-                set(&entry, "toolCalls", &calls);
-            }
-            list.push(&entry);
-        }
-        let request = js_sys::Object::new();
-        set(&request, "messages", &list);
-        set(&request, "model", &JsValue::from_str(&settings.model));
-        if let Some(t) = settings.temperature {
-            set(&request, "temperature", &JsValue::from_f64(t));
-        }
-        if let Some(m) = settings.max_tokens {
-            set(&request, "maxTokens", &JsValue::from_f64(f64::from(m)));
-        }
-        let tools = js_sys::Array::new();
-        for t in &settings.tools {
-            let tool = js_sys::Object::new();
-            set(&tool, "name", &JsValue::from_str(&t.name));
-            set(&tool, "description", &JsValue::from_str(&t.description));
-            set(&tool, "parameters", &from_json(&t.parameters));
-            tools.push(&tool);
-        }
-        set(&request, "tools", &tools);
-        if let Some(r) = settings
-            .reasoning
-            .as_ref()
-            .and_then(|r| serde_json::to_value(r).ok())
-        {
-            set(&request, "reasoning", &from_json(&r));
-        }
-        if let Some(name) = &settings.agent_name {
-            set(&request, "agentName", &JsValue::from_str(name));
-        }
-        let purpose = match settings.purpose {
-            CallPurpose::Reply => "reply",
-            CallPurpose::Title => "title",
-        };
-        set(&request, "purpose", &JsValue::from_str(purpose));
-        request.into()
+    /// The request object, built as JSON text and parsed by the host in one call: a property
+    /// set from wasm is a call into the host each, and a request holds the whole input window
+    /// (a few calls and a string per message, some fifty per reply before).
+    fn request(settings: &CallSettings, messages: &[ChatMessage]) -> Result<JsValue, LlmError> {
+        js_sys::JSON::parse(&request_json(settings, messages))
+            .map_err(|_| custom_error("custom provider: the request could not be built"))
     }
 
     async fn run(
@@ -208,10 +149,10 @@ impl JsCustomProvider {
         set(&options, "signal", controller.signal().as_ref());
         let iterable = self
             .stream
-            .call2(&self.object, &Self::request(settings, &messages), &options)
+            .call2(&self.object, &Self::request(settings, &messages)?, &options)
             .map_err(|e| custom_error(message_of(&e)))?;
         let iterator = async_iterator_of(&iterable)?;
-        let next = js_sys::Reflect::get(&iterator, &JsValue::from_str("next"))
+        let next = js_sys::Reflect::get(&iterator, &key("next"))
             .ok()
             .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
             .ok_or_else(|| custom_error("custom provider: the iterator has no next() method"))?;
@@ -224,7 +165,7 @@ impl JsCustomProvider {
                 Some(result) => result.map_err(|e| custom_error(message_of(&e)))?,
                 None => {
                     controller.abort();
-                    if let Ok(ret) = js_sys::Reflect::get(&iterator, &JsValue::from_str("return")) {
+                    if let Ok(ret) = js_sys::Reflect::get(&iterator, &key("return")) {
                         if let Some(ret) = ret.dyn_ref::<js_sys::Function>() {
                             // The provider's cleanup; its outcome does not change ours.
                             let _ = ret.call0(&iterator);
@@ -233,7 +174,7 @@ impl JsCustomProvider {
                     return Err(aborted());
                 }
             };
-            let done = js_sys::Reflect::get(&step, &JsValue::from_str("done"))
+            let done = js_sys::Reflect::get(&step, &key("done"))
                 .map(|d| d.is_truthy())
                 .unwrap_or(true);
             if done {
@@ -242,25 +183,24 @@ impl JsCustomProvider {
                 });
                 return Ok(());
             }
-            let value = js_sys::Reflect::get(&step, &JsValue::from_str("value"))
-                .unwrap_or(JsValue::UNDEFINED);
+            let value = js_sys::Reflect::get(&step, &key("value")).unwrap_or(JsValue::UNDEFINED);
             if let Some(text) = value.as_string() {
                 if !text.is_empty() {
                     on_event(LlmEvent::Text(text));
                 }
             } else if value.is_object() {
-                let calls = js_sys::Reflect::get(&value, &JsValue::from_str("toolCalls"))
-                    .unwrap_or(JsValue::UNDEFINED);
+                let calls =
+                    js_sys::Reflect::get(&value, &key("toolCalls")).unwrap_or(JsValue::UNDEFINED);
                 if !calls.is_undefined() && !calls.is_null() {
                     for call in read_tool_calls(&calls)? {
                         on_event(LlmEvent::ToolCall(call));
                     }
                 }
-                for (key, make) in [
+                for (name, make) in [
                     ("reasoning", LlmEvent::Reasoning as fn(String) -> LlmEvent),
                     ("text", LlmEvent::Text),
                 ] {
-                    if let Some(piece) = js_sys::Reflect::get(&value, &JsValue::from_str(key))
+                    if let Some(piece) = js_sys::Reflect::get(&value, &key(name))
                         .ok()
                         .and_then(|v| v.as_string())
                     {
@@ -290,9 +230,30 @@ impl LlmClient for JsCustomProvider {
     }
 }
 
-fn set(target: &js_sys::Object, key: &str, value: &JsValue) {
+fn set(target: &js_sys::Object, name: &'static str, value: &JsValue) {
     // Setting a data property on a fresh plain object cannot fail.
-    let _ = js_sys::Reflect::set(target, &JsValue::from_str(key), value);
+    let _ = js_sys::Reflect::set(target, &key(name), value);
+}
+
+thread_local! {
+    /// The JS strings of the property names and fixed values this adapter uses, made once:
+    /// each `JsValue::from_str` is a call into the host that decodes the UTF-8 again, and a
+    /// call reads and writes a few dozen of them (`role`, `content`, `done`, `value`, …).
+    static KEYS: std::cell::RefCell<Vec<(&'static str, JsValue)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The JS string `name` (see `KEYS`).
+fn key(name: &'static str) -> JsValue {
+    KEYS.with(|keys| {
+        let mut keys = keys.borrow_mut();
+        if let Some((_, v)) = keys.iter().find(|(k, _)| *k == name) {
+            return v.clone();
+        }
+        let v = JsValue::from_str(name);
+        keys.push((name, v.clone()));
+        v
+    })
 }
 
 /// `iterable[Symbol.asyncIterator]()`, or an iterator object itself (it has `next`).
@@ -303,8 +264,7 @@ fn async_iterator_of(iterable: &JsValue) -> Result<JsValue, LlmError> {
             return f.call0(iterable).map_err(|e| custom_error(message_of(&e)));
         }
     }
-    let has_next =
-        js_sys::Reflect::get(iterable, &JsValue::from_str("next")).is_ok_and(|n| n.is_function());
+    let has_next = js_sys::Reflect::get(iterable, &key("next")).is_ok_and(|n| n.is_function());
     if has_next {
         return Ok(iterable.clone());
     }
@@ -328,18 +288,130 @@ async fn first_of<A: Future, B: Future<Output = ()>>(a: A, b: B) -> Option<A::Ou
     .await
 }
 
+/// `s` as a JSON string literal.
+fn push_json_str(out: &mut String, s: &str) {
+    // Serialising a `str` cannot fail.
+    out.push_str(&serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string()));
+}
+
+/// `,"name":` (or without the comma for the first property).
+fn push_key(out: &mut String, first: bool, name: &str) {
+    if !first {
+        out.push(',');
+    }
+    push_json_str(out, name);
+    out.push(':');
+}
+
+/// The JSON text of the request (see `CustomProviderRequest`): messages (role, content, and
+/// the tool fields), model, temperature?, maxTokens?, tools, reasoning?, agentName?, purpose.
+fn request_json(settings: &CallSettings, messages: &[ChatMessage]) -> String {
+    let mut out =
+        String::with_capacity(256 + messages.iter().map(|m| m.content.len() + 40).sum::<usize>());
+    out.push_str("{\"messages\":[");
+    for (i, m) in messages.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('{');
+        let role = match (m.role, &m.tool_result) {
+            // A tool result (the core gives it the `User` side): its own role here, as in the
+            // OpenAI-style wire formats, with the call it answers.
+            (_, Some(result)) => {
+                push_key(&mut out, true, "toolCallId");
+                push_json_str(&mut out, &result.tool_call_id);
+                push_key(&mut out, false, "toolName");
+                push_json_str(&mut out, &result.tool_name);
+                out.push(',');
+                "tool"
+            }
+            (Role::System, None) => "system",
+            (Role::User, None) => "user",
+            (Role::Assistant, None) => "assistant",
+        };
+        push_key(&mut out, true, "role");
+        push_json_str(&mut out, role);
+        push_key(&mut out, false, "content");
+        push_json_str(&mut out, &m.content);
+        if !m.tool_calls.is_empty() {
+            push_key(&mut out, false, "toolCalls");
+            out.push('[');
+            for (j, c) in m.tool_calls.iter().enumerate() {
+                if j > 0 {
+                    out.push(',');
+                }
+                push_call(&mut out, &c.id, &c.name, &c.arguments);
+            }
+            out.push(']');
+        }
+        out.push('}');
+    }
+    out.push(']');
+    push_key(&mut out, false, "model");
+    push_json_str(&mut out, &settings.model);
+    if let Some(t) = settings.temperature {
+        push_key(&mut out, false, "temperature");
+        // Non-finite values never pass validation; `null` would be what JSON can say of them.
+        out.push_str(&serde_json::to_string(&t).unwrap_or_else(|_| "null".into()));
+    }
+    if let Some(m) = settings.max_tokens {
+        push_key(&mut out, false, "maxTokens");
+        out.push_str(&m.to_string());
+    }
+    push_key(&mut out, false, "tools");
+    out.push('[');
+    for (i, t) in settings.tools.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('{');
+        push_key(&mut out, true, "name");
+        push_json_str(&mut out, &t.name);
+        push_key(&mut out, false, "description");
+        push_json_str(&mut out, &t.description);
+        push_key(&mut out, false, "parameters");
+        out.push_str(&t.parameters.to_string());
+        out.push('}');
+    }
+    out.push(']');
+    if let Some(r) = settings
+        .reasoning
+        .as_ref()
+        .and_then(|r| serde_json::to_string(r).ok())
+    {
+        push_key(&mut out, false, "reasoning");
+        out.push_str(&r);
+    }
+    if let Some(name) = &settings.agent_name {
+        push_key(&mut out, false, "agentName");
+        push_json_str(&mut out, name);
+    }
+    push_key(&mut out, false, "purpose");
+    push_json_str(
+        &mut out,
+        match settings.purpose {
+            CallPurpose::Reply => "reply",
+            CallPurpose::Title => "title",
+        },
+    );
+    out.push('}');
+    out
+}
+
 /// `{id, name, args}` of a call in a request: `args` parsed when the model's text is JSON, the
 /// raw text otherwise (what the model sent, verbatim).
-fn call_object(id: &str, name: &str, arguments: &str) -> JsValue {
-    let call = js_sys::Object::new();
-    set(&call, "id", &JsValue::from_str(id));
-    set(&call, "name", &JsValue::from_str(name));
-    let args = match serde_json::from_str::<serde_json::Value>(arguments) {
-        Ok(v) => from_json(&v),
-        Err(_) => JsValue::from_str(arguments),
-    };
-    set(&call, "args", &args);
-    call.into()
+fn push_call(out: &mut String, id: &str, name: &str, arguments: &str) {
+    out.push('{');
+    push_key(out, true, "id");
+    push_json_str(out, id);
+    push_key(out, false, "name");
+    push_json_str(out, name);
+    push_key(out, false, "args");
+    match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(v) => out.push_str(&v.to_string()),
+        Err(_) => push_json_str(out, arguments),
+    }
+    out.push('}');
 }
 
 /// A yielded `toolCalls: [{id?, name, args?}]`. `args` is an object (or the model's JSON text
@@ -351,8 +423,8 @@ fn read_tool_calls(calls: &JsValue) -> Result<Vec<ToolCallPart>, LlmError> {
     }
     let mut out = Vec::new();
     for (i, call) in js_sys::Array::from(calls).iter().enumerate() {
-        let get = |key: &str| {
-            js_sys::Reflect::get(&call, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+        let get = |name: &'static str| {
+            js_sys::Reflect::get(&call, &key(name)).unwrap_or(JsValue::UNDEFINED)
         };
         if !call.is_object() {
             return Err(custom_error(SHAPE));

@@ -206,33 +206,39 @@ impl FetchLlm {
         };
         let stop = CancelToken::new();
         let mut call = client.call(settings, messages, &mut on_piece, stop.clone());
-        let stall_watch = async {
+        // One watchdog for both timeouts: one timer per call, set for whichever expires first.
+        let started = now_ms();
+        let watchdog = async {
             loop {
-                let idle = (now_ms() - last_event.get()).max(0) as u64;
-                if idle >= timeouts.stall_ms {
-                    return;
+                let now = now_ms();
+                let elapsed = (now - started).max(0) as u64;
+                if elapsed >= timeouts.total_ms {
+                    return LlmError::Timeout {
+                        provider: provider(),
+                        seconds: timeouts.total_ms.div_ceil(1000),
+                    };
                 }
-                sleep(timeouts.stall_ms - idle).await;
+                let idle = (now - last_event.get()).max(0) as u64;
+                if idle >= timeouts.stall_ms {
+                    return LlmError::Stalled {
+                        provider: provider(),
+                        seconds: timeouts.stall_ms.div_ceil(1000),
+                    };
+                }
+                sleep((timeouts.total_ms - elapsed).min(timeouts.stall_ms - idle)).await;
             }
         };
         let outcome = race4(
             &mut call,
             cancel.cancelled(),
-            sleep(timeouts.total_ms),
-            stall_watch,
+            watchdog,
+            std::future::pending::<()>(),
         )
         .await;
         let expired = match outcome {
             Race4::First(result) => return result,
-            Race4::Second(()) => None,
-            Race4::Third(()) => Some(LlmError::Timeout {
-                provider: provider(),
-                seconds: timeouts.total_ms.div_ceil(1000),
-            }),
-            Race4::Fourth(()) => Some(LlmError::Stalled {
-                provider: provider(),
-                seconds: timeouts.stall_ms.div_ceil(1000),
-            }),
+            Race4::Second(()) | Race4::Fourth(()) => None,
+            Race4::Third(error) => Some(error),
         };
         stop.cancel();
         // The provider sees the cancellation at its next await and cleans up.

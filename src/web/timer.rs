@@ -3,7 +3,6 @@
 //! finished call leaves nothing scheduled behind it.
 
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
 
 #[wasm_bindgen]
 extern "C" {
@@ -39,34 +38,208 @@ impl Drop for Timeout {
     }
 }
 
-/// Resolves after `ms` milliseconds. Dropping the future clears the timer.
-pub async fn sleep(ms: u64) {
-    let mut handle = JsValue::UNDEFINED;
-    let mut resolve = None;
-    let promise = js_sys::Promise::new(&mut |res, _reject| {
-        handle = set_timeout(&res, ms as f64);
-        resolve = Some(res);
-    });
-    // Clears the timer if the future is dropped before it fires, and settles the promise then:
-    // a `JsFuture` keeps its two callbacks in a reference cycle that only settling breaks, so
-    // a promise left pending for ever would leak them (two closures per timer: a call racing
-    // its timeouts would leak four per reply).
-    let _guard = ClearOnDrop { handle, resolve };
-    // A timer promise never rejects; ignoring the Result is correct.
-    let _ = JsFuture::from(promise).await;
+/// Resolves after `ms` milliseconds. Dropping the future cancels it.
+///
+/// Every pending sleep of the thread shares one JS timer, armed for the earliest deadline and
+/// cleared when no sleep is left (at the next microtask: so a finished call leaves nothing
+/// scheduled, and Node can exit). A sleep used to be a `Promise`, a `setTimeout`, a `JsFuture`
+/// and its two closures, and each LLM call raced two of them (four closures, two promises and
+/// two timers per reply); now a sleep is an entry in a list, and the host sees a timer only
+/// when the earliest deadline moves earlier.
+pub fn sleep(ms: u64) -> Sleep {
+    Sleep { ms, id: None }
 }
 
-struct ClearOnDrop {
-    handle: JsValue,
-    resolve: Option<js_sys::Function>,
+/// The future of [`sleep`]: registered at its first poll.
+pub struct Sleep {
+    ms: u64,
+    id: Option<u64>,
 }
 
-impl Drop for ClearOnDrop {
-    fn drop(&mut self) {
-        clear_timeout(&self.handle);
-        // Settling an already settled promise does nothing.
-        if let Some(resolve) = &self.resolve {
-            let _ = resolve.call0(&JsValue::UNDEFINED);
+impl std::future::Future for Sleep {
+    type Output = ();
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        let ms = self.ms;
+        let id = self.id;
+        let (id, done) = TIMERS.with(|t| t.borrow_mut().poll(id, ms, cx.waker()));
+        self.id = Some(id);
+        if done {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
         }
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        if let Some(id) = self.id {
+            // `try_with`: a sleep dropped while the thread's storage is torn down has no timer
+            // left to clear.
+            let _ = TIMERS.try_with(|t| {
+                if let Ok(mut t) = t.try_borrow_mut() {
+                    t.remove(id);
+                }
+            });
+        }
+    }
+}
+
+struct Entry {
+    id: u64,
+    /// `Date.now()` milliseconds.
+    deadline: f64,
+    waker: std::task::Waker,
+    fired: bool,
+}
+
+/// The armed JS timer: its handle and the deadline it was set for.
+struct Armed {
+    handle: JsValue,
+    at: f64,
+}
+
+#[derive(Default)]
+struct Timers {
+    next_id: u64,
+    entries: Vec<Entry>,
+    armed: Option<Armed>,
+    /// The one callback every arming passes to `setTimeout` (made once per thread).
+    callback: Option<Closure<dyn FnMut()>>,
+    /// The microtask that clears the timer once no sleep is left (see `Timers::remove`).
+    sweep: Option<Closure<dyn FnMut(JsValue)>>,
+    sweep_queued: bool,
+}
+
+thread_local! {
+    static TIMERS: std::cell::RefCell<Timers> = std::cell::RefCell::new(Timers::default());
+}
+
+impl Timers {
+    /// Registers (first poll) or refreshes a sleep; returns its id and whether it is over.
+    fn poll(&mut self, id: Option<u64>, ms: u64, waker: &std::task::Waker) -> (u64, bool) {
+        if let Some(id) = id {
+            return match self.entries.iter_mut().find(|e| e.id == id) {
+                Some(e) if e.fired => (id, true),
+                Some(e) => {
+                    if !e.waker.will_wake(waker) {
+                        e.waker = waker.clone();
+                    }
+                    (id, false)
+                }
+                // Removed (cannot happen while the future lives): over.
+                None => (id, true),
+            };
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let deadline = js_sys::Date::now() + ms as f64;
+        self.entries.push(Entry {
+            id,
+            deadline,
+            waker: waker.clone(),
+            fired: false,
+        });
+        if self.armed.as_ref().is_none_or(|a| deadline < a.at) {
+            self.arm(deadline);
+        }
+        (id, false)
+    }
+
+    fn remove(&mut self, id: u64) {
+        self.entries.retain(|e| e.id != id);
+        if self.armed.is_some() && self.idle() && !self.sweep_queued {
+            // Cleared at the next microtask if no sleep came meanwhile: the engine's next call
+            // usually starts in the same turn (the queue moves on synchronously), and its
+            // sleep then reuses the armed timer (a deadline later than the armed one needs no
+            // new timer) instead of a `clearTimeout` and a `setTimeout` per call.
+            let sweep = self
+                .sweep
+                .get_or_insert_with(|| Closure::<dyn FnMut(JsValue)>::new(|_| sweep()));
+            // A resolved promise's reaction, not `queueMicrotask`: Node wraps every
+            // `queueMicrotask` callback in an async resource, several times the cost.
+            let _ = js_sys::Promise::resolve(&JsValue::UNDEFINED).then(sweep);
+            self.sweep_queued = true;
+        }
+    }
+
+    /// No sleep waits (the entries left have fired and only wait to be dropped).
+    fn idle(&self) -> bool {
+        self.entries.iter().all(|e| e.fired)
+    }
+
+    /// (Re)arms the JS timer for `deadline`.
+    fn arm(&mut self, deadline: f64) {
+        if let Some(a) = self.armed.take() {
+            clear_timeout(&a.handle);
+        }
+        let callback = self
+            .callback
+            .get_or_insert_with(|| Closure::<dyn FnMut()>::new(on_timer));
+        let delay = (deadline - js_sys::Date::now()).max(0.0);
+        let handle = set_timeout(callback.as_ref().unchecked_ref(), delay);
+        self.armed = Some(Armed {
+            handle,
+            at: deadline,
+        });
+    }
+}
+
+/// Clears the armed timer if no sleep waits any more, so a finished call leaves nothing
+/// scheduled (and Node can exit).
+fn sweep() {
+    TIMERS.with(|t| {
+        let Ok(mut t) = t.try_borrow_mut() else {
+            return;
+        };
+        t.sweep_queued = false;
+        if t.idle() {
+            if let Some(a) = t.armed.take() {
+                clear_timeout(&a.handle);
+            }
+        }
+    });
+}
+
+/// The JS timer fired: every sleep due by the deadline it was armed for is over (the host
+/// waited at least that long, whatever `Date.now()` says); the timer is armed again for the
+/// earliest sleep left.
+fn on_timer() {
+    let wakers = TIMERS.with(|t| {
+        let Ok(mut t) = t.try_borrow_mut() else {
+            return Vec::new();
+        };
+        let due = t
+            .armed
+            .take()
+            .map_or(js_sys::Date::now(), |a| a.at)
+            .max(js_sys::Date::now());
+        let mut wakers = Vec::new();
+        for e in t
+            .entries
+            .iter_mut()
+            .filter(|e| !e.fired && e.deadline <= due)
+        {
+            e.fired = true;
+            wakers.push(e.waker.clone());
+        }
+        let next = t
+            .entries
+            .iter()
+            .filter(|e| !e.fired)
+            .map(|e| e.deadline)
+            .reduce(f64::min);
+        if let Some(next) = next {
+            t.arm(next);
+        }
+        wakers
+    });
+    // Woken outside the borrow: a waker may poll (and so register or drop sleeps) at once.
+    for w in wakers {
+        w.wake();
     }
 }

@@ -34,6 +34,38 @@ test('a JS provider streams text and reasoning into the engine and sees the buil
   ]);
   assert.equal(requests[0].model, 'in-page-model');
   assert.equal(requests[0].temperature, 0.3);
+  // The whole request, nothing more (optional fields the agent does not set are absent).
+  assert.deepEqual(requests[0], {
+    messages: requests[0].messages,
+    model: 'in-page-model',
+    temperature: 0.3,
+    tools: [],
+    agentName: 'local',
+    purpose: 'reply',
+  });
+});
+
+test('the request carries any text exactly (quotes, backslashes, controls, non-ASCII)', async () => {
+  const world = await AgentWorld.create({ name: name('Custom Text') });
+  const requests = [];
+  world.registerProvider({
+    async *stream(request) {
+      requests.push(request);
+      yield 'ok';
+    },
+  });
+  await world.addAgent({ name: 'Local', provider: 'custom', model: 'm', maxTokens: 64,
+    systemPrompt: 'Say "hi" \\ then\tstop\u0001.' });
+  const text = 'line "one"\nline \\two\\ \u0007 über 東京 😀 </script>';
+  await world.send(text);
+  await world.idle();
+  assert.equal(requests.length, 1);
+  assert.deepEqual(requests[0].messages, [
+    { role: 'system', content: 'Say "hi" \\ then\tstop\u0001.' },
+    { role: 'user', content: text },
+  ]);
+  assert.equal(requests[0].maxTokens, 64);
+  assert.equal('temperature' in requests[0], false);
 });
 
 test('stop() aborts the provider signal and calls the iterator return()', async () => {

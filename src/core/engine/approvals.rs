@@ -193,11 +193,33 @@ impl World {
                 self.cancel_records(vec![(rec, false)]);
                 return;
             }
+            // The agent's unsaved entries of the chat (its M, `State::unsaved`) go with the record.
+            let held: Vec<crate::core::engine::Unsaved> = match &rec.chat_id {
+                Some(cid) => self.st().unsaved_of(&agent.id, cid).cloned().collect(),
+                None => Vec::new(),
+            };
             let stored = match (&guard, &rec.chat_id) {
-                (Ok(_), Some(_)) => {
-                    let op = StoreOp::PutApproval(Box::new(rec.clone()));
-                    match self.persist_for(vec![op], Some(&agent.id)).await {
-                        Ok(()) => true,
+                (Ok(_), Some(cid)) => {
+                    let mut ops: Vec<StoreOp> = held
+                        .iter()
+                        .map(|u| StoreOp::AppendMemory {
+                            world_id: rec.world_id.clone(),
+                            chat_id: cid.clone(),
+                            agent_id: u.agent_id.clone(),
+                            entry: u.entry.clone(),
+                        })
+                        .collect();
+                    ops.push(StoreOp::PutApproval(Box::new(rec.clone())));
+                    match self.persist_for(ops, Some(&agent.id)).await {
+                        Ok(()) => {
+                            let ids: Vec<u64> = held.iter().map(|u| u.id).collect();
+                            let mut st = self.st_mut();
+                            st.saved(&ids);
+                            for u in held {
+                                st.remember(&u.agent_id, u.entry);
+                            }
+                            true
+                        }
                         // Another writer moved the world: the view was reloaded, check again.
                         Err(e) if self.replan_after(&e, &mut attempts) => continue,
                         Err(_) => false,

@@ -389,6 +389,10 @@ impl World {
                 a.agent.llm_call_count = 0;
                 a.agent.last_llm_call = None;
             }
+            // A running call's M (not written yet) goes too, as if it had been written.
+            let current = st.world.current_chat_id.clone();
+            st.unsaved
+                .retain(|u| !(u.agent_id == agent_id && Some(&u.chat_id) == current.as_ref()));
         }
         drop(_g);
         self.emit_all(vec![Event::World(WorldEvent::AgentUpdated { agent })]);

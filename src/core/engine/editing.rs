@@ -312,12 +312,13 @@ impl World {
         }
     }
 
-    /// Removes the entries of `ids` from every agent's RAM window.
+    /// Removes the entries of `ids` from every agent's RAM window (and the unsaved ones).
     pub(crate) fn forget(&self, ids: &[String]) {
         let mut st = self.st_mut();
         for a in &mut st.agents {
             a.memory.retain(|e| !ids.contains(&e.message_id));
         }
+        st.unsaved.retain(|u| !ids.contains(&u.entry.message_id));
     }
 
     /// The input of a regeneration: the agent's memory as it was before the old reply (up to

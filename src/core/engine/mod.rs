@@ -235,6 +235,23 @@ pub(crate) struct State {
     /// Ids of `approvals` whose record the store refused: pending in RAM only (kept across a
     /// reload of the view, lost on reopen).
     pub(crate) unstored: Vec<String>,
+    /// Memory entries of running calls not written yet (session mode on): the message M each
+    /// responding agent saved when its call left the queue (spec §5 step 1). They count as the
+    /// agent's memory (its LLM input holds them) and are written with that agent's next write
+    /// of the chat's memory, usually its reply, so a reply is one store batch instead of two;
+    /// a call that publishes nothing (failure, empty reply, dropped reply) writes them on its
+    /// own when it ends (`responder.rs`). Not in `AgentRt::memory`, which mirrors the store.
+    pub(crate) unsaved: Vec<Unsaved>,
+    pub(crate) next_unsaved: u64,
+}
+
+/// A memory entry waiting for its agent's next write (see `State::unsaved`).
+#[derive(Debug, Clone)]
+pub(crate) struct Unsaved {
+    pub(crate) id: u64,
+    pub(crate) agent_id: String,
+    pub(crate) chat_id: String,
+    pub(crate) entry: MemoryEntry,
 }
 
 impl State {
@@ -289,6 +306,24 @@ impl State {
             while a.memory.len() > cap {
                 a.memory.pop_front();
             }
+        }
+    }
+
+    /// The unsaved entries of `agent_id` in chat `chat_id`, oldest first.
+    pub(crate) fn unsaved_of<'a>(
+        &'a self,
+        agent_id: &'a str,
+        chat_id: &'a str,
+    ) -> impl Iterator<Item = &'a Unsaved> + 'a {
+        self.unsaved
+            .iter()
+            .filter(move |u| u.agent_id == agent_id && u.chat_id == chat_id)
+    }
+
+    /// Marks entries written (or dropped): they leave `unsaved`.
+    pub(crate) fn saved(&mut self, ids: &[u64]) {
+        if !ids.is_empty() {
+            self.unsaved.retain(|u| !ids.contains(&u.id));
         }
     }
 
@@ -374,6 +409,8 @@ impl World {
                     no_chat_left,
                     approvals,
                     unstored: Vec::new(),
+                    unsaved: Vec::new(),
+                    next_unsaved: 1,
                 }),
                 lock: WriteLock::default(),
                 seen_rev: Cell::new(rev),
@@ -621,9 +658,16 @@ impl World {
     /// The agent's memory window of the current chat (oldest first).
     pub fn agent_memory(&self, id: &str) -> Option<Vec<MemoryEntry>> {
         let st = self.st();
-        st.agent_index(id)
-            .and_then(|i| st.agents.get(i))
-            .map(|a| a.memory.iter().cloned().collect())
+        let a = st.agent_index(id).and_then(|i| st.agents.get(i))?;
+        // With the entries of a running call not written yet (`State::unsaved`), newest last,
+        // cut to the window: what the agent's next input starts from.
+        let mut all: Vec<MemoryEntry> = a.memory.iter().cloned().collect();
+        if let Some(cid) = st.world.current_chat_id.as_deref() {
+            all.extend(st.unsaved_of(id, cid).map(|u| u.entry.clone()));
+        }
+        let skip = all.len().saturating_sub(st.history_limit(&a.agent));
+        all.drain(..skip);
+        Some(all)
     }
 
     /// Cancels queued and running calls whose `(agent id, chat id)` matches `pred`. Queued reply

@@ -10,6 +10,15 @@
 //! with `partialContent`, system `error`, an `interrupted` message in session mode) or the reply
 //! pipeline: clean → world tag → self-mentions → auto-mention → save and publish.
 //!
+//! One write per reply: in session mode M joins the agent's memory in RAM when the call leaves
+//! the queue (it is in the input, and in `agent_memory`), but it is written to the store with
+//! the agent's next batch of the chat: the reply (M, the reply's entry, the message and the
+//! chat in one batch), or a tool step's group, or an approval's record, or the interrupted
+//! message of a failed call. A call that ends with none of these (a failure with nothing
+//! streamed, an empty reply, a reply dropped because its chat was left) writes M alone when it
+//! ends. So M stays in memory however the call ends (spec §5 step 5), as before; a page closed
+//! while the call runs keeps neither M nor the reply.
+//!
 //! A call whose chat was left (new/load chat, session mode off, another tab's switch) keeps the
 //! text it had streamed as an `interrupted` message in that chat, never in the current one
 //! (spec §4: nothing the user saw is lost); when the chat was deleted, nothing is kept.
@@ -17,8 +26,10 @@
 //! Choices where the spec is silent:
 //! - A reply that completes just as its chat is left has had its SSE `end`, but is dropped (the
 //!   check is made under the write lock when publishing).
-//! - If saving M to memory fails, the LLM is not called; the turn is spent and the failure is
-//!   reported as SSE `error` and system `error` with `storage_error`.
+//! - If the write lock cannot be taken when the call starts (the view could not be brought up
+//!   to date), the LLM is not called; the turn is spent and the failure is reported as SSE
+//!   `error` and system `error` with `storage_error`. If the reply's batch fails, the failure
+//!   is reported (`storage_error`), the reply is not published, and M is written on its own.
 //! - An LLM title call with no reply yet (no agent answered) sends the `User:` line alone.
 //! - When several human messages arrive before the world is idle, the LLM title is asked for
 //!   the last of them (and the first reply to it).
@@ -32,7 +43,7 @@ use std::task::{Context, Poll};
 
 use crate::core::engine::routing::{Edit, Outgoing};
 use crate::core::engine::steps::StepsOutcome;
-use crate::core::engine::{Flight, Job, JobKind, World};
+use crate::core::engine::{Flight, Job, JobKind, Unsaved, World};
 use crate::core::events::{Event, SseEvent, SseType, SystemEvent, WorldEvent};
 use crate::core::ids::normalize_id;
 use crate::core::llm::types::{
@@ -324,12 +335,12 @@ impl World {
                 tool_name: None,
             };
             if let Err(e) = self
-                .save_memory(job.chat_id.as_deref(), agent_id, entry)
+                .hold_memory(job.chat_id.as_deref(), agent_id, entry)
                 .await
             {
-                // Without M in memory the input would be wrong: the call is not made (its turn is
-                // spent, like any failed call) and the storage failure is reported on both topics.
-                // (`persist` and the write lock already emitted the `system` event of a storage
+                // Without an up-to-date view the input would be wrong: the call is not made (its
+                // turn is spent, like any failed call) and the storage failure is reported on
+                // both topics. (The write lock already emitted the `system` event of a storage
                 // failure.)
                 self.emit_all(vec![Event::Sse(SseEvent {
                     error: Some(e.to_string()),
@@ -350,6 +361,8 @@ impl World {
             .await;
         self.finish_reply(job, &agent, trigger, reply_id, result, steps)
             .await;
+        // M, when nothing carried it (no reply, no tool step published or saved).
+        self.save_unsaved(job.chat_id.as_deref(), agent_id).await;
     }
 
     /// What follows the steps of a reply (new or resumed): a pending approval (the reply waits,
@@ -525,49 +538,96 @@ impl World {
         }
     }
 
-    /// Saves a memory entry (RAM, and the store in session mode) under the write lock. Entries
-    /// for a chat that is no longer current are dropped.
-    async fn save_memory(
+    /// Step 1: M joins the agent's memory, under the write lock (so the view is up to date
+    /// with other writers before the input is built). With session mode on it is not written
+    /// now but held in `State::unsaved` (it is in the input all the same) and written with the
+    /// agent's next write of the chat's memory: the reply, a tool step, or, if the call
+    /// publishes nothing, [`World::save_unsaved`] when the call ends. Entries for a chat that
+    /// is no longer current are dropped.
+    async fn hold_memory(
         &self,
         chat_id: Option<&str>,
         agent_id: &str,
         entry: MemoryEntry,
     ) -> Result<(), crate::core::error::WorldError> {
-        replanned!(
-            self,
-            self.save_memory_once(chat_id, agent_id, entry.clone())
-        )
-    }
-
-    /// One attempt of [`World::save_memory`] (see `replanned!`).
-    async fn save_memory_once(
-        &self,
-        chat_id: Option<&str>,
-        agent_id: &str,
-        entry: MemoryEntry,
-    ) -> Result<(), crate::core::error::WorldError> {
+        // RAM only: nothing is written here, so there is nothing to plan again.
         let _g = self.write_lock_for(Some(agent_id)).await?;
-        let (world_id, current) = {
-            let st = self.st();
-            (st.world.id.clone(), st.world.current_chat_id.clone())
-        };
-        if current.as_deref() != chat_id {
+        let mut st = self.st_mut();
+        if st.world.current_chat_id.as_deref() != chat_id {
             return Ok(());
         }
-        if let Some(cid) = chat_id {
-            self.persist_for(
-                vec![StoreOp::AppendMemory {
-                    world_id,
-                    chat_id: cid.to_string(),
+        match chat_id {
+            Some(cid) => {
+                let id = st.next_unsaved;
+                st.next_unsaved += 1;
+                st.unsaved.push(Unsaved {
+                    id,
                     agent_id: agent_id.to_string(),
-                    entry: entry.clone(),
-                }],
-                Some(agent_id),
-            )
-            .await?;
+                    chat_id: cid.to_string(),
+                    entry,
+                });
+            }
+            None => st.remember(agent_id, entry),
         }
-        self.st_mut().remember(agent_id, entry);
         Ok(())
+    }
+
+    /// Writes the entries of `agent_id` in chat `chat_id` still unsaved when its call ends
+    /// (one batch; nothing when its reply or a tool step carried them): to the chat's memory
+    /// in the store, and to the RAM window when the chat is still current. A chat left
+    /// meanwhile gets them in the store only (spec §5 step 5: M stays in memory however the
+    /// call ends); a deleted chat drops them. A storage failure is reported (as a `system`
+    /// `error`) and drops them.
+    pub(crate) async fn save_unsaved(&self, chat_id: Option<&str>, agent_id: &str) {
+        let Some(cid) = chat_id else { return };
+        if self.st().unsaved_of(agent_id, cid).next().is_none() {
+            return;
+        }
+        let mut attempts = 0;
+        loop {
+            let Ok(_g) = self.write_lock_for(Some(agent_id)).await else {
+                return;
+            };
+            let (world_id, current, exists, held) = {
+                let st = self.st();
+                let held: Vec<Unsaved> = st.unsaved_of(agent_id, cid).cloned().collect();
+                (
+                    st.world.id.clone(),
+                    st.world.current_chat_id.as_deref() == Some(cid),
+                    // A deleted chat, or a removed agent: nothing of it is kept.
+                    st.chats.iter().any(|c| c.id == cid) && st.agent_index(agent_id).is_some(),
+                    held,
+                )
+            };
+            let ids: Vec<u64> = held.iter().map(|u| u.id).collect();
+            let written = if exists && !held.is_empty() {
+                let ops = held
+                    .iter()
+                    .map(|u| StoreOp::AppendMemory {
+                        world_id: world_id.clone(),
+                        chat_id: cid.to_string(),
+                        agent_id: agent_id.to_string(),
+                        entry: u.entry.clone(),
+                    })
+                    .collect();
+                match self.persist_for(ops, Some(agent_id)).await {
+                    Ok(()) => true,
+                    // Another writer moved the world: the view was reloaded, plan again.
+                    Err(e) if self.replan_after(&e, &mut attempts) => continue,
+                    Err(_) => false,
+                }
+            } else {
+                false
+            };
+            let mut st = self.st_mut();
+            st.saved(&ids);
+            if written && current {
+                for u in held {
+                    st.remember(agent_id, u.entry);
+                }
+            }
+            return;
+        }
     }
 
     /// Step 2: system prompt + the last `historyLimit` memory entries (M last). The window then
@@ -577,15 +637,23 @@ impl World {
     pub(crate) fn llm_input(&self, agent: &Agent) -> Vec<ChatMessage> {
         let st = self.st();
         let n = st.history_limit(agent);
-        let mem: Vec<&MemoryEntry> = st
+        let saved = st
             .agent_index(&agent.id)
             .and_then(|i| st.agents.get(i))
-            .map(|a| {
-                let skip = a.memory.len().saturating_sub(n);
-                a.memory.iter().skip(skip).collect()
-            })
-            .unwrap_or_default();
-        input_from(agent, &mem)
+            .map(|a| a.memory.iter())
+            .into_iter()
+            .flatten();
+        // Entries not written yet (`State::unsaved`) are the newest of the agent's memory.
+        let unsaved = st
+            .world
+            .current_chat_id
+            .as_deref()
+            .into_iter()
+            .flat_map(|cid| st.unsaved_of(&agent.id, cid))
+            .map(|u| &u.entry);
+        let all: Vec<&MemoryEntry> = saved.chain(unsaved).collect();
+        let skip = all.len().saturating_sub(n);
+        input_from(agent, all.get(skip..).unwrap_or(&[]))
     }
 
     async fn run_title(&self, job: &Job) {

@@ -12,12 +12,14 @@
 use crate::core::engine::shared::replanned;
 use std::collections::VecDeque;
 
-use crate::core::engine::{Job, JobKind, State, TitleCandidate, World};
+use crate::core::engine::{Job, JobKind, State, TitleCandidate, Unsaved, World};
 use crate::core::error::WorldError;
 use crate::core::events::{Decision, Event, SystemEvent, UnansweredReason};
 use crate::core::ids::normalize_id;
 use crate::core::llm_client::CancelToken;
-use crate::core::mentions::{all_mentions, line_start_mentions, sender_type, SenderType};
+use crate::core::mentions::{
+    all_mentions, is_space, line_start_mentions, sender_type, sender_type_of_id, SenderType,
+};
 use crate::core::model::{
     validate_content, validate_sender, Chat, MemoryEntry, Message, MessageKind, Timestamp,
     TitleSource,
@@ -34,30 +36,29 @@ pub const HUMAN: &str = "HUMAN";
 fn unanswered(
     st: &State,
     msg: &Message,
-    stype: SenderType,
+    parsed: &Parsed,
     jobs: &[Job],
     notices: &[Outgoing],
 ) -> Option<SystemEvent> {
-    if stype != SenderType::Human || msg.kind != MessageKind::Message {
+    if parsed.stype != SenderType::Human || msg.kind != MessageKind::Message {
         return None;
     }
     if !jobs.is_empty() || !notices.is_empty() {
         return None;
     }
-    let line_start = line_start_mentions(&msg.content);
+    let line_start = &parsed.line_start;
     let (reason, mentions) = if st.agents.is_empty() {
         (UnansweredReason::NoAgents, all_mentions(&msg.content))
     } else if !line_start.is_empty() {
         if line_start.iter().any(|m| st.agent_index(m).is_some()) {
             return None; // a named agent declined for another reason (queue full)
         }
-        (UnansweredReason::UnknownMention, line_start)
+        (UnansweredReason::UnknownMention, line_start.clone())
     } else {
-        let any = all_mentions(&msg.content);
-        if any.is_empty() {
+        if parsed.any.is_empty() {
             return None; // public: every agent answers unless the queue is full
         }
-        (UnansweredReason::MidLineMention, any)
+        (UnansweredReason::MidLineMention, parsed.any.clone())
     };
     Some(SystemEvent::Unanswered {
         message_id: msg.message_id.clone(),
@@ -97,12 +98,53 @@ pub(crate) enum Edit {
     AfterRemoving { removed: Vec<String> },
 }
 
-/// Why an agent does or does not respond (spec §4 rules 1–7).
+/// What routing reads of a message, parsed once per message rather than once per agent: the
+/// sender's id and type and the mentions (NFC-normalised ids; each parse walks the content).
+pub(crate) struct Parsed {
+    sender_id: String,
+    stype: SenderType,
+    /// Line-start mentions (humans and agents only: the other senders' rules do not read them).
+    line_start: Vec<String>,
+    /// Every mention, for a human message without line-start mentions (else not needed).
+    any: Vec<String>,
+}
+
+impl Parsed {
+    pub(crate) fn of(msg: &Message) -> Self {
+        let sender_id = normalize_id(&msg.sender);
+        let stype = if msg.sender.trim_matches(is_space).len() == msg.sender.len() {
+            sender_type_of_id(&sender_id)
+        } else {
+            sender_type(Some(&msg.sender))
+        };
+        let reads_mentions = msg.kind == MessageKind::Message
+            && matches!(stype, SenderType::Human | SenderType::Agent);
+        let line_start = if reads_mentions {
+            line_start_mentions(&msg.content)
+        } else {
+            Vec::new()
+        };
+        let any = if reads_mentions && stype == SenderType::Human && line_start.is_empty() {
+            all_mentions(&msg.content)
+        } else {
+            Vec::new()
+        };
+        Self {
+            sender_id,
+            stype,
+            line_start,
+            any,
+        }
+    }
+}
+
+/// Why an agent does or does not respond (spec §4 rules 1–7). `parsed` is [`Parsed::of`] `msg`.
 pub(crate) fn decide(
     agent_id: &str,
     llm_call_count: u32,
     turn_limit: u32,
     msg: &Message,
+    parsed: &Parsed,
 ) -> (Decision, String) {
     let mentions_list = |v: &[String]| {
         v.iter()
@@ -110,7 +152,7 @@ pub(crate) fn decide(
             .collect::<Vec<_>>()
             .join(", ")
     };
-    if normalize_id(&msg.sender) == agent_id {
+    if parsed.sender_id == agent_id {
         return (Decision::Ignore, "own message".to_string());
     }
     if msg.kind != MessageKind::Message {
@@ -119,7 +161,7 @@ pub(crate) fn decide(
             "engine notices are never answered".to_string(),
         );
     }
-    let yes = match sender_type(Some(&msg.sender)) {
+    let yes = match parsed.stype {
         SenderType::System => {
             return (
                 Decision::Ignore,
@@ -128,21 +170,18 @@ pub(crate) fn decide(
         }
         SenderType::World => "world messages are answered by every agent".to_string(),
         SenderType::Human => {
-            let ls = line_start_mentions(&msg.content);
+            let ls = &parsed.line_start;
             if !ls.is_empty() {
                 if ls.iter().any(|m| m == agent_id) {
                     format!("mentioned at the start of a line by {}", msg.sender)
                 } else {
                     return (
                         Decision::Ignore,
-                        format!(
-                            "not mentioned: the message addresses {}",
-                            mentions_list(&ls)
-                        ),
+                        format!("not mentioned: the message addresses {}", mentions_list(ls)),
                     );
                 }
             } else {
-                let any = all_mentions(&msg.content);
+                let any = &parsed.any;
                 if any.is_empty() {
                     "public message from a human".to_string()
                 } else {
@@ -150,14 +189,14 @@ pub(crate) fn decide(
                         Decision::Ignore,
                         format!(
                             "not public: the message mentions {} but not at the start of a line",
-                            mentions_list(&any)
+                            mentions_list(any)
                         ),
                     );
                 }
             }
         }
         SenderType::Agent => {
-            let ls = line_start_mentions(&msg.content);
+            let ls = &parsed.line_start;
             if ls.iter().any(|m| m == agent_id) {
                 format!("mentioned at the start of a line by agent {}", msg.sender)
             } else if ls.is_empty() {
@@ -171,10 +210,7 @@ pub(crate) fn decide(
             } else {
                 return (
                     Decision::Ignore,
-                    format!(
-                        "not mentioned: the message addresses {}",
-                        mentions_list(&ls)
-                    ),
+                    format!("not mentioned: the message addresses {}", mentions_list(ls)),
                 );
             }
         }
@@ -198,12 +234,17 @@ pub(crate) fn turn_limit_notice(turn_limit: u32) -> String {
 /// Everything publishing one message changes, computed before anything is written.
 struct Plan {
     msg: Message,
+    /// The sender's id (normalised once, see [`Parsed`]).
+    sender_id: String,
     ops: Vec<StoreOp>,
     /// `(agent id, llmCallCount, lastLLMCall)` after the change.
     counters: Vec<(String, u32, Option<Timestamp>)>,
     jobs: Vec<Job>,
     chat: Option<Chat>,
+    /// With the message's own entries: the `State::unsaved` entries the batch writes (first).
     memory: Vec<(String, MemoryEntry)>,
+    /// The ids of those unsaved entries.
+    flushed: Vec<u64>,
     title: Option<Option<TitleCandidate>>,
     events: Vec<Event>,
     notices: Vec<Outgoing>,
@@ -328,10 +369,11 @@ impl World {
                     *c = chat;
                 }
             }
+            st.saved(&plan.flushed);
             for (agent, entry) in plan.memory {
                 st.remember(&agent, entry);
             }
-            if let Some(i) = st.agent_index(&normalize_id(&plan.msg.sender)) {
+            if let Some(i) = st.agent_index(&plan.sender_id) {
                 if let Some(a) = st.agents.get_mut(i) {
                     a.agent.last_active = now;
                 }
@@ -376,26 +418,39 @@ impl World {
         chat_id: &str,
     ) -> Result<Option<Message>, WorldError> {
         let now = self.now();
-        let (mut chat, world_id, updated_at) = {
+        let (mut chat, world_id, updated_at, held) = {
             let st = self.st();
             let Some(chat) = st.chats.iter().find(|c| c.id == chat_id).cloned() else {
                 return Ok(None); // deleted: nothing of it is kept
             };
-            (chat, st.world.id.clone(), st.chat_update_time(now))
+            // The agent's unsaved entries of that chat (its M) go with its message, to the
+            // store only: the RAM windows are the current chat's.
+            let sender = normalize_id(&out.msg.sender);
+            let held: Vec<Unsaved> = st.unsaved_of(&sender, chat_id).cloned().collect();
+            (chat, st.world.id.clone(), st.chat_update_time(now), held)
         };
         let mut msg = out.msg;
         msg.chat_id = Some(chat_id.to_string());
         chat.message_count += 1;
         chat.updated_at = updated_at;
-        self.persist(vec![
-            StoreOp::AppendMessage {
-                world_id,
+        let mut ops: Vec<StoreOp> = held
+            .iter()
+            .map(|u| StoreOp::AppendMemory {
+                world_id: world_id.clone(),
                 chat_id: chat_id.to_string(),
-                message: msg.clone(),
-            },
-            StoreOp::PutChat(chat.clone()),
-        ])
-        .await?;
+                agent_id: u.agent_id.clone(),
+                entry: u.entry.clone(),
+            })
+            .collect();
+        ops.push(StoreOp::AppendMessage {
+            world_id,
+            chat_id: chat_id.to_string(),
+            message: msg.clone(),
+        });
+        ops.push(StoreOp::PutChat(chat.clone()));
+        self.persist(ops).await?;
+        let ids: Vec<u64> = held.iter().map(|u| u.id).collect();
+        self.st_mut().saved(&ids);
         let saved = SystemEvent::ChatSaved {
             chat_id: chat.id.clone(),
             message_count: chat.message_count,
@@ -426,10 +481,14 @@ impl World {
         let chat = new_chat.or_else(|| st.current_chat().cloned());
         msg.chat_id = chat.as_ref().map(|c| c.id.clone());
         let session = chat.is_some();
-        let stype = sender_type(Some(&msg.sender));
+        let parsed = Parsed::of(&msg);
+        let stype = parsed.stype;
         events.push(Event::Message(msg.clone()));
         let mut title = None;
         let mut new_chat = None;
+        let mut flushed = Vec::new();
+        let mut memory = Vec::new();
+        let mut own_memory = out.memory;
 
         if let Some(mut c) = chat.clone() {
             match &out.edit {
@@ -470,7 +529,16 @@ impl World {
                     c.message_count = c.message_count.saturating_sub(n) + 1;
                 }
             }
-            for (agent, entry) in &out.memory {
+            // A message of an agent carries the agent's unsaved entries of this chat (its M:
+            // `State::unsaved`), written before the message's own entries.
+            if stype == SenderType::Agent {
+                for u in st.unsaved_of(&parsed.sender_id, &c.id) {
+                    flushed.push(u.id);
+                    memory.push((u.agent_id.clone(), u.entry.clone()));
+                }
+            }
+            memory.append(&mut own_memory);
+            for (agent, entry) in &memory {
                 ops.push(StoreOp::AppendMemory {
                     world_id: world_id.clone(),
                     chat_id: c.id.clone(),
@@ -517,7 +585,7 @@ impl World {
                     && msg.reply_to_message_id.as_deref() == Some(cand.human_id.as_str())
                 {
                     let mut cand = cand.clone();
-                    cand.reply = Some((normalize_id(&msg.sender), msg.content.clone()));
+                    cand.reply = Some((parsed.sender_id.clone(), msg.content.clone()));
                     title = Some(Some(cand));
                 }
             }
@@ -540,7 +608,7 @@ impl World {
                 count = 0;
                 changed = true;
             }
-            let (mut decision, mut reason) = decide(id, count, turn_limit, &msg);
+            let (mut decision, mut reason) = decide(id, count, turn_limit, &msg, &parsed);
             match decision {
                 Decision::Respond => {
                     if st.queue.len() + jobs.len() >= st.queue_limit {
@@ -622,19 +690,23 @@ impl World {
                 }
             }
         }
-        if let Some(e) = unanswered(st, &msg, stype, &jobs, &notices) {
+        if let Some(e) = unanswered(st, &msg, &parsed, &jobs, &notices) {
             events.push(Event::System(e));
         }
         if !session {
             ops.clear();
         }
+        // Session mode off: RAM only (nothing is unsaved then).
+        memory.append(&mut own_memory);
         Plan {
             msg,
+            sender_id: parsed.sender_id,
             ops,
             counters,
             jobs,
             chat: new_chat,
-            memory: out.memory,
+            memory,
+            flushed,
             title,
             events,
             notices,

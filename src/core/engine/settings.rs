@@ -193,7 +193,12 @@ impl World {
         .await?;
         self.cancel_jobs(&|call| call.agent_id == Some(id));
         self.cancel_approvals(&|a| a.agent_id == id);
-        self.st_mut().agents.retain(|a| a.agent.id != id);
+        {
+            let mut st = self.st_mut();
+            st.agents.retain(|a| a.agent.id != id);
+            // Its running call's M (not written yet) goes with its memory.
+            st.unsaved.retain(|u| u.agent_id != id);
+        }
         self.inner.runtime.borrow_mut().instructions.remove(id);
         drop(_g);
         self.emit_all(vec![Event::World(WorldEvent::AgentRemoved {

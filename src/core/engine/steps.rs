@@ -631,7 +631,8 @@ impl World {
     }
 
     /// Saves one step's memory entries in one batch (RAM, and the store in session mode) under
-    /// the write lock; entries for a chat that is no longer current are dropped.
+    /// the write lock, after the agent's unsaved entries of the chat (its M, `State::unsaved`);
+    /// entries for a chat that is no longer current are dropped.
     async fn save_group(
         &self,
         chat_id: Option<&str>,
@@ -659,8 +660,17 @@ impl World {
         if current.as_deref() != chat_id {
             return Ok(());
         }
+        let mut flushed = Vec::new();
+        let mut all = Vec::new();
         if let Some(cid) = chat_id {
-            let ops = entries
+            for u in self.st().unsaved_of(agent_id, cid) {
+                flushed.push(u.id);
+                all.push(u.entry.clone());
+            }
+        }
+        all.extend(entries);
+        if let Some(cid) = chat_id {
+            let ops = all
                 .iter()
                 .map(|entry| StoreOp::AppendMemory {
                     world_id: world_id.clone(),
@@ -672,7 +682,8 @@ impl World {
             self.persist_for(ops, Some(agent_id)).await?;
         }
         let mut st = self.st_mut();
-        for e in entries {
+        st.saved(&flushed);
+        for e in all {
             st.remember(agent_id, e);
         }
         Ok(())
