@@ -13,7 +13,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::core::engine::World;
-use crate::core::events::{Event, SubscriptionId, Topic};
+use crate::core::events::{Event, SseEvent, SseType, SubscriptionId, Topic};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_EVENTS: &'static str = r#"
@@ -39,6 +39,103 @@ export interface AgentWorld {
   events(options?: EventsOptions): AsyncIterableIterator<TopicEvent>;
 }
 "#;
+
+/// The JS object a callback gets for `event`: a fresh plain object per call (a listener may keep
+/// it: `events()` buffers them), shaped exactly as the serde form (spec §8).
+pub(crate) fn event_payload(event: &Event) -> Result<JsValue, JsValue> {
+    use crate::bindings::world::to_js;
+    match event {
+        Event::Sse(e) => match stream_piece(e) {
+            Some((kind, content)) => Ok(piece_object(kind, &e.agent_name, &e.message_id, content)),
+            None => to_js(e),
+        },
+        Event::Message(m) => to_js(m),
+        Event::System(e) => to_js(e),
+        Event::World(e) => to_js(e),
+    }
+}
+
+/// A `chunk` or `reasoning` event with `content` and nothing else: the events of a streamed
+/// reply, one per token, the only ones frequent enough to deserve their own path.
+fn stream_piece(e: &SseEvent) -> Option<(SseType, &str)> {
+    let only_content = e.error.is_none()
+        && e.partial_content.is_none()
+        && e.usage.is_none()
+        && e.tool_call_id.is_none()
+        && e.tool_name.is_none()
+        && e.args.is_none()
+        && e.result.is_none();
+    match (e.kind, &e.content) {
+        (SseType::Chunk | SseType::Reasoning, Some(content)) if only_content => {
+            Some((e.kind, content))
+        }
+        _ => None,
+    }
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// The host's `JSON.parse` over a string the glue decodes from wasm memory: one crossing
+    /// for a whole object. No `catch`: it is only given JSON that serde_json wrote.
+    #[wasm_bindgen(js_namespace = JSON, js_name = parse)]
+    fn parse_json(text: &str) -> JsValue;
+}
+
+thread_local! {
+    /// The text of the last piece's object, reused (capacity kept) for the next one.
+    static PIECE_TEXT: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// `{type, agentName, messageId, content}` (the serde path's object, same key order) built as
+/// one JSON text and parsed by the host: building it property by property crossed the JS
+/// boundary five times and decoded four strings, a large share of a streamed token's cost.
+fn piece_object(kind: SseType, agent: &str, message: &str, content: &str) -> JsValue {
+    PIECE_TEXT.with(|text| {
+        let mut text = text.borrow_mut();
+        text.clear();
+        text.push_str(if kind == SseType::Chunk {
+            r#"{"type":"chunk","agentName":"#
+        } else {
+            r#"{"type":"reasoning","agentName":"#
+        });
+        for (value, next) in [
+            (agent, r#","messageId":"#),
+            (message, r#","content":"#),
+            (content, "}"),
+        ] {
+            push_json_string(&mut text, value);
+            text.push_str(next);
+        }
+        parse_json(&text)
+    })
+}
+
+/// Appends `value` as a JSON string literal (quotes, backslashes and control characters
+/// escaped; everything else as is, which JSON allows).
+fn push_json_string(out: &mut String, value: &str) {
+    out.push('"');
+    let mut plain = 0;
+    for (i, b) in value.bytes().enumerate() {
+        let escape = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&value[plain..i]);
+        if escape.is_empty() {
+            out.push_str(&format!("\\u{b:04x}"));
+        } else {
+            out.push_str(escape);
+        }
+        plain = i + 1;
+    }
+    out.push_str(&value[plain..]);
+    out.push('"');
+}
 
 #[derive(Default)]
 struct State {

@@ -12,6 +12,7 @@ use wasm_bindgen::JsCast;
 use crate::bindings::error::{
     agent_world_error, from_llm_error, from_world_error, invalid_argument,
 };
+use crate::bindings::events::event_payload;
 use crate::bindings::input::{get, is_plain_object, read_object};
 use crate::bindings::storage::CommonOptions;
 use crate::bindings::types::{or_undefined, PageOptionsArg, SendOptionsArg, StorageOptionsArg};
@@ -978,15 +979,6 @@ fn parse_topic(topic: &str) -> Result<Topic, JsValue> {
             ))
         }
     })
-}
-
-fn event_payload(event: &Event) -> Result<JsValue, JsValue> {
-    match event {
-        Event::Message(m) => to_js(m),
-        Event::Sse(e) => to_js(e),
-        Event::System(e) => to_js(e),
-        Event::World(e) => to_js(e),
-    }
 }
 
 fn read_page(options: &JsValue) -> Result<(Option<String>, usize), JsValue> {

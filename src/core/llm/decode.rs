@@ -256,20 +256,33 @@ impl<H: FrameHandler> FramedDecoder<H> {
             provider: provider.to_string(),
             message: e.to_string(),
         };
-        let frames: Vec<(String, String)> = match &mut self.framing {
+        let handler = &mut self.handler;
+        let lines: Vec<String> = match &mut self.framing {
             Framing::Sse(p) => {
-                let mut events = p.feed(bytes).map_err(too_large)?;
+                // Each frame goes to the handler as the parser completes it, from the parser's
+                // reused buffers. After `Done` or an error the rest of the slice is ignored.
+                let mut outcome = Ok(());
+                let mut on_frame = |event: &str, data: &str| {
+                    if outcome.is_ok() && !ended(out) {
+                        outcome = handler.frame(event, data, out);
+                    }
+                };
+                p.feed_each(bytes, &mut on_frame).map_err(too_large)?;
                 if at_end {
-                    events.extend(p.finish().map_err(too_large)?);
+                    p.finish_each(&mut on_frame).map_err(too_large)?;
                 }
-                events.into_iter().map(|e| (e.event, e.data)).collect()
+                outcome?;
+                if at_end && !ended(out) {
+                    handler.end(out)?;
+                }
+                return Ok(());
             }
             Framing::Ndjson(s) => {
                 let mut lines = s.feed(bytes).map_err(too_large)?;
                 if at_end {
                     lines.extend(s.finish());
                 }
-                lines.into_iter().map(|l| (String::new(), l)).collect()
+                lines
             }
             Framing::Buffered(buf) => {
                 if buf.len() + bytes.len() > MAX_FRAME_BYTES {
@@ -281,19 +294,19 @@ impl<H: FrameHandler> FramedDecoder<H> {
                 if at_end {
                     let body = String::from_utf8_lossy(buf).into_owned();
                     let body = body.trim_start_matches('\u{feff}');
-                    self.handler.body(body, out)?;
+                    handler.body(body, out)?;
                 }
                 return Ok(());
             }
         };
-        for (event, data) in frames {
-            self.handler.frame(&event, &data, out)?;
-            if has_done(out) {
+        for data in lines {
+            handler.frame("", &data, out)?;
+            if ended(out) {
                 return Ok(());
             }
         }
         if at_end {
-            self.handler.end(out)?;
+            handler.end(out)?;
         }
         Ok(())
     }
@@ -319,8 +332,9 @@ fn is_done(e: &LlmEvent) -> bool {
     matches!(e, LlmEvent::Done { .. })
 }
 
-fn has_done(out: &[LlmEvent]) -> bool {
-    out.iter().any(is_done)
+/// Whether `out` ends with `Done`: a handler emits nothing after it, so the last event says.
+fn ended(out: &[LlmEvent]) -> bool {
+    out.last().is_some_and(is_done)
 }
 
 impl<H: FrameHandler> StreamDecoder for FramedDecoder<H> {

@@ -21,6 +21,7 @@ pub mod types;
 
 mod anthropic;
 mod google;
+mod json_scan;
 mod ollama;
 mod openai;
 mod tool_codec;
