@@ -256,7 +256,10 @@ impl<'a> Scan<'a> {
                 _ => {
                     // Copy the run up to the next quote or escape in one go.
                     let from = i;
-                    while b.get(i).is_some_and(|&c| c != b'"' && c != b'\\' && c >= 0x20) {
+                    while b
+                        .get(i)
+                        .is_some_and(|&c| c != b'"' && c != b'\\' && c >= 0x20)
+                    {
                         i += 1;
                     }
                     out.push_str(text.get(from..i)?);
@@ -294,7 +297,10 @@ mod tests {
             "{\"a\" : 1 , \"b\":[ {} , [] ]}",
         ] {
             assert!(skips(text), "{text}");
-            assert!(serde_json::from_str::<serde_json::Value>(text).is_ok(), "{text}");
+            assert!(
+                serde_json::from_str::<serde_json::Value>(text).is_ok(),
+                "{text}"
+            );
         }
         for text in [
             "{\"a\":1,}",
@@ -313,7 +319,10 @@ mod tests {
             "\"open",
         ] {
             assert!(!skips(text), "{text}");
-            assert!(serde_json::from_str::<serde_json::Value>(text).is_err(), "{text}");
+            assert!(
+                serde_json::from_str::<serde_json::Value>(text).is_err(),
+                "{text}"
+            );
         }
     }
 

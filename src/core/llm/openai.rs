@@ -27,14 +27,22 @@ use std::borrow::Cow;
 
 use serde_json::{json, Map, Value};
 
-use super::decode::{count_of, str_of, Ctx, FrameHandler};
-use super::encode::{encode_component, json_post, put, temperature};
 use super::errors::json_error_message;
 use super::http::HttpRequest;
 use super::json_scan::Scan;
 use super::provider::{ProviderConfig, ProviderKind};
 use super::tool_codec::{self, OpenAiCalls};
 use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Usage};
+use super::wire::{
+    count_of, encode_component, json_post, put, str_of, temperature, Codec, Ctx, FrameHandler, Wire,
+};
+
+/// This provider's entry in the codec table (`codecs.rs`).
+pub(crate) const CODEC: Codec = Codec {
+    encode,
+    decoder: |ctx| Box::new(Handler::new(ctx)),
+    wire: Wire::Sse,
+};
 
 pub(crate) fn encode(
     kind: ProviderKind,
@@ -42,6 +50,7 @@ pub(crate) fn encode(
     config: &ProviderConfig,
     settings: &CallSettings,
     messages: &[ChatMessage],
+    _browser_like: bool,
 ) -> HttpRequest {
     let mut body = Map::new();
     if !settings.model.trim().is_empty() {
