@@ -84,58 +84,57 @@ extern "C" {
     fn set(this: &Fields, key: &JsValue, value: &JsValue);
 }
 
-/// The JS strings every streamed piece repeats: its keys, its two types, and the agent and
-/// message ids of the reply being streamed (the same for every piece of a reply).
-struct PieceStrings {
-    keys: [JsValue; 4],
-    chunk: JsValue,
-    reasoning: JsValue,
-    agent: RefCell<(String, JsValue)>,
-    message: RefCell<(String, JsValue)>,
+/// What every piece of the reply being streamed repeats: `{type, agentName, messageId}` as a
+/// JS object each piece's object is copied from (rebuilt when the reply or the type changes),
+/// and the `content` key.
+struct PieceTemplate {
+    content_key: JsValue,
+    current: RefCell<Option<(SseType, String, String, js_sys::Object)>>,
 }
 
 thread_local! {
-    static PIECE: PieceStrings = PieceStrings {
-        keys: ["type", "agentName", "messageId", "content"].map(JsValue::from_str),
-        chunk: JsValue::from_str("chunk"),
-        reasoning: JsValue::from_str("reasoning"),
-        agent: RefCell::new((String::new(), JsValue::from_str(""))),
-        message: RefCell::new((String::new(), JsValue::from_str(""))),
+    static PIECE: PieceTemplate = PieceTemplate {
+        content_key: JsValue::from_str("content"),
+        current: RefCell::new(None),
     };
 }
 
-/// `cached`'s JS string when it holds `text`, else a new one, kept for the next piece.
-fn cached_str(cached: &RefCell<(String, JsValue)>, text: &str) -> JsValue {
-    let mut c = cached.borrow_mut();
-    if c.0 != text {
-        *c = (text.to_string(), JsValue::from_str(text));
-    }
-    c.1.clone()
-}
-
-/// `{type, agentName, messageId, content}` (the serde path's object, same key order) built
-/// directly, with the strings a reply repeats converted once per reply instead of once per
-/// piece: only `content` is decoded per piece. (Measured in Node: a JSON text for the host's
-/// `JSON.parse` costs several times more per object, decoding and parsing the whole text.)
+/// `{type, agentName, messageId, content}` (the serde path's object, same key order): a copy
+/// of the reply's template (`Object.assign`) plus its `content`, so a piece crosses the JS
+/// boundary four times (new object, copy, content string, store) and decodes one string. Built
+/// through serde it crossed ten times and decoded four strings; through a JSON text and the
+/// host's `JSON.parse` it decoded and parsed the whole text, several times slower in Node.
 fn piece_object(kind: SseType, agent: &str, message: &str, content: &str) -> JsValue {
     PIECE.with(|p| {
-        let kind = if kind == SseType::Chunk {
-            &p.chunk
-        } else {
-            &p.reasoning
+        let mut current = p.current.borrow_mut();
+        let fresh = match current.as_ref() {
+            Some((k, a, m, _)) => *k != kind || a != agent || m != message,
+            None => true,
         };
-        let values = [
-            kind.clone(),
-            cached_str(&p.agent, agent),
-            cached_str(&p.message, message),
-            JsValue::from_str(content),
-        ];
-        let out: JsValue = js_sys::Object::new().into();
-        let fields: &Fields = out.unchecked_ref();
-        for (key, value) in p.keys.iter().zip(values.iter()) {
-            fields.set(key, value);
+        if fresh {
+            let template = js_sys::Object::new();
+            let fields: &Fields = template.unchecked_ref();
+            let kind_name = if kind == SseType::Chunk {
+                "chunk"
+            } else {
+                "reasoning"
+            };
+            for (key, value) in [
+                ("type", kind_name),
+                ("agentName", agent),
+                ("messageId", message),
+            ] {
+                fields.set(&JsValue::from_str(key), &JsValue::from_str(value));
+            }
+            *current = Some((kind, agent.to_string(), message.to_string(), template));
         }
-        out
+        let out = js_sys::Object::new();
+        if let Some((_, _, _, template)) = current.as_ref() {
+            js_sys::Object::assign(&out, template);
+        }
+        let fields: &Fields = out.unchecked_ref();
+        fields.set(&p.content_key, &JsValue::from_str(content));
+        out.into()
     })
 }
 
