@@ -130,5 +130,20 @@ test('chunk and reasoning events are plain objects of exactly their fields, one 
   // Each listener got its own object: the first one's change did not reach the second.
   assert.equal(first.length, want.length);
   assert.ok(first.every((e, i) => e !== second[i]));
+  // The next reply's pieces carry the next reply's id (and a second agent's, its own name).
+  const other = await w.addAgent({ name: 'Other', provider: 'custom', model: 'm' });
+  second.length = 0;
+  await w.send('again');
+  await w.idle();
+  const replies = new Map();
+  for (const e of second) replies.set(e.messageId, [...(replies.get(e.messageId) ?? []), e]);
+  assert.equal(replies.size, 2);
+  assert.ok(!replies.has(messageId));
+  const names = [...replies.values()].map((list) => {
+    assert.ok(list.every((e) => e.agentName === list[0].agentName));
+    assert.deepEqual(list.map((e) => e.content), ['think "hard"\n', ...pieces]);
+    return list[0].agentName;
+  });
+  assert.deepEqual(names.sort(), [agent.id, other.id].sort());
   w.free();
 });
