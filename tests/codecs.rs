@@ -318,6 +318,17 @@ fn openai_frames_of_unusual_shapes() {
         r#"{"choices":null}"#,
         // Usage on a chunk that also carries text, then the finish reason.
         r#"{"choices":[{"delta":{"content":"u"}}],"usage":{"prompt_tokens":3,"completion_tokens":4}}"#,
+        // What the in-place reader decodes itself: an escaped key, a surrogate pair, skipped
+        // values of every kind (nested deep), a null error.
+        r#"{"choices":[{"delta":{"cont\u0065nt":"k"}}]}"#,
+        r#"{"choices":[{"delta":{"content":"\ud83d\ude00"}}]}"#,
+        r#"{"error":null,"choices":[{"delta":{"content":"n"}}],"x":{"d":[[[{"a":[true,false,null,-0.5,"s"]}]]]}}"#,
+        // What it leaves to the general reading: an exponent, a second choice (only the first
+        // counts), a duplicate `choices` (the last wins), `tool_calls: null`.
+        r#"{"created":1.5e3,"choices":[{"delta":{"content":"e"}}]}"#,
+        r#"{"choices":[{"delta":{"content":"a"}},{"delta":{"content":"b"}}]}"#,
+        r#"{"choices":[{"delta":{"content":"c"}}],"choices":[{"delta":{"content":"C"}}]}"#,
+        r#"{"choices":[{"delta":{"content":"t","tool_calls":null}}]}"#,
         r#"{"choices":[{"delta":{},"finish_reason":"length"}],"usage":null}"#,
     ];
     let mut body = String::new();
@@ -341,6 +352,13 @@ fn openai_frames_of_unusual_shapes() {
                 input_tokens: Some(3),
                 output_tokens: Some(4),
             }),
+            LlmEvent::Text("k".into()),
+            LlmEvent::Text("\u{1f600}".into()),
+            LlmEvent::Text("n".into()),
+            LlmEvent::Text("e".into()),
+            LlmEvent::Text("a".into()),
+            LlmEvent::Text("C".into()),
+            LlmEvent::Text("t".into()),
             LlmEvent::Done {
                 finish_reason: Some("length".into()),
             },

@@ -10,6 +10,7 @@ use wasm_bindgen::JsCast;
 
 use crate::bindings::convert::{options_object, promise, read_signal, string_arg, to_js};
 use crate::bindings::error::{agent_world_error, from_world_error, invalid_argument};
+use crate::bindings::events::event_payload;
 use crate::bindings::input::get;
 use crate::bindings::types::{or_undefined, SendOptionsArg};
 use crate::bindings::world::AgentWorld;
@@ -196,15 +197,6 @@ fn parse_topic(topic: &str) -> Result<Topic, JsValue> {
             ))
         }
     })
-}
-
-fn event_payload(event: &Event) -> Result<JsValue, JsValue> {
-    match event {
-        Event::Message(m) => to_js(m),
-        Event::Sse(e) => to_js(e),
-        Event::System(e) => to_js(e),
-        Event::World(e) => to_js(e),
-    }
 }
 
 fn read_sender(options: &JsValue) -> Result<Option<String>, JsValue> {

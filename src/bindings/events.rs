@@ -13,7 +13,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::core::engine::World;
-use crate::core::events::{Event, SubscriptionId, Topic};
+use crate::core::events::{Event, SseEvent, SseType, SubscriptionId, Topic};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_EVENTS: &'static str = r#"
@@ -39,6 +39,104 @@ export interface AgentWorld {
   events(options?: EventsOptions): AsyncIterableIterator<TopicEvent>;
 }
 "#;
+
+/// The JS object a callback gets for `event`: a fresh plain object per call (a listener may keep
+/// it: `events()` buffers them), shaped exactly as the serde form (spec §8).
+pub(crate) fn event_payload(event: &Event) -> Result<JsValue, JsValue> {
+    use crate::bindings::convert::to_js;
+    match event {
+        Event::Sse(e) => match stream_piece(e) {
+            Some((kind, content)) => Ok(piece_object(kind, &e.agent_name, &e.message_id, content)),
+            None => to_js(e),
+        },
+        Event::Message(m) => to_js(m),
+        Event::System(e) => to_js(e),
+        Event::World(e) => to_js(e),
+    }
+}
+
+/// A `chunk` or `reasoning` event with `content` and nothing else: the events of a streamed
+/// reply, one per token, the only ones frequent enough to deserve their own path.
+fn stream_piece(e: &SseEvent) -> Option<(SseType, &str)> {
+    let only_content = e.error.is_none()
+        && e.partial_content.is_none()
+        && e.usage.is_none()
+        && e.tool_call_id.is_none()
+        && e.tool_name.is_none()
+        && e.args.is_none()
+        && e.result.is_none();
+    match (e.kind, &e.content) {
+        (SseType::Chunk | SseType::Reasoning, Some(content)) if only_content => {
+            Some((e.kind, content))
+        }
+        _ => None,
+    }
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// A plain object being filled in.
+    type Fields;
+    /// `this[key] = value` (what serde_wasm_bindgen's objects are built with), without the
+    /// `catch` wrapper of `Reflect.set`: setting a data property on a fresh plain object
+    /// cannot throw.
+    #[wasm_bindgen(method, indexing_setter)]
+    fn set(this: &Fields, key: &JsValue, value: &JsValue);
+}
+
+/// What every piece of the reply being streamed repeats: `{type, agentName, messageId}` as a
+/// JS object each piece's object is copied from (rebuilt when the reply or the type changes),
+/// and the `content` key.
+struct PieceTemplate {
+    content_key: JsValue,
+    current: RefCell<Option<(SseType, String, String, js_sys::Object)>>,
+}
+
+thread_local! {
+    static PIECE: PieceTemplate = PieceTemplate {
+        content_key: JsValue::from_str("content"),
+        current: RefCell::new(None),
+    };
+}
+
+/// `{type, agentName, messageId, content}` (the serde path's object, same key order): a copy
+/// of the reply's template (`Object.assign`) plus its `content`, so a piece crosses the JS
+/// boundary four times (new object, copy, content string, store) and decodes one string. Built
+/// through serde it crossed ten times and decoded four strings; through a JSON text and the
+/// host's `JSON.parse` it decoded and parsed the whole text, several times slower in Node.
+fn piece_object(kind: SseType, agent: &str, message: &str, content: &str) -> JsValue {
+    PIECE.with(|p| {
+        let mut current = p.current.borrow_mut();
+        let fresh = match current.as_ref() {
+            Some((k, a, m, _)) => *k != kind || a != agent || m != message,
+            None => true,
+        };
+        if fresh {
+            let template = js_sys::Object::new();
+            let fields: &Fields = template.unchecked_ref();
+            let kind_name = if kind == SseType::Chunk {
+                "chunk"
+            } else {
+                "reasoning"
+            };
+            for (key, value) in [
+                ("type", kind_name),
+                ("agentName", agent),
+                ("messageId", message),
+            ] {
+                fields.set(&JsValue::from_str(key), &JsValue::from_str(value));
+            }
+            *current = Some((kind, agent.to_string(), message.to_string(), template));
+        }
+        let out = js_sys::Object::new();
+        if let Some((_, _, _, template)) = current.as_ref() {
+            js_sys::Object::assign(&out, template);
+        }
+        let fields: &Fields = out.unchecked_ref();
+        fields.set(&p.content_key, &JsValue::from_str(content));
+        out.into()
+    })
+}
 
 #[derive(Default)]
 struct State {

@@ -380,6 +380,8 @@ pub struct EventBus {
     /// `(event, is a callback_error report)`.
     queue: RefCell<VecDeque<(Event, bool)>>,
     delivering: Cell<bool>,
+    /// The callbacks of the event being delivered (a buffer reused from event to event).
+    targets: Cell<Vec<Callback>>,
 }
 
 impl EventBus {
@@ -440,14 +442,18 @@ impl EventBus {
                 break;
             };
             let topic = event.topic();
-            let targets: Vec<Callback> = self
-                .subs
-                .borrow()
-                .iter()
-                .filter(|(_, t, _)| *t == topic)
-                .map(|(_, _, cb)| cb.clone())
-                .collect();
-            for cb in targets {
+            // The callbacks are cloned out first (a callback may subscribe or unsubscribe),
+            // into a buffer kept for the next event: a streamed reply delivers one event per
+            // token, and an allocation per event showed in its cost.
+            let mut targets = self.targets.take();
+            targets.extend(
+                self.subs
+                    .borrow()
+                    .iter()
+                    .filter(|(_, t, _)| *t == topic)
+                    .map(|(_, _, cb)| cb.clone()),
+            );
+            for cb in targets.drain(..) {
                 if let Err(msg) = cb(&event) {
                     if !is_report {
                         self.queue.borrow_mut().push_back((
@@ -461,6 +467,7 @@ impl EventBus {
                     }
                 }
             }
+            self.targets.set(targets);
         }
         self.delivering.set(false);
     }

@@ -93,3 +93,57 @@ test("send({signal}) cancels only the agent work that message started", async ()
   assert.ok(!published.some(([, c]) => c === 'never sent'));
   await assert.rejects(w.send('x', { signal: 'no' }), (e) => e.code === 'invalid_input');
 });
+
+test('chunk and reasoning events are plain objects of exactly their fields, one per listener', async () => {
+  const w = await AgentWorld.create({ name: name('Pieces') });
+  // Every character JSON escapes, and some it does not.
+  const pieces = ['a"b\\c\n\r\t', '\u0001\u001f\u007f', 'é 🌍 \u2028 </script>'];
+  w.registerProvider({
+    async *stream() {
+      yield { reasoning: 'think "hard"\n' };
+      for (const p of pieces) yield p;
+    },
+  });
+  const agent = await w.addAgent({ name: 'Piecer', provider: 'custom', model: 'm' });
+  const first = [];
+  const second = [];
+  w.on('sse', (e) => {
+    if (e.type === 'chunk' || e.type === 'reasoning') {
+      first.push(e);
+      e.content = 'changed by the first listener';
+    }
+  });
+  w.on('sse', (e) => { if (e.type === 'chunk' || e.type === 'reasoning') second.push(e); });
+  await w.send('go');
+  await w.idle();
+  const messageId = second[0].messageId;
+  assert.equal(typeof messageId, 'string');
+  const want = [
+    { type: 'reasoning', agentName: agent.id, messageId, content: 'think "hard"\n' },
+    ...pieces.map((content) => ({ type: 'chunk', agentName: agent.id, messageId, content })),
+  ];
+  assert.deepEqual(second, want);
+  for (const e of second) {
+    assert.deepEqual(Object.keys(e), ['type', 'agentName', 'messageId', 'content']);
+    assert.equal(Object.getPrototypeOf(e), Object.prototype);
+  }
+  // Each listener got its own object: the first one's change did not reach the second.
+  assert.equal(first.length, want.length);
+  assert.ok(first.every((e, i) => e !== second[i]));
+  // The next reply's pieces carry the next reply's id (and a second agent's, its own name).
+  const other = await w.addAgent({ name: 'Other', provider: 'custom', model: 'm' });
+  second.length = 0;
+  await w.send('again');
+  await w.idle();
+  const replies = new Map();
+  for (const e of second) replies.set(e.messageId, [...(replies.get(e.messageId) ?? []), e]);
+  assert.equal(replies.size, 2);
+  assert.ok(!replies.has(messageId));
+  const names = [...replies.values()].map((list) => {
+    assert.ok(list.every((e) => e.agentName === list[0].agentName));
+    assert.deepEqual(list.map((e) => e.content), ['think "hard"\n', ...pieces]);
+    return list[0].agentName;
+  });
+  assert.deepEqual(names.sort(), [agent.id, other.id].sort());
+  w.free();
+});

@@ -24,13 +24,14 @@
 
 use serde_json::{json, Map, Value};
 
-use super::decode::{count_of, str_of, Ctx, FrameHandler};
-use super::encode::{alternate, json_post, put, temperature};
 use super::errors::{excerpt, json_error_message};
 use super::http::HttpRequest;
-use super::provider::ProviderConfig;
+use super::provider::{ProviderConfig, ProviderKind};
 use super::tool_codec::{self, AnthropicCalls};
 use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role, Usage};
+use super::wire::{
+    alternate, count_of, json_post, put, str_of, temperature, Codec, Ctx, FrameHandler, Wire,
+};
 
 /// The `anthropic-version` header value.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -38,7 +39,15 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// accepted by every current Claude model and is ample for a chat turn.
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
+/// This provider's entry in the codec table (`codecs.rs`).
+pub(crate) const CODEC: Codec = Codec {
+    encode,
+    decoder: |ctx| Box::new(Handler::new(ctx)),
+    wire: Wire::Sse,
+};
+
 pub(crate) fn encode(
+    _kind: ProviderKind,
     base: &str,
     config: &ProviderConfig,
     settings: &CallSettings,

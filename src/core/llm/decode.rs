@@ -15,14 +15,13 @@
 //! - a frame that is not valid JSON is `LlmError::Decode` quoting at most 200 characters of it;
 //! - nothing here panics on any input.
 
-use serde_json::Value;
-
-use super::errors::{excerpt, reason_phrase};
+use super::codecs::codec;
+use super::errors::reason_phrase;
 use super::ndjson::NdjsonSplitter;
 use super::provider::ProviderKind;
 use super::sse::{FrameTooLarge, SseParser, MAX_FRAME_BYTES};
 use super::types::{LlmError, LlmEvent};
-use super::{anthropic, google, ollama, openai};
+use super::wire::{Ctx, FrameHandler, Wire};
 
 /// A sans-IO decoder of one response body.
 ///
@@ -82,46 +81,24 @@ pub fn decoder_for_status(
             given => given.to_string(),
         },
     };
-    let framing = |sse: bool| {
-        if !streaming {
-            Framing::Buffered(Vec::new())
-        } else if sse {
-            Framing::Sse(SseParser::new())
-        } else {
-            Framing::Ndjson(NdjsonSplitter::new())
-        }
+    let Some(codec) = codec(kind) else {
+        return Box::new(TextDecoder::default());
     };
-    match kind {
-        ProviderKind::OpenAi
-        | ProviderKind::Azure
-        | ProviderKind::Xai
-        | ProviderKind::OpenAiCompatible => Box::new(FramedDecoder::new(
-            kind.as_str(),
-            framing(true),
-            openai::Handler::new(ctx),
-        )),
-        ProviderKind::Anthropic => Box::new(FramedDecoder::new(
-            kind.as_str(),
-            framing(true),
-            anthropic::Handler::new(ctx),
-        )),
-        ProviderKind::Google => Box::new(FramedDecoder::new(
-            kind.as_str(),
-            framing(true),
-            google::Handler::new(ctx),
-        )),
-        ProviderKind::Ollama => Box::new(FramedDecoder::new(
-            kind.as_str(),
-            framing(false),
-            ollama::Handler::new(ctx),
-        )),
-        ProviderKind::Custom => Box::new(TextDecoder::default()),
-    }
+    let framing = if !streaming {
+        Framing::Buffered(Vec::new())
+    } else if codec.wire == Wire::Sse {
+        Framing::Sse(SseParser::new())
+    } else {
+        Framing::Ndjson(NdjsonSplitter::new())
+    };
+    Box::new(FramedDecoder::new(
+        kind.as_str(),
+        framing,
+        (codec.decoder)(ctx),
+    ))
 }
 
-/// The message of the `Decode` error for a stream that ended without its terminator; the retry
-/// policy treats it as a cut connection.
-pub const STREAM_CUT: &str = "stream ended before the reply was complete";
+pub use super::types::STREAM_CUT;
 
 /// Like [`decoder_for_status`], with the response's `content-type`: a streaming request
 /// answered with one JSON document (`application/json` or `…+json`, which some proxies send
@@ -146,100 +123,24 @@ pub fn decoder_for_response(
     decoder_for_status(kind, streaming && !whole_json, status, status_text)
 }
 
-/// What a frame handler knows about the response: who answered, with which status.
-#[derive(Debug, Clone)]
-pub(crate) struct Ctx {
-    pub(crate) provider: &'static str,
-    pub(crate) status: u16,
-    pub(crate) status_text: String,
-}
-
-impl Ctx {
-    /// An error payload delivered inside a response of status `self.status`.
-    pub(crate) fn http_error(&self, message: &str) -> LlmError {
-        LlmError::Http {
-            provider: self.provider.to_string(),
-            status: self.status,
-            status_text: self.status_text.clone(),
-            body_excerpt: excerpt(message),
-            retry_after_ms: None,
-        }
-    }
-
-    pub(crate) fn decode_error(&self, message: String) -> LlmError {
-        LlmError::Decode {
-            provider: self.provider.to_string(),
-            message,
-        }
-    }
-
-    /// The stream ended without the provider's terminator: the connection was cut or the
-    /// server gave up; what arrived is not the whole reply.
-    pub(crate) fn cut(&self) -> LlmError {
-        self.decode_error(STREAM_CUT.to_string())
-    }
-
-    /// The end of a stream whose provider names a finish reason: `Done` with the reason it
-    /// recorded, or [`Ctx::cut`] when none arrived (shared by the OpenAI, Anthropic and Gemini
-    /// decoders; Ollama ends on a `done` flag instead).
-    pub(crate) fn finish(
-        &self,
-        reason: Option<String>,
-        out: &mut Vec<LlmEvent>,
-    ) -> Result<(), LlmError> {
-        let reason = reason.ok_or_else(|| self.cut())?;
-        out.push(LlmEvent::Done {
-            finish_reason: Some(reason),
-        });
-        Ok(())
-    }
-
-    pub(crate) fn blocked(&self, reason: String) -> LlmError {
-        LlmError::Blocked {
-            provider: self.provider.to_string(),
-            reason,
-        }
-    }
-
-    /// Parses one frame as JSON, quoting the frame when it is not.
-    pub(crate) fn parse(&self, data: &str) -> Result<Value, LlmError> {
-        serde_json::from_str(data).map_err(|e| {
-            self.decode_error(format!("invalid JSON ({e}) in frame: {}", excerpt(data)))
-        })
-    }
-}
-
-/// The meaning of one provider's frames.
-pub(crate) trait FrameHandler {
-    /// One complete frame: an SSE event (`event` may be empty) or an NDJSON line.
-    fn frame(&mut self, event: &str, data: &str, out: &mut Vec<LlmEvent>) -> Result<(), LlmError>;
-    /// The body ended: emit `Done` or say the stream was cut.
-    fn end(&mut self, out: &mut Vec<LlmEvent>) -> Result<(), LlmError>;
-    /// A whole non-streamed body. Most providers send the same object as a stream frame.
-    fn body(&mut self, body: &str, out: &mut Vec<LlmEvent>) -> Result<(), LlmError> {
-        self.frame("", body, out)?;
-        self.end(out)
-    }
-}
-
 enum Framing {
     Sse(SseParser),
     Ndjson(NdjsonSplitter),
     Buffered(Vec<u8>),
 }
 
-struct FramedDecoder<H> {
+struct FramedDecoder {
     provider: &'static str,
     framing: Framing,
-    handler: H,
+    handler: Box<dyn FrameHandler>,
     /// `Done` or an error was produced; the rest of the body is ignored.
     finished: bool,
     /// An error that followed events in the same slice, for the `Result` form's next call.
     pending: Option<LlmError>,
 }
 
-impl<H: FrameHandler> FramedDecoder<H> {
-    fn new(provider: &'static str, framing: Framing, handler: H) -> Self {
+impl FramedDecoder {
+    fn new(provider: &'static str, framing: Framing, handler: Box<dyn FrameHandler>) -> Self {
         Self {
             provider,
             framing,
@@ -256,20 +157,33 @@ impl<H: FrameHandler> FramedDecoder<H> {
             provider: provider.to_string(),
             message: e.to_string(),
         };
-        let frames: Vec<(String, String)> = match &mut self.framing {
+        let handler = self.handler.as_mut();
+        let lines: Vec<String> = match &mut self.framing {
             Framing::Sse(p) => {
-                let mut events = p.feed(bytes).map_err(too_large)?;
+                // Each frame goes to the handler as the parser completes it, from the parser's
+                // reused buffers. After `Done` or an error the rest of the slice is ignored.
+                let mut outcome = Ok(());
+                let mut on_frame = |event: &str, data: &str| {
+                    if outcome.is_ok() && !ended(out) {
+                        outcome = handler.frame(event, data, out);
+                    }
+                };
+                p.feed_each(bytes, &mut on_frame).map_err(too_large)?;
                 if at_end {
-                    events.extend(p.finish().map_err(too_large)?);
+                    p.finish_each(&mut on_frame).map_err(too_large)?;
                 }
-                events.into_iter().map(|e| (e.event, e.data)).collect()
+                outcome?;
+                if at_end && !ended(out) {
+                    handler.end(out)?;
+                }
+                return Ok(());
             }
             Framing::Ndjson(s) => {
                 let mut lines = s.feed(bytes).map_err(too_large)?;
                 if at_end {
                     lines.extend(s.finish());
                 }
-                lines.into_iter().map(|l| (String::new(), l)).collect()
+                lines
             }
             Framing::Buffered(buf) => {
                 if buf.len() + bytes.len() > MAX_FRAME_BYTES {
@@ -281,19 +195,19 @@ impl<H: FrameHandler> FramedDecoder<H> {
                 if at_end {
                     let body = String::from_utf8_lossy(buf).into_owned();
                     let body = body.trim_start_matches('\u{feff}');
-                    self.handler.body(body, out)?;
+                    handler.body(body, out)?;
                 }
                 return Ok(());
             }
         };
-        for (event, data) in frames {
-            self.handler.frame(&event, &data, out)?;
-            if has_done(out) {
+        for data in lines {
+            handler.frame("", &data, out)?;
+            if ended(out) {
                 return Ok(());
             }
         }
         if at_end {
-            self.handler.end(out)?;
+            handler.end(out)?;
         }
         Ok(())
     }
@@ -319,11 +233,12 @@ fn is_done(e: &LlmEvent) -> bool {
     matches!(e, LlmEvent::Done { .. })
 }
 
-fn has_done(out: &[LlmEvent]) -> bool {
-    out.iter().any(is_done)
+/// Whether `out` ends with `Done`: a handler emits nothing after it, so the last event says.
+fn ended(out: &[LlmEvent]) -> bool {
+    out.last().is_some_and(is_done)
 }
 
-impl<H: FrameHandler> StreamDecoder for FramedDecoder<H> {
+impl StreamDecoder for FramedDecoder {
     fn push(&mut self, bytes: &[u8]) -> (Vec<LlmEvent>, Option<LlmError>) {
         self.step(bytes, false)
     }
@@ -425,21 +340,6 @@ impl TextDecoder {
         });
         out
     }
-}
-
-/// `v` as a non-empty string.
-pub(crate) fn str_of(v: Option<&Value>) -> Option<&str> {
-    v.and_then(Value::as_str).filter(|s| !s.is_empty())
-}
-
-/// `v` as a token count (providers send integers; tolerate floats such as `12.0`).
-pub(crate) fn count_of(v: Option<&Value>) -> Option<u64> {
-    let v = v?;
-    v.as_u64().or_else(|| {
-        v.as_f64()
-            .filter(|f| f.is_finite() && *f >= 0.0)
-            .map(|f| f as u64)
-    })
 }
 
 #[cfg(test)]

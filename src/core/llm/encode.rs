@@ -7,12 +7,10 @@
 //! bodies are `serde_json` values, so every string is escaped correctly; a temperature that is
 //! not a finite number is left out rather than sent as `null`.
 
-use serde_json::{Map, Value};
-
+use super::codecs::codec;
 use super::http::HttpRequest;
 use super::provider::{ProviderConfig, ProviderKind};
-use super::types::{CallSettings, ChatMessage, LlmError, Role};
-use super::{anthropic, google, ollama, openai};
+use super::types::{CallSettings, ChatMessage, LlmError};
 
 /// Builds the HTTP request for one LLM call.
 ///
@@ -40,24 +38,14 @@ pub fn encode_request(
         });
     }
     let base = config.resolved_base_url(kind).unwrap_or_default();
-    let mut request = match kind {
-        ProviderKind::OpenAi
-        | ProviderKind::Azure
-        | ProviderKind::Xai
-        | ProviderKind::OpenAiCompatible => openai::encode(kind, &base, config, settings, messages),
-        ProviderKind::Anthropic => {
-            anthropic::encode(&base, config, settings, messages, browser_like)
-        }
-        ProviderKind::Google => google::encode(&base, config, settings, messages),
-        ProviderKind::Ollama => ollama::encode(&base, config, settings, messages),
-        ProviderKind::Custom => {
-            return Err(LlmError::Custom {
-                message: "custom: this provider is a JavaScript function registered by the \
-                          application and has no HTTP request to encode"
-                    .to_string(),
-            })
-        }
+    let Some(codec) = codec(kind) else {
+        return Err(LlmError::Custom {
+            message: "custom: this provider is a JavaScript function registered by the \
+                      application and has no HTTP request to encode"
+                .to_string(),
+        });
     };
+    let mut request = (codec.encode)(kind, &base, config, settings, messages, browser_like);
     for (name, value) in &config.headers {
         if !name.trim().is_empty() {
             request.set_header(name.trim(), value);
@@ -66,92 +54,10 @@ pub fn encode_request(
     Ok(request)
 }
 
-/// A JSON POST to `url` with the given headers (after `content-type`).
-pub(crate) fn json_post(url: String, headers: Vec<(&str, String)>, body: &Value) -> HttpRequest {
-    let mut all = vec![("content-type".to_string(), "application/json".to_string())];
-    all.extend(headers.into_iter().map(|(n, v)| (n.to_string(), v)));
-    HttpRequest {
-        method: "POST".to_string(),
-        url,
-        headers: all,
-        body: body.to_string(),
-    }
-}
-
-/// Inserts `key: value` when the value is present.
-pub(crate) fn put<T: Into<Value>>(obj: &mut Map<String, Value>, key: &str, value: Option<T>) {
-    if let Some(v) = value {
-        obj.insert(key.to_string(), v.into());
-    }
-}
-
-/// The call's temperature, when it is a finite number.
-pub(crate) fn temperature(settings: &CallSettings) -> Option<f64> {
-    settings.temperature.filter(|t| t.is_finite())
-}
-
-/// Percent-encodes one URL path segment or query value (model and deployment names may hold
-/// characters such as `/` or `:` that would change the URL's meaning).
-pub(crate) fn encode_component(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// What providers with strict alternation (Anthropic, Gemini) need: every system entry joined
-/// into one system prompt, and the rest as user/assistant turns with consecutive same-role
-/// entries merged (joined by a blank line), blank entries dropped (both APIs reject empty
-/// text), and a first turn that is `user`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Alternating {
-    pub(crate) system: Option<String>,
-    pub(crate) turns: Vec<(Role, String)>,
-}
-
-/// Stands in for the missing opening user turn when the conversation would start with the
-/// assistant (or hold no turn at all): both APIs reject that, and dropping the assistant's
-/// words would lose context.
-pub(crate) const OPENING_USER_TURN: &str = "(conversation continues)";
-
-pub(crate) fn alternate(messages: &[ChatMessage]) -> Alternating {
-    let mut system: Vec<&str> = Vec::new();
-    let mut turns: Vec<(Role, String)> = Vec::new();
-    for m in messages {
-        if m.content.trim().is_empty() {
-            continue;
-        }
-        match m.role {
-            Role::System => system.push(&m.content),
-            role => match turns.last_mut() {
-                Some((last, text)) if *last == role => {
-                    text.push_str("\n\n");
-                    text.push_str(&m.content);
-                }
-                _ => turns.push((role, m.content.clone())),
-            },
-        }
-    }
-    if turns.first().map(|(r, _)| *r) != Some(Role::User) {
-        turns.insert(0, (Role::User, OPENING_USER_TURN.to_string()));
-    }
-    Alternating {
-        system: if system.is_empty() {
-            None
-        } else {
-            Some(system.join("\n\n"))
-        },
-        turns,
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::types::Role;
+    use super::super::wire::{alternate, encode_component, OPENING_USER_TURN};
     use super::*;
 
     #[test]

@@ -21,13 +21,15 @@
 
 use serde_json::{json, Map, Value};
 
-use super::decode::{count_of, str_of, Ctx, FrameHandler};
-use super::encode::{alternate, encode_component, json_post, put, temperature};
 use super::errors::json_error_message;
 use super::http::HttpRequest;
-use super::provider::ProviderConfig;
+use super::provider::{ProviderConfig, ProviderKind};
 use super::tool_codec;
 use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role, Usage};
+use super::wire::{
+    alternate, count_of, encode_component, json_post, put, str_of, temperature, Codec, Ctx,
+    FrameHandler, Wire,
+};
 
 /// Finish reasons meaning "the reply was withheld", not "the reply is complete".
 const BLOCKING_REASONS: [&str; 6] = [
@@ -39,11 +41,20 @@ const BLOCKING_REASONS: [&str; 6] = [
     "IMAGE_SAFETY",
 ];
 
+/// This provider's entry in the codec table (`codecs.rs`).
+pub(crate) const CODEC: Codec = Codec {
+    encode,
+    decoder: |ctx| Box::new(Handler::new(ctx)),
+    wire: Wire::Sse,
+};
+
 pub(crate) fn encode(
+    _kind: ProviderKind,
     base: &str,
     config: &ProviderConfig,
     settings: &CallSettings,
     messages: &[ChatMessage],
+    _browser_like: bool,
 ) -> HttpRequest {
     let (system, contents) = if tool_codec::has_tool_entries(messages) {
         tool_codec::gemini_contents(messages)

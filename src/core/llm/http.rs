@@ -64,10 +64,62 @@ impl fmt::Debug for HttpRequest {
             .collect();
         f.debug_struct("HttpRequest")
             .field("method", &self.method)
-            .field("url", &super::errors::redact_userinfo(&self.url))
+            .field("url", &redact_userinfo(&self.url))
             .field("headers", &headers)
             .field("body", &self.body)
             .finish()
+    }
+}
+
+/// `text` with the user-info of every URL in it masked: `http://user:KEY@host/v1` →
+/// `http://***@host/v1`. A key put in a `baseUrl` must not come back in an error message, an
+/// event or a debug print (fetch's own errors quote the URL). The authority of a URL ends at
+/// `/`, `?`, `#` (as URL parsers read it), whitespace or a quote; its last `@` ends the
+/// user-info.
+pub fn redact_userinfo(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        out.push_str(head);
+        let end = authority_end(tail);
+        mask(&tail[..end], &mut out);
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// One URL with its user-info masked, also when it has no scheme (`user:KEY@host:1234`, as a
+/// schemeless `baseUrl` is quoted back to the user).
+pub fn redact_url(url: &str) -> String {
+    if url.contains("://") {
+        return redact_userinfo(url);
+    }
+    let mut out = String::with_capacity(url.len());
+    let end = authority_end(url);
+    mask(&url[..end], &mut out);
+    out.push_str(&url[end..]);
+    out
+}
+
+fn authority_end(s: &str) -> usize {
+    s.find(|c: char| {
+        matches!(
+            c,
+            '/' | '?' | '#' | '\\' | '\'' | '"' | '`' | '<' | '>' | '(' | ')'
+        ) || c.is_whitespace()
+    })
+    .unwrap_or(s.len())
+}
+
+fn mask(authority: &str, out: &mut String) {
+    match authority.rfind('@') {
+        Some(at) => {
+            out.push_str("***");
+            out.push_str(&authority[at..]);
+        }
+        None => out.push_str(authority),
     }
 }
 

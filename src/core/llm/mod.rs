@@ -20,10 +20,13 @@ pub mod sse;
 pub mod types;
 
 mod anthropic;
+mod codecs;
 mod google;
+mod json_scan;
 mod ollama;
 mod openai;
 mod tool_codec;
+mod wire;
 
 pub use anthropic::{ANTHROPIC_VERSION, DEFAULT_MAX_TOKENS as ANTHROPIC_DEFAULT_MAX_TOKENS};
 pub use decode::{decoder_for, decoder_for_status, StreamDecoder};

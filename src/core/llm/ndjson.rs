@@ -23,7 +23,7 @@ impl NdjsonSplitter {
         let mut out = Vec::new();
         self.lines.feed(bytes, |line| {
             if !line.trim().is_empty() {
-                out.push(line);
+                out.push(line.to_string());
             }
             Ok(())
         })?;

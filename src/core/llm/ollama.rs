@@ -15,19 +15,27 @@
 
 use serde_json::{Map, Value};
 
-use super::decode::{count_of, str_of, Ctx, FrameHandler};
-use super::encode::{json_post, put, temperature};
 use super::errors::json_error_message;
 use super::http::HttpRequest;
-use super::provider::ProviderConfig;
+use super::provider::{ProviderConfig, ProviderKind};
 use super::tool_codec;
 use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Usage};
+use super::wire::{count_of, json_post, put, str_of, temperature, Codec, Ctx, FrameHandler, Wire};
+
+/// This provider's entry in the codec table (`codecs.rs`).
+pub(crate) const CODEC: Codec = Codec {
+    encode,
+    decoder: |ctx| Box::new(Handler::new(ctx)),
+    wire: Wire::Ndjson,
+};
 
 pub(crate) fn encode(
+    _kind: ProviderKind,
     base: &str,
     config: &ProviderConfig,
     settings: &CallSettings,
     messages: &[ChatMessage],
+    _browser_like: bool,
 ) -> HttpRequest {
     let msgs: Vec<Value> = messages.iter().map(tool_codec::ollama_message).collect();
     let mut body = Map::new();

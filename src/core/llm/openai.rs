@@ -25,17 +25,24 @@
 
 use std::borrow::Cow;
 
-use serde::de::IgnoredAny;
-use serde::{Deserialize, Deserializer};
 use serde_json::{json, Map, Value};
 
-use super::decode::{count_of, str_of, Ctx, FrameHandler};
-use super::encode::{encode_component, json_post, put, temperature};
 use super::errors::json_error_message;
 use super::http::HttpRequest;
+use super::json_scan::Scan;
 use super::provider::{ProviderConfig, ProviderKind};
 use super::tool_codec::{self, OpenAiCalls};
 use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Usage};
+use super::wire::{
+    count_of, encode_component, json_post, put, str_of, temperature, Codec, Ctx, FrameHandler, Wire,
+};
+
+/// This provider's entry in the codec table (`codecs.rs`).
+pub(crate) const CODEC: Codec = Codec {
+    encode,
+    decoder: |ctx| Box::new(Handler::new(ctx)),
+    wire: Wire::Sse,
+};
 
 pub(crate) fn encode(
     kind: ProviderKind,
@@ -43,6 +50,7 @@ pub(crate) fn encode(
     config: &ProviderConfig,
     settings: &CallSettings,
     messages: &[ChatMessage],
+    _browser_like: bool,
 ) -> HttpRequest {
     let mut body = Map::new();
     if !settings.model.trim().is_empty() {
@@ -89,67 +97,115 @@ pub(crate) fn encode(
 }
 
 // The fast path for the frames that make up almost all of a stream: a chunk with one choice
-// whose delta holds text (or reasoning) and no error or usage. It is read into borrowed typed
-// fields instead of a `serde_json::Value` (a map allocated per object, a string per key):
-// parsing the frames was a third of the engine's cost per streamed chunk. Anything it does not
-// take exactly as `frame` would (an error or usage, a field of another type, a duplicate key,
-// a null delta beside a message, a frame that is not an object) makes it return `None`, and
-// `frame` reads the frame as before. One liberty: serde also reads a struct from an array of
-// its fields in order, so `"choices": [[{"content": "x"}]]` is text here and nothing there;
-// no server sends choices or deltas as arrays.
+// whose delta holds text (or reasoning) and no error or usage. It is read in place by
+// `json_scan` (borrowed strings, nothing built for the keys it skips) instead of into a
+// `serde_json::Value`: parsing the frames was the largest share of the engine's cost per
+// streamed chunk. Anything it does not take exactly as `frame` would (an error or usage, tool
+// calls, a field of another type, a duplicate key, more than one choice, a frame that is not
+// an object, and whatever `json_scan` leaves to serde_json) makes it return `None`, and `frame`
+// reads the frame as before.
 
-#[derive(Deserialize)]
+/// What the fast path takes from a frame.
+#[derive(Default)]
 struct FastChunk<'a> {
-    #[serde(default, borrow)]
-    choices: Vec<FastChoice<'a>>,
-    #[serde(default)]
-    error: Option<IgnoredAny>,
-    #[serde(default)]
-    usage: Option<IgnoredAny>,
+    choice: FastChoice<'a>,
 }
 
-#[derive(Deserialize)]
+#[derive(Default)]
 struct FastChoice<'a> {
     /// `None`: no `delta` key; `Some(None)`: `"delta": null` (then `message` is not read).
-    #[serde(default, borrow, deserialize_with = "present")]
     delta: Option<Option<FastPart<'a>>>,
-    #[serde(default, borrow)]
     message: Option<FastPart<'a>>,
-    #[serde(default, borrow)]
     finish_reason: Option<Cow<'a, str>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Default)]
 struct FastPart<'a> {
-    #[serde(default, borrow)]
     reasoning_content: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
     reasoning: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
     content: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
     refusal: Option<Cow<'a, str>>,
-    /// Tool call fragments go through the general reading (`frame`).
-    #[serde(default)]
-    tool_calls: Option<IgnoredAny>,
 }
 
-/// A field that is present, even as `null`.
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
-    T::deserialize(d).map(Some)
+/// Sets `slot` once: a second occurrence of the key (which `frame` would read as the last one
+/// wins) is left to `frame`.
+fn once<T>(slot: &mut Option<T>, seen: &mut bool, value: Option<T>) -> Option<()> {
+    if std::mem::replace(seen, true) {
+        return None;
+    }
+    *slot = value;
+    Some(())
+}
+
+/// `{...}` or `null` as a part (`Some(None)` for null).
+fn fast_part<'a>(s: &mut Scan<'a>, depth: usize) -> Option<Option<FastPart<'a>>> {
+    if s.null() {
+        return Some(None);
+    }
+    let mut part = FastPart::default();
+    let mut seen = [false; 4];
+    s.object(depth, |s, key| {
+        let (slot, seen) = match key.as_ref() {
+            "reasoning_content" => (&mut part.reasoning_content, &mut seen[0]),
+            "reasoning" => (&mut part.reasoning, &mut seen[1]),
+            "content" => (&mut part.content, &mut seen[2]),
+            "refusal" => (&mut part.refusal, &mut seen[3]),
+            // Tool call fragments go through the general reading.
+            "tool_calls" => return None,
+            _ => return s.skip(depth),
+        };
+        let value = s.null_or_string()?;
+        once(slot, seen, value)
+    })?;
+    Some(Some(part))
+}
+
+fn fast_choice<'a>(s: &mut Scan<'a>, depth: usize) -> Option<FastChoice<'a>> {
+    let mut choice = FastChoice::default();
+    let (mut delta, mut message, mut finish) = (false, false, false);
+    s.object(depth, |s, key| match key.as_ref() {
+        "delta" => {
+            let part = fast_part(s, depth + 1)?;
+            once(&mut choice.delta, &mut delta, Some(part))
+        }
+        "message" => {
+            let part = fast_part(s, depth + 1)?;
+            once(&mut choice.message, &mut message, part)
+        }
+        "finish_reason" => {
+            let reason = s.null_or_string()?;
+            once(&mut choice.finish_reason, &mut finish, reason)
+        }
+        _ => s.skip(depth),
+    })?;
+    Some(choice)
 }
 
 fn fast_chunk(data: &str) -> Option<FastChunk<'_>> {
     if !data.starts_with('{') {
         return None;
     }
-    let chunk: FastChunk<'_> = serde_json::from_str(data).ok()?;
-    let calls = chunk.choices.iter().any(|c| {
-        let delta = c.delta.as_ref().and_then(Option::as_ref);
-        delta.is_some_and(|p| p.tool_calls.is_some())
-            || c.message.as_ref().is_some_and(|p| p.tool_calls.is_some())
-    });
-    (chunk.error.is_none() && chunk.usage.is_none() && !calls).then_some(chunk)
+    let mut s = Scan::new(data);
+    let mut chunk = FastChunk::default();
+    let mut choices = false;
+    s.object(0, |s, key| match key.as_ref() {
+        "choices" => {
+            if std::mem::replace(&mut choices, true) {
+                return None;
+            }
+            s.array(1, |s, index| {
+                if index > 0 {
+                    return None;
+                }
+                chunk.choice = fast_choice(s, 2)?;
+                Some(())
+            })
+        }
+        // `null` is no error and no usage; anything else is read by `frame`.
+        "error" | "usage" => s.null().then_some(()),
+        _ => s.skip(0),
+    })?;
+    s.at_end().then_some(chunk)
 }
 
 /// A non-empty string field, as `str_of` reads it.
@@ -160,9 +216,7 @@ fn text(v: &Option<Cow<'_, str>>) -> Option<String> {
 impl FastChunk<'_> {
     /// The events `Handler::frame` emits for the same frame, in the same order.
     fn emit(&self, finish_reason: &mut Option<String>, out: &mut Vec<LlmEvent>) {
-        let Some(choice) = self.choices.first() else {
-            return;
-        };
+        let choice = &self.choice;
         let part = match &choice.delta {
             Some(delta) => delta.as_ref(),
             None => choice.message.as_ref(),

@@ -10,7 +10,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::errors::redact_url;
+use super::http::redact_url;
 use super::types::LlmError;
 
 /// Default base URL of the OpenAI API (`baseUrl` replaces it, `/v1` included).

@@ -10,8 +10,8 @@
 //! `Retry-After` from the server is a lower bound, capped at [`MAX_RETRY_AFTER_MS`] so one
 //! header cannot park a turn for minutes (the call's overall timeout still applies).
 
-use super::decode::STREAM_CUT;
 use super::types::LlmError;
+use super::types::STREAM_CUT;
 
 /// Attempts per call, the first one included.
 pub const MAX_ATTEMPTS: u32 = 3;

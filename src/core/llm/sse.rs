@@ -42,12 +42,13 @@ pub(crate) struct LineSplitter {
 
 impl LineSplitter {
     /// Feeds bytes; calls `on_line` with every completed line (decoded, BOM stripped).
-    /// Copies each run of bytes up to a line end in one go (a byte-by-byte push regrew the
-    /// buffer several times per frame: a measurable share of a streamed reply's cost).
+    /// A line that lies whole in `bytes` is decoded in place; only a line cut between slices
+    /// is copied, in one go per run of bytes (a byte-by-byte push regrew the buffer several
+    /// times per frame: a measurable share of a streamed reply's cost).
     pub(crate) fn feed(
         &mut self,
         bytes: &[u8],
-        mut on_line: impl FnMut(String) -> Result<(), FrameTooLarge>,
+        mut on_line: impl FnMut(&str) -> Result<(), FrameTooLarge>,
     ) -> Result<(), FrameTooLarge> {
         let mut rest = bytes;
         while let Some((&first, tail)) = rest.split_first() {
@@ -60,9 +61,19 @@ impl LineSplitter {
             }
             match rest.iter().position(|&b| b == b'\n' || b == b'\r') {
                 Some(end) => {
-                    self.append(&rest[..end])?;
                     self.after_cr = rest[end] == b'\r';
-                    on_line(self.take_line())?;
+                    if self.line.is_empty() {
+                        if end > MAX_FRAME_BYTES {
+                            return Err(FrameTooLarge {
+                                limit: MAX_FRAME_BYTES,
+                            });
+                        }
+                        let first = !std::mem::replace(&mut self.seen_first_line, true);
+                        on_line(&line_text(&rest[..end], first))?;
+                    } else {
+                        self.append(&rest[..end])?;
+                        self.take_line(&mut on_line)?;
+                    }
                     rest = &rest[end + 1..];
                 }
                 None => {
@@ -88,23 +99,51 @@ impl LineSplitter {
     /// The unterminated last line, if any bytes are pending.
     pub(crate) fn finish(&mut self) -> Option<String> {
         if self.line.is_empty() {
-            None
-        } else {
-            Some(self.take_line())
+            return None;
         }
+        let mut last = None;
+        let _ = self.take_line(&mut |line: &str| {
+            last = Some(line.to_string());
+            Ok(())
+        });
+        last
     }
 
-    /// The current line, decoded; the buffer keeps its capacity for the next line.
-    fn take_line(&mut self) -> String {
-        let mut text = String::from_utf8_lossy(&self.line).into_owned();
+    /// Hands the buffered line over, decoded; the buffer keeps its capacity for the next line.
+    fn take_line(
+        &mut self,
+        on_line: &mut impl FnMut(&str) -> Result<(), FrameTooLarge>,
+    ) -> Result<(), FrameTooLarge> {
+        let first = !std::mem::replace(&mut self.seen_first_line, true);
+        let result = on_line(&line_text(&self.line, first));
         self.line.clear();
-        if !self.seen_first_line {
-            self.seen_first_line = true;
-            if let Some(rest) = text.strip_prefix('\u{feff}') {
-                text = rest.to_string();
-            }
+        result
+    }
+}
+
+/// A line's bytes as text (invalid UTF-8 replaced), without the BOM when it is the first line.
+fn line_text(bytes: &[u8], first: bool) -> std::borrow::Cow<'_, str> {
+    // Valid UTF-8 (every real stream) is checked by the plain validator, which is faster than
+    // the lossy decoder's chunk iterator.
+    let text = match std::str::from_utf8(bytes) {
+        Ok(valid) => std::borrow::Cow::Borrowed(valid),
+        Err(_) => String::from_utf8_lossy(bytes),
+    };
+    match text {
+        std::borrow::Cow::Borrowed(t) if first => {
+            std::borrow::Cow::Borrowed(t.strip_prefix('\u{feff}').unwrap_or(t))
         }
-        text
+        std::borrow::Cow::Owned(t) if first && t.starts_with('\u{feff}') => {
+            std::borrow::Cow::Owned(t['\u{feff}'.len_utf8()..].to_string())
+        }
+        other => other,
+    }
+}
+
+fn owned(event: &str, data: &str) -> SseEvent {
+    SseEvent {
+        event: event.to_string(),
+        data: data.to_string(),
     }
 }
 
@@ -125,6 +164,24 @@ impl SseParser {
     /// Feeds the next slice of the stream; returns the events it completed.
     pub fn feed(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, FrameTooLarge> {
         let mut out = Vec::new();
+        self.feed_each(bytes, |event, data| out.push(owned(event, data)))?;
+        Ok(out)
+    }
+
+    /// The stream ended: returns the last event if its blank line never came (see module docs).
+    pub fn finish(&mut self) -> Result<Vec<SseEvent>, FrameTooLarge> {
+        let mut out = Vec::new();
+        self.finish_each(|event, data| out.push(owned(event, data)))?;
+        Ok(out)
+    }
+
+    /// [`SseParser::feed`] handing each event (`event`, `data`) to `on_event` as it completes,
+    /// from buffers reused for the next event: nothing is allocated per event.
+    pub(crate) fn feed_each(
+        &mut self,
+        bytes: &[u8],
+        mut on_event: impl FnMut(&str, &str),
+    ) -> Result<(), FrameTooLarge> {
         let Self {
             lines,
             event,
@@ -132,21 +189,22 @@ impl SseParser {
             has_data,
         } = self;
         lines.feed(bytes, |line| {
-            Self::process_line(event, data, has_data, &line, &mut out)
-        })?;
-        Ok(out)
+            Self::process_line(event, data, has_data, line, &mut on_event)
+        })
     }
 
-    /// The stream ended: returns the last event if its blank line never came (see module docs).
-    pub fn finish(&mut self) -> Result<Vec<SseEvent>, FrameTooLarge> {
-        let mut out = Vec::new();
+    /// [`SseParser::finish`] in the form of [`SseParser::feed_each`].
+    pub(crate) fn finish_each(
+        &mut self,
+        mut on_event: impl FnMut(&str, &str),
+    ) -> Result<(), FrameTooLarge> {
         if let Some(line) = self.lines.finish() {
             Self::process_line(
                 &mut self.event,
                 &mut self.data,
                 &mut self.has_data,
                 &line,
-                &mut out,
+                &mut on_event,
             )?;
         }
         Self::process_line(
@@ -154,9 +212,8 @@ impl SseParser {
             &mut self.data,
             &mut self.has_data,
             "",
-            &mut out,
-        )?;
-        Ok(out)
+            &mut on_event,
+        )
     }
 
     fn process_line(
@@ -164,14 +221,11 @@ impl SseParser {
         data: &mut String,
         has_data: &mut bool,
         line: &str,
-        out: &mut Vec<SseEvent>,
+        on_event: &mut impl FnMut(&str, &str),
     ) -> Result<(), FrameTooLarge> {
         if line.is_empty() {
             if *has_data {
-                out.push(SseEvent {
-                    event: std::mem::take(event),
-                    data: std::mem::take(data),
-                });
+                on_event(event, data);
             }
             event.clear();
             data.clear();
@@ -198,7 +252,10 @@ impl SseParser {
                 data.push_str(value);
                 *has_data = true;
             }
-            "event" => *event = value.to_string(),
+            "event" => {
+                event.clear();
+                event.push_str(value);
+            }
             _ => {} // `id`, `retry` and unknown fields do not matter to a one-shot reply stream
         }
         Ok(())

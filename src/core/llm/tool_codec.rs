@@ -40,9 +40,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use super::decode::str_of;
-use super::encode::OPENING_USER_TURN;
 use super::types::{ChatMessage, LlmEvent, Role, ThinkingBlock, ToolCallPart};
+use super::wire::{str_of, OPENING_USER_TURN};
 use crate::core::model::{Reasoning, ReasoningEffort};
 use crate::core::tools::ToolSpec;
 

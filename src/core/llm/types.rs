@@ -5,6 +5,10 @@ use serde::{Deserialize, Serialize};
 use crate::core::model::Reasoning;
 use crate::core::tools::ToolSpec;
 
+/// The message of the `Decode` error for a stream that ended without its terminator; the retry
+/// policy treats it as a cut connection.
+pub const STREAM_CUT: &str = "stream ended before the reply was complete";
+
 /// The role of one entry of the LLM input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -1,0 +1,210 @@
+//! What the provider codecs share, below all of them: the request helpers every encoder uses,
+//! the [`FrameHandler`] each decoder implements with the response context [`Ctx`] it gets, and
+//! the [`Codec`] entry each provider module exports (its encoder, its decoder, its framing).
+//! The table that picks a provider's entry is `codecs.rs`; the framing machinery that drives a
+//! decoder is `decode.rs`. Nothing here knows any provider.
+
+use serde_json::{Map, Value};
+
+use super::errors::excerpt;
+use super::http::HttpRequest;
+use super::provider::{ProviderConfig, ProviderKind};
+use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role, STREAM_CUT};
+
+/// A provider's request encoder: `(kind, base URL, config, settings, messages, browser_like)`.
+/// `kind` tells the OpenAI format's dialects apart; `browser_like` is true where CORS applies.
+pub(crate) type Encoder =
+    fn(ProviderKind, &str, &ProviderConfig, &CallSettings, &[ChatMessage], bool) -> HttpRequest;
+
+/// How a provider frames a streamed reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wire {
+    /// Server-Sent Events.
+    Sse,
+    /// One JSON object per line.
+    Ndjson,
+}
+
+/// What one provider module exports: how to encode a request and how to decode its reply.
+#[derive(Clone, Copy)]
+pub(crate) struct Codec {
+    pub(crate) encode: Encoder,
+    /// The frame handler for one response.
+    pub(crate) decoder: fn(Ctx) -> Box<dyn FrameHandler>,
+    pub(crate) wire: Wire,
+}
+
+/// What a frame handler knows about the response: who answered, with which status.
+#[derive(Debug, Clone)]
+pub(crate) struct Ctx {
+    pub(crate) provider: &'static str,
+    pub(crate) status: u16,
+    pub(crate) status_text: String,
+}
+
+impl Ctx {
+    /// An error payload delivered inside a response of status `self.status`.
+    pub(crate) fn http_error(&self, message: &str) -> LlmError {
+        LlmError::Http {
+            provider: self.provider.to_string(),
+            status: self.status,
+            status_text: self.status_text.clone(),
+            body_excerpt: excerpt(message),
+            retry_after_ms: None,
+        }
+    }
+
+    pub(crate) fn decode_error(&self, message: String) -> LlmError {
+        LlmError::Decode {
+            provider: self.provider.to_string(),
+            message,
+        }
+    }
+
+    /// The stream ended without the provider's terminator: the connection was cut or the
+    /// server gave up; what arrived is not the whole reply.
+    pub(crate) fn cut(&self) -> LlmError {
+        self.decode_error(STREAM_CUT.to_string())
+    }
+
+    /// The end of a stream whose provider names a finish reason: `Done` with the reason it
+    /// recorded, or [`Ctx::cut`] when none arrived (shared by the OpenAI, Anthropic and Gemini
+    /// decoders; Ollama ends on a `done` flag instead).
+    pub(crate) fn finish(
+        &self,
+        reason: Option<String>,
+        out: &mut Vec<LlmEvent>,
+    ) -> Result<(), LlmError> {
+        let reason = reason.ok_or_else(|| self.cut())?;
+        out.push(LlmEvent::Done {
+            finish_reason: Some(reason),
+        });
+        Ok(())
+    }
+
+    pub(crate) fn blocked(&self, reason: String) -> LlmError {
+        LlmError::Blocked {
+            provider: self.provider.to_string(),
+            reason,
+        }
+    }
+
+    /// Parses one frame as JSON, quoting the frame when it is not.
+    pub(crate) fn parse(&self, data: &str) -> Result<Value, LlmError> {
+        serde_json::from_str(data).map_err(|e| {
+            self.decode_error(format!("invalid JSON ({e}) in frame: {}", excerpt(data)))
+        })
+    }
+}
+
+/// The meaning of one provider's frames.
+pub(crate) trait FrameHandler {
+    /// One complete frame: an SSE event (`event` may be empty) or an NDJSON line.
+    fn frame(&mut self, event: &str, data: &str, out: &mut Vec<LlmEvent>) -> Result<(), LlmError>;
+    /// The body ended: emit `Done` or say the stream was cut.
+    fn end(&mut self, out: &mut Vec<LlmEvent>) -> Result<(), LlmError>;
+    /// A whole non-streamed body. Most providers send the same object as a stream frame.
+    fn body(&mut self, body: &str, out: &mut Vec<LlmEvent>) -> Result<(), LlmError> {
+        self.frame("", body, out)?;
+        self.end(out)
+    }
+}
+
+/// A JSON POST to `url` with the given headers (after `content-type`).
+pub(crate) fn json_post(url: String, headers: Vec<(&str, String)>, body: &Value) -> HttpRequest {
+    let mut all = vec![("content-type".to_string(), "application/json".to_string())];
+    all.extend(headers.into_iter().map(|(n, v)| (n.to_string(), v)));
+    HttpRequest {
+        method: "POST".to_string(),
+        url,
+        headers: all,
+        body: body.to_string(),
+    }
+}
+
+/// Inserts `key: value` when the value is present.
+pub(crate) fn put<T: Into<Value>>(obj: &mut Map<String, Value>, key: &str, value: Option<T>) {
+    if let Some(v) = value {
+        obj.insert(key.to_string(), v.into());
+    }
+}
+
+/// The call's temperature, when it is a finite number.
+pub(crate) fn temperature(settings: &CallSettings) -> Option<f64> {
+    settings.temperature.filter(|t| t.is_finite())
+}
+
+/// Percent-encodes one URL path segment or query value (model and deployment names may hold
+/// characters such as `/` or `:` that would change the URL's meaning).
+pub(crate) fn encode_component(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// What providers with strict alternation (Anthropic, Gemini) need: every system entry joined
+/// into one system prompt, and the rest as user/assistant turns with consecutive same-role
+/// entries merged (joined by a blank line), blank entries dropped (both APIs reject empty
+/// text), and a first turn that is `user`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Alternating {
+    pub(crate) system: Option<String>,
+    pub(crate) turns: Vec<(Role, String)>,
+}
+
+/// Stands in for the missing opening user turn when the conversation would start with the
+/// assistant (or hold no turn at all): both APIs reject that, and dropping the assistant's
+/// words would lose context.
+pub(crate) const OPENING_USER_TURN: &str = "(conversation continues)";
+
+pub(crate) fn alternate(messages: &[ChatMessage]) -> Alternating {
+    let mut system: Vec<&str> = Vec::new();
+    let mut turns: Vec<(Role, String)> = Vec::new();
+    for m in messages {
+        if m.content.trim().is_empty() {
+            continue;
+        }
+        match m.role {
+            Role::System => system.push(&m.content),
+            role => match turns.last_mut() {
+                Some((last, text)) if *last == role => {
+                    text.push_str("\n\n");
+                    text.push_str(&m.content);
+                }
+                _ => turns.push((role, m.content.clone())),
+            },
+        }
+    }
+    if turns.first().map(|(r, _)| *r) != Some(Role::User) {
+        turns.insert(0, (Role::User, OPENING_USER_TURN.to_string()));
+    }
+    Alternating {
+        system: if system.is_empty() {
+            None
+        } else {
+            Some(system.join("\n\n"))
+        },
+        turns,
+    }
+}
+
+/// `v` as a non-empty string.
+pub(crate) fn str_of(v: Option<&Value>) -> Option<&str> {
+    v.and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
+/// `v` as a token count (providers send integers; tolerate floats such as `12.0`).
+pub(crate) fn count_of(v: Option<&Value>) -> Option<u64> {
+    let v = v?;
+    v.as_u64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.is_finite() && *f >= 0.0)
+            .map(|f| f as u64)
+    })
+}
