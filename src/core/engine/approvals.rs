@@ -199,16 +199,8 @@ impl World {
                 None => Vec::new(),
             };
             let stored = match (&guard, &rec.chat_id) {
-                (Ok(_), Some(cid)) => {
-                    let mut ops: Vec<StoreOp> = held
-                        .iter()
-                        .map(|u| StoreOp::AppendMemory {
-                            world_id: rec.world_id.clone(),
-                            chat_id: cid.clone(),
-                            agent_id: u.agent_id.clone(),
-                            entry: u.entry.clone(),
-                        })
-                        .collect();
+                (Ok(_), Some(_)) => {
+                    let mut ops: Vec<StoreOp> = held.iter().map(|u| u.op(&rec.world_id)).collect();
                     ops.push(StoreOp::PutApproval(Box::new(rec.clone())));
                     match self.persist_for(ops, Some(&agent.id)).await {
                         Ok(()) => {

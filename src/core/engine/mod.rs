@@ -254,6 +254,18 @@ pub(crate) struct Unsaved {
     pub(crate) entry: MemoryEntry,
 }
 
+impl Unsaved {
+    /// The store op that writes this entry into its chat's memory of its agent.
+    pub(crate) fn op(&self, world_id: &str) -> StoreOp {
+        StoreOp::AppendMemory {
+            world_id: world_id.to_string(),
+            chat_id: self.chat_id.clone(),
+            agent_id: self.agent_id.clone(),
+            entry: self.entry.clone(),
+        }
+    }
+}
+
 impl State {
     pub(crate) fn agent_index(&self, id: &str) -> Option<usize> {
         self.agents.iter().position(|a| a.agent.id == id)

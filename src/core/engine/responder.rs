@@ -601,15 +601,7 @@ impl World {
             };
             let ids: Vec<u64> = held.iter().map(|u| u.id).collect();
             let written = if exists && !held.is_empty() {
-                let ops = held
-                    .iter()
-                    .map(|u| StoreOp::AppendMemory {
-                        world_id: world_id.clone(),
-                        chat_id: cid.to_string(),
-                        agent_id: agent_id.to_string(),
-                        entry: u.entry.clone(),
-                    })
-                    .collect();
+                let ops = held.iter().map(|u| u.op(&world_id)).collect();
                 match self.persist_for(ops, Some(agent_id)).await {
                     Ok(()) => true,
                     // Another writer moved the world: the view was reloaded, plan again.

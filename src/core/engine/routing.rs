@@ -433,15 +433,7 @@ impl World {
         msg.chat_id = Some(chat_id.to_string());
         chat.message_count += 1;
         chat.updated_at = updated_at;
-        let mut ops: Vec<StoreOp> = held
-            .iter()
-            .map(|u| StoreOp::AppendMemory {
-                world_id: world_id.clone(),
-                chat_id: chat_id.to_string(),
-                agent_id: u.agent_id.clone(),
-                entry: u.entry.clone(),
-            })
-            .collect();
+        let mut ops: Vec<StoreOp> = held.iter().map(|u| u.op(&world_id)).collect();
         ops.push(StoreOp::AppendMessage {
             world_id,
             chat_id: chat_id.to_string(),
