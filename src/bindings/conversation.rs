@@ -126,12 +126,14 @@ impl AgentWorld {
         let cb: Callback = Rc::new(move |event: &Event| {
             let payload =
                 event_payload(event).map_err(|_| "could not convert the event".to_string())?;
-            let returned = callback
-                .call1(&JsValue::NULL, &payload)
+            let listener: &Listener = callback.unchecked_ref();
+            let returned = listener
+                .call_returning(&JsValue::NULL, &payload)
                 .map_err(|e| message_of(&e, "the callback threw"))?;
             // An async callback's rejection is reported like a throw (never left unhandled),
-            // except for a callback handling a report itself, which would loop.
-            if returned.is_object() {
+            // except for a callback handling a report itself, which would loop. A callback
+            // returning nothing (the common case, once per streamed chunk) costs no check.
+            if let Some(returned) = returned.filter(JsValue::is_object) {
                 report_rejection(&returned, weak.clone(), topic, !is_callback_error(event));
             }
             Ok(())
@@ -224,6 +226,21 @@ fn message_of(e: &JsValue, fallback: &str) -> String {
 
 fn is_callback_error(event: &Event) -> bool {
     matches!(event, Event::System(SystemEvent::Error { code, .. }) if code == "callback_error")
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// An `on()` callback.
+    type Listener;
+    /// `Function.prototype.call`, its result `None` for `undefined` or `null`: what most
+    /// callbacks return, so the usual call crosses the boundary once instead of twice (the
+    /// `is_object` check of `call1`'s result was a second crossing per event).
+    #[wasm_bindgen(method, catch, js_name = call)]
+    fn call_returning(
+        this: &Listener,
+        context: &JsValue,
+        event: &JsValue,
+    ) -> Result<Option<JsValue>, JsValue>;
 }
 
 /// When `returned` (what an `on` callback returned) is a promise or thenable that rejects,

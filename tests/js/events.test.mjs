@@ -147,3 +147,25 @@ test('chunk and reasoning events are plain objects of exactly their fields, one 
   assert.deepEqual(names.sort(), [agent.id, other.id].sort());
   w.free();
 });
+
+test("whatever an on() callback returns, every chunk is delivered and only a rejection is reported", async () => {
+  const w = await world();
+  const errors = [];
+  w.on('system', (e) => { if (e.type === 'error') errors.push(e.message); });
+  // Nothing, null, a number, a string, a function, a plain object, a thenable that rejects.
+  const returns = [undefined, null, 7, 'text', () => {}, { then: 1 }, { then: (_, no) => no(new Error('thenable no')) }];
+  const seen = returns.map(() => []);
+  returns.forEach((r, i) => w.on('sse', (e) => {
+    if (e.type !== 'chunk') return undefined;
+    seen[i].push(e.content);
+    return r;
+  }));
+  await w.send('go');
+  await w.idle();
+  await new Promise((r) => setTimeout(r, 20));
+  for (const s of seen) assert.deepEqual(s, ['one', ' two']);
+  assert.deepEqual(errors, [
+    "a 'sse' event callback failed: thenable no",
+    "a 'sse' event callback failed: thenable no",
+  ]);
+});
