@@ -186,6 +186,8 @@ impl AgentWorld {
         #[wasm_bindgen(unchecked_param_type = "CreateWorldOptions")] options: JsValue,
     ) -> js_sys::Promise {
         let what = "AgentWorld.create options";
+        // Before anything else: the browser creates the database while the options are read.
+        crate::bindings::storage::start_indexeddb_open(&options);
         let args = CommonOptions::read(&options, what).and_then(|mut options| {
             let open_existing = options
                 .take_choice("ifExists", what, &["error", "open"])?
@@ -219,8 +221,9 @@ impl AgentWorld {
         #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
         options: Option<StorageOptionsArg>,
     ) -> js_sys::Promise {
+        let options = or_undefined(options);
+        crate::bindings::storage::start_indexeddb_open(&options);
         let args = string_arg(&id, "id").and_then(|id| {
-            let options = or_undefined(options);
             Ok((
                 id,
                 CommonOptions::read(&options, "AgentWorld.open options")?,
