@@ -45,7 +45,14 @@ type Opening = Shared<LocalBoxFuture<'static, Result<Rc<IdbStore>, StoreError>>>
 /// the engine's set-up), which on a first visit is most of a cold start.
 fn opening() -> Opening {
     if let Some(o) = OPENING.with(|o| o.borrow().clone()) {
-        return o;
+        // A settled open nobody took (its call failed on its options) is used only while its
+        // connection is still open; a failure or a closed connection is not handed out again.
+        let stale = o
+            .peek()
+            .is_some_and(|r| r.as_ref().map_or(true, |s| !s.is_open()));
+        if !stale {
+            return o;
+        }
     }
     let open: LocalBoxFuture<'static, _> =
         Box::pin(async { IdbStore::open(DATABASE_NAME).await.map(Rc::new) });

@@ -198,8 +198,12 @@ impl AgentWorld {
         });
         promise(async move {
             let (options, open_existing, input) = args?;
+            // Checked while the database opens (see `start_indexeddb_open`): on a first visit
+            // this code runs for the first time, which costs as much as the open.
+            crate::web::clock::inject_text_ops(); // the id's normalisation is the host's
+            let plan = World::plan_create(&JsClock, &UuidIds, input).map_err(from_world_error)?;
             let (svc, llm) = services(&options).await?;
-            let world = match World::create(svc.clone(), input).await {
+            let world = match World::create_planned(svc.clone(), plan).await {
                 // Open-or-create (a page reload, HMR): the stored world as it is.
                 Err(WorldError::WorldExists(id)) if open_existing => World::open(svc, &id).await,
                 other => other,

@@ -353,6 +353,12 @@ pub(crate) struct Inner {
     pub(crate) runtime: RefCell<tools::Runtime>,
 }
 
+/// A world [`World::plan_create`] checked and [`World::create_planned`] writes.
+pub struct NewWorld {
+    world: WorldData,
+    chat: Chat,
+}
+
 /// The services a world runs on (all injected).
 #[derive(Clone)]
 pub struct Services {
@@ -481,6 +487,17 @@ impl World {
 
     /// Creates a world (id = kebab(name)) with one empty chat, session mode on.
     pub async fn create(svc: Services, input: CreateWorld) -> Result<World, WorldError> {
+        let plan = Self::plan_create(&*svc.clock, &*svc.ids, input)?;
+        Self::create_planned(svc, plan).await
+    }
+
+    /// The checked settings and first chat of a world to create: all of `create` that needs
+    /// no store, so that a caller can run it while the store opens (a cold start).
+    pub fn plan_create(
+        clock: &dyn Clock,
+        ids: &dyn IdSource,
+        input: CreateWorld,
+    ) -> Result<NewWorld, WorldError> {
         let id = world_id(&input.name)?;
         let name = validate_name("name", &input.name)?;
         let turn_limit = validate_turn_limit(input.turn_limit)?;
@@ -491,9 +508,9 @@ impl World {
         let description = validate_text("description", input.description)?;
         let chat_llm_provider = validate_chat_llm_provider(input.chat_llm_provider)?;
         let chat_llm_model = input.chat_llm_model.filter(|s| !s.trim().is_empty());
-        let now = Timestamp(svc.clock.now_ms());
+        let now = Timestamp(clock.now_ms());
         let chat = Chat {
-            id: svc.ids.new_id(),
+            id: ids.new_id(),
             world_id: id.clone(),
             name: NEW_CHAT_NAME.to_string(),
             description: None,
@@ -514,6 +531,13 @@ impl World {
             created_at: now,
             last_updated: now,
         };
+        Ok(NewWorld { world, chat })
+    }
+
+    /// Writes a world planned by [`World::plan_create`] and opens it; `world_exists` when a
+    /// world with its id is stored.
+    pub async fn create_planned(svc: Services, plan: NewWorld) -> Result<World, WorldError> {
+        let NewWorld { world, chat } = plan;
         // No world lock and no read after the write (a cold start pays for each): the
         // revision and the existence check are read together, and the write carries that
         // revision, checked inside its own transaction. Two tabs creating the same world cannot
