@@ -77,7 +77,8 @@ pub fn start_indexeddb_open(options: &JsValue) {
         || storage.as_string().as_deref() == Some("indexeddb");
     let open = IDB.with(|c| c.borrow().as_ref().is_some_and(|s| s.is_open()));
     if wants && !open && indexeddb_available() {
-        let _ = opening();
+        // Started; `OPENING` keeps it for the call that awaits it.
+        drop(opening());
     }
 }
 
