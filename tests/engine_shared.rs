@@ -448,3 +448,153 @@ fn a_batch_that_meets_another_writers_commit_is_planned_again_and_gives_up_only_
     assert_eq!(stored(), ["first", "third"]);
     assert_eq!(stored_chat(&h, &chat).message_count, 2);
 }
+
+/// A store shared with another writer that takes no lock (another tab): with `race` set, that
+/// writer creates the world the next batch names, with its own chat, right before the batch.
+/// Counts this writer's batches and world locks.
+struct Racer {
+    inner: Rc<agent_world_wasm::core::memory_store::MemoryStore>,
+    race: std::cell::Cell<bool>,
+    batches: std::cell::Cell<u32>,
+    locks: std::cell::Cell<u32>,
+}
+
+impl Store for Racer {
+    fn list_worlds(&self) -> LocalBoxFuture<'_, Result<Vec<WorldData>, StoreError>> {
+        self.inner.list_worlds()
+    }
+    fn load_world<'a>(
+        &'a self,
+        w: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<WorldData>, StoreError>> {
+        self.inner.load_world(w)
+    }
+    fn agents<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<Vec<Agent>, StoreError>> {
+        self.inner.agents(w)
+    }
+    fn chats<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<Vec<Chat>, StoreError>> {
+        self.inner.chats(w)
+    }
+    fn agent_states<'a>(
+        &'a self,
+        w: &'a str,
+        c: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<AgentChatState>, StoreError>> {
+        self.inner.agent_states(w, c)
+    }
+    fn last_memory<'a>(
+        &'a self,
+        w: &'a str,
+        c: &'a str,
+        a: &'a str,
+        n: usize,
+    ) -> LocalBoxFuture<'a, Result<Vec<MemoryEntry>, StoreError>> {
+        self.inner.last_memory(w, c, a, n)
+    }
+    fn messages<'a>(
+        &'a self,
+        w: &'a str,
+        c: &'a str,
+        before: Option<&'a str>,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<Vec<Message>, StoreError>> {
+        self.inner.messages(w, c, before, limit)
+    }
+    fn approvals<'a>(
+        &'a self,
+        w: &'a str,
+        c: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
+        self.inner.approvals(w, c)
+    }
+    fn dump<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>> {
+        self.inner.dump(w)
+    }
+    fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move {
+            self.batches.set(self.batches.get() + 1);
+            if self.race.replace(false) {
+                let theirs: Vec<StoreOp> = ops
+                    .iter()
+                    .filter_map(|op| match op {
+                        StoreOp::PutWorld(w) => Some(StoreOp::PutWorld(WorldData {
+                            description: Some("theirs".into()),
+                            ..w.clone()
+                        })),
+                        StoreOp::PutChat(c) => Some(StoreOp::PutChat(Chat {
+                            id: "their-chat".into(),
+                            ..c.clone()
+                        })),
+                        _ => None,
+                    })
+                    .collect();
+                self.inner.apply(theirs).await?;
+            }
+            self.inner.apply(ops).await
+        })
+    }
+    fn revision<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<Option<u64>, StoreError>> {
+        self.inner.revision(w)
+    }
+    fn lock_world<'a>(
+        &'a self,
+        w: &'a str,
+    ) -> LocalBoxFuture<'a, Result<agent_world_wasm::core::store::WorldLockGuard, StoreError>> {
+        self.locks.set(self.locks.get() + 1);
+        self.inner.lock_world(w)
+    }
+}
+
+#[test]
+fn a_create_is_one_checked_write_and_another_tabs_create_in_between_makes_it_world_exists() {
+    let h = harness();
+    let racer = Rc::new(Racer {
+        inner: h.store.clone(),
+        race: std::cell::Cell::new(false),
+        batches: std::cell::Cell::new(0),
+        locks: std::cell::Cell::new(0),
+    });
+    let svc = || agent_world_wasm::core::engine::Services {
+        store: racer.clone(),
+        ..h.svc()
+    };
+    let input = |name: &str| agent_world_wasm::core::model::CreateWorld {
+        name: name.into(),
+        ..Default::default()
+    };
+
+    // Alone: one write, no world lock (a cold start pays for every round trip), and the
+    // revision the world starts at is the stored one: its first change is not refused.
+    let w = block_on(World::create(svc(), input("Alone"))).unwrap();
+    assert_eq!((racer.batches.get(), racer.locks.get()), (1, 0));
+    let chat = w.current_chat().unwrap().id;
+    block_on(w.send("hello", None)).unwrap();
+    assert_eq!(
+        racer.batches.get(),
+        2,
+        "the send was not refused and re-planned"
+    );
+    assert_eq!(stored_chat_of(&h, "alone", &chat).message_count, 1);
+
+    // Another tab creates the same world between this create's check and its write: the
+    // write is refused inside its own transaction, and the other tab's world stays as it made it.
+    racer.race.set(true);
+    let result = block_on(World::create(svc(), input("Raced")));
+    assert_eq!(result.err().map(|e| e.code()), Some("world_exists"));
+    let world = block_on(h.store.load_world("raced")).unwrap().unwrap();
+    assert_eq!(world.description.as_deref(), Some("theirs"));
+    let chats: Vec<String> = block_on(h.store.chats("raced"))
+        .unwrap()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    assert_eq!(chats, ["their-chat"]);
+}
+
+fn stored_chat_of(h: &H, world: &str, chat: &str) -> Chat {
+    block_on(h.store.chats(world))
+        .unwrap()
+        .into_iter()
+        .find(|c| c.id == chat)
+        .unwrap()
+}

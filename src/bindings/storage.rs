@@ -12,13 +12,14 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use futures_util::future::{FutureExt, Shared};
 use wasm_bindgen::prelude::*;
 
 use crate::bindings::convert::promise;
 use crate::bindings::error::invalid_argument;
 use crate::bindings::input::read_object;
 use crate::core::memory_store::MemoryStore;
-use crate::core::store::Store;
+use crate::core::store::{LocalBoxFuture, Store, StoreError};
 use crate::web::idb_store::IdbStore;
 use crate::web::js_store::JsStore;
 
@@ -31,6 +32,54 @@ thread_local! {
     /// one [`JsStore`] and its writes are serialised (see `JsStore`'s write lock).
     static ADAPTERS: RefCell<Vec<std::rc::Weak<JsStore>>> = const { RefCell::new(Vec::new()) };
     static IDB: RefCell<Option<Rc<IdbStore>>> = const { RefCell::new(None) };
+    /// The open of [`DATABASE_NAME`] in progress, shared by every call that needs it meanwhile
+    /// (one connection, not one per concurrent `create`/`open`).
+    static OPENING: RefCell<Option<Opening>> = const { RefCell::new(None) };
+}
+
+type Opening = Shared<LocalBoxFuture<'static, Result<Rc<IdbStore>, StoreError>>>;
+
+/// The open of the database in progress, or a new one. A new open issues its
+/// `indexedDB.open` request before returning: the browser creates or opens the database in
+/// its own process while this context goes on with the rest of the call (option parsing,
+/// the engine's set-up), which on a first visit is most of a cold start.
+fn opening() -> Opening {
+    if let Some(o) = OPENING.with(|o| o.borrow().clone()) {
+        // A settled open nobody took (its call failed on its options) is used only while its
+        // connection is still open; a failure or a closed connection is not handed out again.
+        let stale = o
+            .peek()
+            .is_some_and(|r| r.as_ref().map_or(true, |s| !s.is_open()));
+        if !stale {
+            return o;
+        }
+    }
+    let open: LocalBoxFuture<'static, _> =
+        Box::pin(async { IdbStore::open(DATABASE_NAME).await.map(Rc::new) });
+    let shared = open.shared();
+    OPENING.with(|o| *o.borrow_mut() = Some(shared.clone()));
+    // One poll runs the open up to its first await: the request is on its way.
+    let _ = shared.clone().now_or_never();
+    shared
+}
+
+/// Starts opening the database when `options` (the argument of `create`/`open`) will use
+/// IndexedDB and no connection is open yet, before the options are read: see [`opening`].
+/// Reads only `options.storage`; the call reads and checks the options as usual after.
+pub fn start_indexeddb_open(options: &JsValue) {
+    let storage = if options.is_object() {
+        js_sys::Reflect::get(options, &JsValue::from_str("storage")).unwrap_or(JsValue::UNDEFINED)
+    } else {
+        JsValue::UNDEFINED
+    };
+    let wants = storage.is_undefined()
+        || storage.is_null()
+        || storage.as_string().as_deref() == Some("indexeddb");
+    let open = IDB.with(|c| c.borrow().as_ref().is_some_and(|s| s.is_open()));
+    if wants && !open && indexeddb_available() {
+        // Started; `OPENING` keeps it for the call that awaits it.
+        drop(opening());
+    }
 }
 
 /// Whether this runtime has IndexedDB (pages and workers do; Node, Deno and workerd do not).
@@ -203,12 +252,18 @@ impl CommonOptions {
                         None,
                     ));
                 }
-                let store = Rc::new(
-                    IdbStore::open(DATABASE_NAME)
-                        .await
-                        .map_err(crate::bindings::error::from_store_error)?,
-                );
-                // Another call may have opened it while we awaited: keep the first.
+                let shared = opening();
+                let opened = shared.clone().await;
+                // Settled: the next open (after this connection closes, or after a failure)
+                // starts afresh.
+                OPENING.with(|o| {
+                    let mut o = o.borrow_mut();
+                    if o.as_ref().is_some_and(|x| x.ptr_eq(&shared)) {
+                        *o = None;
+                    }
+                });
+                let store = opened.map_err(crate::bindings::error::from_store_error)?;
+                // Another open may have been kept while we awaited: keep the first.
                 let kept =
                     IDB.with(|c| c.borrow_mut().get_or_insert_with(|| store.clone()).clone());
                 if !Rc::ptr_eq(&kept, &store) {

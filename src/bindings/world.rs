@@ -186,6 +186,8 @@ impl AgentWorld {
         #[wasm_bindgen(unchecked_param_type = "CreateWorldOptions")] options: JsValue,
     ) -> js_sys::Promise {
         let what = "AgentWorld.create options";
+        // Before anything else: the browser creates the database while the options are read.
+        crate::bindings::storage::start_indexeddb_open(&options);
         let args = CommonOptions::read(&options, what).and_then(|mut options| {
             let open_existing = options
                 .take_choice("ifExists", what, &["error", "open"])?
@@ -196,8 +198,12 @@ impl AgentWorld {
         });
         promise(async move {
             let (options, open_existing, input) = args?;
+            // Checked while the database opens (see `start_indexeddb_open`): on a first visit
+            // this code runs for the first time, which costs as much as the open.
+            crate::web::clock::inject_text_ops(); // the id's normalisation is the host's
+            let plan = World::plan_create(&JsClock, &UuidIds, input).map_err(from_world_error)?;
             let (svc, llm) = services(&options).await?;
-            let world = match World::create(svc.clone(), input).await {
+            let world = match World::create_planned(svc.clone(), plan).await {
                 // Open-or-create (a page reload, HMR): the stored world as it is.
                 Err(WorldError::WorldExists(id)) if open_existing => World::open(svc, &id).await,
                 other => other,
@@ -219,8 +225,9 @@ impl AgentWorld {
         #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
         options: Option<StorageOptionsArg>,
     ) -> js_sys::Promise {
+        let options = or_undefined(options);
+        crate::bindings::storage::start_indexeddb_open(&options);
         let args = string_arg(&id, "id").and_then(|id| {
-            let options = or_undefined(options);
             Ok((
                 id,
                 CommonOptions::read(&options, "AgentWorld.open options")?,

@@ -124,6 +124,65 @@ test('two tabs sending at once lose nothing and see each other\'s writes', async
   await context.close();
 });
 
+test('two tabs creating the same world at once: one creates it, the other gets world_exists', async () => {
+  const context = await env.browser.newContext();
+  const a = await blankPage(context);
+  const b = await blankPage(context);
+  for (let round = 0; round < 3; round++) {
+    const name = `Both ${Date.now()} ${round}`;
+    const create = async (name) => {
+      try {
+        const world = await window.aww.AgentWorld.create({ name });
+        window.created = world;
+        return 'ok';
+      } catch (e) {
+        return e.code;
+      }
+    };
+    const codes = await Promise.all([a.page.evaluate(create, name), b.page.evaluate(create, name)]);
+    assert.deepEqual([...codes].sort(), ['ok', 'world_exists'], `round ${round}`);
+    // One world with one chat; the winner's world keeps working (its revision is right: a
+    // change after the create needs no reload and conflicts with nothing).
+    const winner = codes[0] === 'ok' ? a : b;
+    const after = await winner.page.evaluate(async () => {
+      const chat = window.created.currentChat();
+      await window.created.send('first');
+      const world = await window.aww.AgentWorld.open(window.created.id);
+      return { chats: world.listChats().length, count: world.currentChat().messageCount, same: world.currentChat().id === chat.id };
+    });
+    assert.deepEqual(after, { chats: 1, count: 1, same: true });
+  }
+  assert.deepEqual([...a.errors, ...b.errors], []);
+  await context.close();
+});
+
+test('a tab\'s first calls at once share one database connection', async () => {
+  const context = await env.browser.newContext();
+  const { page, errors } = await blankPage(context);
+  const result = await page.evaluate(async () => {
+    let opens = 0;
+    const open = IDBFactory.prototype.open;
+    IDBFactory.prototype.open = function (...args) {
+      opens += 1;
+      return open.apply(this, args);
+    };
+    const stamp = Date.now();
+    const [x, y, list] = await Promise.all([
+      window.aww.AgentWorld.create({ name: `One ${stamp}` }),
+      window.aww.AgentWorld.create({ name: `Two ${stamp}` }),
+      window.aww.AgentWorld.list(),
+    ]);
+    const z = await window.aww.AgentWorld.open(x.id);
+    IDBFactory.prototype.open = open;
+    return { opens, ids: [x.id, y.id, z.id], listed: Array.isArray(list) };
+  });
+  assert.equal(result.opens, 1, 'one indexedDB.open for every world of the module');
+  assert.equal(result.ids[0], result.ids[2]);
+  assert.ok(result.listed);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('a tab and a dedicated worker sending at once lose nothing', async () => {
   const context = await env.browser.newContext();
   const a = await blankPage(context);

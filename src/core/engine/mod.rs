@@ -96,7 +96,7 @@ use crate::core::model::{
     validate_turn_limit, Agent, Chat, CreateWorld, MemoryEntry, Message, Timestamp, TitleSource,
     WorldData, DEFAULT_HISTORY_LIMIT, NEW_CHAT_NAME,
 };
-use crate::core::store::{Store, StoreOp};
+use crate::core::store::{Store, StoreError, StoreOp};
 
 pub use tools::{InstructionsProvider, InstructionsRequest};
 pub use transfer::FORMAT_VERSION;
@@ -365,6 +365,12 @@ pub(crate) struct Inner {
     pub(crate) runtime: RefCell<tools::Runtime>,
 }
 
+/// A world [`World::plan_create`] checked and [`World::create_planned`] writes.
+pub struct NewWorld {
+    world: WorldData,
+    chat: Chat,
+}
+
 /// The services a world runs on (all injected).
 #[derive(Clone)]
 pub struct Services {
@@ -493,6 +499,17 @@ impl World {
 
     /// Creates a world (id = kebab(name)) with one empty chat, session mode on.
     pub async fn create(svc: Services, input: CreateWorld) -> Result<World, WorldError> {
+        let plan = Self::plan_create(&*svc.clock, &*svc.ids, input)?;
+        Self::create_planned(svc, plan).await
+    }
+
+    /// The checked settings and first chat of a world to create: all of `create` that needs
+    /// no store, so that a caller can run it while the store opens (a cold start).
+    pub fn plan_create(
+        clock: &dyn Clock,
+        ids: &dyn IdSource,
+        input: CreateWorld,
+    ) -> Result<NewWorld, WorldError> {
         let id = world_id(&input.name)?;
         let name = validate_name("name", &input.name)?;
         let turn_limit = validate_turn_limit(input.turn_limit)?;
@@ -503,14 +520,9 @@ impl World {
         let description = validate_text("description", input.description)?;
         let chat_llm_provider = validate_chat_llm_provider(input.chat_llm_provider)?;
         let chat_llm_model = input.chat_llm_model.filter(|s| !s.trim().is_empty());
-        // Under the world's lock, so two tabs creating the same world cannot both succeed.
-        let guard = svc.store.lock_world(&id).await?;
-        if svc.store.load_world(&id).await?.is_some() {
-            return Err(WorldError::WorldExists(id));
-        }
-        let now = Timestamp(svc.clock.now_ms());
+        let now = Timestamp(clock.now_ms());
         let chat = Chat {
-            id: svc.ids.new_id(),
+            id: ids.new_id(),
             world_id: id.clone(),
             name: NEW_CHAT_NAME.to_string(),
             description: None,
@@ -531,16 +543,49 @@ impl World {
             created_at: now,
             last_updated: now,
         };
-        svc.store
-            .apply(vec![
-                StoreOp::PutWorld(world.clone()),
-                StoreOp::PutChat(chat.clone()),
-            ])
-            .await?;
-        // Read after the write: if another writer already changed the new world, the next
-        // change reloads (harmless), never the reverse.
-        let rev = svc.store.revision(&world.id).await?;
-        drop(guard);
+        Ok(NewWorld { world, chat })
+    }
+
+    /// Writes a world planned by [`World::plan_create`] and opens it; `world_exists` when a
+    /// world with its id is stored.
+    pub async fn create_planned(svc: Services, plan: NewWorld) -> Result<World, WorldError> {
+        let NewWorld { world, chat } = plan;
+        // No world lock and no read after the write (a cold start pays for each): the
+        // revision and the existence check are read together, and the write carries that
+        // revision, checked inside its own transaction. Two tabs creating the same world cannot
+        // both succeed: the first write raises the revision, so the second conflicts, looks
+        // again and finds the world. A store without revisions has a single writer.
+        let mut conflicts = 0;
+        let rev = loop {
+            // Both reads at once (one round trip); the revision's is issued first, so a write
+            // that lands between the two is seen by the second read or conflicts below.
+            let (rev, stored) = both(
+                svc.store.revision(&world.id),
+                svc.store.load_world(&world.id),
+            )
+            .await;
+            let rev = rev?;
+            if stored?.is_some() {
+                return Err(WorldError::WorldExists(world.id));
+            }
+            let mut ops = Vec::with_capacity(3);
+            if let Some(rev) = rev {
+                ops.push(StoreOp::ExpectRevision {
+                    world_id: world.id.clone(),
+                    rev,
+                });
+            }
+            ops.push(StoreOp::PutWorld(world.clone()));
+            ops.push(StoreOp::PutChat(chat.clone()));
+            match svc.store.apply(ops).await {
+                // The batch raised the revision by exactly one.
+                Ok(()) => break rev.map(|r| r + 1),
+                // Another writer wrote this id in between (created it, or created and deleted
+                // it): look again. A bound, so a store that keeps conflicting fails clearly.
+                Err(StoreError::Conflict(_)) if conflicts < 8 => conflicts += 1,
+                Err(e) => return Err(e.into()),
+            }
+        };
         let view = View {
             world,
             agents: Vec::new(),
@@ -858,4 +903,33 @@ pub(crate) async fn load_chat_state(
         a.memory = mem.into_iter().collect();
     }
     Ok(())
+}
+
+/// Runs two futures at once, `a` polled first each time, and returns both outputs.
+async fn both<A: std::future::Future, B: std::future::Future>(
+    a: A,
+    b: B,
+) -> (A::Output, B::Output) {
+    let (mut a, mut b) = (std::pin::pin!(a), std::pin::pin!(b));
+    let (mut ra, mut rb) = (None, None);
+    std::future::poll_fn(|cx| {
+        if ra.is_none() {
+            if let std::task::Poll::Ready(v) = a.as_mut().poll(cx) {
+                ra = Some(v);
+            }
+        }
+        if rb.is_none() {
+            if let std::task::Poll::Ready(v) = b.as_mut().poll(cx) {
+                rb = Some(v);
+            }
+        }
+        match (ra.take(), rb.take()) {
+            (Some(x), Some(y)) => std::task::Poll::Ready((x, y)),
+            (x, y) => {
+                (ra, rb) = (x, y);
+                std::task::Poll::Pending
+            }
+        }
+    })
+    .await
 }
