@@ -304,15 +304,36 @@ fn two_writers_creating_the_same_world_at_once_give_one_world_and_one_world_exis
     assert_eq!(w.list_chats().len(), 1);
 }
 
-/// A store where another writer commits a change to the world right before each of this
-/// writer's batches, `meddle` times (the model of a second tab that keeps writing).
-struct Meddler {
+/// What the other writer commits before a batch of this one, given that batch.
+type Theirs = dyn Fn(&[StoreOp]) -> Vec<StoreOp>;
+
+/// A store shared with another writer that takes no lock (another tab): before each of the
+/// next `times` batches of this writer, that writer commits `theirs(batch)` first. Counts this
+/// writer's batches and world locks.
+struct OtherWriter {
     inner: Rc<agent_world_wasm::core::memory_store::MemoryStore>,
-    meddle: std::cell::Cell<u32>,
+    theirs: Box<Theirs>,
+    times: std::cell::Cell<u32>,
     batches: std::cell::Cell<u32>,
+    locks: std::cell::Cell<u32>,
 }
 
-impl Store for Meddler {
+impl OtherWriter {
+    fn new(
+        inner: Rc<agent_world_wasm::core::memory_store::MemoryStore>,
+        theirs: impl Fn(&[StoreOp]) -> Vec<StoreOp> + 'static,
+    ) -> Rc<Self> {
+        Rc::new(OtherWriter {
+            inner,
+            theirs: Box::new(theirs),
+            times: std::cell::Cell::new(0),
+            batches: std::cell::Cell::new(0),
+            locks: std::cell::Cell::new(0),
+        })
+    }
+}
+
+impl Store for OtherWriter {
     fn list_worlds(&self) -> LocalBoxFuture<'_, Result<Vec<WorldData>, StoreError>> {
         self.inner.list_worlds()
     }
@@ -366,11 +387,9 @@ impl Store for Meddler {
     fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
         Box::pin(async move {
             self.batches.set(self.batches.get() + 1);
-            if self.meddle.get() > 0 {
-                self.meddle.set(self.meddle.get() - 1);
-                let w = ops[0].world_id().to_string();
-                let world = self.inner.load_world(&w).await?.expect("the world exists");
-                self.inner.apply(vec![StoreOp::PutWorld(world)]).await?;
+            if self.times.get() > 0 {
+                self.times.set(self.times.get() - 1);
+                self.inner.apply((self.theirs)(&ops)).await?;
             }
             self.inner.apply(ops).await
         })
@@ -378,15 +397,24 @@ impl Store for Meddler {
     fn revision<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<Option<u64>, StoreError>> {
         self.inner.revision(w)
     }
+    fn lock_world<'a>(
+        &'a self,
+        w: &'a str,
+    ) -> LocalBoxFuture<'a, Result<agent_world_wasm::core::store::WorldLockGuard, StoreError>> {
+        self.locks.set(self.locks.get() + 1);
+        self.inner.lock_world(w)
+    }
 }
 
 #[test]
 fn a_batch_that_meets_another_writers_commit_is_planned_again_and_gives_up_only_if_it_never_ends() {
     let h = harness();
-    let meddler = Rc::new(Meddler {
-        inner: h.store.clone(),
-        meddle: std::cell::Cell::new(0),
-        batches: std::cell::Cell::new(0),
+    // The other writer rewrites the world row as it is: enough to raise its revision.
+    let world = block_on(h.store.load_world(&h.world.id()))
+        .unwrap()
+        .unwrap();
+    let meddler = OtherWriter::new(h.store.clone(), move |_| {
+        vec![StoreOp::PutWorld(world.clone())]
     });
     let svc = agent_world_wasm::core::engine::Services {
         store: meddler.clone(),
@@ -405,7 +433,7 @@ fn a_batch_that_meets_another_writers_commit_is_planned_again_and_gives_up_only_
     };
 
     // Another writer commits right before the batch: refused, reloaded, planned again.
-    meddler.meddle.set(1);
+    meddler.times.set(1);
     block_on(w.send("first", None)).unwrap();
     assert_eq!(
         meddler.batches.get(),
@@ -421,7 +449,7 @@ fn a_batch_that_meets_another_writers_commit_is_planned_again_and_gives_up_only_
     );
 
     // A writer that never pauses: after 16 re-plans the change fails, nothing written.
-    meddler.meddle.set(u32::MAX);
+    meddler.times.set(u32::MAX);
     meddler.batches.set(0);
     let err = block_on(w.send("second", None)).unwrap_err();
     assert_eq!(meddler.batches.get(), 17);
@@ -443,116 +471,30 @@ fn a_batch_that_meets_another_writers_commit_is_planned_again_and_gives_up_only_
     );
 
     // Once the other writer stops, the world works on.
-    meddler.meddle.set(0);
+    meddler.times.set(0);
     block_on(w.send("third", None)).unwrap();
     assert_eq!(stored(), ["first", "third"]);
     assert_eq!(stored_chat(&h, &chat).message_count, 2);
 }
 
-/// A store shared with another writer that takes no lock (another tab): with `race` set, that
-/// writer creates the world the next batch names, with its own chat, right before the batch.
-/// Counts this writer's batches and world locks.
-struct Racer {
-    inner: Rc<agent_world_wasm::core::memory_store::MemoryStore>,
-    race: std::cell::Cell<bool>,
-    batches: std::cell::Cell<u32>,
-    locks: std::cell::Cell<u32>,
-}
-
-impl Store for Racer {
-    fn list_worlds(&self) -> LocalBoxFuture<'_, Result<Vec<WorldData>, StoreError>> {
-        self.inner.list_worlds()
-    }
-    fn load_world<'a>(
-        &'a self,
-        w: &'a str,
-    ) -> LocalBoxFuture<'a, Result<Option<WorldData>, StoreError>> {
-        self.inner.load_world(w)
-    }
-    fn agents<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<Vec<Agent>, StoreError>> {
-        self.inner.agents(w)
-    }
-    fn chats<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<Vec<Chat>, StoreError>> {
-        self.inner.chats(w)
-    }
-    fn agent_states<'a>(
-        &'a self,
-        w: &'a str,
-        c: &'a str,
-    ) -> LocalBoxFuture<'a, Result<Vec<AgentChatState>, StoreError>> {
-        self.inner.agent_states(w, c)
-    }
-    fn last_memory<'a>(
-        &'a self,
-        w: &'a str,
-        c: &'a str,
-        a: &'a str,
-        n: usize,
-    ) -> LocalBoxFuture<'a, Result<Vec<MemoryEntry>, StoreError>> {
-        self.inner.last_memory(w, c, a, n)
-    }
-    fn messages<'a>(
-        &'a self,
-        w: &'a str,
-        c: &'a str,
-        before: Option<&'a str>,
-        limit: usize,
-    ) -> LocalBoxFuture<'a, Result<Vec<Message>, StoreError>> {
-        self.inner.messages(w, c, before, limit)
-    }
-    fn approvals<'a>(
-        &'a self,
-        w: &'a str,
-        c: &'a str,
-    ) -> LocalBoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
-        self.inner.approvals(w, c)
-    }
-    fn dump<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>> {
-        self.inner.dump(w)
-    }
-    fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
-        Box::pin(async move {
-            self.batches.set(self.batches.get() + 1);
-            if self.race.replace(false) {
-                let theirs: Vec<StoreOp> = ops
-                    .iter()
-                    .filter_map(|op| match op {
-                        StoreOp::PutWorld(w) => Some(StoreOp::PutWorld(WorldData {
-                            description: Some("theirs".into()),
-                            ..w.clone()
-                        })),
-                        StoreOp::PutChat(c) => Some(StoreOp::PutChat(Chat {
-                            id: "their-chat".into(),
-                            ..c.clone()
-                        })),
-                        _ => None,
-                    })
-                    .collect();
-                self.inner.apply(theirs).await?;
-            }
-            self.inner.apply(ops).await
-        })
-    }
-    fn revision<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<Option<u64>, StoreError>> {
-        self.inner.revision(w)
-    }
-    fn lock_world<'a>(
-        &'a self,
-        w: &'a str,
-    ) -> LocalBoxFuture<'a, Result<agent_world_wasm::core::store::WorldLockGuard, StoreError>> {
-        self.locks.set(self.locks.get() + 1);
-        self.inner.lock_world(w)
-    }
-}
-
 #[test]
 fn a_create_is_one_checked_write_and_another_tabs_create_in_between_makes_it_world_exists() {
     let h = harness();
-    let racer = Rc::new(Racer {
-        inner: h.store.clone(),
-        race: std::cell::Cell::new(false),
-        batches: std::cell::Cell::new(0),
-        locks: std::cell::Cell::new(0),
+    // The other tab creates the world this batch names, with a chat of its own.
+    let racer = OtherWriter::new(h.store.clone(), |ops| {
+        ops.iter()
+            .filter_map(|op| match op {
+                StoreOp::PutWorld(w) => Some(StoreOp::PutWorld(WorldData {
+                    description: Some("theirs".into()),
+                    ..w.clone()
+                })),
+                StoreOp::PutChat(c) => Some(StoreOp::PutChat(Chat {
+                    id: "their-chat".into(),
+                    ..c.clone()
+                })),
+                _ => None,
+            })
+            .collect()
     });
     let svc = || agent_world_wasm::core::engine::Services {
         store: racer.clone(),
@@ -578,7 +520,7 @@ fn a_create_is_one_checked_write_and_another_tabs_create_in_between_makes_it_wor
 
     // Another tab creates the same world between this create's check and its write: the
     // write is refused inside its own transaction, and the other tab's world stays as it made it.
-    racer.race.set(true);
+    racer.times.set(1);
     let result = block_on(World::create(svc(), input("Raced")));
     assert_eq!(result.err().map(|e| e.code()), Some("world_exists"));
     let world = block_on(h.store.load_world("raced")).unwrap().unwrap();
