@@ -21,13 +21,14 @@
 //! Several writers (two tabs, a tab and a worker, two `World`s on one store) may share a world.
 //! A store that can be shared across contexts says so through two optional methods, and the
 //! engine then keeps every derived value right (`messageCount`, agent counters, memory windows,
-//! the current chat): [`Store::lock_world`] serialises the writers of one world (the engine holds
-//! it for read → plan → apply), and [`Store::revision`] is a per-world counter that every
-//! successful batch naming the world raises by exactly one. Under the lock the engine compares
-//! the revision with the one its RAM view was loaded or last written at, reloads its view when
-//! another writer moved it, and only then composes its batch, so a `PutChat` never carries a
-//! count computed from a stale view. Stores that return `None` (the default) are not shared:
-//! the engine trusts its RAM view.
+//! the current chat): [`Store::revision`] is a per-world counter that every successful batch
+//! naming the world raises by exactly one, and each batch the engine sends carries
+//! [`StoreOp::ExpectRevision`], the revision its RAM view mirrors. The store checks it inside
+//! the batch's own transaction and refuses a stale batch with [`StoreError::Conflict`], writing
+//! nothing; the engine then reloads its view and plans the change again, so a `PutChat` never
+//! commits a count computed from a stale view. [`Store::lock_world`] is taken only by the
+//! whole-world operations, import and delete. Stores that return `None` (the default) are not
+//! shared: the engine trusts its RAM view.
 
 use std::any::Any;
 use std::fmt;

@@ -44,8 +44,7 @@
 //! writes it back raised by one, so the bump commits or rolls back with the batch. The engine's
 //! writes need no lock: IndexedDB runs read-write transactions over the same stores one at a
 //! time, so the check and the commit see the same revision. [`Store::lock_world`] (the Web Lock
-//! `agent-world-wasm:<database>:<worldId>`) is only taken to create, import or delete a whole
-//! world. After each commit the store posts `{worldId, what}` on the BroadcastChannel
+//! `agent-world-wasm:<database>:<worldId>`) is only taken to import or delete a whole world. After each commit the store posts `{worldId, what}` on the BroadcastChannel
 //! `agent-world-wasm:<database>` (see [`tabs`](super::tabs)). Message and memory `seq`s are
 //! found inside the write transaction (the last key of the chat's range), never cached across
 //! batches, so two connections appending to one chat never collide.
