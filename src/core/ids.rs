@@ -151,7 +151,7 @@ pub fn is_name_char(c: char) -> bool {
 /// use `unicode-normalization` and std ([`builtin_text_ops`]). Both follow the Unicode standard
 /// (full lower-casing with the final-sigma rule); they can only differ on characters assigned
 /// in a Unicode version one side does not know yet. Strings a cheap check proves unchanged
-/// never reach them (see [`nfc`] and [`lower_nfc`]).
+/// never reach them (see the module's `nfc` and `lower_nfc`).
 #[derive(Debug, Clone, Copy)]
 pub struct TextOps {
     /// `s` in NFC.
