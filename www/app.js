@@ -124,6 +124,11 @@ function detach() {
   agents = [];
   working.clear();
   setBusy(false);
+  // The old world's chat goes with it: the next world's title must never show above it while
+  // that world opens (its chat list and messages are read asynchronously).
+  view.reset();
+  $('chat-title').textContent = '';
+  $('world-title').textContent = '';
 }
 
 function applyProviders(target = world) {
