@@ -13,12 +13,12 @@
 //! and stall timeouts apply as to any provider: `FetchLlm` runs this client under them and
 //! cancels it (signal aborted, `return()` called) when one expires.
 
+use std::cell::RefCell;
 use std::future::Future;
-use std::task::Poll;
+use std::task::{Poll, Waker};
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 
 use crate::core::llm::types::{
     CallPurpose, CallSettings, ChatMessage, LlmError, LlmEvent, Role, ToolCallPart,
@@ -160,7 +160,7 @@ impl JsCustomProvider {
             let promise = next
                 .call0(&iterator)
                 .map_err(|e| custom_error(message_of(&e)))?;
-            let step = JsFuture::from(js_sys::Promise::resolve(&promise));
+            let step = Settled::of(js_sys::Promise::resolve(&promise));
             let step = match first_of(step, cancel.cancelled()).await {
                 Some(result) => result.map_err(|e| custom_error(message_of(&e)))?,
                 None => {
@@ -273,6 +273,148 @@ fn async_iterator_of(iterable: &JsValue) -> Result<JsValue, LlmError> {
     ))
 }
 
+/// A JS promise's outcome (`Ok` fulfilled, `Err` rejected), awaited without `JsFuture`.
+///
+/// A `JsFuture` makes two closures per promise (each a call into the host to wrap it, a
+/// finalizer registration, and two more calls to release it when the promise settles), some
+/// ten boundary crossings per await; a reply from a custom provider awaits two `next()`
+/// promises. Here the two handlers are made once per thread and bound to the await's id
+/// (`Function.prototype.bind`, a host builtin): registering is three calls (two binds and
+/// `then`), settling one call back, and no closure is made or freed per await.
+struct Settled {
+    promise: Option<js_sys::Promise>,
+    id: Option<u64>,
+}
+
+impl Settled {
+    fn of(promise: js_sys::Promise) -> Self {
+        Self {
+            promise: Some(promise),
+            id: None,
+        }
+    }
+}
+
+struct Awaited {
+    id: u64,
+    outcome: Option<Result<JsValue, JsValue>>,
+    waker: Waker,
+}
+
+type SettleFn = Closure<dyn FnMut(f64, JsValue)>;
+
+#[derive(Default)]
+struct Awaits {
+    next_id: u64,
+    /// The promises awaited now (a few: one per running call).
+    pending: Vec<Awaited>,
+    /// `(id, value)` handlers for fulfilment and rejection, made at the first await.
+    handlers: Option<(SettleFn, SettleFn)>,
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// A promise, seen only through its `then`.
+    type Thenable;
+    /// `promise.then(on_ok, on_err)` (the derived promise is not needed).
+    #[wasm_bindgen(method, js_name = then)]
+    fn then_with(this: &Thenable, on_ok: &Handler, on_err: &Handler);
+    /// A settle handler `(id, value)`, or one bound to its id.
+    type Handler;
+    /// `handler.bind(null, id)`: a handler that passes the await's id first.
+    #[wasm_bindgen(method, js_name = bind)]
+    fn bind_id(this: &Handler, this_arg: &JsValue, id: f64) -> Handler;
+}
+
+thread_local! {
+    static AWAITS: RefCell<Awaits> = RefCell::new(Awaits::default());
+}
+
+/// A promise settled: its outcome is kept for the awaiting future, which is woken. An id no
+/// longer pending belongs to a future dropped before its promise settled: nothing waits.
+fn on_settled(id: f64, outcome: Result<JsValue, JsValue>) {
+    let waker = AWAITS.with(|a| {
+        let mut a = a.try_borrow_mut().ok()?;
+        let e = a.pending.iter_mut().find(|e| e.id as f64 == id)?;
+        e.outcome = Some(outcome);
+        Some(e.waker.clone())
+    });
+    if let Some(w) = waker {
+        w.wake();
+    }
+}
+
+impl Future for Settled {
+    type Output = Result<JsValue, JsValue>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<Self::Output> {
+        if let Some(promise) = self.promise.take() {
+            let (id, on_ok, on_err) = AWAITS.with(|a| {
+                let mut a = a.borrow_mut();
+                let id = a.next_id;
+                a.next_id += 1;
+                a.pending.push(Awaited {
+                    id,
+                    outcome: None,
+                    waker: cx.waker().clone(),
+                });
+                let (ok, err) = a.handlers.get_or_insert_with(|| {
+                    (
+                        Closure::new(|id, v| on_settled(id, Ok(v))),
+                        Closure::new(|id, v| on_settled(id, Err(v))),
+                    )
+                });
+                let f = |c: &SettleFn| c.as_ref().clone().unchecked_into::<Handler>();
+                (id, f(ok), f(err))
+            });
+            self.id = Some(id);
+            // The host calls outside the borrow; `then` never calls back synchronously.
+            let id_f = id as f64;
+            promise.unchecked_ref::<Thenable>().then_with(
+                &on_ok.bind_id(&JsValue::NULL, id_f),
+                &on_err.bind_id(&JsValue::NULL, id_f),
+            );
+            return Poll::Pending;
+        }
+        let Some(id) = self.id else {
+            // Polled after it finished (futures are not polled again once ready).
+            return Poll::Pending;
+        };
+        AWAITS.with(|a| {
+            let mut a = a.borrow_mut();
+            let Some(i) = a.pending.iter().position(|e| e.id == id) else {
+                return Poll::Pending;
+            };
+            let e = &mut a.pending[i];
+            if e.outcome.is_none() {
+                if !e.waker.will_wake(cx.waker()) {
+                    e.waker = cx.waker().clone();
+                }
+                return Poll::Pending;
+            }
+            let e = a.pending.swap_remove(i);
+            self.id = None;
+            e.outcome.map_or(Poll::Pending, Poll::Ready)
+        })
+    }
+}
+
+impl Drop for Settled {
+    fn drop(&mut self) {
+        if let Some(id) = self.id {
+            // `try_with`: a future dropped while the thread's storage is torn down.
+            let _ = AWAITS.try_with(|a| {
+                if let Ok(mut a) = a.try_borrow_mut() {
+                    a.pending.retain(|e| e.id != id);
+                }
+            });
+        }
+    }
+}
+
 /// `Some(output of a)` if `a` finishes first, `None` if `b` (the cancellation) does.
 async fn first_of<A: Future, B: Future<Output = ()>>(a: A, b: B) -> Option<A::Output> {
     let (mut a, mut b) = (Box::pin(a), Box::pin(b));
@@ -288,10 +430,38 @@ async fn first_of<A: Future, B: Future<Output = ()>>(a: A, b: B) -> Option<A::Ou
     .await
 }
 
-/// `s` as a JSON string literal.
+/// `s` as a JSON string literal, written in place: serde_json's serializer allocated a
+/// `String` per value and ran its generic writer for every one of the dozens of strings of a
+/// request. Escapes what JSON requires (`"`, `\\`, control characters), as serde_json does.
 fn push_json_str(out: &mut String, s: &str) {
-    // Serialising a `str` cannot fail.
-    out.push_str(&serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string()));
+    out.push('"');
+    let mut from = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let esc = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        // `from` and `i` are at ASCII bytes: always character boundaries.
+        out.push_str(s.get(from..i).unwrap_or_default());
+        if esc.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.push_str("\\u00");
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0x0f)]));
+        } else {
+            out.push_str(esc);
+        }
+        from = i + 1;
+    }
+    out.push_str(s.get(from..).unwrap_or_default());
+    out.push('"');
 }
 
 /// `,"name":` (or without the comma for the first property).
