@@ -36,7 +36,7 @@
 //! - A partial text that is only whitespace is carried by the SSE `error` as `partialContent`
 //!   but not kept as an `interrupted` message (it would show as an empty message).
 
-use crate::core::engine::shared::replanned;
+use crate::core::engine::shared::{cold, replanned};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -246,11 +246,11 @@ impl World {
         let id = job.id;
         match &job.kind {
             JobKind::Reply { .. } => self.run_reply(&job).await,
-            JobKind::Resume { .. } => self.run_resume(&job).await,
+            JobKind::Resume { .. } => cold(self.run_resume(&job)).await,
             JobKind::CancelApproval { approval, stored } => {
-                self.finish_cancel(approval, *stored).await
+                cold(self.finish_cancel(approval, *stored)).await
             }
-            JobKind::Title { .. } => self.run_title(&job).await,
+            JobKind::Title { .. } => cold(self.run_title(&job)).await,
         }
         self.st_mut().in_flight.retain(|f| f.id != id);
         self.flush();
@@ -305,9 +305,13 @@ impl World {
         // A regeneration (§10) answers from the memory as it was before the old reply, where
         // M already is (it stays in memory whatever happens to the reply).
         let messages = if let Some(old) = regenerate {
-            match self
-                .regeneration_input(job.chat_id.as_deref(), &agent, trigger, old.as_deref())
-                .await
+            match cold(self.regeneration_input(
+                job.chat_id.as_deref(),
+                &agent,
+                trigger,
+                old.as_deref(),
+            ))
+            .await
             {
                 Ok(m) => m,
                 Err(e) => {
@@ -384,8 +388,7 @@ impl World {
             suspended,
         } = steps;
         if let (Ok(()), Some(state)) = (&result, suspended) {
-            self.suspend_reply(job, agent, trigger, reply_id, state)
-                .await;
+            cold(self.suspend_reply(job, agent, trigger, reply_id, state)).await;
             return;
         }
         if let Err(e) = result {
@@ -410,7 +413,7 @@ impl World {
                     keep_if_left: true,
                     edit: job_edit(job),
                 };
-                self.publish_or_report(out).await;
+                cold(self.publish_or_report(out)).await;
             }
             return;
         }

@@ -9,7 +9,7 @@
 //! Where the spec gives no order: the `turn-limit` system event is emitted with the declined
 //! message's events, before the notice's own `message` event.
 
-use crate::core::engine::shared::replanned;
+use crate::core::engine::shared::{cold, replanned};
 use std::collections::VecDeque;
 
 use crate::core::engine::{Job, JobKind, State, TitleCandidate, Unsaved, World};
@@ -322,7 +322,7 @@ impl World {
                 return match expected {
                     Some(chat_id) if out.keep_if_left => {
                         let chat_id = chat_id.clone();
-                        let m = self.append_to_left_chat(out, &chat_id).await?;
+                        let m = cold(self.append_to_left_chat(out, &chat_id)).await?;
                         drop(guard);
                         Ok(m.map(|m| (m, Vec::new())))
                     }
@@ -397,7 +397,7 @@ impl World {
         if !edited.is_empty() {
             // Entries left memory: the windows are read again (they may reach further back).
             self.forget(&edited);
-            if let Err(e) = self.reload_windows().await {
+            if let Err(e) = cold(self.reload_windows()).await {
                 self.report(&e);
             }
         }

@@ -30,6 +30,19 @@ use crate::core::events::{Event, WorldEvent};
 use crate::core::lock::Guard;
 use crate::core::store::{StoreError, StoreOp};
 
+/// `f` on the heap, awaited through its vtable: for an await off the common path inside a
+/// hot async fn. The compiler inlines a callee's state machine into its caller's `poll`, so
+/// every rare branch (tools, approvals, a chat left meanwhile) made the `poll` of a plain
+/// reply larger; the engine's JS hosts compile a wasm function, and recompile it optimised
+/// once it runs often, at a cost that grows with its size (the huge `poll`s of the reply path
+/// took most of the compiling in a fresh Node process). Boxed, a rare branch is its own
+/// function, compiled only if it runs; it costs one allocation when taken.
+pub(crate) fn cold<'a, T>(
+    f: impl std::future::Future<Output = T> + 'a,
+) -> crate::core::store::LocalBoxFuture<'a, T> {
+    Box::pin(f)
+}
+
 /// How many times a change is planned again after a conflict before its caller sees it (as
 /// `storage_error` / `aborted`: nothing was written, retry). Each conflict means another
 /// writer committed in between, so running out takes a writer that never pauses.

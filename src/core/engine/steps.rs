@@ -39,7 +39,7 @@
 //! - If saving a step's memory entries fails (reported as a `storage_error` event), the reply
 //!   goes on with its context in RAM; later replies do not see that group.
 
-use crate::core::engine::shared::replanned;
+use crate::core::engine::shared::{cold, replanned};
 use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
@@ -223,7 +223,7 @@ impl World {
                 chat_id: job.chat_id.clone(),
                 message: trigger.clone(),
             };
-            match until_cancelled(provider.instructions(req), &job.cancel).await {
+            match cold(until_cancelled(provider.instructions(req), &job.cancel)).await {
                 None => return (Err(aborted()), out),
                 Some(Err(message)) => {
                     return (
@@ -364,30 +364,28 @@ impl World {
                 }
             };
             next = step + 1;
-            let (records, cancelled) = match self
-                .run_tools(job, agent, reply_id, &s.calls, done, decision)
-                .await
-            {
-                ToolsRun::Done { records, cancelled } => (records, cancelled),
-                ToolsRun::Suspended { records } => {
-                    // A call waits for approval: the reply stops here, with what resuming needs.
-                    out.suspended = Some(ReplyState {
-                        step,
-                        messages,
-                        text: out.text.clone(),
-                        usage: out.usage,
-                        tool_calls: out.tool_calls.clone(),
-                        step_text: s.text,
-                        step_finish: s.finish,
-                        step_usage: s.usage,
-                        step_calls: s.calls,
-                        step_thinking: s.thinking,
-                        step_records: records,
-                        used_ids: used_ids.into_iter().collect(),
-                    });
-                    return (Ok(()), out);
-                }
-            };
+            let (records, cancelled) =
+                match cold(self.run_tools(job, agent, reply_id, &s.calls, done, decision)).await {
+                    ToolsRun::Done { records, cancelled } => (records, cancelled),
+                    ToolsRun::Suspended { records } => {
+                        // A call waits for approval: the reply stops here, with what resuming needs.
+                        out.suspended = Some(ReplyState {
+                            step,
+                            messages,
+                            text: out.text.clone(),
+                            usage: out.usage,
+                            tool_calls: out.tool_calls.clone(),
+                            step_text: s.text,
+                            step_finish: s.finish,
+                            step_usage: s.usage,
+                            step_calls: s.calls,
+                            step_thinking: s.thinking,
+                            step_records: records,
+                            used_ids: used_ids.into_iter().collect(),
+                        });
+                        return (Ok(()), out);
+                    }
+                };
             out.tool_calls.extend(records.iter().cloned());
             if cancelled {
                 return (Err(aborted()), out);
