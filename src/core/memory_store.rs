@@ -95,6 +95,10 @@ impl MemoryStore {
 
     /// Checks the batch against the current data (and the earlier ops of the batch) without
     /// changing anything.
+    // Not inlined (nor `apply_valid`): a JS host compiles each wasm function, and recompiles it
+    // optimised once hot, at a cost that grows with its size; kept apart, the batch's two
+    // passes are not one huge function (see the wasm-opt flags in Cargo.toml).
+    #[inline(never)]
     fn validate(&self, ops: &[StoreOp]) -> Result<(), StoreError> {
         let worlds = self.worlds.borrow();
         let mut live_worlds: BTreeSet<String> = worlds
@@ -274,6 +278,7 @@ impl MemoryStore {
         Ok(())
     }
 
+    #[inline(never)]
     fn apply_valid(&self, ops: Vec<StoreOp>) {
         let mut worlds = self.worlds.borrow_mut();
         for op in ops {

@@ -455,6 +455,8 @@ impl World {
     }
 
     /// `new_chat`: a chat to create and make current with this message (no chat left).
+    // Not inlined into `publish`'s poll: see `shared::cold` (sync code, so a plain call).
+    #[inline(never)]
     fn plan(&self, st: &State, out: Outgoing, now: Timestamp, new_chat: Option<Chat>) -> Plan {
         let mut msg = out.msg;
         let world_id = st.world.id.clone();
