@@ -143,10 +143,8 @@ impl JsCustomProvider {
         if cancel.is_cancelled() {
             return Err(aborted());
         }
-        let controller = web_sys::AbortController::new()
-            .map_err(|_| custom_error("AbortController is not available in this runtime"))?;
-        let options = js_sys::Object::new();
-        set(&options, "signal", controller.signal().as_ref());
+        let signal = LazySignal::new();
+        let options = signal.options();
         let iterable = self
             .stream
             .call2(&self.object, &Self::request(settings, &messages)?, &options)
@@ -164,7 +162,7 @@ impl JsCustomProvider {
             let step = match first_of(step, cancel.cancelled()).await {
                 Some(result) => result.map_err(|e| custom_error(message_of(&e)))?,
                 None => {
-                    controller.abort();
+                    signal.abort();
                     if let Ok(ret) = js_sys::Reflect::get(&iterator, &key("return")) {
                         if let Some(ret) = ret.dyn_ref::<js_sys::Function>() {
                             // The provider's cleanup; its outcome does not change ours.
@@ -273,6 +271,138 @@ fn async_iterator_of(iterable: &JsValue) -> Result<JsValue, LlmError> {
     ))
 }
 
+/// The `{ signal }` options of one call, its `AbortSignal` made when first read.
+///
+/// Node builds an `AbortController` in JavaScript (an event target, its signal, their
+/// internal state): about 50 µs each in a fresh process, more than the rest of a reply from a
+/// provider that answers at once, and most providers never read the signal. So `signal` is
+/// an accessor until read: the first read (or a cancellation, whichever comes first) makes the
+/// controller, aborted if the call was cancelled, and leaves `signal` a plain data property
+/// holding it, as it always was. A read after the call ended gets a signal that never aborts,
+/// as before.
+struct LazySignal {
+    id: u64,
+    options: js_sys::Object,
+}
+
+struct Signals {
+    next_id: u64,
+    /// The calls running now: their options and controller (once made).
+    live: Vec<(u64, js_sys::Object, Option<web_sys::AbortController>)>,
+    /// The accessor's `(id, options)` getter, made once per thread.
+    getter: Option<Closure<dyn FnMut(f64, js_sys::Object) -> JsValue>>,
+    /// `{get, enumerable, configurable}`, reused: `defineProperty` reads it when called.
+    accessor: Option<js_sys::Object>,
+}
+
+thread_local! {
+    static SIGNALS: RefCell<Signals> = const {
+        RefCell::new(Signals { next_id: 0, live: Vec::new(), getter: None, accessor: None })
+    };
+}
+
+/// Makes the call's controller (aborted when `cancelled`) and turns `signal` into a data
+/// property holding its signal. `None` where the runtime has no `AbortController`.
+fn materialize(options: &js_sys::Object, cancelled: bool) -> Option<web_sys::AbortController> {
+    let controller = web_sys::AbortController::new().ok()?;
+    if cancelled {
+        controller.abort();
+    }
+    let desc = js_sys::Object::new();
+    set(&desc, "value", controller.signal().as_ref());
+    for flag in ["writable", "enumerable", "configurable"] {
+        set(&desc, flag, &JsValue::TRUE);
+    }
+    js_sys::Object::define_property(options, &key("signal"), &desc);
+    Some(controller)
+}
+
+/// The accessor: the first read of `options.signal`.
+fn read_signal(id: f64, options: js_sys::Object) -> JsValue {
+    let controller = materialize(&options, false);
+    if let Some(c) = &controller {
+        SIGNALS.with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut() {
+                if let Some(e) = s.live.iter_mut().find(|e| e.0 as f64 == id) {
+                    e.2 = Some(c.clone());
+                }
+            }
+        });
+    }
+    controller.map_or(JsValue::UNDEFINED, |c| c.signal().into())
+}
+
+impl LazySignal {
+    fn new() -> Self {
+        let options = js_sys::Object::new();
+        let (id, getter, accessor) = SIGNALS.with(|s| {
+            let mut s = s.borrow_mut();
+            let id = s.next_id;
+            s.next_id += 1;
+            s.live.push((id, options.clone(), None));
+            let getter: JsValue = s
+                .getter
+                .get_or_insert_with(|| Closure::new(read_signal))
+                .as_ref()
+                .clone();
+            let accessor = s
+                .accessor
+                .get_or_insert_with(|| {
+                    let a = js_sys::Object::new();
+                    set(&a, "enumerable", &JsValue::TRUE);
+                    set(&a, "configurable", &JsValue::TRUE);
+                    a
+                })
+                .clone();
+            (id, getter.unchecked_into::<Handler>(), accessor)
+        });
+        set(
+            &accessor,
+            "get",
+            &getter.bind_with(&JsValue::NULL, id as f64, &options),
+        );
+        js_sys::Object::define_property(&options, &key("signal"), &accessor);
+        Self { id, options }
+    }
+
+    fn options(&self) -> JsValue {
+        self.options.clone().into()
+    }
+
+    /// Aborts the signal, making it (already aborted) if nobody read it yet.
+    fn abort(&self) {
+        let made = SIGNALS.with(|s| {
+            let mut s = s.borrow_mut();
+            let e = s.live.iter_mut().find(|e| e.0 == self.id)?;
+            Some(e.2.clone())
+        });
+        match made {
+            Some(Some(controller)) => controller.abort(),
+            Some(None) => {
+                if let Some(c) = materialize(&self.options, true) {
+                    SIGNALS.with(|s| {
+                        if let Some(e) = s.borrow_mut().live.iter_mut().find(|e| e.0 == self.id) {
+                            e.2 = Some(c);
+                        }
+                    });
+                }
+            }
+            None => {}
+        }
+    }
+}
+
+impl Drop for LazySignal {
+    fn drop(&mut self) {
+        let id = self.id;
+        let _ = SIGNALS.try_with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut() {
+                s.live.retain(|e| e.0 != id);
+            }
+        });
+    }
+}
+
 /// A JS promise's outcome (`Ok` fulfilled, `Err` rejected), awaited without `JsFuture`.
 ///
 /// A `JsFuture` makes two closures per promise (each a call into the host to wrap it, a
@@ -324,6 +454,9 @@ extern "C" {
     /// `handler.bind(null, id)`: a handler that passes the await's id first.
     #[wasm_bindgen(method, js_name = bind)]
     fn bind_id(this: &Handler, this_arg: &JsValue, id: f64) -> Handler;
+    /// `f.bind(this_arg, id, value)`.
+    #[wasm_bindgen(method, js_name = bind)]
+    fn bind_with(this: &Handler, this_arg: &JsValue, id: f64, value: &JsValue) -> Handler;
 }
 
 thread_local! {

@@ -97,6 +97,59 @@ test('stop() aborts the provider signal and calls the iterator return()', async 
   assert.ok(err.partialContent.startsWith('piece0'));
 });
 
+test('options.signal is the same aborting signal however late it is read', async () => {
+  // The engine makes the signal when first read (most providers never read it): it must look
+  // and behave as an eager one, read at once, after a cancellation, or after the call.
+  const world = await AgentWorld.create({ name: name('Custom Late Signal') });
+  const seen = [];
+  let release;
+  world.registerProvider({
+    stream(_request, options) {
+      const call = { options, keys: Object.keys(options) };
+      seen.push(call);
+      let i = 0;
+      return {
+        [Symbol.asyncIterator]() { return this; },
+        next: () => {
+          if (i++ === 0) return Promise.resolve({ done: false, value: 'piece ' });
+          // The first call waits until stopped; the later one finishes at once.
+          return seen.length === 1 ? new Promise((r) => { release = r; }) : Promise.resolve({ done: true });
+        },
+        return: async () => {
+          call.inReturn = options.signal;
+          return { done: true };
+        },
+      };
+    },
+  });
+  await world.addAgent({ name: 'Late', provider: 'custom', model: 'm' });
+  const sse = [];
+  world.on('sse', (e) => sse.push(e));
+  await world.send('go');
+  while (!release) await new Promise((r) => setTimeout(r, 5));
+  world.stop();
+  await world.idle();
+  release({ done: true });
+  const [stopped] = seen;
+  assert.deepEqual(stopped.keys, ['signal']);
+  // Read for the first time in return(), after the cancellation: already aborted.
+  assert.ok(stopped.inReturn instanceof AbortSignal);
+  assert.equal(stopped.inReturn.aborted, true);
+  assert.equal(stopped.options.signal, stopped.inReturn);
+  assert.ok(sse.some((e) => e.type === 'error' && /cancelled/.test(e.error)));
+  // A call that finishes: its signal, read only afterwards, never aborts and stays the same.
+  await world.send('again');
+  await world.idle();
+  const done = seen[1];
+  const late = done.options.signal;
+  assert.ok(late instanceof AbortSignal);
+  assert.equal(late.aborted, false);
+  assert.equal(done.options.signal, late);
+  world.stop();
+  assert.equal(late.aborted, false);
+  assert.deepEqual(Object.keys(done.options), ['signal']);
+});
+
 test('a provider that throws fails the call with its message; a wrong object fails at once', async () => {
   const world = await AgentWorld.create({ name: name('Custom Throw') });
   world.registerProvider({ async *stream() { yield 'partial'; throw new Error('model crashed'); } });
