@@ -1,14 +1,68 @@
-//! [`JsStore`]'s writes: one `apply` validates its ops against the adapter's data seen through
-//! the batch's own pending writes ([`Tx`]), with the memory store's rules, and coalesces them
-//! into one write per key for the single `batch()` call.
+//! [`JsStore`]'s writes: one `apply` validates its ops with the rules every store shares
+//! ([`store_rules::validate`]) against the adapter's keys it reads first ([`Prefetched`]), then
+//! turns them into writes against the adapter's data seen through the batch's own pending
+//! writes ([`Tx`]), coalesced into one write per key for the single `batch()` call.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
 use super::records::*;
 use super::{JsStore, RECORD_VERSION};
 use crate::core::store::{StoreError, StoreOp};
+use crate::core::store_rules::{self, Rec, Stored};
+
+/// The adapter's answers to [`store_rules::validate`]'s questions: the keys read so far, and
+/// the ones a pass asked for that were not read yet (answered as hoped, read before the next).
+#[derive(Default)]
+struct Prefetched {
+    read: BTreeSet<String>,
+    /// Of `read`, the keys the adapter holds.
+    present: BTreeSet<String>,
+    asked: RefCell<Vec<String>>,
+}
+
+impl Stored for Prefetched {
+    fn exists(&self, rec: Rec<'_>, hoped: bool) -> bool {
+        let k = match rec {
+            Rec::World(w) => key("w", &[w]),
+            Rec::Chat(w, c) => key("c", &[w, c]),
+            Rec::Message(w, c, m) => key("mi", &[w, c, m]),
+        };
+        if self.read.contains(&k) {
+            return self.present.contains(&k);
+        }
+        self.asked.borrow_mut().push(k);
+        hoped
+    }
+
+    /// No revisions here (`revision` is `None`): one writer per world, nothing to check.
+    fn revision(&self, _world_id: &str) -> Option<u64> {
+        None
+    }
+}
+
+impl JsStore {
+    /// Validates the batch: a pass of the rules on the keys read so far, reading what it asked
+    /// for, until a pass asks for nothing new (two passes, three when an op's first question
+    /// is answered "no"); each pass reads at least one new key, so it ends.
+    pub(super) async fn validate(&self, ops: &[StoreOp]) -> Result<(), StoreError> {
+        let mut seen = Prefetched::default();
+        loop {
+            let verdict = store_rules::validate(ops, &seen);
+            let asked = seen.asked.take();
+            if asked.is_empty() {
+                return verdict;
+            }
+            for k in asked {
+                if seen.read.insert(k.clone()) && self.get(&k).await?.is_some() {
+                    seen.present.insert(k);
+                }
+            }
+        }
+    }
+}
 
 /// One `apply` in progress: the adapter's data as the batch has changed it so far. Reads see
 /// the pending writes first; nothing reaches the adapter until [`JsStore::batch`].
@@ -24,10 +78,6 @@ impl Tx<'_> {
             Some(pending) => Ok(pending.clone()),
             None => self.store.get(key).await,
         }
-    }
-
-    async fn exists(&self, key: &str) -> Result<bool, StoreError> {
-        Ok(self.get(key).await?.is_some())
     }
 
     /// The keys under `prefix`, as the batch has changed them so far, ascending.
@@ -69,24 +119,6 @@ impl Tx<'_> {
         Ok(())
     }
 
-    async fn require_world(&self, w: &str) -> Result<(), StoreError> {
-        if self.exists(&key("w", &[w])).await? {
-            Ok(())
-        } else {
-            Err(StoreError::Invalid(format!("world {w:?} does not exist")))
-        }
-    }
-
-    async fn require_chat(&self, w: &str, c: &str) -> Result<(), StoreError> {
-        if self.exists(&key("c", &[w, c])).await? {
-            Ok(())
-        } else {
-            Err(StoreError::Invalid(format!(
-                "chat {c:?} does not exist in world {w:?}"
-            )))
-        }
-    }
-
     /// Takes the next number of the counter at `counter_key` (1 for a new counter).
     async fn next(&mut self, counter_key: String) -> Result<u64, StoreError> {
         let seq = match self.get(&counter_key).await? {
@@ -125,9 +157,10 @@ impl Tx<'_> {
         Ok((found, next_order))
     }
 
+    /// Adds one op's writes. The batch has passed [`JsStore::validate`]: the worlds and chats
+    /// it needs exist and its message ids are new, so this only writes.
     pub(super) async fn run(&mut self, op: StoreOp) -> Result<(), StoreError> {
         match op {
-            // No revisions here (`revision` is `None`): one writer per world, nothing to check.
             StoreOp::ExpectRevision { .. } => {}
             StoreOp::PutWorld(world) => {
                 let k = key("w", &[&world.id]);
@@ -147,7 +180,6 @@ impl Tx<'_> {
                 }
             }
             StoreOp::PutAgent { world_id, agent } => {
-                self.require_world(&world_id).await?;
                 let (existing, next_order) = self.agent_key(&world_id, &agent.id).await?;
                 let (k, order) = match existing {
                     Some(k) => {
@@ -178,7 +210,6 @@ impl Tx<'_> {
             }
             StoreOp::DeleteAgent { world_id, agent_id } => {
                 let (w, a) = (world_id.as_str(), agent_id.as_str());
-                self.require_world(w).await?;
                 if let Some(k) = self.agent_key(w, a).await?.0 {
                     self.delete(k);
                 }
@@ -204,7 +235,6 @@ impl Tx<'_> {
                 }
             }
             StoreOp::PutChat(chat) => {
-                self.require_world(&chat.world_id).await?;
                 let k = key("c", &[&chat.world_id, &chat.id]);
                 self.put(
                     k,
@@ -228,14 +258,7 @@ impl Tx<'_> {
                 message,
             } => {
                 let ids = [world_id.as_str(), chat_id.as_str()];
-                self.require_chat(ids[0], ids[1]).await?;
                 let id_key = key("mi", &[ids[0], ids[1], &message.message_id]);
-                if self.exists(&id_key).await? {
-                    return Err(StoreError::Invalid(format!(
-                        "message {:?} already exists in chat {chat_id:?}",
-                        message.message_id
-                    )));
-                }
                 let seq = self.next(key("n", &ids)).await?;
                 let k = format!("{}{}", prefix("m", &ids), seq_part(seq));
                 self.put(
@@ -260,7 +283,6 @@ impl Tx<'_> {
                 agent_id,
                 entry,
             } => {
-                self.require_chat(&world_id, &chat_id).await?;
                 let ids = [world_id.as_str(), chat_id.as_str(), agent_id.as_str()];
                 let seq = self.next(key("nm", &ids)).await?;
                 let k = format!("{}{}", prefix("mem", &ids), seq_part(seq));
@@ -280,7 +302,6 @@ impl Tx<'_> {
                 message_ids,
             } => {
                 let ids = [world_id.as_str(), chat_id.as_str()];
-                self.require_chat(ids[0], ids[1]).await?;
                 for id in &message_ids {
                     let id_key = key("mi", &[ids[0], ids[1], id]);
                     if let Some(v) = self.get(&id_key).await? {
@@ -310,7 +331,6 @@ impl Tx<'_> {
                 message,
             } => {
                 let ids = [world_id.as_str(), chat_id.as_str()];
-                self.require_chat(ids[0], ids[1]).await?;
                 let old_key = key("mi", &[ids[0], ids[1], &old_message_id]);
                 let Some(v) = self.get(&old_key).await? else {
                     return Err(StoreError::Invalid(format!(
@@ -319,12 +339,6 @@ impl Tx<'_> {
                 };
                 let seq = decode::<SeqRow>(&old_key, &v)?.seq;
                 let new_key = key("mi", &[ids[0], ids[1], &message.message_id]);
-                if new_key != old_key && self.exists(&new_key).await? {
-                    return Err(StoreError::Invalid(format!(
-                        "message {:?} already exists in chat {chat_id:?}",
-                        message.message_id
-                    )));
-                }
                 // Same seq: the new message has the old one's place.
                 self.delete(old_key);
                 self.put(
@@ -356,7 +370,6 @@ impl Tx<'_> {
                 chat_id,
                 state,
             } => {
-                self.require_chat(&world_id, &chat_id).await?;
                 let k = key("s", &[&world_id, &chat_id, &state.agent_id]);
                 self.put(
                     k,
@@ -367,14 +380,8 @@ impl Tx<'_> {
                 )?;
             }
             StoreOp::PutApproval(approval) => {
-                let Some(chat_id) = approval.chat_id.clone() else {
-                    return Err(StoreError::Invalid(format!(
-                        "approval {:?} has no chat id",
-                        approval.approval_id
-                    )));
-                };
-                self.require_chat(&approval.world_id, &chat_id).await?;
-                let k = key("ap", &[&approval.world_id, &chat_id, &approval.approval_id]);
+                let chat_id = approval.chat_id.as_deref().unwrap_or_default();
+                let k = key("ap", &[&approval.world_id, chat_id, &approval.approval_id]);
                 self.put(
                     k,
                     &ApprovalRow {
