@@ -60,7 +60,6 @@ use crate::core::store::{
 mod apply;
 mod records;
 
-use apply::Tx;
 use records::*;
 
 /// How long one adapter call may take by default (`StoreAdapter.timeoutMs`): 30 s. A call that
@@ -332,15 +331,7 @@ impl JsStore {
 
     async fn apply_ops(&self, ops: Vec<StoreOp>) -> Result<(), StoreError> {
         let _writing = self.writing.lock().await;
-        self.validate(&ops).await?;
-        let mut tx = Tx {
-            store: self,
-            writes: BTreeMap::new(),
-        };
-        for op in ops {
-            tx.run(op).await?;
-        }
-        self.batch(tx.writes).await
+        self.apply_planned(&ops).await
     }
 }
 
