@@ -135,7 +135,11 @@ impl MemoryStore {
                     worlds.entry(id).or_default().world = Some(w);
                 }
                 StoreOp::DeleteWorld { world_id } => {
-                    worlds.remove(&world_id);
+                    // Emptied in place rather than removed: a removal per map type costs the
+                    // wasm module several KB of B-tree code; an empty record reads as missing.
+                    if let Some(rec) = worlds.get_mut(&world_id) {
+                        *rec = WorldRec::default();
+                    }
                 }
                 StoreOp::ExpectRevision { .. } => {}
                 StoreOp::PutAgent { world_id, agent } => {
@@ -149,7 +153,9 @@ impl MemoryStore {
                     if let Some(rec) = worlds.get_mut(&world_id) {
                         rec.agents.retain(|a| a.id != agent_id);
                         for c in rec.chats.values_mut() {
-                            c.memories.remove(&agent_id);
+                            if let Some(m) = c.memories.get_mut(&agent_id) {
+                                m.clear();
+                            }
                             c.states.remove(&agent_id);
                             c.approvals.retain(|_, a| a.agent_id != agent_id);
                         }
@@ -162,7 +168,9 @@ impl MemoryStore {
                 }
                 StoreOp::DeleteChat { world_id, chat_id } => {
                     if let Some(rec) = worlds.get_mut(&world_id) {
-                        rec.chats.remove(&chat_id);
+                        if let Some(c) = rec.chats.get_mut(&chat_id) {
+                            *c = ChatData::default();
+                        }
                     }
                 }
                 StoreOp::AppendMessage {
@@ -222,7 +230,9 @@ impl MemoryStore {
                     agent_id,
                 } => {
                     if let Some(c) = stored_chat_mut(&mut worlds, &world_id, &chat_id) {
-                        c.memories.remove(&agent_id);
+                        if let Some(m) = c.memories.get_mut(&agent_id) {
+                            m.clear();
+                        }
                     }
                 }
                 StoreOp::PutAgentState {
@@ -477,12 +487,14 @@ impl Store for MemoryStore {
                 chats: w
                     .chats
                     .values()
+                    .filter(|c| c.chat.is_some())
                     .map(|c| ChatDump {
                         chat: c.chat.clone(),
                         messages: c.messages.clone(),
                         memories: c
                             .memories
                             .iter()
+                            .filter(|(_, v)| !v.is_empty())
                             .map(|(k, v)| (k.clone(), v.clone()))
                             .collect(),
                         states: c.states.values().cloned().collect(),

@@ -105,9 +105,9 @@ impl JsStore {
                 return self.batch(planned?).await;
             }
             for k in gets {
-                if !reads.got.contains_key(&k) {
-                    let v = self.get(&k).await?;
-                    reads.got.insert(k, v);
+                if let std::collections::btree_map::Entry::Vacant(slot) = reads.got.entry(k) {
+                    let v = self.get(slot.key()).await?;
+                    slot.insert(v);
                 }
             }
             for p in lists {
@@ -246,7 +246,7 @@ impl Tx<'_> {
                 }
             }
             StoreOp::PutAgent { world_id, agent } => {
-                let (existing, next_order) = self.agent_key(&world_id, &agent.id)?;
+                let (existing, next_order) = self.agent_key(world_id, &agent.id)?;
                 let (k, order) = match existing {
                     Some(k) => {
                         let order = k
@@ -258,7 +258,7 @@ impl Tx<'_> {
                     }
                     None => {
                         let enc = [
-                            encode_id(&world_id),
+                            encode_id(world_id),
                             format!("{next_order:010}"),
                             encode_id(&agent.id),
                         ];
@@ -393,7 +393,7 @@ impl Tx<'_> {
                 message,
             } => {
                 let ids = [world_id.as_str(), chat_id.as_str()];
-                let old_key = key("mi", &[ids[0], ids[1], &old_message_id]);
+                let old_key = key("mi", &[ids[0], ids[1], old_message_id]);
                 let Some(v) = self.get(&old_key) else {
                     return Err(StoreError::Invalid(format!(
                         "message {old_message_id:?} does not exist in chat {chat_id:?}"
@@ -432,7 +432,7 @@ impl Tx<'_> {
                 chat_id,
                 state,
             } => {
-                let k = key("s", &[&world_id, &chat_id, &state.agent_id]);
+                let k = key("s", &[world_id, chat_id, &state.agent_id]);
                 self.put(
                     k,
                     &StateRow {
@@ -457,7 +457,7 @@ impl Tx<'_> {
                 chat_id,
                 approval_id,
             } => {
-                self.delete(key("ap", &[&world_id, &chat_id, &approval_id]));
+                self.delete(key("ap", &[world_id, chat_id, approval_id]));
             }
         }
         Ok(())
