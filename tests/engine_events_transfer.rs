@@ -225,6 +225,20 @@ fn export_import_round_trip_keeps_everything() {
     assert_eq!(e.code(), "world_exists");
 }
 
+/// Compact JSON, one line: the serializer's pretty printer cost the wasm module 7.5 KB raw for
+/// whitespace (the README says so: a reader pretty-prints it with `JSON.stringify`).
+#[test]
+fn export_is_compact_json() {
+    let h = populated();
+    let doc = block_on(h.world.export()).unwrap();
+    assert!(
+        !doc.contains('\n'),
+        "one line: {}",
+        &doc[..doc.len().min(80)]
+    );
+    assert!(doc.starts_with("{\"formatVersion\":3,\"world\":{"));
+}
+
 #[test]
 fn import_migrates_format_version_1() {
     let h = populated();

@@ -18,6 +18,7 @@ use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::store::{
     AgentChatState, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump, WorldLockGuard,
 };
+use crate::core::store_rules::{self, Rec, Stored};
 
 #[derive(Debug, Default, Clone)]
 struct ChatData {
@@ -94,166 +95,17 @@ impl MemoryStore {
     }
 
     /// Checks the batch against the current data (and the earlier ops of the batch) without
-    /// changing anything.
+    /// changing anything: the rules of [`store_rules::validate`].
     // Not inlined (nor `apply_valid`): a JS host compiles each wasm function, and recompiles it
     // optimised once hot, at a cost that grows with its size; kept apart, the batch's two
     // passes are not one huge function (see the wasm-opt flags in Cargo.toml).
     #[inline(never)]
     fn validate(&self, ops: &[StoreOp]) -> Result<(), StoreError> {
-        let worlds = self.worlds.borrow();
-        let mut live_worlds: BTreeSet<String> = worlds
-            .iter()
-            .filter(|(_, w)| w.world.is_some())
-            .map(|(k, _)| k.clone())
-            .collect();
-        let mut live_chats: BTreeSet<(String, String)> = worlds
-            .iter()
-            .flat_map(|(w, rec)| {
-                rec.chats
-                    .iter()
-                    .filter(|(_, c)| c.chat.is_some())
-                    .map(move |(c, _)| (w.clone(), c.clone()))
-            })
-            .collect();
-        let mut new_ids: BTreeSet<(String, String, String)> = BTreeSet::new();
-        // Worlds and chats deleted earlier in this batch: their stored messages no longer count
-        // when checking for duplicate ids (a batch may delete a chat and write it anew).
-        let mut wiped_worlds: BTreeSet<String> = BTreeSet::new();
-        let mut wiped_chats: BTreeSet<(String, String)> = BTreeSet::new();
-        // Message ids removed earlier in this batch (`DeleteMessages`, `ReplaceMessage`).
-        let mut removed_ids: BTreeSet<(String, String, String)> = BTreeSet::new();
-        let world_missing = |w: &str| StoreError::Invalid(format!("world {w:?} does not exist"));
-        for op in ops {
-            match op {
-                StoreOp::PutWorld(w) => {
-                    live_worlds.insert(w.id.clone());
-                }
-                StoreOp::ExpectRevision { world_id, rev } => {
-                    let now = self.revisions.borrow().get(world_id).copied().unwrap_or(0);
-                    if now != *rev {
-                        return Err(StoreError::Conflict(format!(
-                            "world {world_id:?} is at revision {now}, the batch expected {rev}"
-                        )));
-                    }
-                }
-                StoreOp::DeleteWorld { world_id } => {
-                    live_worlds.remove(world_id);
-                    live_chats.retain(|(w, _)| w != world_id);
-                    new_ids.retain(|(w, _, _)| w != world_id);
-                    wiped_worlds.insert(world_id.clone());
-                }
-                StoreOp::PutAgent { world_id, .. } | StoreOp::DeleteAgent { world_id, .. } => {
-                    if !live_worlds.contains(world_id) {
-                        return Err(world_missing(world_id));
-                    }
-                }
-                StoreOp::PutChat(c) => {
-                    if !live_worlds.contains(&c.world_id) {
-                        return Err(world_missing(&c.world_id));
-                    }
-                    live_chats.insert((c.world_id.clone(), c.id.clone()));
-                }
-                StoreOp::DeleteChat { world_id, chat_id } => {
-                    live_chats.remove(&(world_id.clone(), chat_id.clone()));
-                    new_ids.retain(|(w, c, _)| !(w == world_id && c == chat_id));
-                    wiped_chats.insert((world_id.clone(), chat_id.clone()));
-                }
-                StoreOp::ClearMemory { .. } | StoreOp::DeleteApproval { .. } => {}
-                StoreOp::PutApproval(a) => {
-                    let Some(chat_id) = &a.chat_id else {
-                        return Err(StoreError::Invalid(format!(
-                            "approval {:?} has no chat id",
-                            a.approval_id
-                        )));
-                    };
-                    need_chat(&live_chats, &a.world_id, chat_id)?;
-                }
-                StoreOp::DeleteMessages {
-                    world_id,
-                    chat_id,
-                    message_ids,
-                } => {
-                    need_chat(&live_chats, world_id, chat_id)?;
-                    for id in message_ids {
-                        let key = (world_id.clone(), chat_id.clone(), id.clone());
-                        new_ids.remove(&key);
-                        removed_ids.insert(key);
-                    }
-                }
-                StoreOp::ReplaceMessage {
-                    world_id,
-                    chat_id,
-                    old_message_id,
-                    message,
-                } => {
-                    need_chat(&live_chats, world_id, chat_id)?;
-                    let wiped = wiped_worlds.contains(world_id)
-                        || wiped_chats.contains(&(world_id.clone(), chat_id.clone()));
-                    let has = |id: &str| {
-                        let key = (world_id.clone(), chat_id.clone(), id.to_string());
-                        new_ids.contains(&key)
-                            || (!wiped
-                                && !removed_ids.contains(&key)
-                                && stored_chat(&worlds, world_id, chat_id)
-                                    .is_some_and(|c| c.ids.contains(id)))
-                    };
-                    if !has(old_message_id) {
-                        return Err(StoreError::Invalid(format!(
-                            "message {old_message_id:?} does not exist in chat {chat_id:?}"
-                        )));
-                    }
-                    if message.message_id != *old_message_id && has(&message.message_id) {
-                        return Err(StoreError::Invalid(format!(
-                            "message {:?} already exists in chat {chat_id:?}",
-                            message.message_id
-                        )));
-                    }
-                    let old = (world_id.clone(), chat_id.clone(), old_message_id.clone());
-                    new_ids.remove(&old);
-                    removed_ids.insert(old);
-                    let new = (
-                        world_id.clone(),
-                        chat_id.clone(),
-                        message.message_id.clone(),
-                    );
-                    removed_ids.remove(&new);
-                    new_ids.insert(new);
-                }
-                StoreOp::AppendMessage {
-                    world_id,
-                    chat_id,
-                    message,
-                } => {
-                    need_chat(&live_chats, world_id, chat_id)?;
-                    let key = (
-                        world_id.clone(),
-                        chat_id.clone(),
-                        message.message_id.clone(),
-                    );
-                    let wiped = wiped_worlds.contains(world_id)
-                        || wiped_chats.contains(&(world_id.clone(), chat_id.clone()))
-                        || removed_ids.contains(&key);
-                    let exists = !wiped
-                        && stored_chat(&worlds, world_id, chat_id)
-                            .is_some_and(|c| c.ids.contains(&message.message_id));
-                    if exists || !new_ids.insert(key) {
-                        return Err(StoreError::Invalid(format!(
-                            "message {:?} already exists in chat {chat_id:?}",
-                            message.message_id
-                        )));
-                    }
-                }
-                StoreOp::AppendMemory {
-                    world_id, chat_id, ..
-                }
-                | StoreOp::PutAgentState {
-                    world_id, chat_id, ..
-                } => {
-                    need_chat(&live_chats, world_id, chat_id)?;
-                }
-            }
-        }
-        Ok(())
+        let view = View {
+            worlds: &self.worlds.borrow(),
+            revisions: &self.revisions.borrow(),
+        };
+        store_rules::validate(ops, &view)
     }
 
     /// `apply` once its test delay has passed: all of it is synchronous, so the future only
@@ -288,7 +140,11 @@ impl MemoryStore {
                     worlds.entry(id).or_default().world = Some(w);
                 }
                 StoreOp::DeleteWorld { world_id } => {
-                    worlds.remove(&world_id);
+                    // Emptied in place rather than removed: a removal per map type costs the
+                    // wasm module several KB of B-tree code; an empty record reads as missing.
+                    if let Some(rec) = worlds.get_mut(&world_id) {
+                        *rec = WorldRec::default();
+                    }
                 }
                 StoreOp::ExpectRevision { .. } => {}
                 StoreOp::PutAgent { world_id, agent } => {
@@ -302,7 +158,9 @@ impl MemoryStore {
                     if let Some(rec) = worlds.get_mut(&world_id) {
                         rec.agents.retain(|a| a.id != agent_id);
                         for c in rec.chats.values_mut() {
-                            c.memories.remove(&agent_id);
+                            if let Some(m) = c.memories.get_mut(&agent_id) {
+                                m.clear();
+                            }
                             c.states.remove(&agent_id);
                             c.approvals.retain(|_, a| a.agent_id != agent_id);
                         }
@@ -315,7 +173,9 @@ impl MemoryStore {
                 }
                 StoreOp::DeleteChat { world_id, chat_id } => {
                     if let Some(rec) = worlds.get_mut(&world_id) {
-                        rec.chats.remove(&chat_id);
+                        if let Some(c) = rec.chats.get_mut(&chat_id) {
+                            *c = ChatData::default();
+                        }
                     }
                 }
                 StoreOp::AppendMessage {
@@ -375,7 +235,9 @@ impl MemoryStore {
                     agent_id,
                 } => {
                     if let Some(c) = stored_chat_mut(&mut worlds, &world_id, &chat_id) {
-                        c.memories.remove(&agent_id);
+                        if let Some(m) = c.memories.get_mut(&agent_id) {
+                            m.clear();
+                        }
                     }
                 }
                 StoreOp::PutAgentState {
@@ -427,14 +289,25 @@ impl std::future::Future for YieldOnce {
     }
 }
 
-/// Validation: the chat a batch op targets must exist by then (stored or written earlier in it).
-fn need_chat(live: &BTreeSet<(String, String)>, w: &str, c: &str) -> Result<(), StoreError> {
-    if live.contains(&(w.to_string(), c.to_string())) {
-        Ok(())
-    } else {
-        Err(StoreError::Invalid(format!(
-            "chat {c:?} does not exist in world {w:?}"
-        )))
+/// The stored data as [`store_rules::validate`] asks for it.
+struct View<'a> {
+    worlds: &'a BTreeMap<String, WorldRec>,
+    revisions: &'a BTreeMap<String, u64>,
+}
+
+impl Stored for View<'_> {
+    fn exists(&self, rec: Rec<'_>, _hoped: bool) -> bool {
+        match rec {
+            Rec::World(w) => self.worlds.get(w).is_some_and(|w| w.world.is_some()),
+            Rec::Chat(w, c) => stored_chat(self.worlds, w, c).is_some_and(|c| c.chat.is_some()),
+            Rec::Message(w, c, m) => {
+                stored_chat(self.worlds, w, c).is_some_and(|c| c.ids.contains(m))
+            }
+        }
+    }
+
+    fn revision(&self, world_id: &str) -> Option<u64> {
+        Some(self.revisions.get(world_id).copied().unwrap_or(0))
     }
 }
 
@@ -619,12 +492,14 @@ impl Store for MemoryStore {
                 chats: w
                     .chats
                     .values()
+                    .filter(|c| c.chat.is_some())
                     .map(|c| ChatDump {
                         chat: c.chat.clone(),
                         messages: c.messages.clone(),
                         memories: c
                             .memories
                             .iter()
+                            .filter(|(_, v)| !v.is_empty())
                             .map(|(k, v)| (k.clone(), v.clone()))
                             .collect(),
                         states: c.states.values().cloned().collect(),

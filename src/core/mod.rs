@@ -19,6 +19,7 @@ pub mod reply;
 pub mod store;
 #[doc(hidden)]
 pub mod store_contract;
+pub mod store_rules;
 #[doc(hidden)]
 pub mod testing;
 pub mod title;

@@ -19,6 +19,7 @@ use web_sys::{
 };
 
 use crate::core::llm::errors::redact_userinfo;
+use crate::core::llm::retry::parse_retry_after_ms;
 
 #[wasm_bindgen]
 extern "C" {
@@ -175,10 +176,7 @@ pub async fn fetch_streaming_until(
         status: response.status(),
         status_text: response.status_text(),
         retry_after: header("retry-after"),
-        retry_after_ms: header("retry-after-ms")
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|v| v.is_finite() && *v >= 0.0)
-            .map(|v| v as u64),
+        retry_after_ms: header("retry-after-ms").and_then(|v| parse_retry_after_ms(&v)),
         content_type: header("content-type"),
     };
     on_head(&head);

@@ -25,9 +25,10 @@
 //! of at most `n`. Adapters that ignore `list` options still give correct results: the returned
 //! entries are always filtered, sorted and cut here too (only the bound on work is lost).
 //!
-//! Writes: [`Store::apply`] validates the batch with the memory store's rules against the
-//! adapter's data seen through the batch's own pending writes (so a later op sees the effects of
-//! earlier ones, including a chat deleted and written anew), coalesces everything into at most
+//! Writes: [`Store::apply`] validates the batch with the rules every store shares
+//! (`core::store_rules`: a later op sees the effects of earlier ones, including a chat deleted
+//! and written anew) against the adapter's keys it reads first, then computes the writes
+//! against the adapter's data seen through the batch's own pending writes, coalesces them into at most
 //! one write per key, and sends it as ONE `batch()` call. Nothing is written when validation
 //! fails. The application's `batch` must be atomic; that is what makes `apply` atomic. Applies
 //! of one store run one at a time (a write lock held from the first read to the `batch`), and
@@ -59,7 +60,6 @@ use crate::core::store::{
 mod apply;
 mod records;
 
-use apply::Tx;
 use records::*;
 
 /// How long one adapter call may take by default (`StoreAdapter.timeoutMs`): 30 s. A call that
@@ -331,14 +331,7 @@ impl JsStore {
 
     async fn apply_ops(&self, ops: Vec<StoreOp>) -> Result<(), StoreError> {
         let _writing = self.writing.lock().await;
-        let mut tx = Tx {
-            store: self,
-            writes: BTreeMap::new(),
-        };
-        for op in ops {
-            tx.run(op).await?;
-        }
-        self.batch(tx.writes).await
+        self.apply_planned(&ops).await
     }
 }
 

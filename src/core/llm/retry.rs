@@ -101,21 +101,37 @@ pub fn parse_retry_after(value: &str, now_ms: u64) -> Option<u64> {
     if v.is_empty() {
         return None;
     }
-    if v.bytes().all(|b| b.is_ascii_digit()) {
-        // Saturate instead of failing on absurd values: they are capped later anyway.
-        return Some(
-            v.parse::<u64>()
-                .unwrap_or(u64::MAX / 1000)
-                .saturating_mul(1000),
-        );
-    }
-    if v.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-        let secs: f64 = v.parse().ok()?;
-        return (secs.is_finite() && secs >= 0.0)
-            .then(|| (secs * 1000.0).min(u64::MAX as f64) as u64);
+    // Saturates instead of failing on absurd values: they are capped later anyway.
+    if let Some(ms) = decimal_shifted(v, 3) {
+        return Some(ms);
     }
     let at = parse_http_date(v)?;
     Some(at.saturating_sub(now_ms))
+}
+
+/// A decimal number (`"120"`, `"1.5"`, `".5"`, `"2."`: digits with at most one `.`, at least
+/// one digit) times 10^`shift`, rounded down, saturating. Exact decimal arithmetic on the
+/// digits: no float parsing, whose code and tables cost the wasm module about 15 KB for these
+/// two headers, and no binary rounding (`"1.005"` s is 1,005 ms, where `1.005 * 1000.0` is
+/// 1004.99…).
+fn decimal_shifted(v: &str, shift: usize) -> Option<u64> {
+    let (int, frac) = v.split_once('.').unwrap_or((v, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(int) || !digits(frac) || (int.is_empty() && frac.is_empty()) {
+        return None;
+    }
+    let frac = frac.bytes().chain(std::iter::repeat(b'0')).take(shift);
+    let mut n: u64 = 0;
+    for b in int.bytes().chain(frac) {
+        n = n.saturating_mul(10).saturating_add(u64::from(b - b'0'));
+    }
+    Some(n)
+}
+
+/// Parses a `retry-after-ms` value (OpenAI's: milliseconds, possibly with a fraction) into
+/// whole milliseconds; anything but a non-negative decimal gives `None`.
+pub fn parse_retry_after_ms(value: &str) -> Option<u64> {
+    decimal_shifted(value.trim(), 0)
 }
 
 const MONTHS: [&str; 12] = [
@@ -268,6 +284,17 @@ mod tests {
         assert_eq!(parse_retry_after("120", now), Some(120_000));
         assert_eq!(parse_retry_after(" 0 ", now), Some(0));
         assert_eq!(parse_retry_after("1.5", now), Some(1_500));
+        // Exact decimal: 1.005 s is 1,005 ms (a float product truncates it to 1,004).
+        assert_eq!(parse_retry_after("1.005", now), Some(1_005));
+        assert_eq!(parse_retry_after("0.0019", now), Some(1));
+        assert_eq!(parse_retry_after(".25", now), Some(250));
+        assert_eq!(parse_retry_after("2.", now), Some(2_000));
+        assert_eq!(parse_retry_after(".", now), None);
+        assert_eq!(parse_retry_after("1.2.3", now), None);
+        assert_eq!(parse_retry_after_ms(" 1500 "), Some(1_500));
+        assert_eq!(parse_retry_after_ms("20.9"), Some(20));
+        assert_eq!(parse_retry_after_ms("-1"), None);
+        assert_eq!(parse_retry_after_ms("soon"), None);
         assert_eq!(
             parse_retry_after("Sun, 06 Nov 1994 08:49:47 GMT", now),
             Some(10_000)
@@ -289,7 +316,7 @@ mod tests {
         assert_eq!(parse_retry_after("-5", now), None);
         assert_eq!(
             parse_retry_after("99999999999999999999999", now),
-            Some((u64::MAX / 1000) * 1000)
+            Some(u64::MAX)
         );
         assert_eq!(parse_http_date("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
         assert_eq!(

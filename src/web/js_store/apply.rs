@@ -1,44 +1,145 @@
-//! [`JsStore`]'s writes: one `apply` validates its ops against the adapter's data seen through
-//! the batch's own pending writes ([`Tx`]), with the memory store's rules, and coalesces them
-//! into one write per key for the single `batch()` call.
+//! [`JsStore`]'s writes. One `apply` is planned by synchronous code over the adapter's data
+//! read so far ([`Reads`]): the rules every store shares ([`store_rules::validate`]), then the
+//! writes of each op ([`Tx`]), coalesced into one write per key for the single `batch()` call.
+//! A pass that needs a key or a key range not read yet notes it and goes on with a hopeful
+//! answer; the notes are read from the adapter and the batch is planned again, until a pass
+//! needs nothing new (two passes for most batches). Only the reads and the `batch` are
+//! awaited: the planning is one small sync function instead of an async state machine per op.
 
-use std::collections::BTreeMap;
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
 use super::records::*;
 use super::{JsStore, RECORD_VERSION};
 use crate::core::store::{StoreError, StoreOp};
+use crate::core::store_rules::{self, Rec, Stored};
 
-/// One `apply` in progress: the adapter's data as the batch has changed it so far. Reads see
-/// the pending writes first; nothing reaches the adapter until [`JsStore::batch`].
-pub(super) struct Tx<'s> {
-    pub(super) store: &'s JsStore,
-    /// Key → new value (`None`: deleted). One entry per key, so the batch is order-free.
-    pub(super) writes: BTreeMap<String, Option<String>>,
+/// The adapter's data as read so far by one `apply`, and what its last pass asked for that was
+/// not read yet.
+#[derive(Default)]
+struct Reads {
+    /// Key → value as the adapter holds it (`None`: absent), from `get` and from `list`.
+    got: BTreeMap<String, Option<String>>,
+    /// Prefixes listed whole: every key under them is in `got`.
+    listed: BTreeSet<String>,
+    want_get: RefCell<Vec<String>>,
+    want_list: RefCell<Vec<String>>,
+    /// Set once the pass asked for something: its result will be thrown away, so it skips
+    /// encoding records.
+    dry: Cell<bool>,
 }
 
-impl Tx<'_> {
-    async fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
-        match self.writes.get(key) {
-            Some(pending) => Ok(pending.clone()),
-            None => self.store.get(key).await,
+impl Reads {
+    fn get(&self, key: &str) -> Option<String> {
+        match self.got.get(key) {
+            Some(v) => v.clone(),
+            None => {
+                self.dry.set(true);
+                self.want_get.borrow_mut().push(key.to_string());
+                None
+            }
         }
     }
 
-    async fn exists(&self, key: &str) -> Result<bool, StoreError> {
-        Ok(self.get(key).await?.is_some())
+    /// The keys the adapter holds under `prefix`, ascending.
+    fn keys_under(&self, prefix: &str) -> BTreeSet<String> {
+        if !self.listed.contains(prefix) {
+            self.dry.set(true);
+            self.want_list.borrow_mut().push(prefix.to_string());
+            return BTreeSet::new();
+        }
+        self.got
+            .range(prefix.to_string()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .filter(|(_, v)| v.is_some())
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+}
+
+impl Stored for Reads {
+    fn exists(&self, rec: Rec<'_>, hoped: bool) -> bool {
+        let k = match rec {
+            Rec::World(w) => key("w", &[w]),
+            Rec::Chat(w, c) => key("c", &[w, c]),
+            Rec::Message(w, c, m) => key("mi", &[w, c, m]),
+        };
+        match self.got.get(&k) {
+            Some(v) => v.is_some(),
+            None => {
+                self.dry.set(true);
+                self.want_get.borrow_mut().push(k);
+                hoped
+            }
+        }
+    }
+
+    /// No revisions here (`revision` is `None`): one writer per world, nothing to check.
+    fn revision(&self, _world_id: &str) -> Option<u64> {
+        None
+    }
+}
+
+impl JsStore {
+    /// Plans the batch (see the module docs) and sends its writes as one `batch()`. Each pass
+    /// that asks for something reads at least one key or range it had not read, so it ends.
+    pub(super) async fn apply_planned(&self, ops: &[StoreOp]) -> Result<(), StoreError> {
+        let mut reads = Reads::default();
+        loop {
+            reads.dry.set(false);
+            let planned = store_rules::validate(ops, &reads).and_then(|()| {
+                let mut tx = Tx {
+                    reads: &reads,
+                    writes: BTreeMap::new(),
+                };
+                for op in ops {
+                    tx.run(op)?;
+                }
+                Ok(tx.writes)
+            });
+            let gets = reads.want_get.take();
+            let lists = reads.want_list.take();
+            if gets.is_empty() && lists.is_empty() {
+                return self.batch(planned?).await;
+            }
+            for k in gets {
+                if let std::collections::btree_map::Entry::Vacant(slot) = reads.got.entry(k) {
+                    let v = self.get(slot.key()).await?;
+                    slot.insert(v);
+                }
+            }
+            for p in lists {
+                if reads.listed.insert(p.clone()) {
+                    for (k, v) in self.list_all(&p).await? {
+                        reads.got.insert(k, Some(v));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One pass of planning: the adapter's data as the batch has changed it so far. Reads see the
+/// pending writes first; nothing reaches the adapter until [`JsStore::batch`].
+struct Tx<'r> {
+    reads: &'r Reads,
+    /// Key → new value (`None`: deleted). One entry per key, so the batch is order-free.
+    writes: BTreeMap<String, Option<String>>,
+}
+
+impl Tx<'_> {
+    fn get(&self, key: &str) -> Option<String> {
+        match self.writes.get(key) {
+            Some(pending) => pending.clone(),
+            None => self.reads.get(key),
+        }
     }
 
     /// The keys under `prefix`, as the batch has changed them so far, ascending.
-    async fn keys_under(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
-        let mut keys: std::collections::BTreeSet<String> = self
-            .store
-            .list_all(prefix)
-            .await?
-            .into_iter()
-            .map(|(k, _)| k)
-            .collect();
+    fn keys_under(&self, prefix: &str) -> Vec<String> {
+        let mut keys = self.reads.keys_under(prefix);
         for (k, v) in self.writes.range(prefix.to_string()..) {
             if !k.starts_with(prefix) {
                 break;
@@ -49,11 +150,26 @@ impl Tx<'_> {
                 keys.remove(k);
             }
         }
-        Ok(keys.into_iter().collect())
+        keys.into_iter().collect()
     }
 
+    /// Writes a record; a dry pass (see [`Reads::dry`]) only notes the key, unless `always`
+    /// (the counters and sequence rows later ops of the pass read back).
     fn put<T: Serialize>(&mut self, key: String, row: &T) -> Result<(), StoreError> {
-        let value = encode(row, &key)?;
+        self.put_row(key, row, false)
+    }
+
+    fn put_row<T: Serialize>(
+        &mut self,
+        key: String,
+        row: &T,
+        always: bool,
+    ) -> Result<(), StoreError> {
+        let value = if always || !self.reads.dry.get() {
+            encode(row, &key)?
+        } else {
+            String::new()
+        };
         self.writes.insert(key, Some(value));
         Ok(())
     }
@@ -62,53 +178,35 @@ impl Tx<'_> {
         self.writes.insert(key, None);
     }
 
-    async fn delete_under(&mut self, prefix: &str) -> Result<(), StoreError> {
-        for k in self.keys_under(prefix).await? {
+    fn delete_under(&mut self, prefix: &str) {
+        for k in self.keys_under(prefix) {
             self.delete(k);
-        }
-        Ok(())
-    }
-
-    async fn require_world(&self, w: &str) -> Result<(), StoreError> {
-        if self.exists(&key("w", &[w])).await? {
-            Ok(())
-        } else {
-            Err(StoreError::Invalid(format!("world {w:?} does not exist")))
-        }
-    }
-
-    async fn require_chat(&self, w: &str, c: &str) -> Result<(), StoreError> {
-        if self.exists(&key("c", &[w, c])).await? {
-            Ok(())
-        } else {
-            Err(StoreError::Invalid(format!(
-                "chat {c:?} does not exist in world {w:?}"
-            )))
         }
     }
 
     /// Takes the next number of the counter at `counter_key` (1 for a new counter).
-    async fn next(&mut self, counter_key: String) -> Result<u64, StoreError> {
-        let seq = match self.get(&counter_key).await? {
+    fn next(&mut self, counter_key: String) -> Result<u64, StoreError> {
+        let seq = match self.get(&counter_key) {
             Some(v) => decode::<CounterRow>(&counter_key, &v)?.next,
             None => 1,
         };
-        self.put(
+        self.put_row(
             counter_key,
             &CounterRow {
                 v: RECORD_VERSION,
                 next: seq + 1,
             },
+            true,
         )?;
         Ok(seq)
     }
 
     /// The agent's key in the world (`aww/a/{w}/{order}/{a}`), if it exists.
-    async fn agent_key(&self, w: &str, a: &str) -> Result<(Option<String>, u64), StoreError> {
+    fn agent_key(&self, w: &str, a: &str) -> Result<(Option<String>, u64), StoreError> {
         let enc = encode_id(a);
         let mut next_order = 0;
         let mut found = None;
-        for k in self.keys_under(&prefix("a", &[w])).await? {
+        for k in self.keys_under(&prefix("a", &[w])) {
             let mut parts = k.rsplit('/');
             let id = parts.next().unwrap_or_default();
             let order = parts.next().and_then(|o| o.parse::<u64>().ok());
@@ -125,9 +223,10 @@ impl Tx<'_> {
         Ok((found, next_order))
     }
 
-    pub(super) async fn run(&mut self, op: StoreOp) -> Result<(), StoreError> {
+    /// Adds one op's writes. The batch has passed [`store_rules::validate`]: the worlds and chats
+    /// it needs exist and its message ids are new, so this only writes.
+    fn run(&mut self, op: &StoreOp) -> Result<(), StoreError> {
         match op {
-            // No revisions here (`revision` is `None`): one writer per world, nothing to check.
             StoreOp::ExpectRevision { .. } => {}
             StoreOp::PutWorld(world) => {
                 let k = key("w", &[&world.id]);
@@ -143,12 +242,11 @@ impl Tx<'_> {
                 let w = world_id.as_str();
                 self.delete(key("w", &[w]));
                 for kind in ["a", "c", "m", "mi", "n", "mem", "nm", "s", "ap"] {
-                    self.delete_under(&prefix(kind, &[w])).await?;
+                    self.delete_under(&prefix(kind, &[w]));
                 }
             }
             StoreOp::PutAgent { world_id, agent } => {
-                self.require_world(&world_id).await?;
-                let (existing, next_order) = self.agent_key(&world_id, &agent.id).await?;
+                let (existing, next_order) = self.agent_key(world_id, &agent.id)?;
                 let (k, order) = match existing {
                     Some(k) => {
                         let order = k
@@ -160,7 +258,7 @@ impl Tx<'_> {
                     }
                     None => {
                         let enc = [
-                            encode_id(&world_id),
+                            encode_id(world_id),
                             format!("{next_order:010}"),
                             encode_id(&agent.id),
                         ];
@@ -178,23 +276,18 @@ impl Tx<'_> {
             }
             StoreOp::DeleteAgent { world_id, agent_id } => {
                 let (w, a) = (world_id.as_str(), agent_id.as_str());
-                self.require_world(w).await?;
-                if let Some(k) = self.agent_key(w, a).await?.0 {
+                if let Some(k) = self.agent_key(w, a)?.0 {
                     self.delete(k);
                 }
                 let (we, ae) = (encode_id(w), encode_id(a));
-                for chat_key in self.keys_under(&prefix("c", &[w])).await? {
+                for chat_key in self.keys_under(&prefix("c", &[w])) {
                     let ce = last_part(&chat_key).to_string();
-                    self.delete_under(&format!("{}/", raw_key("mem", &[&we, &ce, &ae])))
-                        .await?;
+                    self.delete_under(&format!("{}/", raw_key("mem", &[&we, &ce, &ae])));
                     self.delete(raw_key("nm", &[&we, &ce, &ae]));
                     self.delete(raw_key("s", &[&we, &ce, &ae]));
                     // The agent's pending approvals (their key does not name the agent).
-                    for k in self
-                        .keys_under(&format!("{}/", raw_key("ap", &[&we, &ce])))
-                        .await?
-                    {
-                        let Some(v) = self.get(&k).await? else {
+                    for k in self.keys_under(&format!("{}/", raw_key("ap", &[&we, &ce]))) {
+                        let Some(v) = self.get(&k) else {
                             continue;
                         };
                         if decode::<ApprovalRow>(&k, &v)?.approval.agent_id == a {
@@ -204,7 +297,6 @@ impl Tx<'_> {
                 }
             }
             StoreOp::PutChat(chat) => {
-                self.require_world(&chat.world_id).await?;
                 let k = key("c", &[&chat.world_id, &chat.id]);
                 self.put(
                     k,
@@ -219,7 +311,7 @@ impl Tx<'_> {
                 self.delete(key("c", &ids));
                 self.delete(key("n", &ids));
                 for kind in ["m", "mi", "mem", "nm", "s", "ap"] {
-                    self.delete_under(&prefix(kind, &ids)).await?;
+                    self.delete_under(&prefix(kind, &ids));
                 }
             }
             StoreOp::AppendMessage {
@@ -228,15 +320,8 @@ impl Tx<'_> {
                 message,
             } => {
                 let ids = [world_id.as_str(), chat_id.as_str()];
-                self.require_chat(ids[0], ids[1]).await?;
                 let id_key = key("mi", &[ids[0], ids[1], &message.message_id]);
-                if self.exists(&id_key).await? {
-                    return Err(StoreError::Invalid(format!(
-                        "message {:?} already exists in chat {chat_id:?}",
-                        message.message_id
-                    )));
-                }
-                let seq = self.next(key("n", &ids)).await?;
+                let seq = self.next(key("n", &ids))?;
                 let k = format!("{}{}", prefix("m", &ids), seq_part(seq));
                 self.put(
                     id_key,
@@ -260,9 +345,8 @@ impl Tx<'_> {
                 agent_id,
                 entry,
             } => {
-                self.require_chat(&world_id, &chat_id).await?;
                 let ids = [world_id.as_str(), chat_id.as_str(), agent_id.as_str()];
-                let seq = self.next(key("nm", &ids)).await?;
+                let seq = self.next(key("nm", &ids))?;
                 let k = format!("{}{}", prefix("mem", &ids), seq_part(seq));
                 self.put(
                     k,
@@ -280,10 +364,9 @@ impl Tx<'_> {
                 message_ids,
             } => {
                 let ids = [world_id.as_str(), chat_id.as_str()];
-                self.require_chat(ids[0], ids[1]).await?;
-                for id in &message_ids {
+                for id in message_ids {
                     let id_key = key("mi", &[ids[0], ids[1], id]);
-                    if let Some(v) = self.get(&id_key).await? {
+                    if let Some(v) = self.get(&id_key) {
                         let seq = decode::<SeqRow>(&id_key, &v)?.seq;
                         self.delete(format!("{}{}", prefix("m", &ids), seq_part(seq)));
                         self.delete(id_key);
@@ -293,8 +376,8 @@ impl Tx<'_> {
                 // the ones that came from these messages (editing is rare; appends stay O(1)).
                 let doomed: std::collections::BTreeSet<&str> =
                     message_ids.iter().map(String::as_str).collect();
-                for k in self.keys_under(&prefix("mem", &ids)).await? {
-                    let Some(v) = self.get(&k).await? else {
+                for k in self.keys_under(&prefix("mem", &ids)) {
+                    let Some(v) = self.get(&k) else {
                         continue;
                     };
                     let row: MemoryRow = decode(&k, &v)?;
@@ -310,21 +393,14 @@ impl Tx<'_> {
                 message,
             } => {
                 let ids = [world_id.as_str(), chat_id.as_str()];
-                self.require_chat(ids[0], ids[1]).await?;
-                let old_key = key("mi", &[ids[0], ids[1], &old_message_id]);
-                let Some(v) = self.get(&old_key).await? else {
+                let old_key = key("mi", &[ids[0], ids[1], old_message_id]);
+                let Some(v) = self.get(&old_key) else {
                     return Err(StoreError::Invalid(format!(
                         "message {old_message_id:?} does not exist in chat {chat_id:?}"
                     )));
                 };
                 let seq = decode::<SeqRow>(&old_key, &v)?.seq;
                 let new_key = key("mi", &[ids[0], ids[1], &message.message_id]);
-                if new_key != old_key && self.exists(&new_key).await? {
-                    return Err(StoreError::Invalid(format!(
-                        "message {:?} already exists in chat {chat_id:?}",
-                        message.message_id
-                    )));
-                }
                 // Same seq: the new message has the old one's place.
                 self.delete(old_key);
                 self.put(
@@ -349,15 +425,14 @@ impl Tx<'_> {
                 agent_id,
             } => {
                 let ids = [world_id.as_str(), chat_id.as_str(), agent_id.as_str()];
-                self.delete_under(&prefix("mem", &ids)).await?;
+                self.delete_under(&prefix("mem", &ids));
             }
             StoreOp::PutAgentState {
                 world_id,
                 chat_id,
                 state,
             } => {
-                self.require_chat(&world_id, &chat_id).await?;
-                let k = key("s", &[&world_id, &chat_id, &state.agent_id]);
+                let k = key("s", &[world_id, chat_id, &state.agent_id]);
                 self.put(
                     k,
                     &StateRow {
@@ -367,19 +442,13 @@ impl Tx<'_> {
                 )?;
             }
             StoreOp::PutApproval(approval) => {
-                let Some(chat_id) = approval.chat_id.clone() else {
-                    return Err(StoreError::Invalid(format!(
-                        "approval {:?} has no chat id",
-                        approval.approval_id
-                    )));
-                };
-                self.require_chat(&approval.world_id, &chat_id).await?;
-                let k = key("ap", &[&approval.world_id, &chat_id, &approval.approval_id]);
+                let chat_id = approval.chat_id.as_deref().unwrap_or_default();
+                let k = key("ap", &[&approval.world_id, chat_id, &approval.approval_id]);
                 self.put(
                     k,
                     &ApprovalRow {
                         v: RECORD_VERSION,
-                        approval: *approval,
+                        approval: &**approval,
                     },
                 )?;
             }
@@ -388,7 +457,7 @@ impl Tx<'_> {
                 chat_id,
                 approval_id,
             } => {
-                self.delete(key("ap", &[&world_id, &chat_id, &approval_id]));
+                self.delete(key("ap", &[world_id, chat_id, approval_id]));
             }
         }
         Ok(())

@@ -56,30 +56,32 @@ pub(super) fn last_part(k: &str) -> &str {
     k.rsplit('/').next().unwrap_or(k)
 }
 
+// The record types are generic in their payload so that a write serialises a borrowed payload
+// (`WorldRow<&WorldData>`) and a read deserialises an owned one (the default).
 #[derive(Serialize, Deserialize)]
-pub(super) struct WorldRow {
+pub(super) struct WorldRow<T = WorldData> {
     pub(super) v: u32,
-    pub(super) world: WorldData,
+    pub(super) world: T,
 }
 
 #[derive(Serialize, Deserialize)]
-pub(super) struct AgentRow {
+pub(super) struct AgentRow<T = Agent> {
     pub(super) v: u32,
     pub(super) order: u64,
-    pub(super) agent: Agent,
+    pub(super) agent: T,
 }
 
 #[derive(Serialize, Deserialize)]
-pub(super) struct ChatRow {
+pub(super) struct ChatRow<T = Chat> {
     pub(super) v: u32,
-    pub(super) chat: Chat,
+    pub(super) chat: T,
 }
 
 #[derive(Serialize, Deserialize)]
-pub(super) struct MessageRow {
+pub(super) struct MessageRow<T = Message> {
     pub(super) v: u32,
     pub(super) seq: u64,
-    pub(super) message: Message,
+    pub(super) message: T,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -90,23 +92,23 @@ pub(super) struct SeqRow {
 
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(super) struct MemoryRow {
+pub(super) struct MemoryRow<S = String, T = MemoryEntry> {
     pub(super) v: u32,
-    pub(super) agent_id: String,
+    pub(super) agent_id: S,
     pub(super) seq: u64,
-    pub(super) entry: MemoryEntry,
+    pub(super) entry: T,
 }
 
 #[derive(Serialize, Deserialize)]
-pub(super) struct StateRow {
+pub(super) struct StateRow<T = AgentChatState> {
     pub(super) v: u32,
-    pub(super) state: AgentChatState,
+    pub(super) state: T,
 }
 
 #[derive(Serialize, Deserialize)]
-pub(super) struct ApprovalRow {
+pub(super) struct ApprovalRow<T = ApprovalRecord> {
     pub(super) v: u32,
-    pub(super) approval: ApprovalRecord,
+    pub(super) approval: T,
 }
 
 #[derive(Serialize, Deserialize)]

@@ -1,0 +1,237 @@
+//! The batch rules of [`Store::apply`](crate::core::store::Store::apply) (see the module docs
+//! of `store`), written once: [`validate`] checks a whole batch against the stored data, taking
+//! the earlier ops of the batch into account, before anything is written. It is synchronous and
+//! asks the store only three questions ([`Stored`]): does this world, this chat, this message
+//! exist. `MemoryStore` answers from its maps; the JS adapter store (`web/js_store`) answers from
+//! keys it read beforehand: it runs [`validate`] once with a recording [`Stored`] that answers
+//! what lets the batch go on ([`Stored::exists`]'s `hoped`), reads the keys that pass asked for,
+//! and runs it again on the real answers. A store whose reads are asynchronous (IndexedDB) can
+//! adopt it the same way.
+//!
+//! One copy of the rules instead of one per store: the stores' batch code was the largest part
+//! of the crate's own wasm code (each copy applied the same rules with its own sets and awaits).
+
+use std::collections::BTreeSet;
+
+use crate::core::store::{StoreError, StoreOp};
+
+/// A record whose existence a batch depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rec<'a> {
+    World(&'a str),
+    /// `(world, chat)`.
+    Chat(&'a str, &'a str),
+    /// `(world, chat, message id)`.
+    Message(&'a str, &'a str, &'a str),
+}
+
+/// What [`validate`] needs to know of the data as stored before the batch.
+pub trait Stored {
+    /// Whether `rec` exists in the stored data. `hoped` is the answer that lets the batch go on
+    /// (`true` for a world or chat an op needs, `false` for a message id an append must not
+    /// reuse): a store that has not read `rec` yet answers it, notes `rec`, and validates
+    /// again once it has read what it noted.
+    fn exists(&self, rec: Rec<'_>, hoped: bool) -> bool;
+
+    /// The world's revision (see `Store::revision`); `None` when the store does not track
+    /// revisions, and then [`StoreOp::ExpectRevision`] always passes.
+    fn revision(&self, world_id: &str) -> Option<u64>;
+}
+
+/// The batch's own changes so far, by record key ([`rec_key`]).
+#[derive(Default)]
+struct Overlay {
+    /// Records an earlier op of the batch wrote or removed: the stored data no longer answers
+    /// for them.
+    known: BTreeSet<String>,
+    /// Of `known`, those that exist after the earlier ops.
+    live: BTreeSet<String>,
+    /// Worlds and chats the batch deleted: what was stored under them is gone (a batch may
+    /// delete a chat and write it anew).
+    wiped: BTreeSet<String>,
+}
+
+impl Overlay {
+    fn set(&mut self, key: String, exists: bool) {
+        if exists {
+            self.live.insert(key.clone());
+        } else {
+            self.live.remove(&key);
+        }
+        self.known.insert(key);
+    }
+
+    /// Deletes a world or chat: it and every record under it.
+    fn wipe(&mut self, key: String) {
+        self.known.retain(|k| !k.starts_with(&key));
+        self.live.retain(|k| !k.starts_with(&key));
+        self.wiped.insert(key.clone());
+        self.known.insert(key);
+    }
+
+    fn exists(&self, stored: &dyn Stored, rec: Rec<'_>, hoped: bool) -> bool {
+        let key = rec_key(rec);
+        if self.known.contains(&key) {
+            return self.live.contains(&key);
+        }
+        // A record under a world or chat the batch deleted is gone, whatever is stored.
+        let parents = match rec {
+            Rec::World(_) => [None, None],
+            Rec::Chat(w, _) => [Some(rec_key(Rec::World(w))), None],
+            Rec::Message(w, c, _) => [Some(rec_key(Rec::World(w))), Some(rec_key(Rec::Chat(w, c)))],
+        };
+        if parents.iter().flatten().any(|p| self.wiped.contains(p)) {
+            return false;
+        }
+        stored.exists(rec, hoped)
+    }
+}
+
+/// A record's key: each part as `{len}:{part}`, world first, so a world's or chat's key is a
+/// prefix of exactly the keys of the records under it, whatever characters the ids hold.
+fn rec_key(rec: Rec<'_>) -> String {
+    let parts: &[&str] = match rec {
+        Rec::World(w) => &[w],
+        Rec::Chat(w, c) => &[w, c],
+        Rec::Message(w, c, m) => &[w, c, m],
+    };
+    let mut key = String::new();
+    for p in parts {
+        key.push_str(&p.len().to_string());
+        key.push(':');
+        key.push_str(p);
+    }
+    key
+}
+
+fn world_missing(w: &str) -> StoreError {
+    StoreError::Invalid(format!("world {w:?} does not exist"))
+}
+
+fn chat_missing(w: &str, c: &str) -> StoreError {
+    StoreError::Invalid(format!("chat {c:?} does not exist in world {w:?}"))
+}
+
+fn duplicate(id: &str, c: &str) -> StoreError {
+    StoreError::Invalid(format!("message {id:?} already exists in chat {c:?}"))
+}
+
+/// Checks the whole batch against `stored` and the batch's earlier ops, changing nothing: the
+/// store writes the batch only when this returns `Ok`. An op that needs a world or chat that
+/// does not exist by then, an append of a message id the chat already holds, a replacement of
+/// a message it does not hold, or an approval without a chat id → [`StoreError::Invalid`]; a
+/// stale [`StoreOp::ExpectRevision`] → [`StoreError::Conflict`].
+pub fn validate(ops: &[StoreOp], stored: &dyn Stored) -> Result<(), StoreError> {
+    let mut o = Overlay::default();
+    for op in ops {
+        let need_chat = |o: &Overlay, w: &str, c: &str| {
+            if o.exists(stored, Rec::Chat(w, c), true) {
+                Ok(())
+            } else {
+                Err(chat_missing(w, c))
+            }
+        };
+        match op {
+            StoreOp::ExpectRevision { world_id, rev } => {
+                if let Some(now) = stored.revision(world_id) {
+                    if now != *rev {
+                        return Err(StoreError::Conflict(format!(
+                            "world {world_id:?} is at revision {now}, the batch expected {rev}"
+                        )));
+                    }
+                }
+            }
+            StoreOp::PutWorld(w) => o.set(rec_key(Rec::World(&w.id)), true),
+            StoreOp::DeleteWorld { world_id } => o.wipe(rec_key(Rec::World(world_id))),
+            StoreOp::PutAgent { world_id, .. } | StoreOp::DeleteAgent { world_id, .. } => {
+                if !o.exists(stored, Rec::World(world_id), true) {
+                    return Err(world_missing(world_id));
+                }
+            }
+            StoreOp::PutChat(c) => {
+                if !o.exists(stored, Rec::World(&c.world_id), true) {
+                    return Err(world_missing(&c.world_id));
+                }
+                o.set(rec_key(Rec::Chat(&c.world_id, &c.id)), true);
+            }
+            StoreOp::DeleteChat { world_id, chat_id } => {
+                o.wipe(rec_key(Rec::Chat(world_id, chat_id)));
+            }
+            StoreOp::ClearMemory { .. } | StoreOp::DeleteApproval { .. } => {}
+            StoreOp::PutApproval(a) => {
+                let Some(chat_id) = &a.chat_id else {
+                    return Err(StoreError::Invalid(format!(
+                        "approval {:?} has no chat id",
+                        a.approval_id
+                    )));
+                };
+                need_chat(&o, &a.world_id, chat_id)?;
+            }
+            StoreOp::AppendMemory {
+                world_id, chat_id, ..
+            }
+            | StoreOp::PutAgentState {
+                world_id, chat_id, ..
+            } => need_chat(&o, world_id, chat_id)?,
+            StoreOp::DeleteMessages {
+                world_id,
+                chat_id,
+                message_ids,
+            } => {
+                need_chat(&o, world_id, chat_id)?;
+                for id in message_ids {
+                    o.set(rec_key(Rec::Message(world_id, chat_id, id)), false);
+                }
+            }
+            StoreOp::ReplaceMessage {
+                world_id,
+                chat_id,
+                old_message_id,
+                message,
+            } => {
+                need_chat(&o, world_id, chat_id)?;
+                let (w, c) = (world_id.as_str(), chat_id.as_str());
+                if !o.exists(stored, Rec::Message(w, c, old_message_id), true) {
+                    return Err(StoreError::Invalid(format!(
+                        "message {old_message_id:?} does not exist in chat {chat_id:?}"
+                    )));
+                }
+                let new_id = message.message_id.as_str();
+                if new_id != old_message_id && o.exists(stored, Rec::Message(w, c, new_id), false) {
+                    return Err(duplicate(new_id, c));
+                }
+                o.set(rec_key(Rec::Message(w, c, old_message_id)), false);
+                o.set(rec_key(Rec::Message(w, c, new_id)), true);
+            }
+            StoreOp::AppendMessage {
+                world_id,
+                chat_id,
+                message,
+            } => {
+                need_chat(&o, world_id, chat_id)?;
+                let rec = Rec::Message(world_id, chat_id, &message.message_id);
+                if o.exists(stored, rec, false) {
+                    return Err(duplicate(&message.message_id, chat_id));
+                }
+                o.set(rec_key(rec), true);
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_is_a_prefix_only_of_the_records_under_it() {
+        let world = rec_key(Rec::World("a"));
+        let chat = rec_key(Rec::Chat("a", "b"));
+        assert!(chat.starts_with(&world));
+        assert!(rec_key(Rec::Message("a", "b", "m")).starts_with(&chat));
+        // Ids holding the separator or digits cannot reach into another world's records.
+        assert!(!rec_key(Rec::World("a1:b")).starts_with(&world));
+        assert!(!rec_key(Rec::Chat("ab", "c")).starts_with(&world));
+    }
+}
