@@ -9,13 +9,18 @@
 //!   committed: indexed_db_futures aborts a dropped transaction, which discards nothing in a
 //!   read-only one;
 //! - [`Store::apply`] is ONE `readwrite` transaction over all six stores (over quota, a batch
-//!   that only deletes is retried once without its revision put, see `apply`). What happens
-//!   inside it is in [`idb_write`](super::idb_write): every read the rules need is issued at
-//!   once and awaited together, the [`StoreOp::ExpectRevision`] check and the validation run on
-//!   what was read (an invalid or stale batch aborts the transaction before anything was
-//!   written), then the writes are issued without waiting for each, and the batch ends with
-//!   `commit().await`; a failure while writing (quota, disk) aborts the transaction, which
-//!   rolls back the writes already made.
+//!   that only deletes is retried once without its revision put, see `apply`), done one of two
+//!   ways. The engine's common batches (a message, a reply, a counter) go in one burst
+//!   (`idb_fast.rs`) when this connection knows what they need from its own
+//!   last commit to the world: checks and writes issued together, a failed check aborting the
+//!   transaction, one await (the commit). Every other batch, and one whose burst failed (which
+//!   wrote nothing), goes through the read round (`idb_write.rs`): every read
+//!   the rules need is issued at once and awaited together, the
+//!   [`StoreOp::ExpectRevision`] check and the validation run on what was read (an invalid or
+//!   stale batch aborts the transaction before anything was written), then the writes are
+//!   issued without waiting for each, and the batch ends with `commit().await`; a failure
+//!   while writing (quota, disk) aborts the transaction, which rolls back the writes already
+//!   made. The read round decides every error.
 //! - Only IndexedDB requests are awaited while a transaction is open: awaiting anything else
 //!   (a timer, fetch, a JS promise) would let the browser auto-commit it half-way.
 //!
@@ -44,16 +49,19 @@
 //! writes it back raised by one, so the bump commits or rolls back with the batch. The engine's
 //! writes need no lock: IndexedDB runs read-write transactions over the same stores one at a
 //! time, so the check and the commit see the same revision. [`Store::lock_world`] (the Web Lock
-//! `agent-world-wasm:<database>:<worldId>`) is only taken to import or delete a whole world. After each commit the store posts `{worldId, what}` on the BroadcastChannel
-//! `agent-world-wasm:<database>` (see [`tabs`](super::tabs)). Message and memory `seq`s are
-//! found inside the write transaction (the last key of the chat's range), never cached across
-//! batches, so two connections appending to one chat never collide.
+//! `agent-world-wasm:<database>:<worldId>`) is only taken to import or delete a whole world.
+//! After each commit the store posts `{worldId, what}` on the BroadcastChannel
+//! `agent-world-wasm:<database>` (see [`tabs`](super::tabs); a burst posts while its commit is
+//! under way). Message and memory `seq`s are found inside the write transaction (the last key
+//! of the chat's range), or known from this connection's own last commit to the world and
+//! used only while the world is still at the revision that commit left (the burst's revision
+//! check), so two connections appending to one chat never collide.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::rc::Rc;
 
-use futures_util::future::{select, Either};
+use futures_util::future::{join, select, Either};
 use indexed_db_futures::cursor::CursorDirection;
 use indexed_db_futures::database::{Database, VersionChangeEvent};
 use indexed_db_futures::error::{Error as IdbError, OpenDbError, UnexpectedDataError};
@@ -68,6 +76,7 @@ use serde::Serialize;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
+use super::idb_fast::{self, Known, Learned};
 use super::idb_schema::{
     below_range, key, prefix_range, AgentRow, ApprovalRow, ChatRow, MemoryRow, MessageRow,
     StateRow, WorldRow, AGENTS, AGENT_STATES, ALL_STORES, APPROVALS, CHATS, DB_VERSION, MEMORY,
@@ -101,6 +110,9 @@ pub struct IdbStore {
     state: Rc<Cell<ConnState>>,
     /// Change notifications to and from the other contexts of this origin.
     changes: ChangeChannel,
+    /// What this connection knows of the worlds it committed to, for writes in one burst
+    /// ([`idb_fast`](super::idb_fast)).
+    known: RefCell<Known>,
     // Held so the JS handlers stay alive as long as the connection; removed on drop.
     _on_versionchange: Closure<dyn FnMut(web_sys::IdbVersionChangeEvent)>,
     _on_close: Closure<dyn FnMut(web_sys::Event)>,
@@ -253,6 +265,7 @@ impl IdbStore {
             db,
             state,
             changes: ChangeChannel::open(&format!("agent-world-wasm:{db_name}")),
+            known: RefCell::default(),
             _on_versionchange: on_versionchange,
             _on_close: on_close,
         })
@@ -336,29 +349,134 @@ impl IdbStore {
             .map_err(|e| self.fail(&format!("opening object store {name:?}"), e))
     }
 
-    /// One batch, one transaction. `bump`: raise the revisions of the worlds it names (always,
-    /// except for the over-quota retry of a batch that only deletes, see [`Store::apply`]).
+    /// One batch, one transaction: in one burst when the connection knows what the batch
+    /// needs ([`idb_fast`](super::idb_fast)), else through the read round
+    /// ([`idb_write`](super::idb_write)); a burst that fails wrote nothing and the batch
+    /// goes through the read round, which decides. `bump`: raise the revisions of the worlds
+    /// it names (always, except for the over-quota retry of a batch that only deletes, see
+    /// [`Store::apply`]).
     async fn apply_ops(&self, ops: Vec<StoreOp>, bump: bool) -> Result<(), StoreError> {
+        let named = named_worlds(&ops);
+        let plan = if bump {
+            idb_fast::plan(&self.known.borrow(), &ops, &named)
+        } else {
+            None
+        };
+        if let Some(plan) = plan {
+            match self.apply_burst(&ops, &named, plan).await {
+                Burst::Committed => return Ok(()),
+                Burst::Failed(e) => {
+                    self.forget(&named);
+                    return Err(e);
+                }
+                Burst::ReadRound => {}
+            }
+        }
+        self.forget(&named);
+        let learned = self.apply_read_round(ops.clone(), &named, bump).await?;
+        if bump {
+            idb_fast::learn(&mut self.known.borrow_mut(), &ops, learned);
+        }
+        for (world, what) in &named {
+            self.changes.post(world, what);
+        }
+        Ok(())
+    }
+
+    /// Forgets what this connection knew of the named worlds.
+    fn forget(&self, named: &[(String, &'static str)]) {
+        let mut known = self.known.borrow_mut();
+        for (w, _) in named {
+            known.forget(w);
+        }
+    }
+
+    /// The burst of [`idb_fast`](super::idb_fast). When it committed, what the connection
+    /// knows is updated and the change posted.
+    async fn apply_burst(
+        &self,
+        ops: &[StoreOp],
+        named: &[(String, &'static str)],
+        plan: idb_fast::Plan,
+    ) -> Burst {
+        let tx = match self.transaction(&ALL_STORES, TransactionMode::Readwrite) {
+            Ok(tx) => tx,
+            Err(e) => return Burst::Failed(e),
+        };
+        // Kept to read the DOMException (e.g. QuotaExceededError) after a failed commit.
+        let raw_tx: web_sys::IdbTransaction = tx.as_sys().clone().unchecked_into();
+        let after = {
+            let stores = match self.stores(&tx) {
+                Ok(stores) => stores,
+                Err(e) => return Burst::Failed(e),
+            };
+            match idb_fast::write(&stores, ops, plan).await {
+                Ok((true, after)) => after,
+                // A failed check: dropping the transaction aborts it at once, before any
+                // write can commit (see the module docs of `idb_fast`).
+                Ok((false, _)) => return Burst::ReadRound,
+                Err(e) => return Burst::Failed(self.closed_error().unwrap_or(e)),
+            }
+        };
+        // The other contexts are told while the commit is under way (its first poll asks for
+        // it): a read they start on the news is a transaction created after this one, which
+        // IndexedDB runs only once this one has committed or aborted. An abort makes the news
+        // a false alarm, which costs them a revision read (`World::refresh`).
+        let post = async {
+            for (world, what) in named {
+                self.changes.post(world, what);
+            }
+        };
+        match join(tx.commit(), post).await {
+            (Ok(()), ()) => {
+                idb_fast::committed(&mut self.known.borrow_mut(), after);
+                Burst::Committed
+            }
+            (Err(e), ()) => {
+                let dom = raw_tx.error();
+                if self.closed_error().is_none()
+                    && dom.as_ref().is_some_and(|d| d.name() == "ConstraintError")
+                {
+                    // A key the batch adds exists (a duplicate message id, a stale `seq`):
+                    // the read round judges the batch.
+                    return Burst::ReadRound;
+                }
+                Burst::Failed(self.closed_error().unwrap_or_else(|| match dom {
+                    Some(dom) => store_error_from_dom_exception("committing the batch", &dom),
+                    None => map_idb_error("committing the batch", e),
+                }))
+            }
+        }
+    }
+
+    fn stores<'t>(&self, tx: &'t Transaction<'_>) -> Result<Stores<'t>, StoreError> {
+        Ok(Stores {
+            worlds: self.store(tx, WORLDS)?,
+            agents: self.store(tx, AGENTS)?,
+            chats: self.store(tx, CHATS)?,
+            messages: self.store(tx, MESSAGES)?,
+            memory: self.store(tx, MEMORY)?,
+            states: self.store(tx, AGENT_STATES)?,
+            approvals: self.store(tx, APPROVALS)?,
+        })
+    }
+
+    /// The batch through the read round (see [`idb_write`](super::idb_write)), committed.
+    async fn apply_read_round(
+        &self,
+        ops: Vec<StoreOp>,
+        named: &[(String, &'static str)],
+        bump: bool,
+    ) -> Result<Learned, StoreError> {
         let tx = self.transaction(&ALL_STORES, TransactionMode::Readwrite)?;
         // Kept to read the DOMException (e.g. QuotaExceededError) after a failed commit.
         let raw_tx: web_sys::IdbTransaction = tx.as_sys().clone().unchecked_into();
         let outcome = {
-            let stores = Stores {
-                worlds: self.store(&tx, WORLDS)?,
-                agents: self.store(&tx, AGENTS)?,
-                chats: self.store(&tx, CHATS)?,
-                messages: self.store(&tx, MESSAGES)?,
-                memory: self.store(&tx, MEMORY)?,
-                states: self.store(&tx, AGENT_STATES)?,
-                approvals: self.store(&tx, APPROVALS)?,
-            };
-            let named = named_worlds(&ops);
-            write_batch(&stores, ops, &named, bump)
-                .await
-                .map(|()| named)
+            let stores = self.stores(&tx)?;
+            write_batch(&stores, ops, named, bump).await
         };
-        let named = match outcome {
-            Ok(named) => named,
+        let learned = match outcome {
+            Ok(learned) => learned,
             Err(e) => {
                 // Roll back whatever was written (nothing, when validation failed); the abort's
                 // own result adds nothing to the error.
@@ -367,18 +485,24 @@ impl IdbStore {
             }
         };
         match tx.commit().await {
-            Ok(()) => {
-                for (world, what) in &named {
-                    self.changes.post(world, what);
-                }
-                Ok(())
-            }
+            Ok(()) => Ok(learned),
             Err(e) => Err(self.closed_error().unwrap_or_else(|| match raw_tx.error() {
                 Some(dom) => store_error_from_dom_exception("committing the batch", &dom),
                 None => map_idb_error("committing the batch", e),
             })),
         }
     }
+}
+
+/// How a burst ended (see [`IdbStore::apply_burst`]).
+enum Burst {
+    Committed,
+    /// Nothing was written and the read round must judge the batch: a check failed, or the
+    /// database refused a key the batch adds.
+    ReadRound,
+    /// Nothing was written, for a reason the read round would meet too (quota, an abort from
+    /// elsewhere, a closed connection): the batch's error.
+    Failed(StoreError),
 }
 
 /// Whether a batch only removes records (it frees space and may be retried over quota without

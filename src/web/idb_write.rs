@@ -1,5 +1,8 @@
-//! The write path of [`IdbStore`](super::idb_store::IdbStore): what [`Store::apply`] does
-//! inside its one `readwrite` transaction.
+//! The read round of [`IdbStore`](super::idb_store::IdbStore): what [`Store::apply`] does
+//! inside its one `readwrite` transaction for a batch that cannot go in one burst
+//! ([`idb_fast`](super::idb_fast): the engine's common batches once the connection knows the
+//! world), and for one whose burst failed. It decides every error, and what a committed batch
+//! read is what the connection then knows ([`Learned`]).
 //!
 //! [`Store::apply`]: crate::core::store::Store::apply
 //!
@@ -33,9 +36,10 @@ use indexed_db_futures::KeyRange;
 use serde::Serialize;
 use wasm_bindgen::JsValue;
 
+use super::idb_fast::{write_common, Learned};
 use super::idb_schema::{
-    key, prefix_range, seq_key, AgentRow, ApprovalRow, ChatRow, MemoryRow, MessageRow, StateRow,
-    WorldRow, AGENTS, APPROVALS, MEMORY, MESSAGES, MESSAGES_BY_ID, RECORD_VERSION,
+    key, prefix_range, seq_key, AgentRow, ApprovalRow, MemoryRow, MessageRow, WorldRow, AGENTS,
+    APPROVALS, MEMORY, MESSAGES, MESSAGES_BY_ID, RECORD_VERSION,
 };
 use super::idb_store::{
     decode, decode_all, describe, encode, get_all, get_all_keys, get_index_key, get_key, get_raw,
@@ -51,7 +55,7 @@ pub(super) async fn write_batch(
     ops: Vec<StoreOp>,
     named: &[(String, &'static str)],
     bump: bool,
-) -> Result<(), StoreError> {
+) -> Result<Learned, StoreError> {
     let pre = Prefetched::read(s, &ops, named).await?;
     let mut validation = Validation {
         worlds: pre
@@ -63,12 +67,19 @@ pub(super) async fn write_batch(
         ids: pre.ids,
         ..Validation::default()
     };
+    let revs = pre
+        .worlds
+        .iter()
+        .map(|(_, row)| row.as_ref().map(row_revision).unwrap_or(0.0))
+        .collect();
     let mut batch = Batch {
+        revs,
         message_seq: pre.message_seq,
         memory_seq: pre.memory_seq,
         worlds: pre.worlds,
         bump,
         written: HashMap::new(),
+        rows: Vec::new(),
     };
     for op in &ops {
         if let StoreOp::ExpectRevision { world_id, rev } = op {
@@ -89,7 +100,7 @@ pub(super) async fn write_batch(
     if bump {
         batch.raise_revisions(s, named)?;
     }
-    Ok(())
+    Ok(batch.learned())
 }
 
 /// The worlds a batch names, each with what the other contexts are told (`"delete"` when the
@@ -280,7 +291,7 @@ struct Ids {
 }
 
 /// One read of [`Prefetched::read`]: a row or key (`None`: absent), or a next `seq`.
-enum Fact {
+pub(super) enum Fact {
     Value(Option<JsValue>),
     Seq(f64),
 }
@@ -311,9 +322,42 @@ struct Batch {
     /// Worlds the batch wrote (`true`, with their raised revision) or deleted (`false`), last
     /// op first: their rows need no revision put at the end.
     written: HashMap<String, bool>,
+    /// The named worlds' revisions before the batch, in `worlds` order.
+    revs: Vec<f64>,
+    /// The world rows the batch wrote, as written (for [`Learned`]).
+    rows: Vec<(String, JsValue)>,
 }
 
 impl Batch {
+    /// What the connection may know of the named worlds once the batch commits (see
+    /// [`idb_fast`](super::idb_fast)): revision before, row after, next `seq`s.
+    fn learned(mut self) -> Learned {
+        let worlds = self
+            .worlds
+            .iter()
+            .zip(&self.revs)
+            .map(|((w, before), rev)| {
+                let rev = *rev;
+                // A row not written was raised in place by `raise_revisions`.
+                let after = match self.written.get(w) {
+                    Some(false) => None,
+                    Some(true) => self
+                        .rows
+                        .iter()
+                        .rposition(|(x, _)| x == w)
+                        .map(|i| self.rows.swap_remove(i).1),
+                    None => before.clone(),
+                };
+                (w.clone(), rev, after)
+            })
+            .collect();
+        Learned {
+            worlds,
+            message_seq: self.message_seq,
+            memory_seq: self.memory_seq,
+        }
+    }
+
     /// The world's revision before the batch (0: no such world, or one written before
     /// revisions existed).
     fn revision(&self, world_id: &str) -> f64 {
@@ -358,8 +402,46 @@ impl Batch {
     }
 
     async fn run(&mut self, s: &Stores<'_>, op: StoreOp) -> Result<(), StoreError> {
+        // The common ops are written as the burst writes them (one copy of that code).
+        let seq = match &op {
+            StoreOp::AppendMessage {
+                world_id, chat_id, ..
+            } => {
+                let prefix = (world_id.clone(), chat_id.clone());
+                let seq = match self.message_seq.get(&prefix) {
+                    Some(seq) => *seq,
+                    None => next_seq(&s.messages, &[world_id, chat_id], MESSAGES).await?,
+                };
+                self.message_seq.insert(prefix, seq + 1.0);
+                Some(seq)
+            }
+            StoreOp::AppendMemory {
+                world_id,
+                chat_id,
+                agent_id,
+                ..
+            } => {
+                let prefix = (world_id.clone(), chat_id.clone(), agent_id.clone());
+                let seq = match self.memory_seq.get(&prefix) {
+                    Some(seq) => *seq,
+                    None => next_seq(&s.memory, &[world_id, chat_id, agent_id], MEMORY).await?,
+                };
+                self.memory_seq.insert(prefix, seq + 1.0);
+                Some(seq)
+            }
+            StoreOp::PutChat(_) | StoreOp::PutAgentState { .. } => Some(0.0),
+            _ => None,
+        };
+        if let Some(seq) = seq {
+            return write_common(s, &op, seq);
+        }
         match op {
             StoreOp::ExpectRevision { .. } => {} // checked before validation
+            // Written above.
+            StoreOp::PutChat(_)
+            | StoreOp::AppendMessage { .. }
+            | StoreOp::AppendMemory { .. }
+            | StoreOp::PutAgentState { .. } => {}
             StoreOp::PutWorld(world) => {
                 // The row carries the revision the batch raises the world to.
                 let rev = self.revision(&world.id) + if self.bump { 1.0 } else { 0.0 };
@@ -370,7 +452,10 @@ impl Batch {
                     world,
                     rev,
                 };
-                put(&s.worlds, &row, "writing a world")?;
+                let ctx = "writing a world";
+                let value = encode(&row, ctx)?;
+                issue(s.worlds.put(value.clone()).primitive(), ctx)?;
+                self.rows.push((row.world_id, value));
             }
             StoreOp::DeleteWorld { world_id } => {
                 let w = world_id.as_str();
@@ -430,15 +515,6 @@ impl Batch {
                     }
                 }
             }
-            StoreOp::PutChat(chat) => {
-                let row = ChatRow {
-                    v: RECORD_VERSION,
-                    world_id: chat.world_id.clone(),
-                    chat_id: chat.id.clone(),
-                    chat,
-                };
-                put(&s.chats, &row, "writing a chat")?;
-            }
             StoreOp::DeleteChat { world_id, chat_id } => {
                 let (w, c) = (world_id.as_str(), chat_id.as_str());
                 let ctx = "deleting a chat";
@@ -446,49 +522,6 @@ impl Batch {
                 for store in [&s.messages, &s.memory, &s.states, &s.approvals] {
                     delete(store, prefix_range(&[w, c]), ctx)?;
                 }
-            }
-            StoreOp::AppendMessage {
-                world_id,
-                chat_id,
-                message,
-            } => {
-                let prefix = (world_id.clone(), chat_id.clone());
-                let seq = match self.message_seq.get(&prefix) {
-                    Some(seq) => *seq,
-                    None => next_seq(&s.messages, &[&world_id, &chat_id], MESSAGES).await?,
-                };
-                self.message_seq.insert(prefix, seq + 1.0);
-                let row = MessageRow {
-                    v: RECORD_VERSION,
-                    world_id,
-                    chat_id,
-                    seq,
-                    message_id: message.message_id.clone(),
-                    message,
-                };
-                add(&s.messages, &row, "appending a message")?;
-            }
-            StoreOp::AppendMemory {
-                world_id,
-                chat_id,
-                agent_id,
-                entry,
-            } => {
-                let prefix = (world_id.clone(), chat_id.clone(), agent_id.clone());
-                let seq = match self.memory_seq.get(&prefix) {
-                    Some(seq) => *seq,
-                    None => next_seq(&s.memory, &[&world_id, &chat_id, &agent_id], MEMORY).await?,
-                };
-                self.memory_seq.insert(prefix, seq + 1.0);
-                let row = MemoryRow {
-                    v: RECORD_VERSION,
-                    world_id,
-                    chat_id,
-                    agent_id,
-                    seq,
-                    entry,
-                };
-                add(&s.memory, &row, "appending a memory entry")?;
             }
             StoreOp::DeleteMessages {
                 world_id,
@@ -557,20 +590,6 @@ impl Batch {
             } => {
                 let range = prefix_range(&[&world_id, &chat_id, &agent_id]);
                 delete(&s.memory, range, "clearing memory")?;
-            }
-            StoreOp::PutAgentState {
-                world_id,
-                chat_id,
-                state,
-            } => {
-                let row = StateRow {
-                    v: RECORD_VERSION,
-                    world_id,
-                    chat_id,
-                    agent_id: state.agent_id.clone(),
-                    state,
-                };
-                put(&s.states, &row, "writing an agent state")?;
             }
             StoreOp::PutApproval(approval) => {
                 // Validation refused a record without a chat id.
@@ -815,7 +834,7 @@ impl Validation {
 /// Drops a request once issued: IndexedDB runs it in order; its failure aborts the transaction.
 /// A request refused because the transaction already ended (something aborted it while the
 /// batch was being issued) is that abort: nothing was written.
-fn issue<F>(
+pub(super) fn issue<F>(
     request: Result<F, indexed_db_futures::error::Error>,
     context: &str,
 ) -> Result<(), StoreError> {
@@ -834,11 +853,6 @@ fn issue<F>(
 fn put<T: Serialize>(store: &ObjectStore<'_>, row: &T, context: &str) -> Result<(), StoreError> {
     let value = encode(row, context)?;
     issue(store.put(value).primitive(), context)
-}
-
-fn add<T: Serialize>(store: &ObjectStore<'_>, row: &T, context: &str) -> Result<(), StoreError> {
-    let value = encode(row, context)?;
-    issue(store.add(value).primitive(), context)
 }
 
 fn delete(

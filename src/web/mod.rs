@@ -6,6 +6,7 @@
 pub mod clock;
 pub mod custom_provider;
 pub mod fetch;
+mod idb_fast;
 pub mod idb_schema;
 pub mod idb_store;
 mod idb_write;

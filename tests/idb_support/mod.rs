@@ -18,7 +18,8 @@ macro_rules! idb_cases {
             ops_see_earlier_deletes_of_the_batch, two_connections_append_to_one_chat,
             the_world_lock_serialises_connections,
             a_format_1_world_record_gets_its_first_revision, a_blocked_upgrade_fails_with_blocked,
-            a_version_1_database_gains_the_approvals_store);
+            a_version_1_database_gains_the_approvals_store,
+            a_write_in_one_burst_that_fails_a_check_writes_nothing);
         #[wasm_bindgen_test]
         fn dom_exceptions_map_to_typed_errors() {
             idb_support::dom_exceptions_map_to_typed_errors();
@@ -872,5 +873,116 @@ pub async fn a_version_1_database_gains_the_approvals_store() {
         .unwrap();
     assert_eq!(s.approvals("w", "c").await.unwrap(), vec![a]);
     drop(s);
+    delete_db(&name).await;
+}
+
+/// The engine's common batches (a message, a reply) go in one burst once the connection knows
+/// the world (`src/web/idb_fast.rs`): checks and writes issued together, a failed check
+/// aborting the transaction. Each way the burst can fail leaves nothing of the batch written
+/// and gives the error the read round gives (the memory store's rules and texts).
+pub async fn a_write_in_one_burst_that_fails_a_check_writes_nothing() {
+    let name = fresh_name();
+    let a = open(&name).await;
+    a.apply(seed()).await.unwrap();
+    let expect = |rev: u64| StoreOp::ExpectRevision {
+        world_id: "w".into(),
+        rev,
+    };
+    let rev = a.revision("w").await.unwrap().unwrap();
+    let mut renamed = chat("w", "c");
+    renamed.name = "Renamed".into();
+    // A turn the connection knows everything of: written.
+    a.apply(vec![
+        expect(rev),
+        append("w", "c", "m3"),
+        remember("w", "c", "a", "m3"),
+        put_state("w", "c", "a", 5),
+        StoreOp::PutChat(chat("w", "c")),
+    ])
+    .await
+    .unwrap();
+    let rev = rev + 1;
+    assert_eq!(a.revision("w").await.unwrap(), Some(rev));
+
+    // A chat that does not exist (no read is needed to plan the write: the burst checks it).
+    let err = a
+        .apply(vec![
+            expect(rev),
+            append("w", "c", "m4"),
+            StoreOp::PutChat(renamed.clone()),
+            put_state("w", "gone", "a", 1),
+        ])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Invalid(ref m) if m == "chat \"gone\" does not exist in world \"w\""),
+        "{err:?}"
+    );
+    // A message id that is stored already (the unique index refuses the add).
+    let err = a
+        .apply(vec![
+            expect(rev),
+            append("w", "c", "m4"),
+            StoreOp::PutChat(renamed.clone()),
+            append("w", "c", "m1"),
+        ])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Invalid(ref m) if m == "message \"m1\" already exists in chat \"c\""),
+        "{err:?}"
+    );
+    // A failed burst forgets what the connection knew; the next write (through the read round)
+    // teaches it again.
+    a.apply(vec![expect(rev), append("w", "c", "m4")])
+        .await
+        .unwrap();
+    // Another connection moved the world: the burst's revision check fails, nothing is written.
+    let b = open(&name).await;
+    b.apply(vec![expect(rev + 1), append("w", "c", "b1")])
+        .await
+        .unwrap();
+    let err = a
+        .apply(vec![
+            expect(rev + 1),
+            StoreOp::PutChat(renamed.clone()),
+            put_state("w", "c", "a", 6),
+        ])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
+
+    let fresh = open(&name).await;
+    assert_eq!(
+        ids(&fresh.messages("w", "c", None, 10).await.unwrap()),
+        ["m1", "m2", "m3", "m4", "b1"]
+    );
+    assert_eq!(fresh.chats("w").await.unwrap(), vec![chat("w", "c")]);
+    let states = fresh.agent_states("w", "c").await.unwrap();
+    assert_eq!(
+        states.iter().map(|s| s.llm_call_count).collect::<Vec<_>>(),
+        [5]
+    );
+    assert_eq!(fresh.revision("w").await.unwrap(), Some(rev + 2));
+    // Once the engine has reloaded (the revision read again), the same connection writes on:
+    // what it knew of the chat's `seq`s is not used past another writer.
+    a.apply(vec![
+        expect(rev + 2),
+        append("w", "c", "m5"),
+        remember("w", "c", "a", "m5"),
+    ])
+    .await
+    .unwrap();
+    a.apply(vec![expect(rev + 3), append("w", "c", "m6")])
+        .await
+        .unwrap();
+    assert_eq!(
+        ids(&fresh.messages("w", "c", None, 10).await.unwrap()),
+        ["m1", "m2", "m3", "m4", "b1", "m5", "m6"]
+    );
+    let mem = fresh.last_memory("w", "c", "a", 10).await.unwrap();
+    let mem: Vec<&str> = mem.iter().map(|e| e.message_id.as_str()).collect();
+    assert_eq!(mem, ["e1", "m3", "m5"]);
+    drop((a, b, fresh));
     delete_db(&name).await;
 }
