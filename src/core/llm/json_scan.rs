@@ -13,6 +13,8 @@
 
 use std::borrow::Cow;
 
+use super::byte_search::string_stop;
+
 /// Deeper nesting is left to serde_json (whose own limit is 128).
 const MAX_DEPTH: usize = 64;
 
@@ -198,18 +200,15 @@ impl<'a> Scan<'a> {
             return None;
         }
         let start = self.pos + 1;
-        let mut i = start;
         // The plain run: no escape, no control character.
-        while let Some(&c) = b.get(i) {
-            match c {
-                b'"' => {
-                    self.pos = i + 1;
-                    return text.get(start..i).map(Cow::Borrowed);
-                }
-                b'\\' => break,
-                0..=0x1f => return None,
-                _ => i += 1,
+        let mut i = start + string_stop(b.get(start..)?)?;
+        match b.get(i)? {
+            b'"' => {
+                self.pos = i + 1;
+                return text.get(start..i).map(Cow::Borrowed);
             }
+            b'\\' => {}
+            _ => return None,
         }
         let mut out = String::from(text.get(start..i)?);
         loop {
@@ -256,12 +255,7 @@ impl<'a> Scan<'a> {
                 _ => {
                     // Copy the run up to the next quote or escape in one go.
                     let from = i;
-                    while b
-                        .get(i)
-                        .is_some_and(|&c| c != b'"' && c != b'\\' && c >= 0x20)
-                    {
-                        i += 1;
-                    }
+                    i += string_stop(b.get(i..)?)?;
                     out.push_str(text.get(from..i)?);
                 }
             }

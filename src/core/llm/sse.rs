@@ -59,7 +59,7 @@ impl LineSplitter {
                     continue;
                 }
             }
-            match rest.iter().position(|&b| b == b'\n' || b == b'\r') {
+            match super::byte_search::line_end(rest) {
                 Some(end) => {
                     self.after_cr = rest[end] == b'\r';
                     if self.line.is_empty() {
