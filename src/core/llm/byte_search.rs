@@ -70,9 +70,47 @@ pub(crate) fn string_stop(bytes: &[u8]) -> Option<usize> {
     )
 }
 
+/// Whether `a` and `b` hold the same bytes, compared a word at a time (the size-first
+/// build's `memcmp` goes byte by byte).
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut a, mut b) = (a, b);
+    while let (
+        [a0, a1, a2, a3, a4, a5, a6, a7, a_tail @ ..],
+        [b0, b1, b2, b3, b4, b5, b6, b7, b_tail @ ..],
+    ) = (a, b)
+    {
+        if u64::from_le_bytes([*a0, *a1, *a2, *a3, *a4, *a5, *a6, *a7])
+            != u64::from_le_bytes([*b0, *b1, *b2, *b3, *b4, *b5, *b6, *b7])
+        {
+            return false;
+        }
+        a = a_tail;
+        b = b_tail;
+    }
+    a == b
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn same_is_byte_equality() {
+        let base: Vec<u8> = (0..40u8).collect();
+        for len in 0..40 {
+            let a = &base[..len];
+            assert!(same(a, a));
+            assert!(!same(a, &base[..len + 1]));
+            for at in 0..len {
+                let mut b = a.to_vec();
+                b[at] ^= 0x80;
+                assert!(!same(a, &b), "{len} {at}");
+            }
+        }
+    }
 
     /// Every placement of every interesting byte, among bytes that come close to matching
     /// (neighbours of the targets, 0x20, 0x7f, 0x80.., 0xff), at every length up to 40.
