@@ -97,7 +97,10 @@ test("send({signal}) cancels only the agent work that message started", async ()
 test('chunk and reasoning events are plain objects of exactly their fields, one per listener', async () => {
   const w = await AgentWorld.create({ name: name('Pieces') });
   // Every character JSON escapes, and some it does not.
-  const pieces = ['a"b\\c\n\r\t', '\u0001\u001f\u007f', 'é 🌍 \u2028 </script>'];
+  // A byte-order mark first (kept), and plain ASCII of 32 and 33 bytes (the snippet that
+  // builds the objects reads up to 32 itself, longer through TextDecoder).
+  const pieces = ['a"b\\c\n\r\t', '\u0001\u001f\u007f', 'é 🌍 \u2028 </script>', '\ufeffBOM first',
+    'x'.repeat(32), 'y'.repeat(33)];
   w.registerProvider({
     async *stream() {
       yield { reasoning: 'think "hard"\n' };
@@ -114,6 +117,8 @@ test('chunk and reasoning events are plain objects of exactly their fields, one 
     }
   });
   w.on('sse', (e) => { if (e.type === 'chunk' || e.type === 'reasoning') second.push(e); });
+  const thisValues = new Set();
+  w.on('sse', function listener() { thisValues.add(this); });
   await w.send('go');
   await w.idle();
   const messageId = second[0].messageId;
@@ -127,6 +132,8 @@ test('chunk and reasoning events are plain objects of exactly their fields, one 
     assert.deepEqual(Object.keys(e), ['type', 'agentName', 'messageId', 'content']);
     assert.equal(Object.getPrototypeOf(e), Object.prototype);
   }
+  // A listener is called with `this` null, as for every other event (strict-mode code sees it).
+  assert.deepEqual([...thisValues], [null]);
   // Each listener got its own object: the first one's change did not reach the second.
   assert.equal(first.length, want.length);
   assert.ok(first.every((e, i) => e !== second[i]));
