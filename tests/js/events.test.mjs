@@ -176,3 +176,25 @@ test("whatever an on() callback returns, every chunk is delivered and only a rej
     "a 'sse' event callback failed: thenable no",
   ]);
 });
+
+test('chunk contents arrive exact while the engine memory grows in the middle of a reply', async () => {
+  const w = await AgentWorld.create({ name: name('Growth') });
+  // Short ASCII, non-ASCII, then pieces large enough to grow the WebAssembly memory, then short
+  // ones again (read through a view of the memory made before it grew).
+  const pieces = [];
+  for (let i = 0; i < 200; i++) pieces.push(i % 3 ? ` t${i}` : ` é${i}`);
+  for (let i = 0; i < 4; i++) pieces.push(String.fromCharCode(97 + i).repeat(4 << 20));
+  for (let i = 0; i < 200; i++) pieces.push(` u${i}`);
+  w.registerProvider({ async *stream() { for (const p of pieces) yield p; } });
+  await w.addAgent({ name: 'Grower', provider: 'custom', model: 'm' });
+  const seen = [];
+  let reply = '';
+  w.on('sse', (e) => { if (e.type === 'chunk') seen.push(e.content); });
+  w.on('message', (m) => { if (m.sender === 'grower') reply = m.content; });
+  await w.send('go');
+  await w.idle();
+  assert.equal(seen.length, pieces.length);
+  assert.ok(seen.every((c, i) => c === pieces[i]), 'every chunk as streamed');
+  assert.equal(reply, pieces.join(''));
+  w.free();
+});
