@@ -78,6 +78,26 @@ for (const must of ['send', 'addAgent', 'idle']) {
 if (!asyncExports.includes('agentworld_create') || !asyncExports.includes('storageEstimate')) {
   fail('the .d.ts does not declare AgentWorld.create() or storageEstimate() async');
 }
+/** `glue` with its JS snippets (the `inline_js` of src/bindings/events.rs) written into it in
+ * place of their import (web) or require (nodejs), each in its own function scope, so each
+ * entry stays one self-contained file (and the CommonJS build never requires an ES module,
+ * which Node 20 before 20.19 refuses). A snippet's exports must be `export function`s. */
+function withSnippets(glue, dir, what) {
+  const line = /^(?:import \{ ([\w, ]+) \} from '(\.\/snippets\/[^']+)';|const \{ ([\w, ]+) \} = require\(String\.raw`(\.\/snippets\/[^`]+)`\);)$/gm;
+  const out = glue.replace(line, (_, importNames, importPath, requireNames, requirePath) => {
+    const names = (importNames ?? requireNames).split(', ');
+    const source = readFileSync(at(`${dir}/${(importPath ?? requirePath).slice(2)}`), 'utf8');
+    const declared = [...source.matchAll(/^export function (\w+)\(/gm)].map((m) => m[1]);
+    if (/^export (?!function )/m.test(source) || !names.every((n) => declared.includes(n))) {
+      fail(`${what}: a snippet exports something other than functions (${importPath ?? requirePath})`);
+    }
+    const body = source.replace(/^export function /gm, 'function ').trim();
+    return `const { ${names.join(', ')} } = (() => {\n${body}\nreturn { ${names.join(', ')} };\n})();`;
+  });
+  if (out.includes('./snippets/')) fail(`${what}: the wasm-bindgen output changed shape (a snippet import was left)`);
+  return out;
+}
+
 /** `glue` with the guard: its code after the first line (the glue's `@ts-self-types`
  * directive stays first), the exports wrapped where the glue assigns them, the class after. */
 function guarded(glue, assignment, what) {
@@ -93,7 +113,8 @@ for (const d of ['web', 'node']) mkdirSync(out(d), { recursive: true });
 
 // --- web build (pages, workers, bundlers, Deno, workerd) -------------------------------------
 writeFileSync(out(`web/${NAME}.js`),
-  guarded(readFileSync(at(`pkg/web/${NAME}.js`), 'utf8'), '    wasm = instance.exports;', 'web glue'));
+  guarded(withSnippets(readFileSync(at(`pkg/web/${NAME}.js`), 'utf8'), 'pkg/web', 'web glue'),
+    '    wasm = instance.exports;', 'web glue'));
 copyFileSync(at(`pkg/web/${NAME}_bg.wasm`), out(`web/${NAME}_bg.wasm`));
 // The init function's parameter gets a camelCase name (the option key stays `module_or_path`:
 // that is the glue's API).
@@ -136,8 +157,8 @@ writeFileSync(out('workerd.d.ts'), reexportDts);
 if (!readFileSync(at(`pkg/nodejs/${NAME}_bg.wasm`)).equals(readFileSync(at(`pkg/web/${NAME}_bg.wasm`)))) {
   fail('the web and nodejs builds\' .wasm differ: ship node/agent_world_wasm_bg.wasm too');
 }
-const nodeGlue = replaceOnce(guarded(readFileSync(at(`pkg/nodejs/${NAME}.js`), 'utf8'),
-  'let wasm = wasmInstance.exports;', 'nodejs glue'),
+const nodeGlue = replaceOnce(guarded(withSnippets(readFileSync(at(`pkg/nodejs/${NAME}.js`), 'utf8'),
+  'pkg/nodejs', 'nodejs glue'), 'let wasm = wasmInstance.exports;', 'nodejs glue'),
   `const wasmPath = \`\${__dirname}/${NAME}_bg.wasm\`;`,
   `const wasmPath = \`\${__dirname}/../web/${NAME}_bg.wasm\`;`, 'the nodejs glue\'s .wasm path');
 writeFileSync(out(`node/${NAME}.cjs`), nodeGlue);

@@ -373,6 +373,56 @@ fn openai_frames_of_unusual_shapes() {
     assert!(format!("{err:?}").contains("boom"), "{err:?}");
 }
 
+/// OpenAI-style frames that repeat the last text frame's bytes around their content (the
+/// decoder reads only the string then): whatever stands in the string's place, the events are
+/// the ones the full reading gives.
+#[test]
+fn openai_frames_that_repeat_the_last_text_frame() {
+    let frame = |middle: &str| {
+        format!(
+            "data: {{\"id\":\"c1\",\"created\":17,\"choices\":[{{\"index\":0,\"delta\":{{\"content\":{middle}}},\"finish_reason\":null}}]}}\n\n"
+        )
+    };
+    let mut body = String::new();
+    for middle in [
+        r#""A""#,
+        r#""B""#,
+        // Escapes, a surrogate pair, an empty string (no event), `null` and a number (no text).
+        r#""a\"b\n\u00e9\ud83d\ude00""#,
+        r#""""#,
+        "null",
+        "7",
+        // Two tokens where one stood: a duplicate key, the last one wins.
+        r#""x","content":"y""#,
+        // Whitespace around the string: not the same bytes, read in full.
+        r#" "w" "#,
+        r#""D""#,
+    ] {
+        body.push_str(&frame(middle));
+    }
+    // Another id: a new template, used by the next frame.
+    body.push_str("data: {\"id\":\"c2\",\"choices\":[{\"delta\":{\"content\":\"E\"}}]}\n\n");
+    body.push_str("data: {\"id\":\"c2\",\"choices\":[{\"delta\":{\"content\":\"F\"}}]}\n\n");
+    body.push_str("data: [DONE]\n\n");
+    let (events, err) = every_split(ProviderKind::OpenAi, true, body.as_bytes());
+    assert_eq!(err, None);
+    let texts = |list: &[&str]| {
+        list.iter()
+            .map(|t| LlmEvent::Text(t.to_string()))
+            .collect::<Vec<_>>()
+    };
+    let mut want = texts(&["A", "B", "a\"b\n\u{e9}\u{1f600}", "y", "w", "D", "E", "F"]);
+    want.push(LlmEvent::Done {
+        finish_reason: None,
+    });
+    assert_eq!(events, want);
+
+    let bad = format!("{}{}", frame(r#""A""#), frame("\"a\u{1}\""));
+    let (events, err) = run(ProviderKind::OpenAi, true, &[bad.as_bytes()]);
+    assert_eq!(events, texts(&["A"]));
+    assert!(matches!(&err, Some(LlmError::Decode { .. })), "{err:?}");
+}
+
 #[test]
 fn events_after_done_are_ignored() {
     let mut bytes = OPENAI_STREAM.as_bytes().to_vec();

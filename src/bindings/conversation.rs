@@ -10,7 +10,7 @@ use wasm_bindgen::JsCast;
 
 use crate::bindings::convert::{options_object, promise, read_signal, string_arg, to_js};
 use crate::bindings::error::{agent_world_error, from_world_error, invalid_argument};
-use crate::bindings::events::event_payload;
+use crate::bindings::events::{call_with_piece, event_payload};
 use crate::bindings::input::get;
 use crate::bindings::types::{or_undefined, SendOptionsArg};
 use crate::bindings::world::AgentWorld;
@@ -124,12 +124,17 @@ impl AgentWorld {
             .map_err(|_| invalid_argument("callback", "must be a function"))?;
         let weak = h.world.downgrade();
         let cb: Callback = Rc::new(move |event: &Event| {
-            let payload =
-                event_payload(event).map_err(|_| "could not convert the event".to_string())?;
-            let listener: &Listener = callback.unchecked_ref();
-            let returned = listener
-                .call_returning(&JsValue::NULL, &payload)
-                .map_err(|e| message_of(&e, "the callback threw"))?;
+            // A streamed piece (one per token) is built and delivered in one crossing.
+            let returned = match call_with_piece(&callback, event) {
+                Some(returned) => returned,
+                None => {
+                    let payload = event_payload(event)
+                        .map_err(|_| "could not convert the event".to_string())?;
+                    let listener: &Listener = callback.unchecked_ref();
+                    listener.call_returning(&JsValue::NULL, &payload)
+                }
+            }
+            .map_err(|e| message_of(&e, "the callback threw"))?;
             // An async callback's rejection is reported like a throw (never left unhandled),
             // except for a callback handling a report itself, which would loop. A callback
             // returning nothing (the common case, once per streamed chunk) costs no check.

@@ -88,57 +88,154 @@ extern "C" {
     fn set_str(this: &Fields, key: &JsValue, value: &str);
 }
 
-/// What every piece of the reply being streamed repeats: `{type, agentName, messageId}` as a
-/// JS object each piece's object is copied from (rebuilt when the reply or the type changes),
-/// and the `content` key.
+/// Builds a piece's event object and calls an `on()` listener with it, in one crossing of the
+/// boundary (a piece is the one event per streamed token; building its object from Rust took
+/// three crossings, calling the listener a fourth). The object is a fresh object literal with
+/// the serde form's keys in its order (`{type, agentName, messageId, content}`), which the
+/// listener may keep. `this` is `null`, as `Function.prototype.call(null, …)` gives the other
+/// events. What the listener returns comes back (`undefined`/`null` as `None`, without a
+/// second crossing); what it throws comes back as the `Err`.
+///
+/// The content is read from the instance's memory (`ptr`, `len`: UTF-8 that stays borrowed
+/// for the call) before the listener runs: a short ASCII piece, the usual token, is made by
+/// `String.fromCharCode` (the host's `TextDecoder.decode` costs a native call per piece, more
+/// than the rest of the piece's delivery); anything else by a `TextDecoder` set as the glue's.
+#[wasm_bindgen(inline_js = r#"
+let bytes = null;
+let utf8 = null;
+export function awwCallPiece(listener, type, agentName, messageId, memory, ptr, len) {
+  if (bytes === null || bytes.byteLength === 0) bytes = new Uint8Array(memory.buffer);
+  let content = '';
+  if (len <= 32) {
+    for (let i = ptr, end = ptr + len; i < end; i++) {
+      const b = bytes[i];
+      if (b > 0x7f) { content = null; break; }
+      content += String.fromCharCode(b);
+    }
+  } else content = null;
+  if (content === null) {
+    if (utf8 === null) utf8 = new TextDecoder('utf-8', { ignoreBOM: true, fatal: true });
+    content = utf8.decode(bytes.subarray(ptr, ptr + len));
+  }
+  return listener.call(null, { type, agentName, messageId, content });
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(catch, js_name = awwCallPiece)]
+    fn call_piece(
+        listener: &js_sys::Function,
+        kind: &JsValue,
+        agent: &JsValue,
+        message: &JsValue,
+        memory: &JsValue,
+        ptr: usize,
+        len: usize,
+    ) -> Result<Option<JsValue>, JsValue>;
+}
+
+/// The reply being streamed: what every piece of it repeats, as JS strings made once per
+/// reply (and again when the type changes): its type, agent name and message id.
+struct PieceFields {
+    kind: SseType,
+    agent: String,
+    message: String,
+    js: Rc<[JsValue; 3]>,
+}
+
+/// The fields of the current reply's pieces, and what `events()` copies its objects from.
+/// Never borrowed across a call into JavaScript (a listener may do anything).
 struct PieceTemplate {
     content_key: JsValue,
-    current: RefCell<Option<(SseType, String, String, js_sys::Object)>>,
+    /// The instance's `WebAssembly.Memory` (the same object for the instance's life).
+    memory: JsValue,
+    current: RefCell<Option<PieceFields>>,
+    /// `{type, agentName, messageId}` for [`piece_object`], with the fields it was made of.
+    object: RefCell<Option<(Rc<[JsValue; 3]>, js_sys::Object)>>,
 }
 
 thread_local! {
     static PIECE: PieceTemplate = PieceTemplate {
         content_key: JsValue::from_str("content"),
+        memory: wasm_bindgen::memory(),
         current: RefCell::new(None),
+        object: RefCell::new(None),
     };
 }
 
-/// `{type, agentName, messageId, content}` (the serde path's object, same key order): a copy
-/// of the reply's template (`Object.assign`) plus its `content`, so a piece crosses the JS
-/// boundary three times (new object, copy, content stored as it is decoded) and decodes one
-/// string. Built
-/// through serde it crossed ten times and decoded four strings; through a JSON text and the
-/// host's `JSON.parse` it decoded and parsed the whole text, several times slower in Node.
-fn piece_object(kind: SseType, agent: &str, message: &str, content: &str) -> JsValue {
+/// The JS strings of a piece's type, agent name and message id: the last piece's when it
+/// belongs to the same reply and has the same type, else made anew.
+fn piece_fields(kind: SseType, agent: &str, message: &str) -> Rc<[JsValue; 3]> {
     PIECE.with(|p| {
         let mut current = p.current.borrow_mut();
-        let fresh = match current.as_ref() {
-            Some((k, a, m, _)) => *k != kind || a != agent || m != message,
-            None => true,
-        };
-        if fresh {
-            let template = js_sys::Object::new();
-            let fields: &Fields = template.unchecked_ref();
-            let kind_name = if kind == SseType::Chunk {
-                "chunk"
-            } else {
-                "reasoning"
-            };
-            for (key, value) in [
-                ("type", kind_name),
-                ("agentName", agent),
-                ("messageId", message),
-            ] {
-                fields.set(&JsValue::from_str(key), &JsValue::from_str(value));
+        if let Some(c) = current.as_ref() {
+            if c.kind == kind && c.agent == agent && c.message == message {
+                return c.js.clone();
             }
-            *current = Some((kind, agent.to_string(), message.to_string(), template));
+        }
+        let kind_name = if kind == SseType::Chunk {
+            "chunk"
+        } else {
+            "reasoning"
+        };
+        let js = Rc::new([
+            JsValue::from_str(kind_name),
+            JsValue::from_str(agent),
+            JsValue::from_str(message),
+        ]);
+        *current = Some(PieceFields {
+            kind,
+            agent: agent.to_string(),
+            message: message.to_string(),
+            js: js.clone(),
+        });
+        js
+    })
+}
+
+/// Calls an `on()` listener with `event` when it is a piece (a `chunk` or `reasoning` event
+/// with only `content`): built and called in one crossing (see [`call_piece`]). `None` for
+/// every other event, which the caller delivers through [`event_payload`].
+pub(crate) fn call_with_piece(
+    listener: &js_sys::Function,
+    event: &Event,
+) -> Option<Result<Option<JsValue>, JsValue>> {
+    let Event::Sse(e) = event else { return None };
+    let (kind, content) = stream_piece(e)?;
+    let [kind, agent, message] = &*piece_fields(kind, &e.agent_name, &e.message_id);
+    PIECE.with(|p| {
+        Some(call_piece(
+            listener,
+            kind,
+            agent,
+            message,
+            &p.memory,
+            content.as_ptr() as usize,
+            content.len(),
+        ))
+    })
+}
+
+/// `{type, agentName, messageId, content}` (the serde path's object, same key order), for
+/// `events()`: a copy of the reply's template (`Object.assign`) plus its `content`.
+fn piece_object(kind: SseType, agent: &str, message: &str, content: &str) -> JsValue {
+    let fields = piece_fields(kind, agent, message);
+    PIECE.with(|p| {
+        let mut object = p.object.borrow_mut();
+        let stale = !matches!(object.as_ref(), Some((made_of, _)) if Rc::ptr_eq(made_of, &fields));
+        if stale {
+            let template = js_sys::Object::new();
+            let set: &Fields = template.unchecked_ref();
+            for (key, value) in ["type", "agentName", "messageId"].iter().zip(fields.iter()) {
+                set.set(&JsValue::from_str(key), value);
+            }
+            *object = Some((fields, template));
         }
         let out = js_sys::Object::new();
-        if let Some((_, _, _, template)) = current.as_ref() {
+        if let Some((_, template)) = object.as_ref() {
             js_sys::Object::assign(&out, template);
         }
-        let fields: &Fields = out.unchecked_ref();
-        fields.set_str(&p.content_key, content);
+        let set: &Fields = out.unchecked_ref();
+        set.set_str(&p.content_key, content);
         out.into()
     })
 }

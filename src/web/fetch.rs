@@ -185,6 +185,8 @@ pub async fn fetch_streaming_until(
         return Ok(head);
     };
     let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
+    // One buffer for every read (a streamed reply is hundreds of reads of ~16 KB in Node).
+    let mut bytes = Vec::new();
     loop {
         let result = JsFuture::from(reader.read())
             .await
@@ -195,7 +197,9 @@ pub async fn fetch_streaming_until(
         }
         let chunk = result.get_value();
         if let Some(array) = chunk.dyn_ref::<Uint8Array>() {
-            if on_bytes(&array.to_vec()) == ReadOn::Stop {
+            bytes.resize(array.length() as usize, 0);
+            array.copy_to(&mut bytes);
+            if on_bytes(&bytes) == ReadOn::Stop {
                 // Release the connection without waiting for the cancellation to settle; the
                 // JsFuture handles a rejection, so none goes unhandled.
                 drop(JsFuture::from(reader.cancel()));

@@ -97,7 +97,10 @@ test("send({signal}) cancels only the agent work that message started", async ()
 test('chunk and reasoning events are plain objects of exactly their fields, one per listener', async () => {
   const w = await AgentWorld.create({ name: name('Pieces') });
   // Every character JSON escapes, and some it does not.
-  const pieces = ['a"b\\c\n\r\t', '\u0001\u001f\u007f', 'é 🌍 \u2028 </script>'];
+  // A byte-order mark first (kept), and plain ASCII of 32 and 33 bytes (the snippet that
+  // builds the objects reads up to 32 itself, longer through TextDecoder).
+  const pieces = ['a"b\\c\n\r\t', '\u0001\u001f\u007f', 'é 🌍 \u2028 </script>', '\ufeffBOM first',
+    'x'.repeat(32), 'y'.repeat(33)];
   w.registerProvider({
     async *stream() {
       yield { reasoning: 'think "hard"\n' };
@@ -114,6 +117,8 @@ test('chunk and reasoning events are plain objects of exactly their fields, one 
     }
   });
   w.on('sse', (e) => { if (e.type === 'chunk' || e.type === 'reasoning') second.push(e); });
+  const thisValues = new Set();
+  w.on('sse', function listener() { thisValues.add(this); });
   await w.send('go');
   await w.idle();
   const messageId = second[0].messageId;
@@ -127,6 +132,8 @@ test('chunk and reasoning events are plain objects of exactly their fields, one 
     assert.deepEqual(Object.keys(e), ['type', 'agentName', 'messageId', 'content']);
     assert.equal(Object.getPrototypeOf(e), Object.prototype);
   }
+  // A listener is called with `this` null, as for every other event (strict-mode code sees it).
+  assert.deepEqual([...thisValues], [null]);
   // Each listener got its own object: the first one's change did not reach the second.
   assert.equal(first.length, want.length);
   assert.ok(first.every((e, i) => e !== second[i]));
@@ -168,4 +175,26 @@ test("whatever an on() callback returns, every chunk is delivered and only a rej
     "a 'sse' event callback failed: thenable no",
     "a 'sse' event callback failed: thenable no",
   ]);
+});
+
+test('chunk contents arrive exact while the engine memory grows in the middle of a reply', async () => {
+  const w = await AgentWorld.create({ name: name('Growth') });
+  // Short ASCII, non-ASCII, then pieces large enough to grow the WebAssembly memory, then short
+  // ones again (read through a view of the memory made before it grew).
+  const pieces = [];
+  for (let i = 0; i < 200; i++) pieces.push(i % 3 ? ` t${i}` : ` é${i}`);
+  for (let i = 0; i < 4; i++) pieces.push(String.fromCharCode(97 + i).repeat(4 << 20));
+  for (let i = 0; i < 200; i++) pieces.push(` u${i}`);
+  w.registerProvider({ async *stream() { for (const p of pieces) yield p; } });
+  await w.addAgent({ name: 'Grower', provider: 'custom', model: 'm' });
+  const seen = [];
+  let reply = '';
+  w.on('sse', (e) => { if (e.type === 'chunk') seen.push(e.content); });
+  w.on('message', (m) => { if (m.sender === 'grower') reply = m.content; });
+  await w.send('go');
+  await w.idle();
+  assert.equal(seen.length, pieces.length);
+  assert.ok(seen.every((c, i) => c === pieces[i]), 'every chunk as streamed');
+  assert.equal(reply, pieces.join(''));
+  w.free();
 });

@@ -48,6 +48,20 @@ import(${JSON.stringify(conversation)}).then(async ({ runConversation }) => {
   assertConversation(report, 'node cjs', crateVersion);
 });
 
+test('Node CommonJS where require() cannot load an ES module (Node 20 before 20.19): the entry is self-contained', async () => {
+  // The glue's JS snippets (src/bindings/events.rs) are ES modules in wasm-bindgen's output;
+  // the package writes them into the CommonJS glue, so nothing is left for require() to refuse.
+  await writeFile(join(dir, 'old-cjs.cjs'), `
+const { AgentWorld, version } = require("agent-world-wasm");
+import(${JSON.stringify(conversation)}).then(async ({ runConversation }) => {
+  console.log(JSON.stringify(await runConversation({ AgentWorld, version, mockUrl: process.argv[2] })));
+});
+`);
+  const { stdout } = await run(process.execPath, ['--no-experimental-require-module', join(dir, 'old-cjs.cjs'), mock.url],
+    { cwd: dir, timeout: 60_000 });
+  assertConversation(JSON.parse(stdout.trim().split('\n').pop()), 'node cjs without require(esm)', crateVersion);
+});
+
 test('Node: ESM and CommonJS share one engine instance; init() is a resolved no-op', async () => {
   const out = await runNode('both.mjs', `
 import { createRequire } from "node:module";

@@ -13,6 +13,8 @@
 
 use std::borrow::Cow;
 
+use super::byte_search::string_stop;
+
 /// Deeper nesting is left to serde_json (whose own limit is 128).
 const MAX_DEPTH: usize = 64;
 
@@ -49,7 +51,8 @@ impl<'a> Scan<'a> {
     #[inline(always)]
     fn eat(&mut self, byte: u8) -> Option<()> {
         self.ws();
-        (self.peek() == Some(byte)).then(|| self.pos += 1)
+        // `matches!`, not `==` on the `Option`: the size-first build leaves that a call.
+        matches!(self.peek(), Some(b) if b == byte).then(|| self.pos += 1)
     }
 
     /// Whether only whitespace is left.
@@ -81,6 +84,14 @@ impl<'a> Scan<'a> {
             return None;
         }
         self.string().map(Some)
+    }
+
+    /// `text` as exactly one JSON string token (its quotes first and last, nothing around
+    /// them): its value, or `None` when it is anything else.
+    pub(crate) fn string_token(text: &'a str) -> Option<Cow<'a, str>> {
+        let mut s = Self::new(text);
+        let value = s.string()?;
+        (s.pos == text.len()).then_some(value)
     }
 
     /// Reads an object: `on_key` is called with each key and must read or skip its value.
@@ -198,18 +209,15 @@ impl<'a> Scan<'a> {
             return None;
         }
         let start = self.pos + 1;
-        let mut i = start;
         // The plain run: no escape, no control character.
-        while let Some(&c) = b.get(i) {
-            match c {
-                b'"' => {
-                    self.pos = i + 1;
-                    return text.get(start..i).map(Cow::Borrowed);
-                }
-                b'\\' => break,
-                0..=0x1f => return None,
-                _ => i += 1,
+        let mut i = start + string_stop(b.get(start..)?)?;
+        match b.get(i)? {
+            b'"' => {
+                self.pos = i + 1;
+                return text.get(start..i).map(Cow::Borrowed);
             }
+            b'\\' => {}
+            _ => return None,
         }
         let mut out = String::from(text.get(start..i)?);
         loop {
@@ -256,12 +264,7 @@ impl<'a> Scan<'a> {
                 _ => {
                     // Copy the run up to the next quote or escape in one go.
                     let from = i;
-                    while b
-                        .get(i)
-                        .is_some_and(|&c| c != b'"' && c != b'\\' && c >= 0x20)
-                    {
-                        i += 1;
-                    }
+                    i += string_stop(b.get(i..)?)?;
                     out.push_str(text.get(from..i)?);
                 }
             }
@@ -337,6 +340,30 @@ mod tests {
             let got = s.string().map(Cow::into_owned);
             let want: String = serde_json::from_str(text).unwrap_or_default();
             assert_eq!(got, Some(want), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_string_token_is_exactly_one_string() {
+        for text in [r#""plain""#, r#""a\"b\u00e9""#, r#""""#] {
+            let want: String = serde_json::from_str(text).unwrap_or_default();
+            assert_eq!(
+                Scan::string_token(text).map(Cow::into_owned),
+                Some(want),
+                "{text}"
+            );
+        }
+        for text in [
+            r#" "a""#,
+            r#""a" "#,
+            r#""a""b""#,
+            r#""a"#,
+            "a",
+            r#""a\""#,
+            "",
+            "\"\u{1}\"",
+        ] {
+            assert_eq!(Scan::string_token(text), None, "{text}");
         }
     }
 

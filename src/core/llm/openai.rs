@@ -27,6 +27,8 @@ use std::borrow::Cow;
 
 use serde_json::{json, Map, Value};
 
+use super::byte_search::same;
+
 use super::errors::json_error_message;
 use super::http::HttpRequest;
 use super::json_scan::Scan;
@@ -214,6 +216,27 @@ fn text(v: &Option<Cow<'_, str>>) -> Option<String> {
 }
 
 impl FastChunk<'_> {
+    /// The delta's content when it is all the frame says (no reasoning, refusal or finish
+    /// reason), read in place (no escape in it).
+    fn only_content(&self) -> Option<&str> {
+        let choice = &self.choice;
+        let Some(Some(part)) = &choice.delta else {
+            return None;
+        };
+        let quiet = |v: &Option<Cow<'_, str>>| v.as_deref().is_none_or(str::is_empty);
+        if !(quiet(&part.reasoning_content)
+            && quiet(&part.reasoning)
+            && quiet(&part.refusal)
+            && quiet(&choice.finish_reason))
+        {
+            return None;
+        }
+        match &part.content {
+            Some(Cow::Borrowed(content)) if !content.is_empty() => Some(content),
+            _ => None,
+        }
+    }
+
     /// The events `Handler::frame` emits for the same frame, in the same order.
     fn emit(&self, finish_reason: &mut Option<String>, out: &mut Vec<LlmEvent>) {
         let choice = &self.choice;
@@ -238,10 +261,69 @@ impl FastChunk<'_> {
     }
 }
 
+/// The last text-only frame around its content string: the bytes before the string's opening
+/// quote and after its closing quote. A stream's text frames usually differ in nothing else
+/// (same id, created, model, fingerprint, layout), and a frame that is these same bytes around
+/// another JSON string token is the same document with another string at the same place: it
+/// means exactly that text, and nothing else needs reading (the string is still checked).
+/// Streams whose frames vary elsewhere (OpenAI's per-chunk `obfuscation` padding) only pay
+/// for the comparison and for refilling these buffers, which keep their capacity.
+#[derive(Default)]
+struct TextFrame {
+    before: String,
+    after: String,
+    /// `before` and `after` describe a frame (false until the first text-only frame).
+    set: bool,
+}
+
+impl TextFrame {
+    /// The text of `data` when it is the template around another string token.
+    fn text_of<'d>(&self, data: &'d str) -> Option<Cow<'d, str>> {
+        if !self.set {
+            return None;
+        }
+        let end = data.len().checked_sub(self.after.len())?;
+        let bytes = data.as_bytes();
+        // The end first: it is where frames that vary per chunk differ.
+        if !same(bytes.get(end..)?, self.after.as_bytes())
+            || !same(bytes.get(..self.before.len())?, self.before.as_bytes())
+        {
+            return None;
+        }
+        Scan::string_token(data.get(self.before.len()..end)?)
+    }
+
+    /// Remembers `data` as the template when its only event is `content`, read in place from it.
+    fn remember(&mut self, data: &str, content: &str) {
+        let start = (content.as_ptr() as usize).wrapping_sub(data.as_ptr() as usize);
+        let end = start.wrapping_add(content.len());
+        let bytes = data.as_bytes();
+        let (Some(before), Some(after)) = (
+            start.checked_sub(1).and_then(|quote| data.get(..quote)),
+            data.get(end.saturating_add(1)..),
+        ) else {
+            return;
+        };
+        // Borrowed from `data` between its quotes, or it is not the string token this is for.
+        if end > data.len()
+            || bytes.get(start.wrapping_sub(1)) != Some(&b'"')
+            || bytes.get(end) != Some(&b'"')
+        {
+            return;
+        }
+        self.before.clear();
+        self.before.push_str(before);
+        self.after.clear();
+        self.after.push_str(after);
+        self.set = true;
+    }
+}
+
 /// Frames of an OpenAI-style stream (or the one object of a non-streamed body).
 pub(crate) struct Handler {
     ctx: Ctx,
     finish_reason: Option<String>,
+    text_frame: TextFrame,
     /// Tool calls being assembled (see `tool_codec`): emitted complete at the choice's
     /// `finish_reason`, or before `Done` at the latest.
     calls: OpenAiCalls,
@@ -253,6 +335,7 @@ impl Handler {
             ctx,
             finish_reason: None,
             calls: OpenAiCalls::default(),
+            text_frame: TextFrame::default(),
         }
     }
 }
@@ -270,7 +353,16 @@ impl FrameHandler for Handler {
             });
             return Ok(());
         }
+        if let Some(content) = self.text_frame.text_of(data) {
+            if !content.is_empty() {
+                out.push(LlmEvent::Text(content.into_owned()));
+            }
+            return Ok(());
+        }
         if let Some(fast) = fast_chunk(data) {
+            if let Some(content) = fast.only_content() {
+                self.text_frame.remember(data, content);
+            }
             fast.emit(&mut self.finish_reason, out);
             if self.finish_reason.is_some() {
                 // The calls are complete at the finish reason (a chunk without calls itself).

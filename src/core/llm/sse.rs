@@ -59,7 +59,7 @@ impl LineSplitter {
                     continue;
                 }
             }
-            match rest.iter().position(|&b| b == b'\n' || b == b'\r') {
+            match super::byte_search::line_end(rest) {
                 Some(end) => {
                     self.after_cr = rest[end] == b'\r';
                     if self.line.is_empty() {
@@ -232,11 +232,19 @@ impl SseParser {
             *has_data = false;
             return Ok(());
         }
-        if line.starts_with(':') {
+        // Byte searches, not `char` patterns: a `char` pattern is encoded to UTF-8 at every call
+        // (a visible cost once per streamed chunk at the size-first optimisation level).
+        let colon = line.bytes().position(|b| b == b':');
+        if colon == Some(0) {
             return Ok(()); // a comment: keep-alives such as `: ping` or `: OPENROUTER PROCESSING`
         }
-        let (field, value) = match line.split_once(':') {
-            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+        let (field, value) = match colon {
+            // ':' is ASCII, so both sides are whole characters.
+            Some(at) => {
+                let (field, rest) = line.split_at(at);
+                let value = rest.get(1..).unwrap_or("");
+                (field, value.strip_prefix(" ").unwrap_or(value))
+            }
             None => (line, ""),
         };
         match field {
