@@ -2,7 +2,7 @@
 // target, raw / gzip -9 / brotli q11 (node's zlib), against the budget stated in README.md,
 // plus twiggy's top items of a name-keeping build.
 //   node bench/size.mjs --targets web,nodejs,bundler --twiggy-top F --twiggy-dom F --names-wasm F --out F
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { readFileSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import { gzipSync, brotliCompressSync, constants } from 'node:zlib';
 
 const args = process.argv.slice(2);
@@ -43,7 +43,11 @@ for (const t of arg('--targets', 'web,nodejs').split(',')) {
   if (!existsSync(new URL('agent_world_wasm_bg.wasm', dir))) continue;
   const wasm = sizes(new URL('agent_world_wasm_bg.wasm', dir));
   const glue = { raw: 0, gzip: 0, brotli: 0 };
-  for (const f of GLUE[t]) for (const [k, v] of Object.entries(sizes(new URL(f, dir)))) glue[k] += v;
+  // wasm-bindgen's JS snippets (`#[wasm_bindgen(module = ...)]`) are imported by the glue too.
+  const snippets = existsSync(new URL('snippets/', dir))
+    ? readdirSync(new URL('snippets/', dir), { recursive: true }).filter((f) => f.endsWith('.js')).map((f) => `snippets/${f}`)
+    : [];
+  for (const f of [...GLUE[t], ...snippets]) for (const [k, v] of Object.entries(sizes(new URL(f, dir)))) glue[k] += v;
   const total = { raw: wasm.raw + glue.raw, gzip: wasm.gzip + glue.gzip, brotli: wasm.brotli + glue.brotli };
   targets.push({ target: t, wasm, glue, total, gzip_vs_budget: total.gzip / budget, over_budget: total.gzip > budget });
 }

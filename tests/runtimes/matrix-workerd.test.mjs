@@ -1,5 +1,5 @@
 // The provider × runtime matrix (tests/runtimes/scenario.mjs) in Cloudflare workerd (miniflare),
-// through pkg/web. The mock URL travels in the request's query string.
+// through the package's web entry. The mock URL travels in the request's query string.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -13,7 +13,9 @@ before(async () => { mock = await startMockLlm({ port: 0, delayMs: 0 }); });
 after(async () => { await mock?.close(); });
 
 test('matrix: every provider and fault through the engine in workerd', { timeout: 120_000 }, async () => {
-  const pkg = new URL('pkg/web/', root);
+  // What a worker deploys: the npm package's web entry, whose glue has wasm-bindgen's JS
+  // snippets written in (workerd takes an explicit module list; pkg/web imports snippets/).
+  const pkg = new URL('pkg/npm/web/', root);
   const here = new URL('tests/runtimes/', root);
   // No option is needed for the Worker to reach the mock on 127.0.0.1: with miniflare
   // 4.20260310.0 (the installed one) workerd's fetch() to a loopback address just works. Should a

@@ -22,7 +22,9 @@ test('the web build runs in Deno', async () => {
 });
 
 test('the web build runs in Cloudflare workerd', async () => {
-  const pkg = new URL('pkg/web/', root);
+  // What a worker deploys: the npm package's web entry, whose glue has wasm-bindgen's JS
+  // snippets written in (workerd takes an explicit module list; pkg/web imports snippets/).
+  const pkg = new URL('pkg/npm/web/', root);
   const mf = new Miniflare({
     compatibilityDate: '2025-01-01',
     modules: [

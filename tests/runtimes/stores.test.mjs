@@ -46,7 +46,9 @@ test('Deno KV: a world and its conversation survive into a new process', async (
 
 test('Durable Object: a world and its conversation survive a workerd restart', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'aww-do-'));
-  const pkg = new URL('pkg/web/', root);
+  // What a worker deploys: the npm package's web entry, whose glue has wasm-bindgen's JS
+  // snippets written in (workerd takes an explicit module list; pkg/web imports snippets/).
+  const pkg = new URL('pkg/npm/web/', root);
   const example = new URL('examples/durable-object/', root);
   const options = {
     compatibilityDate: '2025-01-01',
