@@ -5,8 +5,8 @@
 //! exist. `MemoryStore` answers from its maps; the JS adapter store (`web/js_store`) answers from
 //! keys it read beforehand: it runs [`validate`] once with a recording [`Stored`] that answers
 //! what lets the batch go on ([`Stored::exists`]'s `hoped`), reads the keys that pass asked for,
-//! and runs it again on the real answers. A store whose reads are asynchronous (IndexedDB) can
-//! adopt it the same way.
+//! and runs it again on the real answers. The IndexedDB store (`web/idb_write`) does the same
+//! with its one read round, and its one-burst path checks the chats a hoped pass asked about.
 //!
 //! One copy of the rules instead of one per store: the stores' batch code was the largest part
 //! of the crate's own wasm code (each copy applied the same rules with its own sets and awaits).

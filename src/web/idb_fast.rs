@@ -37,7 +37,7 @@
 //! did not move: the `seq`s known stay at or above the stored ones, and a deleted chat still
 //! fails its check), and any failure make it forget the world.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use futures_util::future::try_join_all;
 use indexed_db_futures::prelude::*;
@@ -46,8 +46,9 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use super::idb_schema::{key, ChatRow, MemoryRow, MessageRow, StateRow, WorldRow, RECORD_VERSION};
 use super::idb_store::{encode, map_idb_error};
-use super::idb_write::{issue, row_revision, Fact, Stores};
+use super::idb_write::{issue, row_revision, Fact, Found, Stores};
 use crate::core::store::{LocalBoxFuture, StoreError, StoreOp};
+use crate::core::store_rules;
 
 /// What one connection knows of the worlds it committed to (see the module docs). Flat maps
 /// of the key types the read round uses, and a list of worlds (a connection has few).
@@ -185,17 +186,23 @@ pub(super) fn plan(
         }
         worlds.push(k.clone());
     }
-    let mut put_chats: HashSet<(&str, &str)> = HashSet::new();
-    let mut chats: Vec<(String, String)> = Vec::new();
+    // The rules on hoped answers: a batch they refuse whatever is stored goes through the read
+    // round, which reports it; the chats they ask about are checked. The named worlds are
+    // checked above and message ids by the unique index (see the module docs).
+    let hoped = Found::default();
+    store_rules::validate(ops, &hoped).ok()?;
+    let chats = hoped
+        .noted
+        .into_inner()
+        .into_iter()
+        .filter_map(|parts| match <[String; 2]>::try_from(parts) {
+            Ok([w, c]) => Some((w, c)),
+            Err(_) => None,
+        })
+        .collect();
     let mut seqs = Vec::new();
     let mut message_seq: HashMap<(String, String), f64> = HashMap::new();
     let mut memory_seq: HashMap<(String, String, String), f64> = HashMap::new();
-    let mut check_chat = |w: &str, c: &str, put_chats: &HashSet<(&str, &str)>| {
-        let pair = (w.to_string(), c.to_string());
-        if !put_chats.contains(&(w, c)) && !chats.contains(&pair) {
-            chats.push(pair);
-        }
-    };
     for op in ops {
         match op {
             // Every named world's is checked above; a second one for it must agree.
@@ -204,15 +211,10 @@ pub(super) fn plan(
                     return None;
                 }
             }
-            // The world check finds the world (and so the chat's world) present.
-            StoreOp::PutWorld(_) => {}
-            StoreOp::PutChat(c) => {
-                put_chats.insert((&c.world_id, &c.id));
-            }
+            StoreOp::PutWorld(_) | StoreOp::PutChat(_) | StoreOp::PutAgentState { .. } => {}
             StoreOp::AppendMessage {
                 world_id, chat_id, ..
             } => {
-                check_chat(world_id, chat_id, &put_chats);
                 let k = (world_id.clone(), chat_id.clone());
                 let next = match message_seq.get(&k) {
                     Some(seq) => *seq,
@@ -227,7 +229,6 @@ pub(super) fn plan(
                 agent_id,
                 ..
             } => {
-                check_chat(world_id, chat_id, &put_chats);
                 let k = (world_id.clone(), chat_id.clone(), agent_id.clone());
                 let next = match memory_seq.get(&k) {
                     Some(seq) => *seq,
@@ -236,9 +237,6 @@ pub(super) fn plan(
                 seqs.push(next);
                 memory_seq.insert(k, next + 1.0);
             }
-            StoreOp::PutAgentState {
-                world_id, chat_id, ..
-            } => check_chat(world_id, chat_id, &put_chats),
             _ => return None,
         }
     }
@@ -425,8 +423,11 @@ fn revision_of(worlds: &[(String, f64, JsValue)], id: &str) -> f64 {
 
 /// A copy of a world row with `rev` set (and the current record format: a format 1 row
 /// becomes format 2 with its first revision). The known row stays as it was, for a retry.
-fn raise(row: &JsValue, w: &str, rev: f64) -> Result<JsValue, StoreError> {
+pub(super) fn raise(row: &JsValue, w: &str, rev: f64) -> Result<JsValue, StoreError> {
     let corrupted = || StoreError::Corrupted(format!("world record {w:?} is not an object"));
+    if !row.is_object() {
+        return Err(corrupted());
+    }
     let copy = js_sys::Object::assign(&js_sys::Object::new(), row.unchecked_ref());
     let set =
         |k: &str, v: f64| js_sys::Reflect::set(&copy, &JsValue::from_str(k), &JsValue::from_f64(v));

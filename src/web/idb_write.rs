@@ -10,15 +10,17 @@
 //! (about 0.3 ms in Chromium, several times a bare put's whole transaction when awaited one by
 //! one), so a batch waits for as few as it can:
 //! 1. [`Prefetched::read`] issues every read the rules need at once and awaits them together:
-//!    the row of each world the batch names (existence and revision in one get), the chats it
-//!    writes into, the message ids it adds, and the next `seq` of each chat and memory it
-//!    appends to. One round trip for the common batches (a message, a reply, a counter).
+//!    the row of each world the batch names (existence and revision in one get), the records
+//!    a first pass of the rules on hoped answers asked about ([`Found`]: the chats it writes
+//!    into, the message ids it adds or replaces), and the next `seq` of each chat and memory
+//!    it appends to. One round trip for every batch (a message, a reply, a counter).
 //! 2. Each [`StoreOp::ExpectRevision`] is compared with the world row's `rev`: a mismatch
 //!    fails the batch with [`StoreError::Conflict`] before anything is written (another writer
 //!    moved the world since the engine planned the batch; it reloads and plans again).
-//! 3. [`Validation`] checks every op against that data plus the effects of the earlier ops of
-//!    the batch (the memory store's rules: missing world or chat, duplicate message id →
-//!    [`StoreError::Invalid`]). It reads only what the prefetch did not cover (rare ops).
+//! 3. [`store_rules::validate`] checks every op against that data plus the effects of the
+//!    earlier ops of the batch (the rules every store shares: missing world or chat, duplicate
+//!    message id → [`StoreError::Invalid`]). The first pass asked about the same records, so
+//!    the prefetch covers them; a record it did not read would be read in one more round.
 //! 4. [`Batch`] issues the writes without awaiting them; IndexedDB runs a transaction's
 //!    requests in order, so a read a rare op needs later (an agent's order, the keys a
 //!    cascading delete visits) still sees the earlier writes. Then each named world's row is
@@ -27,6 +29,7 @@
 //! A write request that fails (quota, a key that already exists) aborts the transaction, which
 //! rolls back everything; the caller's `commit().await` then reports the transaction's error.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
 use futures_util::future::try_join_all;
@@ -36,7 +39,7 @@ use indexed_db_futures::KeyRange;
 use serde::Serialize;
 use wasm_bindgen::JsValue;
 
-use super::idb_fast::{write_common, Learned};
+use super::idb_fast::{raise, write_common, Learned};
 use super::idb_schema::{
     key, prefix_range, seq_key, AgentRow, ApprovalRow, MemoryRow, MessageRow, WorldRow, AGENTS,
     APPROVALS, MEMORY, MESSAGES, MESSAGES_BY_ID, RECORD_VERSION,
@@ -46,6 +49,7 @@ use super::idb_store::{
     get_row, key_part, map_idb_error, next_agent_order, next_seq,
 };
 use crate::core::store::{LocalBoxFuture, StoreError, StoreOp};
+use crate::core::store_rules::{self, Rec, Stored};
 
 /// Everything `apply` does inside its transaction (see the module docs). `bump`: raise the
 /// revisions of the named worlds (always, except for the over-quota retry of a batch that only
@@ -56,34 +60,23 @@ pub(super) async fn write_batch(
     named: &[(String, &'static str)],
     bump: bool,
 ) -> Result<Learned, StoreError> {
-    let pre = Prefetched::read(s, &ops, named).await?;
-    let mut validation = Validation {
-        worlds: pre
-            .worlds
-            .iter()
-            .map(|(w, row)| (w.clone(), row.is_some()))
-            .collect(),
-        chats: pre.chats,
-        ids: pre.ids,
-        ..Validation::default()
-    };
+    // A pass on hoped answers says which records the rules ask about (see `Found`).
+    let hoped = Found::default();
+    let _ = store_rules::validate(&ops, &hoped);
+    let pre = Prefetched::read(s, &ops, named, hoped.noted.into_inner()).await?;
     let revs = pre
         .worlds
         .iter()
         .map(|(_, row)| row.as_ref().map(row_revision).unwrap_or(0.0))
         .collect();
-    let mut batch = Batch {
-        revs,
-        message_seq: pre.message_seq,
-        memory_seq: pre.memory_seq,
+    let mut found = Found {
         worlds: pre.worlds,
-        bump,
-        written: HashMap::new(),
-        rows: Vec::new(),
+        recs: pre.recs,
+        noted: RefCell::default(),
     };
     for op in &ops {
         if let StoreOp::ExpectRevision { world_id, rev } = op {
-            let now = batch.revision(world_id);
+            let now = revision_in(&found.worlds, world_id);
             if now != *rev as f64 {
                 return Err(StoreError::Conflict(format!(
                     "world {world_id:?} is at revision {now}, the batch expected {rev}"
@@ -91,14 +84,37 @@ pub(super) async fn write_batch(
             }
         }
     }
-    for op in &ops {
-        validation.check(s, op).await?;
+    // A pass on the real answers asks what the hoped pass asked, up to its first error (an
+    // answer other than the hoped one fails the op at once), so the prefetch covers it and
+    // this runs once; a record it did not read is read in one more round.
+    loop {
+        let checked = store_rules::validate(&ops, &found);
+        let noted = found.noted.take();
+        if noted.is_empty() {
+            checked?;
+            break;
+        }
+        let reads: Vec<_> = noted.iter().map(|parts| read_rec(s, parts)).collect();
+        for (parts, fact) in noted.iter().zip(try_join_all(reads).await?) {
+            found
+                .recs
+                .insert(parts.clone(), matches!(fact, Fact::Value(Some(_))));
+        }
     }
+    let mut batch = Batch {
+        revs,
+        message_seq: pre.message_seq,
+        memory_seq: pre.memory_seq,
+        worlds: found.worlds,
+        bump,
+        written: HashMap::new(),
+        rows: Vec::new(),
+    };
     for op in ops {
         batch.run(s, op).await?;
     }
     if bump {
-        batch.raise_revisions(s, named)?;
+        batch.raise_revisions(s)?;
     }
     Ok(batch.learned())
 }
@@ -134,14 +150,94 @@ pub(super) fn row_revision(row: &JsValue) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// The stored data as [`store_rules::validate`] asks for it: a world from its row read before
+/// the batch, a chat (`[world, chat]`) or message id (`[world, chat, id]`) from `recs`. What
+/// neither holds is noted and answered as hoped: a first pass on nothing read lists what the
+/// rules ask about ([`write_batch`] and the burst's plan read or check exactly that).
+#[derive(Default)]
+pub(super) struct Found {
+    /// The named worlds' rows (`None`: no such world).
+    worlds: Vec<(String, Option<JsValue>)>,
+    /// Whether each record read is stored, by its key parts.
+    recs: HashMap<Vec<String>, bool>,
+    /// The records a pass asked about that were not read, by their key parts.
+    pub(super) noted: RefCell<Vec<Vec<String>>>,
+}
+
+/// The world's revision in `worlds` (rows as read before the batch): 0 for no such world, or
+/// one written before revisions existed.
+fn revision_in(worlds: &[(String, Option<JsValue>)], world_id: &str) -> f64 {
+    worlds
+        .iter()
+        .find(|(w, _)| w == world_id)
+        .and_then(|(_, row)| row.as_ref())
+        .map(row_revision)
+        .unwrap_or(0.0)
+}
+
+impl Stored for Found {
+    fn exists(&self, rec: Rec<'_>, hoped: bool) -> bool {
+        let parts: &[&str] = match rec {
+            Rec::World(w) => {
+                if let Some((_, row)) = self.worlds.iter().find(|(x, _)| x == w) {
+                    return row.is_some();
+                }
+                &[w]
+            }
+            Rec::Chat(w, c) => &[w, c],
+            Rec::Message(w, c, m) => &[w, c, m],
+        };
+        let parts: Vec<String> = parts.iter().map(|p| p.to_string()).collect();
+        match self.recs.get(&parts) {
+            Some(stored) => *stored,
+            None => {
+                let mut noted = self.noted.borrow_mut();
+                if !noted.contains(&parts) {
+                    noted.push(parts);
+                }
+                hoped
+            }
+        }
+    }
+
+    /// Compared before validation, for every `ExpectRevision` of the batch at once (a stale
+    /// batch is a `Conflict` whatever else is wrong with it).
+    fn revision(&self, _world_id: &str) -> Option<u64> {
+        None
+    }
+}
+
+/// Reads whether the record of key parts `parts` ([`Found`]) is stored (`Fact::Value` of its
+/// key): a world by its row's key, a chat by its key, a message id through the message-id
+/// index.
+fn read_rec<'a>(
+    s: &'a Stores<'_>,
+    parts: &'a [String],
+) -> LocalBoxFuture<'a, Result<Fact, StoreError>> {
+    Box::pin(async move {
+        let ctx = "reading what the batch depends on";
+        let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+        let found = match parts[..] {
+            [w] => get_key(&s.worlds, JsValue::from_str(w), ctx).await?,
+            [_, _] => get_key(&s.chats, key(&parts).into(), ctx).await?,
+            _ => {
+                let index = s
+                    .messages
+                    .index(MESSAGES_BY_ID)
+                    .map_err(|e| map_idb_error("opening the message-id index", e))?;
+                get_index_key(&index, key(&parts).into(), ctx).await?
+            }
+        };
+        Ok(Fact::Value(found))
+    })
+}
+
 /// What the database held before the batch, read in one go (step 1 of the module docs).
 struct Prefetched {
     /// Each named world's row (`None`: no such world). A list: a batch names one or two.
     worlds: Vec<(String, Option<JsValue>)>,
-    /// Whether each chat the batch writes into exists.
-    chats: HashMap<(String, String), bool>,
-    /// The message ids the batch adds or replaces, and those of them that are stored.
-    ids: Ids,
+    /// Whether each record a first pass of the rules noted is stored (see [`Found`]).
+    recs: HashMap<Vec<String>, bool>,
     /// The next `seq` of each chat the batch appends a message to.
     message_seq: HashMap<(String, String), f64>,
     /// The next `seq` of each memory (`[world, chat, agent]`) the batch appends to.
@@ -149,32 +245,26 @@ struct Prefetched {
 }
 
 impl Prefetched {
+    /// Reads the named worlds' rows, the records in `noted` (less the named worlds: their rows
+    /// answer) and the next `seq` of each chat and memory the batch appends to.
     async fn read(
         s: &Stores<'_>,
         ops: &[StoreOp],
         named: &[(String, &'static str)],
+        mut noted: Vec<Vec<String>>,
     ) -> Result<Prefetched, StoreError> {
-        let mut chats: Vec<(String, String)> = Vec::new();
-        let mut ids: Vec<(String, String, String)> = Vec::new();
+        noted.retain(|parts| !matches!(&parts[..], [w] if named.iter().any(|(x, _)| x == w)));
         let mut message_seqs: Vec<(String, String)> = Vec::new();
         let mut memory_seqs: Vec<(String, String, String)> = Vec::new();
-        fn push<T: PartialEq>(v: &mut Vec<T>, x: T) {
-            if !v.contains(&x) {
-                v.push(x);
-            }
-        }
         for op in ops {
             match op {
                 StoreOp::AppendMessage {
-                    world_id,
-                    chat_id,
-                    message,
+                    world_id, chat_id, ..
                 } => {
                     let pair = (world_id.clone(), chat_id.clone());
-                    push(&mut chats, pair.clone());
-                    push(&mut message_seqs, pair);
-                    let id = message.message_id.clone();
-                    push(&mut ids, (world_id.clone(), chat_id.clone(), id));
+                    if !message_seqs.contains(&pair) {
+                        message_seqs.push(pair);
+                    }
                 }
                 StoreOp::AppendMemory {
                     world_id,
@@ -182,44 +272,14 @@ impl Prefetched {
                     agent_id,
                     ..
                 } => {
-                    push(&mut chats, (world_id.clone(), chat_id.clone()));
                     let prefix = (world_id.clone(), chat_id.clone(), agent_id.clone());
-                    push(&mut memory_seqs, prefix);
-                }
-                StoreOp::ReplaceMessage {
-                    world_id,
-                    chat_id,
-                    old_message_id,
-                    message,
-                } => {
-                    push(&mut chats, (world_id.clone(), chat_id.clone()));
-                    for id in [old_message_id, &message.message_id] {
-                        push(&mut ids, (world_id.clone(), chat_id.clone(), id.clone()));
-                    }
-                }
-                StoreOp::PutAgentState {
-                    world_id, chat_id, ..
-                }
-                | StoreOp::DeleteMessages {
-                    world_id, chat_id, ..
-                } => push(&mut chats, (world_id.clone(), chat_id.clone())),
-                StoreOp::PutApproval(a) => {
-                    if let Some(c) = &a.chat_id {
-                        push(&mut chats, (a.world_id.clone(), c.clone()));
+                    if !memory_seqs.contains(&prefix) {
+                        memory_seqs.push(prefix);
                     }
                 }
                 _ => {}
             }
         }
-        let by_id = if ids.is_empty() {
-            None
-        } else {
-            let index = s
-                .messages
-                .index(MESSAGES_BY_ID)
-                .map_err(|e| map_idb_error("opening the message-id index", e))?;
-            Some(index)
-        };
         let ctx = "reading what the batch depends on";
         // Every request is issued on the first poll of the join, then awaited together. One
         // boxed future type for all of them keeps a single copy of the join in the module.
@@ -230,19 +290,8 @@ impl Prefetched {
                 Ok(Fact::Value(row))
             }));
         }
-        for (w, c) in &chats {
-            reads.push(Box::pin(async move {
-                let k = get_key(&s.chats, key(&[w, c]).into(), ctx).await?;
-                Ok(Fact::Value(k))
-            }));
-        }
-        if let Some(index) = &by_id {
-            for (w, c, m) in &ids {
-                reads.push(Box::pin(async move {
-                    let k = get_index_key(index, key(&[w, c, m]).into(), ctx).await?;
-                    Ok(Fact::Value(k))
-                }));
-            }
+        for parts in &noted {
+            reads.push(read_rec(s, parts));
         }
         for (w, c) in &message_seqs {
             reads.push(Box::pin(async move {
@@ -260,34 +309,18 @@ impl Prefetched {
             _ => None,
         };
         let worlds = named.iter().map(|(w, _)| (w.clone(), value())).collect();
-        let chats = chats.into_iter().map(|k| (k, value().is_some())).collect();
-        let mut checked = Ids::default();
-        for k in ids {
-            if value().is_some() {
-                checked.stored.insert(k.clone());
-            }
-            checked.checked.insert(k);
-        }
+        let recs = noted.into_iter().map(|k| (k, value().is_some())).collect();
         let mut seq = || match facts.next() {
             Some(Fact::Seq(v)) => v,
             _ => 1.0,
         };
         Ok(Prefetched {
             worlds,
-            chats,
-            ids: checked,
+            recs,
             message_seq: message_seqs.into_iter().map(|k| (k, seq())).collect(),
             memory_seq: memory_seqs.into_iter().map(|k| (k, seq())).collect(),
         })
     }
-}
-
-/// Message ids looked up before the batch: `checked` all of them, `stored` those found (sets
-/// of the type the validation already uses: no new map type in the module).
-#[derive(Default)]
-struct Ids {
-    checked: HashSet<(String, String, String)>,
-    stored: HashSet<(String, String, String)>,
 }
 
 /// One read of [`Prefetched::read`]: a row or key (`None`: absent), or a next `seq`.
@@ -307,7 +340,7 @@ pub(super) struct Stores<'t> {
     pub(super) approvals: ObjectStore<'t>,
 }
 
-/// The write pass of one `apply` (runs only after [`Validation`] accepted the whole batch).
+/// The write pass of one `apply` (runs only after [`store_rules::validate`] accepted the whole batch).
 /// Writes are issued, not awaited (see the module docs); the next sequence numbers come from
 /// [`Prefetched`] and are cached so a long batch asks the database once per chat.
 struct Batch {
@@ -338,7 +371,7 @@ impl Batch {
             .zip(&self.revs)
             .map(|((w, before), rev)| {
                 let rev = *rev;
-                // A row not written was raised in place by `raise_revisions`.
+                // A row not written was raised by `raise_revisions`.
                 let after = match self.written.get(w) {
                     Some(false) => None,
                     Some(true) => self
@@ -358,45 +391,26 @@ impl Batch {
         }
     }
 
-    /// The world's revision before the batch (0: no such world, or one written before
-    /// revisions existed).
+    /// The world's revision before the batch (see [`revision_in`]).
     fn revision(&self, world_id: &str) -> f64 {
-        self.row(world_id).map(row_revision).unwrap_or(0.0)
-    }
-
-    /// The named world's row as stored before the batch.
-    fn row(&self, world_id: &str) -> Option<&JsValue> {
-        self.worlds
-            .iter()
-            .find(|(w, _)| w == world_id)
-            .and_then(|(_, row)| row.as_ref())
+        revision_in(&self.worlds, world_id)
     }
 
     /// Puts each named world the batch did not write or delete back with its revision raised
-    /// by one (the row read before the batch; a world that does not exist is skipped).
-    fn raise_revisions(
-        &self,
-        s: &Stores<'_>,
-        named: &[(String, &'static str)],
-    ) -> Result<(), StoreError> {
-        let ctx = "raising a world's revision";
-        for (w, _) in named {
+    /// by one (the row read before the batch; a world that does not exist is skipped), and
+    /// keeps the raised row as the world's row after the batch.
+    fn raise_revisions(&mut self, s: &Stores<'_>) -> Result<(), StoreError> {
+        for (w, row) in &mut self.worlds {
             if self.written.contains_key(w) {
                 continue;
             }
-            let Some(row) = self.row(w) else {
+            let Some(before) = row.as_ref() else {
                 continue;
             };
-            let set = |k: &str, v: f64| {
-                js_sys::Reflect::set(row, &JsValue::from_str(k), &JsValue::from_f64(v))
-            };
-            // A format 1 row becomes format 2 with its first revision.
-            set("rev", row_revision(row) + 1.0)
-                .and_then(|_| set("v", f64::from(RECORD_VERSION)))
-                .map_err(|_| {
-                    StoreError::Corrupted(format!("world record {w:?} is not an object"))
-                })?;
-            issue(s.worlds.put(row.clone()).primitive(), ctx)?;
+            let raised = raise(before, w, row_revision(before) + 1.0)?;
+            let ctx = "raising a world's revision";
+            issue(s.worlds.put(raised.clone()).primitive(), ctx)?;
+            *row = Some(raised);
         }
         Ok(())
     }
@@ -592,7 +606,7 @@ impl Batch {
                 delete(&s.memory, range, "clearing memory")?;
             }
             StoreOp::PutApproval(approval) => {
-                // Validation refused a record without a chat id.
+                // The rules refused a record without a chat id.
                 let chat_id = approval.chat_id.clone().unwrap_or_default();
                 let row = ApprovalRow {
                     v: RECORD_VERSION,
@@ -617,215 +631,6 @@ impl Batch {
             }
         }
         Ok(())
-    }
-}
-
-/// The check pass of one `apply`: every op against the data as it stands in the transaction
-/// plus the effects of the earlier ops of the batch, with reads only (the rules of the memory
-/// store). Nothing is written until the whole batch passes, so an invalid batch leaves the
-/// database untouched even before the transaction is aborted.
-#[derive(Default)]
-struct Validation {
-    /// Whether a world exists, from a lookup or an earlier op of the batch.
-    worlds: HashMap<String, bool>,
-    /// Whether a chat exists, likewise.
-    chats: HashMap<(String, String), bool>,
-    /// Worlds deleted earlier in the batch: their stored chats and messages are gone.
-    cleared_worlds: HashSet<String>,
-    /// Chats deleted earlier in the batch: their stored messages are gone.
-    cleared_chats: HashSet<(String, String)>,
-    /// Message ids appended earlier in the batch (and not deleted since).
-    new_ids: HashSet<(String, String, String)>,
-    /// Stored message ids deleted or replaced earlier in the batch.
-    removed_ids: HashSet<(String, String, String)>,
-    /// The message ids [`Prefetched`] looked up, and which of them are stored.
-    ids: Ids,
-}
-
-impl Validation {
-    async fn check(&mut self, s: &Stores<'_>, op: &StoreOp) -> Result<(), StoreError> {
-        match op {
-            StoreOp::ExpectRevision { .. } => {} // checked before validation
-            StoreOp::PutWorld(w) => {
-                self.worlds.insert(w.id.clone(), true);
-            }
-            StoreOp::DeleteWorld { world_id } => {
-                self.worlds.insert(world_id.clone(), false);
-                self.cleared_worlds.insert(world_id.clone());
-                self.chats.retain(|(w, _), _| w != world_id);
-                self.new_ids.retain(|(w, _, _)| w != world_id);
-            }
-            StoreOp::PutAgent { world_id, .. } | StoreOp::DeleteAgent { world_id, .. } => {
-                self.require_world(s, world_id).await?;
-            }
-            StoreOp::PutChat(c) => {
-                self.require_world(s, &c.world_id).await?;
-                self.chats.insert((c.world_id.clone(), c.id.clone()), true);
-            }
-            StoreOp::DeleteChat { world_id, chat_id } => {
-                let pair = (world_id.clone(), chat_id.clone());
-                self.chats.insert(pair.clone(), false);
-                self.new_ids
-                    .retain(|(w, c, _)| (w, c) != (&pair.0, &pair.1));
-                self.cleared_chats.insert(pair);
-            }
-            StoreOp::ClearMemory { .. } | StoreOp::DeleteApproval { .. } => {}
-            StoreOp::PutApproval(a) => {
-                let Some(chat_id) = &a.chat_id else {
-                    return Err(StoreError::Invalid(format!(
-                        "approval {:?} has no chat id",
-                        a.approval_id
-                    )));
-                };
-                self.require_chat(s, &a.world_id, chat_id).await?;
-            }
-            StoreOp::DeleteMessages {
-                world_id,
-                chat_id,
-                message_ids,
-            } => {
-                self.require_chat(s, world_id, chat_id).await?;
-                for m in message_ids {
-                    let id = (world_id.clone(), chat_id.clone(), m.clone());
-                    self.new_ids.remove(&id);
-                    self.removed_ids.insert(id);
-                }
-            }
-            StoreOp::ReplaceMessage {
-                world_id,
-                chat_id,
-                old_message_id,
-                message,
-            } => {
-                self.require_chat(s, world_id, chat_id).await?;
-                let old = (world_id.clone(), chat_id.clone(), old_message_id.clone());
-                if !self.has_message(s, &old).await? {
-                    return Err(StoreError::Invalid(format!(
-                        "message {old_message_id:?} does not exist in chat {chat_id:?}"
-                    )));
-                }
-                let new = (
-                    world_id.clone(),
-                    chat_id.clone(),
-                    message.message_id.clone(),
-                );
-                if new != old && self.has_message(s, &new).await? {
-                    return Err(StoreError::Invalid(format!(
-                        "message {:?} already exists in chat {chat_id:?}",
-                        message.message_id
-                    )));
-                }
-                self.new_ids.remove(&old);
-                self.removed_ids.insert(old);
-                self.removed_ids.remove(&new);
-                self.new_ids.insert(new);
-            }
-            StoreOp::AppendMessage {
-                world_id,
-                chat_id,
-                message,
-            } => {
-                self.require_chat(s, world_id, chat_id).await?;
-                let id = (
-                    world_id.clone(),
-                    chat_id.clone(),
-                    message.message_id.clone(),
-                );
-                let duplicate = self.has_message(s, &id).await?;
-                if duplicate {
-                    return Err(StoreError::Invalid(format!(
-                        "message {:?} already exists in chat {chat_id:?}",
-                        message.message_id
-                    )));
-                }
-                self.new_ids.insert(id);
-            }
-            StoreOp::AppendMemory {
-                world_id, chat_id, ..
-            }
-            | StoreOp::PutAgentState {
-                world_id, chat_id, ..
-            } => {
-                self.require_chat(s, world_id, chat_id).await?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Whether the chat holds message `id` at this point of the batch: appended earlier in it,
-    /// or stored and not deleted, replaced or wiped (world or chat deleted) by it.
-    async fn has_message(
-        &self,
-        s: &Stores<'_>,
-        id: &(String, String, String),
-    ) -> Result<bool, StoreError> {
-        if self.new_ids.contains(id) {
-            return Ok(true);
-        }
-        let pair = (id.0.clone(), id.1.clone());
-        if self.cleared_worlds.contains(&id.0)
-            || self.cleared_chats.contains(&pair)
-            || self.removed_ids.contains(id)
-        {
-            return Ok(false);
-        }
-        self.stored_message(s, id).await
-    }
-
-    async fn require_world(&mut self, s: &Stores<'_>, w: &str) -> Result<(), StoreError> {
-        let live = match self.worlds.get(w) {
-            Some(live) => *live,
-            None => {
-                let found = get_key(&s.worlds, JsValue::from_str(w), "checking a world").await?;
-                self.worlds.insert(w.to_string(), found.is_some());
-                found.is_some()
-            }
-        };
-        if live {
-            Ok(())
-        } else {
-            Err(StoreError::Invalid(format!("world {w:?} does not exist")))
-        }
-    }
-
-    async fn require_chat(&mut self, s: &Stores<'_>, w: &str, c: &str) -> Result<(), StoreError> {
-        let pair = (w.to_string(), c.to_string());
-        let live = match self.chats.get(&pair) {
-            Some(live) => *live,
-            // The world was deleted earlier in the batch and the chat not put again.
-            None if self.cleared_worlds.contains(w) => false,
-            None => {
-                let found = get_key(&s.chats, key(&[w, c]).into(), "checking a chat").await?;
-                self.chats.insert(pair, found.is_some());
-                found.is_some()
-            }
-        };
-        if live {
-            Ok(())
-        } else {
-            Err(StoreError::Invalid(format!(
-                "chat {c:?} does not exist in world {w:?}"
-            )))
-        }
-    }
-
-    async fn stored_message(
-        &self,
-        s: &Stores<'_>,
-        (w, c, id): &(String, String, String),
-    ) -> Result<bool, StoreError> {
-        let id = (w.clone(), c.clone(), id.clone());
-        if self.ids.checked.contains(&id) {
-            return Ok(self.ids.stored.contains(&id));
-        }
-        let (w, c, id) = &id;
-        let by_id = s
-            .messages
-            .index(MESSAGES_BY_ID)
-            .map_err(|e| map_idb_error("opening the message-id index", e))?;
-        let id_key: JsValue = key(&[w, c, id]).into();
-        let found = get_index_key(&by_id, id_key, "checking a message id").await?;
-        Ok(found.is_some())
     }
 }
 
