@@ -95,27 +95,26 @@ fn parse_at<T: DeserializeOwned + Serialize>(
         Err(e) => Err(locate_error(
             v,
             path,
-            e.to_string(),
-            // Through JSON text, not `to_value`: every model type already has its one
-            // `Serialize` instance for JSON text (stores, export, `to_js`), while a `Value`
-            // serializer per type cost the wasm module 5.5 KB raw for this error path alone.
-            serde_json::to_string(&template())
-                .ok()
-                .and_then(|t| serde_json::from_str(&t).ok()),
+            e,
+            serde_json::to_string(&template()),
             &|probe| serde_json::from_value::<T>(probe).is_ok(),
         )),
     }
 }
 
-/// The error of [`parse_at`], one copy for every `T` (only `parses` depends on it).
+/// The error of [`parse_at`], one copy for every `T` (only `parses` and the template's text
+/// depend on it). The template goes through JSON text, not `to_value`: every model type already
+/// has its one `Serialize` instance for JSON text (stores, export, `to_js`), while a `Value`
+/// serializer per type cost the wasm module 5.5 KB raw for this error path alone.
 #[inline(never)]
 fn locate_error(
     v: &Value,
     path: &str,
-    err: String,
-    template: Option<Value>,
+    err: serde_json::Error,
+    template: Result<String, serde_json::Error>,
     parses: &dyn Fn(Value) -> bool,
 ) -> WorldError {
+    let err = err.to_string();
     for marker in ["unknown field `", "missing field `"] {
         if let Some(name) = err.split(marker).nth(1).and_then(|r| r.split('`').next()) {
             return invalid_at(path, name, err.clone());
@@ -124,7 +123,7 @@ fn locate_error(
     let Value::Object(obj) = v else {
         return invalid(path, err);
     };
-    let good = match template {
+    let good = match template.ok().and_then(|t| serde_json::from_str(&t).ok()) {
         Some(Value::Object(g)) => g,
         _ => Map::new(),
     };
