@@ -624,8 +624,7 @@ impl World {
     /// document is validated completely before one batch writes it; a world with the same id
     /// must not exist (`world_exists`).
     pub async fn import(svc: Services, json: &str) -> Result<World, WorldError> {
-        let parsed = parse_document(json)?;
-        Self::import_parsed(svc, parsed).await
+        Self::import_as(svc, json, None).await
     }
 
     /// Imports a document as a copy next to the world it came from (a backup restored beside
@@ -639,34 +638,46 @@ impl World {
         json: &str,
         name: Option<&str>,
     ) -> Result<World, WorldError> {
+        Self::import_as(svc, json, Some(name)).await
+    }
+
+    /// [`World::import`] (`copy` = `None`) or [`World::import_copy`] (`copy` = `Some(name)`):
+    /// one future for both, so `AgentWorld.import` instantiates one state machine, not two.
+    pub async fn import_as(
+        svc: Services,
+        json: &str,
+        copy: Option<Option<&str>>,
+    ) -> Result<World, WorldError> {
         let mut parsed = parse_document(json)?;
-        let name = match name {
-            Some(n) => crate::core::model::validate_name("name", n)?,
-            None => {
-                let base = parsed.world.name.clone();
-                let mut found = None;
-                for i in 1..=100u32 {
-                    let candidate = if i == 1 {
-                        format!("{base} (copy)")
-                    } else {
-                        format!("{base} (copy {i})")
-                    };
-                    let id = crate::core::ids::world_id(&candidate)?;
-                    if svc.store.load_world(&id).await?.is_none() {
-                        found = Some(candidate);
-                        break;
+        if let Some(name) = copy {
+            let name = match name {
+                Some(n) => crate::core::model::validate_name("name", n)?,
+                None => {
+                    let base = parsed.world.name.clone();
+                    let mut found = None;
+                    for i in 1..=100u32 {
+                        let candidate = if i == 1 {
+                            format!("{base} (copy)")
+                        } else {
+                            format!("{base} (copy {i})")
+                        };
+                        let id = crate::core::ids::world_id(&candidate)?;
+                        if svc.store.load_world(&id).await?.is_none() {
+                            found = Some(candidate);
+                            break;
+                        }
                     }
+                    found.ok_or_else(|| {
+                        WorldError::input("name", "100 copies exist already; give the copy a name")
+                    })?
                 }
-                found.ok_or_else(|| {
-                    WorldError::input("name", "100 copies exist already; give the copy a name")
-                })?
+            };
+            let id = crate::core::ids::world_id(&name)?;
+            parsed.world.id = id.clone();
+            parsed.world.name = name;
+            for c in &mut parsed.chats {
+                c.chat.world_id = id.clone();
             }
-        };
-        let id = crate::core::ids::world_id(&name)?;
-        parsed.world.id = id.clone();
-        parsed.world.name = name;
-        for c in &mut parsed.chats {
-            c.chat.world_id = id.clone();
         }
         Self::import_parsed(svc, parsed).await
     }
