@@ -310,12 +310,9 @@ impl AgentWorld {
         promise(async move {
             let (json, options, copy, name) = args?;
             let (svc, llm) = services(&options).await?;
-            let world = if copy {
-                World::import_copy(svc, &json, name.as_deref()).await
-            } else {
-                World::import(svc, &json).await
-            }
-            .map_err(from_world_error)?;
+            let world = World::import_as(svc, &json, copy.then_some(name.as_deref()))
+                .await
+                .map_err(from_world_error)?;
             world.set_debug(options.debug);
             Ok(wrap(world, llm, &options).into())
         })

@@ -95,31 +95,35 @@ fn parse_at<T: DeserializeOwned + Serialize>(
         Err(e) => Err(locate_error(
             v,
             path,
-            e.to_string(),
-            serde_json::to_value(template()).ok(),
+            e,
+            serde_json::to_string(&template()),
             &|probe| serde_json::from_value::<T>(probe).is_ok(),
         )),
     }
 }
 
-/// The error of [`parse_at`], one copy for every `T` (only `parses` depends on it).
+/// The error of [`parse_at`], one copy for every `T` (only `parses` and the template's text
+/// depend on it). The template goes through JSON text, not `to_value`: every model type already
+/// has its one `Serialize` instance for JSON text (stores, export, `to_js`), while a `Value`
+/// serializer per type cost the wasm module 5.5 KB raw for this error path alone.
 #[inline(never)]
 fn locate_error(
     v: &Value,
     path: &str,
-    err: String,
-    template: Option<Value>,
+    err: serde_json::Error,
+    template: Result<String, serde_json::Error>,
     parses: &dyn Fn(Value) -> bool,
 ) -> WorldError {
+    let err = err.to_string();
     for marker in ["unknown field `", "missing field `"] {
         if let Some(name) = err.split(marker).nth(1).and_then(|r| r.split('`').next()) {
-            return invalid(&format!("{path}.{name}"), err.clone());
+            return invalid_at(path, name, err.clone());
         }
     }
     let Value::Object(obj) = v else {
         return invalid(path, err);
     };
-    let good = match template {
+    let good = match template.ok().and_then(|t| serde_json::from_str(&t).ok()) {
         Some(Value::Object(g)) => g,
         _ => Map::new(),
     };
@@ -134,7 +138,7 @@ fn locate_error(
             }
         }
         if parses(Value::Object(probe)) {
-            return invalid(&format!("{path}.{k}"), err);
+            return invalid_at(path, k, err);
         }
     }
     invalid(path, err)
@@ -147,14 +151,14 @@ fn array_at<'v>(
 ) -> Result<&'v [Value], WorldError> {
     match obj.get(key) {
         Some(Value::Array(a)) => Ok(a.as_slice()),
-        Some(_) => Err(invalid(&format!("{path}{key}"), "must be an array")),
-        None => Err(invalid(&format!("{path}{key}"), "is missing")),
+        Some(_) => Err(invalid_at(path, key, "must be an array")),
+        None => Err(invalid_at(path, key, "is missing")),
     }
 }
 
 fn check_keys(obj: &Map<String, Value>, allowed: &[&str], path: &str) -> Result<(), WorldError> {
     match obj.keys().find(|k| !allowed.contains(&k.as_str())) {
-        Some(k) => Err(invalid(&format!("{path}{k}"), "unknown field")),
+        Some(k) => Err(invalid_at(path, k, "unknown field")),
         None => Ok(()),
     }
 }
@@ -214,24 +218,43 @@ fn template_memory() -> MemoryEntry {
     }
 }
 
-/// The API's validator `r` at the document path `path`: its error becomes `import_invalid`
-/// naming the path, so an import accepts exactly what the API accepts.
-fn at<T>(path: &str, r: Result<T, WorldError>) -> Result<T, WorldError> {
-    r.map_err(|e| invalid(path, e.to_string()))
+/// The API's validator `r` for `field` of the object at document path `obj`: its error becomes
+/// `import_invalid` naming the path `obj.field`, so an import accepts exactly what the API
+/// accepts. The path is only built on failure: one `format!` per call site cost the wasm
+/// module kilobytes, and a valid document never needs it.
+fn at<T>(obj: &str, field: &str, r: Result<T, WorldError>) -> Result<T, WorldError> {
+    r.map_err(|e| invalid_at(obj, field, e.to_string()))
+}
+
+/// [`invalid`] at the path `obj.field` (`field` alone at the top, where `obj` is empty).
+fn invalid_at(obj: &str, field: &str, problem: impl Into<String>) -> WorldError {
+    invalid_field(obj, field, problem.into())
+}
+
+#[inline(never)]
+fn invalid_field(obj: &str, field: &str, problem: String) -> WorldError {
+    let path = if obj.is_empty() {
+        field.to_string()
+    } else {
+        format!("{obj}.{field}")
+    };
+    invalid(&path, problem)
 }
 
 /// The world's settings by the rules of `create` and `update`.
 fn check_world(w: &mut WorldData) -> Result<(), WorldError> {
-    at("world.id", validate_id("id", &w.id, false))?;
-    at("world.name", world_id(&w.name).map_err(WorldError::from))?;
-    w.name = at("world.name", validate_name("name", &w.name))?;
+    at("world", "id", validate_id("id", &w.id, false))?;
+    at("world", "name", world_id(&w.name).map_err(WorldError::from))?;
+    w.name = at("world", "name", validate_name("name", &w.name))?;
     w.description = at(
-        "world.description",
+        "world",
+        "description",
         validate_text("description", w.description.take()),
     )?;
     if let Some(c) = &w.current_chat_id {
         at(
-            "world.currentChatId",
+            "world",
+            "currentChatId",
             validate_record_id("currentChatId", c),
         )?;
     }
@@ -239,11 +262,13 @@ fn check_world(w: &mut WorldData) -> Result<(), WorldError> {
         w.turn_limit = DEFAULT_TURN_LIMIT;
     }
     at(
-        "world.historyLimit",
+        "world",
+        "historyLimit",
         validate_history_limit("historyLimit", i64::from(w.history_limit)),
     )?;
     w.chat_llm_provider = at(
-        "world.chatLLMProvider",
+        "world",
+        "chatLLMProvider",
         validate_chat_llm_provider(w.chat_llm_provider.take()),
     )?;
     w.chat_llm_model = w.chat_llm_model.take().filter(|m| !m.trim().is_empty());
@@ -252,50 +277,41 @@ fn check_world(w: &mut WorldData) -> Result<(), WorldError> {
 
 /// An agent by the rules of `addAgent` and `updateAgent`.
 fn check_agent(a: &mut Agent, p: &str) -> Result<(), WorldError> {
-    at(&format!("{p}.id"), validate_id("id", &a.id, true))?;
-    at(
-        &format!("{p}.name"),
-        agent_id(&a.name).map_err(WorldError::from),
-    )?;
-    a.name = at(&format!("{p}.name"), validate_name("name", &a.name))?;
-    a.agent_type = at(
-        &format!("{p}.type"),
-        validate_required("type", &a.agent_type),
-    )?;
-    a.provider = at(
-        &format!("{p}.provider"),
-        validate_provider("provider", &a.provider),
-    )?;
-    a.model = at(&format!("{p}.model"), validate_required("model", &a.model))?;
+    at(p, "id", validate_id("id", &a.id, true))?;
+    at(p, "name", agent_id(&a.name).map_err(WorldError::from))?;
+    a.name = at(p, "name", validate_name("name", &a.name))?;
+    a.agent_type = at(p, "type", validate_required("type", &a.agent_type))?;
+    a.provider = at(p, "provider", validate_provider("provider", &a.provider))?;
+    a.model = at(p, "model", validate_required("model", &a.model))?;
     a.system_prompt = at(
-        &format!("{p}.systemPrompt"),
+        p,
+        "systemPrompt",
         validate_text("systemPrompt", a.system_prompt.take()),
     )?;
     if let Some(t) = a.temperature {
-        at(&format!("{p}.temperature"), validate_temperature(t))?;
+        at(p, "temperature", validate_temperature(t))?;
     }
     if let Some(m) = a.max_tokens {
-        at(&format!("{p}.maxTokens"), validate_max_tokens(i64::from(m)))?;
+        at(p, "maxTokens", validate_max_tokens(i64::from(m)))?;
     }
     if let Some(h) = a.history_limit {
         at(
-            &format!("{p}.historyLimit"),
+            p,
+            "historyLimit",
             validate_history_limit("historyLimit", i64::from(h)),
         )?;
     }
-    a.status = at(
-        &format!("{p}.status"),
-        validate_required("status", &a.status),
-    )?;
+    a.status = at(p, "status", validate_required("status", &a.status))?;
     Ok(())
 }
 
 /// A chat's metadata by the rules of `renameChat`.
 fn check_chat(c: &mut Chat, p: &str) -> Result<(), WorldError> {
-    at(&format!("{p}.id"), validate_record_id("id", &c.id))?;
-    c.name = at(&format!("{p}.name"), validate_chat_name("name", &c.name))?;
+    at(p, "id", validate_record_id("id", &c.id))?;
+    c.name = at(p, "name", validate_chat_name("name", &c.name))?;
     c.description = at(
-        &format!("{p}.description"),
+        p,
+        "description",
         validate_text("description", c.description.take()),
     )?;
     Ok(())
@@ -304,14 +320,16 @@ fn check_chat(c: &mut Chat, p: &str) -> Result<(), WorldError> {
 /// A message by the rules of `send()` (notices included: they are never empty either).
 fn check_message(m: &Message, p: &str) -> Result<(), WorldError> {
     at(
-        &format!("{p}.messageId"),
+        p,
+        "messageId",
         validate_record_id("messageId", &m.message_id),
     )?;
-    at(&format!("{p}.sender"), validate_sender(&m.sender))?;
-    at(&format!("{p}.content"), validate_content(&m.content))?;
+    at(p, "sender", validate_sender(&m.sender))?;
+    at(p, "content", validate_content(&m.content))?;
     if let Some(r) = &m.reply_to_message_id {
         at(
-            &format!("{p}.replyToMessageId"),
+            p,
+            "replyToMessageId",
             validate_record_id("replyToMessageId", r),
         )?;
     }
@@ -321,16 +339,17 @@ fn check_message(m: &Message, p: &str) -> Result<(), WorldError> {
 /// The tool settings of an imported agent (version 3): the rules of `addAgent`.
 fn check_agent_tools(a: &Agent, p: &str) -> Result<(), WorldError> {
     if !(1..=MAX_MAX_STEPS).contains(&a.max_steps) {
-        return Err(invalid(
-            &format!("{p}.maxSteps"),
+        return Err(invalid_at(
+            p,
+            "maxSteps",
             format!("must be an integer from 1 to {MAX_MAX_STEPS}"),
         ));
     }
-    validate_agent_tools(a.tools.clone())
-        .map_err(|e| invalid(&format!("{p}.tools"), e.to_string()))?;
+    validate_agent_tools(a.tools.clone()).map_err(|e| invalid_at(p, "tools", e.to_string()))?;
     if a.reasoning.is_some_and(|r| r.budget_tokens == Some(0)) {
-        return Err(invalid(
-            &format!("{p}.reasoning.budgetTokens"),
+        return Err(invalid_at(
+            p,
+            "reasoning.budgetTokens",
             "must be at least 1",
         ));
     }
@@ -340,18 +359,19 @@ fn check_agent_tools(a: &Agent, p: &str) -> Result<(), WorldError> {
 /// A memory entry: what publishing a message would have saved.
 fn check_memory(e: &MemoryEntry, chat_id: &str, p: &str) -> Result<(), WorldError> {
     at(
-        &format!("{p}.messageId"),
+        p,
+        "messageId",
         validate_record_id("messageId", &e.message_id),
     )?;
     // An assistant entry that carries tool calls may have no text (the model only called tools).
     if e.tool_calls.is_empty() || !e.content.is_empty() {
-        at(&format!("{p}.content"), validate_content(&e.content))?;
+        at(p, "content", validate_content(&e.content))?;
     }
     if let Some(s) = &e.sender {
-        at(&format!("{p}.sender"), validate_sender(s))?;
+        at(p, "sender", validate_sender(s))?;
     }
     if e.chat_id.as_deref().is_some_and(|c| c != chat_id) {
-        return Err(invalid(&format!("{p}.chatId"), "is not the id of its chat"));
+        return Err(invalid_at(p, "chatId", "is not the id of its chat"));
     }
     Ok(())
 }
@@ -361,32 +381,25 @@ fn check_memory(e: &MemoryEntry, chat_id: &str, p: &str) -> Result<(), WorldErro
 fn check_memory_entry(e: &MemoryEntry, p: &str) -> Result<(), WorldError> {
     let is_tool = e.role == MemoryRole::Tool;
     if is_tool && e.tool_call_id.is_none() {
-        return Err(invalid(
-            &format!("{p}.toolCallId"),
-            "is missing on a tool entry",
-        ));
+        return Err(invalid_at(p, "toolCallId", "is missing on a tool entry"));
     }
     if is_tool && e.tool_name.is_none() {
-        return Err(invalid(
-            &format!("{p}.toolName"),
-            "is missing on a tool entry",
-        ));
+        return Err(invalid_at(p, "toolName", "is missing on a tool entry"));
     }
     if !is_tool && e.tool_call_id.is_some() {
-        return Err(invalid(
-            &format!("{p}.toolCallId"),
+        return Err(invalid_at(
+            p,
+            "toolCallId",
             "is only allowed on tool entries",
         ));
     }
     if !is_tool && e.tool_name.is_some() {
-        return Err(invalid(
-            &format!("{p}.toolName"),
-            "is only allowed on tool entries",
-        ));
+        return Err(invalid_at(p, "toolName", "is only allowed on tool entries"));
     }
     if e.role != MemoryRole::Assistant && !e.tool_calls.is_empty() {
-        return Err(invalid(
-            &format!("{p}.toolCalls"),
+        return Err(invalid_at(
+            p,
+            "toolCalls",
             "is only allowed on assistant entries",
         ));
     }
@@ -442,8 +455,9 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
         let mut a: Agent = parse_at(v, &p, || tpl::agent("a"))?;
         check_agent(&mut a, &p)?;
         if !agent_ids.insert(a.id.clone()) {
-            return Err(invalid(
-                &format!("{p}.id"),
+            return Err(invalid_at(
+                &p,
+                "id",
                 format!("duplicate agent id {:?}", a.id),
             ));
         }
@@ -458,89 +472,75 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
         let Value::Object(obj) = v else {
             return Err(invalid(&p, "must be an object"));
         };
-        check_keys(
-            obj,
-            &["chat", "messages", "agentStates", "memories"],
-            &format!("{p}."),
-        )?;
+        check_keys(obj, &["chat", "messages", "agentStates", "memories"], &p)?;
         let chat_v = obj
             .get("chat")
-            .ok_or_else(|| invalid(&format!("{p}.chat"), "is missing"))?;
-        let mut chat: Chat = parse_at(chat_v, &format!("{p}.chat"), || tpl::chat("w", "c"))?;
-        check_chat(&mut chat, &format!("{p}.chat"))?;
+            .ok_or_else(|| invalid_at(&p, "chat", "is missing"))?;
+        let cp = format!("{p}.chat");
+        let mut chat: Chat = parse_at(chat_v, &cp, || tpl::chat("w", "c"))?;
+        check_chat(&mut chat, &cp)?;
         if chat.world_id != world.id {
-            return Err(invalid(
-                &format!("{p}.chat.worldId"),
+            return Err(invalid_at(
+                &p,
+                "chat.worldId",
                 format!("{:?} is not the world's id {:?}", chat.world_id, world.id),
             ));
         }
         if !chat_ids.insert(chat.id.clone()) {
-            return Err(invalid(
-                &format!("{p}.chat.id"),
+            return Err(invalid_at(
+                &p,
+                "chat.id",
                 format!("duplicate chat id {:?}", chat.id),
             ));
         }
         let mut messages = Vec::new();
         let mut message_ids = BTreeSet::new();
-        for (j, mv) in array_at(obj, "messages", &format!("{p}."))?
-            .iter()
-            .enumerate()
-        {
+        for (j, mv) in array_at(obj, "messages", &p)?.iter().enumerate() {
             let mp = format!("{p}.messages[{j}]");
             let m: Message = parse_at(mv, &mp, template_message)?;
             check_message(&m, &mp)?;
             if m.chat_id.as_deref().is_some_and(|c| c != chat.id) {
-                return Err(invalid(
-                    &format!("{mp}.chatId"),
-                    "is not the id of its chat",
-                ));
+                return Err(invalid_at(&mp, "chatId", "is not the id of its chat"));
             }
             if !message_ids.insert(m.message_id.clone()) {
-                return Err(invalid(&format!("{mp}.messageId"), "duplicate message id"));
+                return Err(invalid_at(&mp, "messageId", "duplicate message id"));
             }
             messages.push(m);
         }
         chat.message_count = messages.len() as u64;
         let mut agent_states = Vec::new();
-        for (j, sv) in array_at(obj, "agentStates", &format!("{p}."))?
-            .iter()
-            .enumerate()
-        {
+        for (j, sv) in array_at(obj, "agentStates", &p)?.iter().enumerate() {
             let sp = format!("{p}.agentStates[{j}]");
             let s: AgentChatState = parse_at(sv, &sp, AgentChatState::default)?;
             if !agent_ids.contains(&s.agent_id) {
-                return Err(invalid(
-                    &format!("{sp}.agentId"),
+                return Err(invalid_at(
+                    &sp,
+                    "agentId",
                     format!("unknown agent {:?}", s.agent_id),
                 ));
             }
             agent_states.push(s);
         }
         let mut memories = Vec::new();
-        for (j, gv) in array_at(obj, "memories", &format!("{p}."))?
-            .iter()
-            .enumerate()
-        {
+        for (j, gv) in array_at(obj, "memories", &p)?.iter().enumerate() {
             let gp = format!("{p}.memories[{j}]");
             let Value::Object(g) = gv else {
                 return Err(invalid(&gp, "must be an object"));
             };
-            check_keys(g, &["agentId", "entries"], &format!("{gp}."))?;
+            check_keys(g, &["agentId", "entries"], &gp)?;
             let agent = g
                 .get("agentId")
                 .and_then(Value::as_str)
-                .ok_or_else(|| invalid(&format!("{gp}.agentId"), "must be a string"))?;
+                .ok_or_else(|| invalid_at(&gp, "agentId", "must be a string"))?;
             if !agent_ids.contains(agent) {
-                return Err(invalid(
-                    &format!("{gp}.agentId"),
+                return Err(invalid_at(
+                    &gp,
+                    "agentId",
                     format!("unknown agent {agent:?}"),
                 ));
             }
             let mut entries = Vec::new();
-            for (k, ev) in array_at(g, "entries", &format!("{gp}."))?
-                .iter()
-                .enumerate()
-            {
+            for (k, ev) in array_at(g, "entries", &gp)?.iter().enumerate() {
                 let ep = format!("{gp}.entries[{k}]");
                 let e: MemoryEntry = parse_at(ev, &ep, template_memory)?;
                 check_memory(&e, &chat.id, &ep)?;
@@ -563,8 +563,9 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
         // With no chat at all, a pointer to a deleted chat is how an export says "session mode
         // on, no chat left" (the next message starts a new chat); otherwise it must name one.
         if !chat_ids.contains(cid) && !chat_ids.is_empty() {
-            return Err(invalid(
-                "world.currentChatId",
+            return Err(invalid_at(
+                "world",
+                "currentChatId",
                 format!("no chat with id {cid:?}"),
             ));
         }
@@ -623,8 +624,7 @@ impl World {
     /// document is validated completely before one batch writes it; a world with the same id
     /// must not exist (`world_exists`).
     pub async fn import(svc: Services, json: &str) -> Result<World, WorldError> {
-        let parsed = parse_document(json)?;
-        Self::import_parsed(svc, parsed).await
+        Self::import_as(svc, json, None).await
     }
 
     /// Imports a document as a copy next to the world it came from (a backup restored beside
@@ -638,34 +638,46 @@ impl World {
         json: &str,
         name: Option<&str>,
     ) -> Result<World, WorldError> {
+        Self::import_as(svc, json, Some(name)).await
+    }
+
+    /// [`World::import`] (`copy` = `None`) or [`World::import_copy`] (`copy` = `Some(name)`):
+    /// one future for both, so `AgentWorld.import` instantiates one state machine, not two.
+    pub async fn import_as(
+        svc: Services,
+        json: &str,
+        copy: Option<Option<&str>>,
+    ) -> Result<World, WorldError> {
         let mut parsed = parse_document(json)?;
-        let name = match name {
-            Some(n) => crate::core::model::validate_name("name", n)?,
-            None => {
-                let base = parsed.world.name.clone();
-                let mut found = None;
-                for i in 1..=100u32 {
-                    let candidate = if i == 1 {
-                        format!("{base} (copy)")
-                    } else {
-                        format!("{base} (copy {i})")
-                    };
-                    let id = crate::core::ids::world_id(&candidate)?;
-                    if svc.store.load_world(&id).await?.is_none() {
-                        found = Some(candidate);
-                        break;
+        if let Some(name) = copy {
+            let name = match name {
+                Some(n) => crate::core::model::validate_name("name", n)?,
+                None => {
+                    let base = parsed.world.name.clone();
+                    let mut found = None;
+                    for i in 1..=100u32 {
+                        let candidate = if i == 1 {
+                            format!("{base} (copy)")
+                        } else {
+                            format!("{base} (copy {i})")
+                        };
+                        let id = crate::core::ids::world_id(&candidate)?;
+                        if svc.store.load_world(&id).await?.is_none() {
+                            found = Some(candidate);
+                            break;
+                        }
                     }
+                    found.ok_or_else(|| {
+                        WorldError::input("name", "100 copies exist already; give the copy a name")
+                    })?
                 }
-                found.ok_or_else(|| {
-                    WorldError::input("name", "100 copies exist already; give the copy a name")
-                })?
+            };
+            let id = crate::core::ids::world_id(&name)?;
+            parsed.world.id = id.clone();
+            parsed.world.name = name;
+            for c in &mut parsed.chats {
+                c.chat.world_id = id.clone();
             }
-        };
-        let id = crate::core::ids::world_id(&name)?;
-        parsed.world.id = id.clone();
-        parsed.world.name = name;
-        for c in &mut parsed.chats {
-            c.chat.world_id = id.clone();
         }
         Self::import_parsed(svc, parsed).await
     }
@@ -733,5 +745,45 @@ mod tests {
         assert_eq!(v["formatVersion"], 3);
         assert_eq!(v["chats"][0]["chat"]["titleSource"], "default");
         assert_eq!(v["chats"][1]["chat"]["titleSource"], "auto");
+    }
+
+    /// The paths of the structural errors: bare at the top of the document, dotted below it.
+    #[test]
+    fn structural_errors_name_their_path() {
+        let doc = |extra: Value| {
+            let mut d = serde_json::json!({"formatVersion": 3,
+                "world": serde_json::to_value(tpl::world("w")).unwrap_or_default(),
+                "agents": [], "chats": []});
+            if let (Some(d), Value::Object(e)) = (d.as_object_mut(), extra) {
+                d.extend(e);
+            }
+            d.to_string()
+        };
+        let path = |json: String| match parse_document(&json) {
+            Err(WorldError::ImportInvalid { path, .. }) => path,
+            other => format!("not refused: {:?}", other.is_ok()),
+        };
+        assert!(parse_document(&doc(serde_json::json!({}))).is_ok());
+        assert_eq!(path(doc(serde_json::json!({"extra": 1}))), "extra");
+        assert_eq!(path(doc(serde_json::json!({"agents": {}}))), "agents");
+        let chat = serde_json::to_value(tpl::chat("w", "c")).unwrap_or_default();
+        let cases = [
+            (
+                serde_json::json!({"chats": [{"chat": chat, "bogus": 1}]}),
+                "chats[0].bogus",
+            ),
+            (
+                serde_json::json!({"chats": [{"chat": chat}]}),
+                "chats[0].messages",
+            ),
+            (
+                serde_json::json!({"chats": [{"chat": chat, "messages": [], "agentStates": [],
+                    "memories": [{"agentId": "a"}]}]}),
+                "chats[0].memories[0].agentId",
+            ),
+        ];
+        for (extra, want) in cases {
+            assert_eq!(path(doc(extra)), want);
+        }
     }
 }
