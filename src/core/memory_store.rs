@@ -15,6 +15,7 @@ use crate::core::approval::ApprovalRecord;
 use crate::core::lock::WriteLock;
 
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
+use crate::core::sort::sort_by;
 use crate::core::store::{
     AgentChatState, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump, WorldLockGuard,
 };
@@ -474,7 +475,9 @@ impl Store for MemoryStore {
         let mut v: Vec<ApprovalRecord> = stored_chat(&self.worlds.borrow(), world_id, chat_id)
             .map(|c| c.approvals.values().cloned().collect())
             .unwrap_or_default();
-        v.sort_by(|a, b| (a.created_at, &a.approval_id).cmp(&(b.created_at, &b.approval_id)));
+        sort_by(&mut v, &|a, b| {
+            (a.created_at, &a.approval_id).cmp(&(b.created_at, &b.approval_id))
+        });
         Box::pin(ready(Ok(v)))
     }
 

@@ -16,6 +16,7 @@ pub mod memory_store;
 pub mod mentions;
 pub mod model;
 pub mod reply;
+pub mod sort;
 pub mod store;
 #[doc(hidden)]
 pub mod store_contract;

@@ -86,6 +86,7 @@ use super::idb_write::{named_worlds, row_revision, write_batch, Stores};
 use super::tabs::{self, ChangeChannel};
 use crate::core::approval::ApprovalRecord;
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
+use crate::core::sort::sort_by;
 use crate::core::store::{
     AgentChatState, Cause, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
     WorldLockGuard,
@@ -905,7 +906,7 @@ impl Store for IdbStore {
             let rows = get_all(&agents, prefix_range(&[world_id]), "reading agents").await?;
             let mut rows: Vec<AgentRow> =
                 decode_all(rows, AGENTS, &format!("in world {world_id:?}"))?;
-            rows.sort_by(|a, b| a.order.total_cmp(&b.order));
+            sort_by(&mut rows, &|a, b| a.order.total_cmp(&b.order));
             Ok(rows.into_iter().map(|r| r.agent).collect())
         })
     }
@@ -939,7 +940,9 @@ impl Store for IdbStore {
         Box::pin(async move {
             let rows: Vec<ApprovalRow> = self.chat_rows(APPROVALS, world_id, chat_id).await?;
             let mut v: Vec<ApprovalRecord> = rows.into_iter().map(|r| r.approval).collect();
-            v.sort_by(|a, b| (a.created_at, &a.approval_id).cmp(&(b.created_at, &b.approval_id)));
+            sort_by(&mut v, &|a, b| {
+                (a.created_at, &a.approval_id).cmp(&(b.created_at, &b.approval_id))
+            });
             Ok(v)
         })
     }
@@ -1014,7 +1017,7 @@ impl Store for IdbStore {
             let in_world = format!("in world {world_id:?}");
             let rows = get_all(&self.store(&tx, AGENTS)?, prefix_range(&[world_id]), ctx).await?;
             let mut agents: Vec<AgentRow> = decode_all(rows, AGENTS, &in_world)?;
-            agents.sort_by(|a, b| a.order.total_cmp(&b.order));
+            sort_by(&mut agents, &|a, b| a.order.total_cmp(&b.order));
             let rows = get_all(&self.store(&tx, CHATS)?, prefix_range(&[world_id]), ctx).await?;
             let chat_rows: Vec<ChatRow> = decode_all(rows, CHATS, &in_world)?;
             let (messages, memory, states) = (

@@ -53,6 +53,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::core::approval::ApprovalRecord;
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
+use crate::core::sort::sort_by;
 use crate::core::store::{
     AgentChatState, Cause, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
 };
@@ -288,7 +289,7 @@ impl JsStore {
                 out.push((k, val));
             }
         }
-        out.sort_by(|a, b| a.0.cmp(&b.0));
+        sort_by(&mut out, &|a, b| a.0.cmp(&b.0));
         out.dedup_by(|a, b| a.0 == b.0);
         if range.reverse {
             out.reverse();
@@ -439,7 +440,7 @@ impl JsStore {
     async fn agents_of(&self, world_id: &str) -> Result<Vec<Agent>, StoreError> {
         let rows = self.list_all(&prefix("a", &[world_id])).await?;
         let mut rows: Vec<AgentRow> = decode_all(&rows)?;
-        rows.sort_by_key(|r| r.order);
+        sort_by(&mut rows, &|a, b| a.order.cmp(&b.order));
         Ok(rows.into_iter().map(|r| r.agent).collect())
     }
 
@@ -576,7 +577,9 @@ impl Store for JsStore {
                 .into_iter()
                 .map(|r| r.approval)
                 .collect();
-            v.sort_by(|a, b| (a.created_at, &a.approval_id).cmp(&(b.created_at, &b.approval_id)));
+            sort_by(&mut v, &|a, b| {
+                (a.created_at, &a.approval_id).cmp(&(b.created_at, &b.approval_id))
+            });
             Ok(v)
         })
     }

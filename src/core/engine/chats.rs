@@ -7,6 +7,7 @@ use crate::core::engine::{load_chat_state, most_recent_chat, World};
 use crate::core::error::WorldError;
 use crate::core::events::{Event, SystemEvent, WorldEvent};
 use crate::core::model::{validate_chat_name, Chat, Message, TitleSource, NEW_CHAT_NAME};
+use crate::core::sort::sort_by;
 use crate::core::store::{AgentChatState, StoreOp};
 
 impl World {
@@ -267,7 +268,7 @@ impl World {
     pub fn list_chats(&self) -> Vec<Chat> {
         let st = self.st();
         let mut v: Vec<(usize, Chat)> = st.chats.iter().cloned().enumerate().collect();
-        v.sort_by(|(i, a), (j, b)| {
+        sort_by(&mut v, &|(i, a), (j, b)| {
             (b.updated_at, b.created_at, j).cmp(&(a.updated_at, a.created_at, i))
         });
         v.into_iter().map(|(_, c)| c).collect()

@@ -96,6 +96,7 @@ use crate::core::model::{
     validate_turn_limit, Agent, Chat, CreateWorld, MemoryEntry, Message, Timestamp, TitleSource,
     WorldData, DEFAULT_HISTORY_LIMIT, NEW_CHAT_NAME,
 };
+use crate::core::sort::sort_by;
 use crate::core::store::{Store, StoreError, StoreOp};
 
 pub use tools::{InstructionsProvider, InstructionsRequest};
@@ -608,7 +609,7 @@ impl World {
     /// Every stored world's settings, by name.
     pub async fn list(store: &dyn Store) -> Result<Vec<WorldData>, WorldError> {
         let mut v = store.list_worlds().await?;
-        v.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
+        sort_by(&mut v, &|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
         Ok(v)
     }
 
@@ -847,7 +848,9 @@ pub(crate) async fn load_view(store: &dyn Store, id: &str) -> Result<View, World
     };
     let agents = store.agents(id).await?;
     let mut chats = store.chats(id).await?;
-    chats.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+    sort_by(&mut chats, &|a, b| {
+        (a.created_at, &a.id).cmp(&(b.created_at, &b.id))
+    });
     let mut no_chat_left = None;
     if let Some(cid) = world.current_chat_id.clone() {
         if !chats.iter().any(|c| c.id == cid) {

@@ -44,6 +44,7 @@ use crate::core::model::{
     Agent, Chat, MemoryEntry, MemoryRole, Message, MessageKind, Timestamp, WorldData,
     DEFAULT_TURN_LIMIT, MAX_MAX_STEPS, NEW_CHAT_NAME,
 };
+use crate::core::sort::sort_by;
 use crate::core::store::{AgentChatState, StoreOp};
 use crate::core::store_contract as tpl;
 
@@ -609,7 +610,9 @@ impl World {
                 })
             })
             .collect();
-        chats.sort_by(|a, b| (a.chat.created_at, &a.chat.id).cmp(&(b.chat.created_at, &b.chat.id)));
+        sort_by(&mut chats, &|a, b| {
+            (a.chat.created_at, &a.chat.id).cmp(&(b.chat.created_at, &b.chat.id))
+        });
         let doc = ExportDoc {
             format_version: FORMAT_VERSION,
             world,
