@@ -1,4 +1,4 @@
-//! [`MemoryStore`]: a [`Store`] in RAM (BTreeMaps in a `RefCell`), for tests, for Node without
+//! [`MemoryStore`]: a [`Store`] in RAM (sorted maps in a `RefCell`), for tests, for Node without
 //! IndexedDB, and as the reference implementation of the store contract. Every method borrows,
 //! copies out and returns a ready future, so no borrow is ever held across an await.
 //!
@@ -7,7 +7,11 @@
 //! made again never repeats a revision) and a per-world async writer lock (see `store`).
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
+
+use crate::core::vec_map::{VecMap, VecSet};
 use std::future::ready;
 use std::rc::Rc;
 
@@ -26,14 +30,15 @@ struct ChatData {
     chat: Option<Chat>,
     messages: Vec<Message>,
     /// The ids in `messages`: the duplicate-id check of every append is a lookup, not a scan
-    /// of the whole chat (a scan per append made a long chat quadratic). A set of strings
-    /// rather than an id → index map: the store already uses that type, so it adds no code
-    /// to the wasm module (a new map type added 13 KB).
-    ids: BTreeSet<String>,
-    memories: BTreeMap<String, Vec<MemoryEntry>>,
-    states: BTreeMap<String, AgentChatState>,
+    /// of the whole chat (a scan per append made a long chat quadratic). A hash set, not a
+    /// [`VecSet`]: a chat holds thousands of ids, in random order (uuids), and a sorted `Vec`
+    /// would move half of them on every append. Hashed with fixed keys: the order is never
+    /// read, and the core takes no randomness from the host.
+    ids: HashSet<String, BuildHasherDefault<DefaultHasher>>,
+    memories: VecMap<String, Vec<MemoryEntry>>,
+    states: VecMap<String, AgentChatState>,
     /// Pending approvals by id (spec §9).
-    approvals: BTreeMap<String, ApprovalRecord>,
+    approvals: VecMap<String, ApprovalRecord>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -41,14 +46,14 @@ struct WorldRec {
     world: Option<WorldData>,
     /// Insertion order = routing order.
     agents: Vec<Agent>,
-    chats: BTreeMap<String, ChatData>,
+    chats: VecMap<String, ChatData>,
 }
 
 /// An in-memory store. `fail_next_apply` and `fail_next_read` let tests simulate a backend
 /// failure.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
-    worlds: RefCell<BTreeMap<String, WorldRec>>,
+    worlds: RefCell<VecMap<String, WorldRec>>,
     fail_next: RefCell<Option<StoreError>>,
     fail_next_read: RefCell<Option<StoreError>>,
     /// Test hook: how many times `apply` returns `Pending` before writing.
@@ -56,9 +61,9 @@ pub struct MemoryStore {
     /// Test hook: over quota, see [`MemoryStore::set_over_quota`].
     over_quota: std::cell::Cell<bool>,
     /// Per world: raised by every successful batch that names it.
-    revisions: RefCell<BTreeMap<String, u64>>,
+    revisions: RefCell<VecMap<String, u64>>,
     /// Per world: the writers' lock.
-    locks: RefCell<BTreeMap<String, Rc<WriteLock>>>,
+    locks: RefCell<VecMap<String, Rc<WriteLock>>>,
 }
 
 impl MemoryStore {
@@ -122,11 +127,11 @@ impl MemoryStore {
             return Err(e);
         }
         self.validate(&ops)?;
-        let named: BTreeSet<String> = ops.iter().map(|op| op.world_id().to_string()).collect();
+        let named: VecSet<String> = ops.iter().map(|op| op.world_id().to_string()).collect();
         self.apply_valid(ops);
         let mut revs = self.revisions.borrow_mut();
         for w in named {
-            *revs.entry(w).or_default() += 1;
+            *revs.get_or_default(w) += 1;
         }
         Ok(())
     }
@@ -138,18 +143,14 @@ impl MemoryStore {
             match op {
                 StoreOp::PutWorld(w) => {
                     let id = w.id.clone();
-                    worlds.entry(id).or_default().world = Some(w);
+                    worlds.get_or_default(id).world = Some(w);
                 }
                 StoreOp::DeleteWorld { world_id } => {
-                    // Emptied in place rather than removed: a removal per map type costs the
-                    // wasm module several KB of B-tree code; an empty record reads as missing.
-                    if let Some(rec) = worlds.get_mut(&world_id) {
-                        *rec = WorldRec::default();
-                    }
+                    worlds.remove(&world_id);
                 }
                 StoreOp::ExpectRevision { .. } => {}
                 StoreOp::PutAgent { world_id, agent } => {
-                    let rec = worlds.entry(world_id).or_default();
+                    let rec = worlds.get_or_default(world_id);
                     match rec.agents.iter_mut().find(|a| a.id == agent.id) {
                         Some(a) => *a = agent,
                         None => rec.agents.push(agent),
@@ -169,14 +170,12 @@ impl MemoryStore {
                 }
                 StoreOp::PutChat(c) => {
                     let (wid, cid) = (c.world_id.clone(), c.id.clone());
-                    let rec = worlds.entry(wid).or_default();
-                    rec.chats.entry(cid).or_default().chat = Some(c);
+                    let rec = worlds.get_or_default(wid);
+                    rec.chats.get_or_default(cid).chat = Some(c);
                 }
                 StoreOp::DeleteChat { world_id, chat_id } => {
                     if let Some(rec) = worlds.get_mut(&world_id) {
-                        if let Some(c) = rec.chats.get_mut(&chat_id) {
-                            *c = ChatData::default();
-                        }
+                        rec.chats.remove(&chat_id);
                     }
                 }
                 StoreOp::AppendMessage {
@@ -193,7 +192,7 @@ impl MemoryStore {
                     chat_id,
                     message_ids,
                 } => {
-                    let doomed: BTreeSet<String> = message_ids.into_iter().collect();
+                    let doomed: VecSet<String> = message_ids.into_iter().collect();
                     let chat = chat_mut(&mut worlds, &world_id, &chat_id);
                     chat.messages.retain(|m| !doomed.contains(&m.message_id));
                     chat.ids.retain(|id| !doomed.contains(id));
@@ -226,8 +225,7 @@ impl MemoryStore {
                 } => {
                     chat_mut(&mut worlds, &world_id, &chat_id)
                         .memories
-                        .entry(agent_id)
-                        .or_default()
+                        .get_or_default(agent_id)
                         .push(entry);
                 }
                 StoreOp::ClearMemory {
@@ -292,8 +290,8 @@ impl std::future::Future for YieldOnce {
 
 /// The stored data as [`store_rules::validate`] asks for it.
 struct View<'a> {
-    worlds: &'a BTreeMap<String, WorldRec>,
-    revisions: &'a BTreeMap<String, u64>,
+    worlds: &'a VecMap<String, WorldRec>,
+    revisions: &'a VecMap<String, u64>,
 }
 
 impl Stored for View<'_> {
@@ -314,7 +312,7 @@ impl Stored for View<'_> {
 
 /// The stored chat `chat_id` of world `world_id`, if both exist.
 fn stored_chat<'a>(
-    worlds: &'a BTreeMap<String, WorldRec>,
+    worlds: &'a VecMap<String, WorldRec>,
     world_id: &str,
     chat_id: &str,
 ) -> Option<&'a ChatData> {
@@ -323,7 +321,7 @@ fn stored_chat<'a>(
 
 /// [`stored_chat`], to change it.
 fn stored_chat_mut<'a>(
-    worlds: &'a mut BTreeMap<String, WorldRec>,
+    worlds: &'a mut VecMap<String, WorldRec>,
     world_id: &str,
     chat_id: &str,
 ) -> Option<&'a mut ChatData> {
@@ -332,16 +330,14 @@ fn stored_chat_mut<'a>(
 
 /// The chat `chat_id` of world `world_id`, created empty if missing (writes of a valid batch).
 fn chat_mut<'a>(
-    worlds: &'a mut BTreeMap<String, WorldRec>,
+    worlds: &'a mut VecMap<String, WorldRec>,
     world_id: &str,
     chat_id: &str,
 ) -> &'a mut ChatData {
     worlds
-        .entry(world_id.to_string())
-        .or_default()
+        .get_or_default(world_id.to_string())
         .chats
-        .entry(chat_id.to_string())
-        .or_default()
+        .get_or_default(chat_id.to_string())
 }
 
 impl Store for MemoryStore {
@@ -538,8 +534,7 @@ impl Store for MemoryStore {
         let lock = self
             .locks
             .borrow_mut()
-            .entry(world_id.to_string())
-            .or_default()
+            .get_or_default(world_id.to_string())
             .clone();
         Box::pin(async move { Ok(Box::new(lock.lock_owned().await) as WorldLockGuard) })
     }

@@ -25,3 +25,4 @@ pub mod store_rules;
 pub mod testing;
 pub mod title;
 pub mod tools;
+pub mod vec_map;

@@ -11,7 +11,7 @@
 //! One copy of the rules instead of one per store: the stores' batch code was the largest part
 //! of the crate's own wasm code (each copy applied the same rules with its own sets and awaits).
 
-use std::collections::BTreeSet;
+use crate::core::vec_map::VecSet;
 
 use crate::core::store::{StoreError, StoreOp};
 
@@ -43,12 +43,12 @@ pub trait Stored {
 struct Overlay {
     /// Records an earlier op of the batch wrote or removed: the stored data no longer answers
     /// for them.
-    known: BTreeSet<String>,
+    known: VecSet<String>,
     /// Of `known`, those that exist after the earlier ops.
-    live: BTreeSet<String>,
+    live: VecSet<String>,
     /// Worlds and chats the batch deleted: what was stored under them is gone (a batch may
     /// delete a chat and write it anew).
-    wiped: BTreeSet<String>,
+    wiped: VecSet<String>,
 }
 
 impl Overlay {

@@ -43,8 +43,8 @@
 //! is not a readable record → [`StoreError::Corrupted`] naming the key; a record from a newer
 //! format → [`StoreError::Version`]. Stored data never causes a panic.
 
+use crate::core::vec_map::VecMap;
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
 use std::task::{Poll, Waker};
 
 use wasm_bindgen::prelude::*;
@@ -304,7 +304,7 @@ impl JsStore {
         self.list(prefix, &Range::default()).await
     }
 
-    async fn batch(&self, writes: BTreeMap<String, Option<String>>) -> Result<(), StoreError> {
+    async fn batch(&self, writes: VecMap<String, Option<String>>) -> Result<(), StoreError> {
         if writes.is_empty() {
             return Ok(());
         }

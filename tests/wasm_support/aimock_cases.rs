@@ -15,7 +15,7 @@
 //!   its own backoff; the case checks the status that is finally reported.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::BTreeMap;
+use agent_world_wasm::core::vec_map::VecMap;
 
 use agent_world_wasm::core::llm::types::LlmError;
 use agent_world_wasm::core::llm::{ProviderConfig, ProviderKind};
@@ -40,7 +40,7 @@ fn config(kind: ProviderKind) -> ProviderConfig {
     let url = aimock_url();
     let mut c = ProviderConfig {
         api_key: Some("test-key".into()),
-        headers: BTreeMap::new(),
+        headers: VecMap::new(),
         ..Default::default()
     };
     match kind {

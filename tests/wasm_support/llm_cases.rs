@@ -5,8 +5,8 @@
 //! never see another case's (or another run's) requests.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+use agent_world_wasm::core::vec_map::VecMap;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use agent_world_wasm::core::llm::types::{
@@ -25,7 +25,7 @@ pub fn config_for(kind: ProviderKind, key: &str) -> ProviderConfig {
     let mock = mock_url();
     let mut config = ProviderConfig {
         api_key: Some("test-key".into()),
-        headers: BTreeMap::from([("x-mock-key".to_string(), key.to_string())]),
+        headers: VecMap::from([("x-mock-key".to_string(), key.to_string())]),
         ..Default::default()
     };
     match kind {

@@ -40,7 +40,7 @@
 //!   goes on with its context in RAM; later replies do not see that group.
 
 use crate::core::engine::shared::{cold, replanned};
-use std::collections::BTreeSet;
+use crate::core::vec_map::VecSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -247,7 +247,7 @@ impl World {
         let specs: Vec<_> = offered.iter().map(|t| t.def.spec.clone()).collect();
         // Call ids seen in this reply: a repeated or missing one is replaced (some providers
         // have no ids, and their codecs number calls per step).
-        let mut used_ids: BTreeSet<String> = BTreeSet::new();
+        let mut used_ids: VecSet<String> = VecSet::new();
         let max = agent.max_steps.max(1);
         // A resumed reply first finishes the step it stopped in, from the call that waited.
         let mut pending: Option<(u32, StepState, Vec<ToolCallRecord>, Option<Decision>)> =
@@ -453,7 +453,7 @@ impl World {
         agent: &Agent,
         reply_id: &str,
         joined_before: bool,
-        used_ids: &mut BTreeSet<String>,
+        used_ids: &mut VecSet<String>,
         s: &mut StepState,
         ev: LlmEvent,
     ) {

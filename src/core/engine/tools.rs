@@ -3,7 +3,7 @@
 //! registers them again after `open` (an agent that lists a tool nobody registered fails its
 //! reply with `tool_not_registered`, before any request).
 
-use std::collections::BTreeMap;
+use crate::core::vec_map::VecMap;
 use std::rc::Rc;
 
 use crate::core::engine::World;
@@ -42,7 +42,7 @@ pub(crate) struct RegisteredTool {
 pub(crate) struct Runtime {
     /// In registration order (the order `tools()` lists them).
     pub(crate) tools: Vec<RegisteredTool>,
-    pub(crate) instructions: BTreeMap<String, Rc<dyn InstructionsProvider>>,
+    pub(crate) instructions: VecMap<String, Rc<dyn InstructionsProvider>>,
 }
 
 impl Runtime {

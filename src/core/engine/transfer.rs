@@ -28,7 +28,7 @@
 //! to 9999 (what JavaScript's `Date` reads back). Values the API would normalise (trimmed
 //! names, a blank description as none, a provider's case) are normalised the same way.
 
-use std::collections::BTreeSet;
+use crate::core::vec_map::VecSet;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -450,7 +450,7 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
     check_world(&mut world)?;
 
     let mut agents = Vec::new();
-    let mut agent_ids = BTreeSet::new();
+    let mut agent_ids = VecSet::new();
     for (i, v) in array_at(top, "agents", "")?.iter().enumerate() {
         let p = format!("agents[{i}]");
         let mut a: Agent = parse_at(v, &p, || tpl::agent("a"))?;
@@ -467,7 +467,7 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
     }
 
     let mut chats = Vec::new();
-    let mut chat_ids = BTreeSet::new();
+    let mut chat_ids = VecSet::new();
     for (i, v) in array_at(top, "chats", "")?.iter().enumerate() {
         let p = format!("chats[{i}]");
         let Value::Object(obj) = v else {
@@ -495,7 +495,7 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
             ));
         }
         let mut messages = Vec::new();
-        let mut message_ids = BTreeSet::new();
+        let mut message_ids = VecSet::new();
         for (j, mv) in array_at(obj, "messages", &p)?.iter().enumerate() {
             let mp = format!("{p}.messages[{j}]");
             let m: Message = parse_at(mv, &mp, template_message)?;

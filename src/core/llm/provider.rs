@@ -4,7 +4,7 @@
 //! its provider needs (blank strings count as missing), so encoding a request cannot fail on
 //! configuration; and no `Debug` output ever contains the API key or an extra header's value.
 
-use std::collections::BTreeMap;
+use crate::core::vec_map::VecMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -147,8 +147,8 @@ pub struct ProviderConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// Extra headers sent with every request, after the codec's own (so they may override).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub headers: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "VecMap::is_empty")]
+    pub headers: VecMap<String, String>,
 }
 
 /// `Some(trimmed)` when the option holds a non-blank string.
@@ -397,7 +397,7 @@ fn is_token_char(c: char) -> bool {
 impl fmt::Debug for ProviderConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Extra headers often carry credentials too (a proxy token), so only their names show.
-        let headers: BTreeMap<&str, &str> =
+        let headers: VecMap<&str, &str> =
             self.headers.keys().map(|k| (k.as_str(), "***")).collect();
         f.debug_struct("ProviderConfig")
             .field("api_key", &self.api_key.as_ref().map(|_| "***"))
@@ -520,7 +520,7 @@ mod tests {
 
     fn with_header(name: &str, value: &str) -> ProviderConfig {
         ProviderConfig {
-            headers: BTreeMap::from([(name.to_string(), value.to_string())]),
+            headers: VecMap::from([(name.to_string(), value.to_string())]),
             ..Default::default()
         }
     }
@@ -681,7 +681,7 @@ mod tests {
         let cfg = ProviderConfig {
             api_key: Some("sk-very-secret".into()),
             base_url: Some("https://me:also-secret@proxy.test/v1".into()),
-            headers: BTreeMap::from([("x-proxy-token".to_string(), "tok-secret".to_string())]),
+            headers: VecMap::from([("x-proxy-token".to_string(), "tok-secret".to_string())]),
             ..Default::default()
         };
         let shown = format!("{cfg:?}");

@@ -36,7 +36,7 @@
 //! Calls without an id get `call_<n>` (n counting the decoder's calls); the engine makes ids
 //! unique within a reply.
 
-use std::collections::BTreeMap;
+use crate::core::vec_map::VecMap;
 
 use serde_json::{json, Map, Value};
 
@@ -118,7 +118,7 @@ pub(crate) fn openai_reasoning_effort(r: Option<&Reasoning>) -> Option<&'static 
 /// Index-keyed fragments of streamed OpenAI-style calls.
 #[derive(Debug, Default)]
 pub(crate) struct OpenAiCalls {
-    calls: BTreeMap<u64, (String, String, String)>,
+    calls: VecMap<u64, (String, String, String)>,
     emitted: u64,
 }
 
@@ -133,7 +133,7 @@ impl OpenAiCalls {
                 .get("index")
                 .and_then(Value::as_u64)
                 .unwrap_or(pos as u64);
-            let entry = self.calls.entry(index).or_default();
+            let entry = self.calls.get_or_default(index);
             if let Some(id) = str_of(item.get("id")) {
                 entry.0 = id.to_string();
             }
@@ -273,10 +273,10 @@ pub(crate) fn anthropic_thinking_budget(r: Option<&Reasoning>) -> Option<u32> {
 /// `tool_use` and thinking blocks of a Messages stream, by block index.
 #[derive(Debug, Default)]
 pub(crate) struct AnthropicCalls {
-    open: BTreeMap<u64, (String, String, String, Value)>,
+    open: VecMap<u64, (String, String, String, Value)>,
     /// Thinking blocks being streamed (`thinking_delta` and `signature_delta` fragments),
     /// complete at `content_block_stop`.
-    thinking: BTreeMap<u64, ThinkingBlock>,
+    thinking: VecMap<u64, ThinkingBlock>,
 }
 
 impl AnthropicCalls {

@@ -6,8 +6,8 @@
 //! needs nothing new (two passes for most batches). Only the reads and the `batch` are
 //! awaited: the planning is one small sync function instead of an async state machine per op.
 
+use crate::core::vec_map::{VecMap, VecSet};
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
@@ -21,9 +21,9 @@ use crate::core::store_rules::{self, Rec, Stored};
 #[derive(Default)]
 struct Reads {
     /// Key → value as the adapter holds it (`None`: absent), from `get` and from `list`.
-    got: BTreeMap<String, Option<String>>,
+    got: VecMap<String, Option<String>>,
     /// Prefixes listed whole: every key under them is in `got`.
-    listed: BTreeSet<String>,
+    listed: VecSet<String>,
     want_get: RefCell<Vec<String>>,
     want_list: RefCell<Vec<String>>,
     /// Set once the pass asked for something: its result will be thrown away, so it skips
@@ -44,14 +44,14 @@ impl Reads {
     }
 
     /// The keys the adapter holds under `prefix`, ascending.
-    fn keys_under(&self, prefix: &str) -> BTreeSet<String> {
+    fn keys_under(&self, prefix: &str) -> VecSet<String> {
         if !self.listed.contains(prefix) {
             self.dry.set(true);
             self.want_list.borrow_mut().push(prefix.to_string());
-            return BTreeSet::new();
+            return VecSet::new();
         }
         self.got
-            .range(prefix.to_string()..)
+            .range_from(prefix)
             .take_while(|(k, _)| k.starts_with(prefix))
             .filter(|(_, v)| v.is_some())
             .map(|(k, _)| k.clone())
@@ -92,7 +92,7 @@ impl JsStore {
             let planned = store_rules::validate(ops, &reads).and_then(|()| {
                 let mut tx = Tx {
                     reads: &reads,
-                    writes: BTreeMap::new(),
+                    writes: VecMap::new(),
                 };
                 for op in ops {
                     tx.run(op)?;
@@ -105,16 +105,17 @@ impl JsStore {
                 return self.batch(planned?).await;
             }
             for k in gets {
-                if let std::collections::btree_map::Entry::Vacant(slot) = reads.got.entry(k) {
-                    let v = self.get(slot.key()).await?;
-                    slot.insert(v);
+                if !reads.got.contains_key(&k) {
+                    let v = self.get(&k).await?;
+                    reads.got.insert(k, v);
                 }
             }
             for p in lists {
                 if reads.listed.insert(p.clone()) {
-                    for (k, v) in self.list_all(&p).await? {
-                        reads.got.insert(k, Some(v));
-                    }
+                    let listed = self.list_all(&p).await?;
+                    reads
+                        .got
+                        .extend(listed.into_iter().map(|(k, v)| (k, Some(v))));
                 }
             }
         }
@@ -126,7 +127,7 @@ impl JsStore {
 struct Tx<'r> {
     reads: &'r Reads,
     /// Key → new value (`None`: deleted). One entry per key, so the batch is order-free.
-    writes: BTreeMap<String, Option<String>>,
+    writes: VecMap<String, Option<String>>,
 }
 
 impl Tx<'_> {
@@ -140,7 +141,7 @@ impl Tx<'_> {
     /// The keys under `prefix`, as the batch has changed them so far, ascending.
     fn keys_under(&self, prefix: &str) -> Vec<String> {
         let mut keys = self.reads.keys_under(prefix);
-        for (k, v) in self.writes.range(prefix.to_string()..) {
+        for (k, v) in self.writes.range_from(prefix) {
             if !k.starts_with(prefix) {
                 break;
             }
@@ -374,8 +375,7 @@ impl Tx<'_> {
                 }
                 // Memory is keyed by agent then seq: the chat's entries are read once to find
                 // the ones that came from these messages (editing is rare; appends stay O(1)).
-                let doomed: std::collections::BTreeSet<&str> =
-                    message_ids.iter().map(String::as_str).collect();
+                let doomed: VecSet<&str> = message_ids.iter().map(String::as_str).collect();
                 for k in self.keys_under(&prefix("mem", &ids)) {
                     let Some(v) = self.get(&k) else {
                         continue;
