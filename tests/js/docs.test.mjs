@@ -63,6 +63,17 @@ test('every AgentWorld method and exported function has an @example', () => {
   assert.deepEqual([...new Set(missing)], []);
 });
 
+test('the docs ship once, in the declarations: the JS glue carries no copy of them', () => {
+  // wasm-bindgen writes every doc comment into the glue as well; build_pkg removes that copy
+  // (scripts/strip-glue-docs.mjs), which every page would otherwise download (6 KB gzip).
+  for (const glue of ['pkg/npm/web/agent_world_wasm.js', 'pkg/npm/node/agent_world_wasm.cjs']) {
+    const text = readFileSync(new URL(glue, root), 'utf8');
+    assert.ok(text.includes('class AgentWorld'), `${glue} is the glue`);
+    assert.doesNotMatch(text, /^\s*\/\*\*/m, `${glue} still holds JSDoc blocks`);
+  }
+  assert.ok(dts.includes('Adds an agent. Its id is the kebab-case of its name.'));
+});
+
 test('every @example is valid JavaScript', () => {
   const blocks = examples(dts);
   assert.ok(blocks.length >= 30, `found only ${blocks.length} examples`);
