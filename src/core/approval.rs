@@ -22,7 +22,7 @@ use crate::core::llm::types::{ChatMessage, ThinkingBlock, ToolCallPart, Usage};
 use crate::core::model::{Message, Timestamp, ToolCallRecord};
 
 /// The state of one reply's step loop at a pending approval.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct ReplyState {
     /// The step whose calls are running (1 for the first).
@@ -99,36 +99,38 @@ pub struct PendingApproval {
 impl FromJson for ReplyState {
     fn from_json(v: Value) -> Result<Self, JsonError> {
         let mut f = Fields::new(v, &[], false)?;
-        Ok(ReplyState {
-            step: f.req("step")?,
-            messages: f.req("messages")?,
-            text: f.req("text")?,
-            usage: f.opt("usage")?,
-            tool_calls: f.opt("toolCalls")?,
-            step_text: f.opt("stepText")?,
-            step_finish: f.opt("stepFinish")?,
-            step_usage: f.opt("stepUsage")?,
-            step_calls: f.req("stepCalls")?,
-            step_thinking: f.opt("stepThinking")?,
-            step_records: f.opt("stepRecords")?,
-            used_ids: f.opt("usedIds")?,
-        })
+        let value = ReplyState {
+            step: f.req("step"),
+            messages: f.req("messages"),
+            text: f.req("text"),
+            usage: f.opt("usage"),
+            tool_calls: f.opt("toolCalls"),
+            step_text: f.opt("stepText"),
+            step_finish: f.opt("stepFinish"),
+            step_usage: f.opt("stepUsage"),
+            step_calls: f.req("stepCalls"),
+            step_thinking: f.opt("stepThinking"),
+            step_records: f.opt("stepRecords"),
+            used_ids: f.opt("usedIds"),
+        };
+        f.done(value)
     }
 }
 
 impl FromJson for ApprovalRecord {
     fn from_json(v: Value) -> Result<Self, JsonError> {
         let mut f = Fields::new(v, &[], false)?;
-        Ok(ApprovalRecord {
-            approval_id: f.req("approvalId")?,
-            world_id: f.req("worldId")?,
-            chat_id: f.opt("chatId")?,
-            agent_id: f.req("agentId")?,
-            reply_id: f.req("replyId")?,
-            trigger: f.req("trigger")?,
-            created_at: f.req("createdAt")?,
-            state: f.req("state")?,
-        })
+        let value = ApprovalRecord {
+            approval_id: f.req("approvalId"),
+            world_id: f.req("worldId"),
+            chat_id: f.opt("chatId"),
+            agent_id: f.req("agentId"),
+            reply_id: f.req("replyId"),
+            trigger: f.req("trigger"),
+            created_at: f.req("createdAt"),
+            state: f.req("state"),
+        };
+        f.done(value)
     }
 }
 

@@ -242,8 +242,15 @@ fn not_one_of(v: &Value, names: &[&str]) -> JsonError {
 }
 
 /// The fields of one JSON object, taken out one at a time by the type's decoder.
+///
+/// The getters do not fail: the first error is kept (with its field's path) and the getter
+/// returns a placeholder (`T::default()`), and [`Fields::done`] returns the error in place of
+/// the assembled value. A decoder is then one straight line of getter calls, with no early
+/// return (and no cleanup of the fields read so far) after each field: that is what keeps
+/// one decoder per type small.
 pub struct Fields {
     map: Map<String, Value>,
+    err: Option<JsonError>,
 }
 
 impl Fields {
@@ -259,11 +266,53 @@ impl Fields {
                 return Err(unknown_field(k, known));
             }
         }
-        Ok(Fields { map })
+        Ok(Fields { map, err: None })
+    }
+
+    /// The value of `name`, taken out; `None` when missing or once an error was kept.
+    fn take(&mut self, name: &str) -> Option<Value> {
+        if self.err.is_some() {
+            return None;
+        }
+        self.map.remove(name)
+    }
+
+    /// Keeps the first error, at the field `name`.
+    #[inline(never)]
+    pub fn fail(&mut self, e: JsonError, name: &str) {
+        if self.err.is_none() {
+            self.err = Some(e.in_field(name));
+        }
+    }
+
+    /// `r`'s value, or `fallback` with the error kept.
+    fn keep<T>(&mut self, r: Result<T, JsonError>, name: &str, fallback: T) -> T {
+        match r {
+            Ok(t) => t,
+            Err(e) => {
+                self.fail(e, name);
+                fallback
+            }
+        }
     }
 
     /// A field without a default: missing is an error.
-    pub fn req<T: FromJson>(&mut self, name: &str) -> Result<T, JsonError> {
+    pub fn req<T: FromJson + Default>(&mut self, name: &str) -> T {
+        match self.take(name) {
+            Some(v) => self.keep(T::from_json(v), name, T::default()),
+            None => {
+                self.fail(JsonError::new("is missing"), name);
+                T::default()
+            }
+        }
+    }
+
+    /// A required field of a type without a placeholder (`Default`): its error, or one kept
+    /// before, is returned at once.
+    pub fn need<T: FromJson>(&mut self, name: &str) -> Result<T, JsonError> {
+        if let Some(e) = self.err.take() {
+            return Err(e);
+        }
         match self.map.remove(name) {
             Some(v) => T::from_json(v).map_err(|e| e.in_field(name)),
             None => Err(JsonError::new("is missing").in_field(name)),
@@ -272,26 +321,35 @@ impl Fields {
 
     /// A field with a default (serde's `#[serde(default)]`, and every `Option` field): missing
     /// is `T::default()`; `null` is only accepted where `T` accepts it (an `Option`).
-    pub fn opt<T: FromJson + Default>(&mut self, name: &str) -> Result<T, JsonError> {
+    pub fn opt<T: FromJson + Default>(&mut self, name: &str) -> T {
         self.or(name, T::default())
     }
 
     /// A field with the default `default` when missing.
-    pub fn or<T: FromJson>(&mut self, name: &str, default: T) -> Result<T, JsonError> {
-        match self.map.remove(name) {
-            Some(v) => T::from_json(v).map_err(|e| e.in_field(name)),
-            None => Ok(default),
+    pub fn or<T: FromJson>(&mut self, name: &str, default: T) -> T {
+        match self.take(name) {
+            Some(v) => self.keep(T::from_json(v), name, default),
+            None => default,
         }
     }
 
     /// A patch field: missing is `None` (keep), `null` is `Some(None)` (clear), a value is
     /// `Some(Some(v))`.
-    pub fn patch<T: FromJson>(&mut self, name: &str) -> Result<Option<Option<T>>, JsonError> {
-        match self.map.remove(name) {
-            Some(v) => Option::<T>::from_json(v)
-                .map(Some)
-                .map_err(|e| e.in_field(name)),
-            None => Ok(None),
+    pub fn patch<T: FromJson>(&mut self, name: &str) -> Option<Option<T>> {
+        match self.take(name) {
+            Some(v) => {
+                let r = Option::<T>::from_json(v).map(Some);
+                self.keep(r, name, None)
+            }
+            None => None,
+        }
+    }
+
+    /// The decoded value, or the first error a getter kept.
+    pub fn done<T>(self, value: T) -> Result<T, JsonError> {
+        match self.err {
+            None => Ok(value),
+            Some(e) => Err(e),
         }
     }
 }
@@ -347,7 +405,8 @@ mod tests {
         let e = Vec::<Vec<u32>>::from_json(json!([[1], [2, "x"]])).unwrap_err();
         assert_eq!(e.path, "[1][1]");
         let mut f = Fields::new(json!({"a": [{"b": 1}]}), &["a"], true).unwrap();
-        let e = f.req::<Vec<Vec<u32>>>("a").unwrap_err();
+        let _ = f.req::<Vec<Vec<u32>>>("a");
+        let e = f.done(()).unwrap_err();
         assert_eq!(
             (e.path.as_str(), e.problem.as_str()),
             ("a[0]", "must be an array (got an object)")
@@ -362,14 +421,29 @@ mod tests {
     #[test]
     fn options_and_patches() {
         let mut f = Fields::new(json!({"a": null, "b": null, "c": 2}), &[], false).unwrap();
-        assert_eq!(f.opt::<Option<u32>>("a"), Ok(None));
-        assert_eq!(f.patch::<u32>("b"), Ok(Some(None)));
-        assert_eq!(f.patch::<u32>("c"), Ok(Some(Some(2))));
-        assert_eq!(f.patch::<u32>("d"), Ok(None));
-        assert!(f.req::<u32>("d").is_err());
-        assert_eq!(f.opt::<Vec<u32>>("d"), Ok(vec![]));
+        assert_eq!(f.opt::<Option<u32>>("a"), None);
+        assert_eq!(f.patch::<u32>("b"), Some(None));
+        assert_eq!(f.patch::<u32>("c"), Some(Some(2)));
+        assert_eq!(f.patch::<u32>("d"), None);
+        assert_eq!(f.opt::<Vec<u32>>("d"), Vec::<u32>::new());
+        assert!(f.done(()).is_ok());
         let mut g = Fields::new(json!({"v": null}), &[], false).unwrap();
-        assert!(g.opt::<Vec<u32>>("v").is_err(), "null is not a list");
+        assert_eq!(g.opt::<Vec<u32>>("v"), Vec::<u32>::new());
+        assert_eq!(
+            g.done(()).map_err(|e| e.to_string()),
+            Err("v must be an array (got null)".into())
+        );
+        let mut h = Fields::new(json!({"x": "s", "y": true}), &[], false).unwrap();
+        let _ = (
+            h.req::<u32>("x"),
+            h.req::<u32>("missing"),
+            h.req::<String>("y"),
+        );
+        assert_eq!(
+            h.done(()).map_err(|e| e.to_string()),
+            Err("x must be an integer from 0 to 4294967295 (got a string)".into()),
+            "the first error is kept"
+        );
     }
 
     /// Every decoded type reads back what its `Serialize` wrote, with every optional field set

@@ -259,9 +259,10 @@ pub struct ToolCallRef {
 }
 
 /// What kind of message was published (spec §1 "Message").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum MessageKind {
+    #[default]
     Message,
     TurnLimit,
     Pass,
@@ -269,7 +270,7 @@ pub enum MessageKind {
 }
 
 /// A published message.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
     pub message_id: String,
@@ -287,9 +288,10 @@ pub struct Message {
 }
 
 /// `user`, `assistant` or `tool` (spec §1 "Memory entry", §9 "Memory").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum MemoryRole {
+    #[default]
     User,
     Assistant,
     /// The result of one tool call (`toolCallId`, `toolName`; `content` is the result as JSON
@@ -347,9 +349,10 @@ impl MemoryEntry {
 }
 
 /// Where a chat's name came from (spec §6 "Title").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum TitleSource {
+    #[default]
     Default,
     Auto,
     Manual,
@@ -496,18 +499,19 @@ impl FromJson for WorldData {
             ],
             true,
         )?;
-        Ok(WorldData {
-            id: f.req("id")?,
-            name: f.req("name")?,
-            description: f.opt("description")?,
-            turn_limit: f.req("turnLimit")?,
-            history_limit: f.req("historyLimit")?,
-            current_chat_id: f.opt("currentChatId")?,
-            chat_llm_provider: f.opt("chatLLMProvider")?,
-            chat_llm_model: f.opt("chatLLMModel")?,
-            created_at: f.req("createdAt")?,
-            last_updated: f.req("lastUpdated")?,
-        })
+        let value = WorldData {
+            id: f.req("id"),
+            name: f.req("name"),
+            description: f.opt("description"),
+            turn_limit: f.req("turnLimit"),
+            history_limit: f.req("historyLimit"),
+            current_chat_id: f.opt("currentChatId"),
+            chat_llm_provider: f.opt("chatLLMProvider"),
+            chat_llm_model: f.opt("chatLLMModel"),
+            created_at: f.req("createdAt"),
+            last_updated: f.req("lastUpdated"),
+        };
+        f.done(value)
     }
 }
 
@@ -537,36 +541,38 @@ impl FromJson for Agent {
             ],
             true,
         )?;
-        Ok(Agent {
-            id: f.req("id")?,
-            name: f.req("name")?,
-            agent_type: f.req("type")?,
-            provider: f.req("provider")?,
-            model: f.req("model")?,
-            system_prompt: f.opt("systemPrompt")?,
-            temperature: f.opt("temperature")?,
-            max_tokens: f.opt("maxTokens")?,
-            history_limit: f.opt("historyLimit")?,
-            stream: f.req("stream")?,
-            tools: f.opt("tools")?,
-            max_steps: f.or("maxSteps", DEFAULT_MAX_STEPS)?,
-            reasoning: f.opt("reasoning")?,
-            llm_call_count: f.opt("llmCallCount")?,
-            last_llm_call: f.opt("lastLLMCall")?,
-            created_at: f.req("createdAt")?,
-            last_active: f.req("lastActive")?,
-            status: f.req("status")?,
-        })
+        let value = Agent {
+            id: f.req("id"),
+            name: f.req("name"),
+            agent_type: f.req("type"),
+            provider: f.req("provider"),
+            model: f.req("model"),
+            system_prompt: f.opt("systemPrompt"),
+            temperature: f.opt("temperature"),
+            max_tokens: f.opt("maxTokens"),
+            history_limit: f.opt("historyLimit"),
+            stream: f.req("stream"),
+            tools: f.opt("tools"),
+            max_steps: f.or("maxSteps", DEFAULT_MAX_STEPS),
+            reasoning: f.opt("reasoning"),
+            llm_call_count: f.opt("llmCallCount"),
+            last_llm_call: f.opt("lastLLMCall"),
+            created_at: f.req("createdAt"),
+            last_active: f.req("lastActive"),
+            status: f.req("status"),
+        };
+        f.done(value)
     }
 }
 
 impl FromJson for Reasoning {
     fn from_json(v: Value) -> Result<Self, JsonError> {
         let mut f = Fields::new(v, &["effort", "budgetTokens"], true)?;
-        Ok(Reasoning {
-            effort: f.opt("effort")?,
-            budget_tokens: f.opt("budgetTokens")?,
-        })
+        let value = Reasoning {
+            effort: f.opt("effort"),
+            budget_tokens: f.opt("budgetTokens"),
+        };
+        f.done(value)
     }
 }
 
@@ -574,25 +580,27 @@ impl FromJson for ToolCallRecord {
     fn from_json(v: Value) -> Result<Self, JsonError> {
         let known = ["toolCallId", "toolName", "args", "result", "error"];
         let mut f = Fields::new(v, &known, true)?;
-        Ok(ToolCallRecord {
-            tool_call_id: f.req("toolCallId")?,
-            tool_name: f.req("toolName")?,
-            args: f.req("args")?,
+        let value = ToolCallRecord {
+            tool_call_id: f.req("toolCallId"),
+            tool_name: f.req("toolName"),
+            args: f.req("args"),
             // As serde reads an `Option<Value>`: `null` is `None`.
-            result: f.opt("result")?,
-            error: f.opt("error")?,
-        })
+            result: f.opt("result"),
+            error: f.opt("error"),
+        };
+        f.done(value)
     }
 }
 
 impl FromJson for ToolCallRef {
     fn from_json(v: Value) -> Result<Self, JsonError> {
         let mut f = Fields::new(v, &["toolCallId", "toolName", "args"], true)?;
-        Ok(ToolCallRef {
-            tool_call_id: f.req("toolCallId")?,
-            tool_name: f.req("toolName")?,
-            args: f.req("args")?,
-        })
+        let value = ToolCallRef {
+            tool_call_id: f.req("toolCallId"),
+            tool_name: f.req("toolName"),
+            args: f.req("args"),
+        };
+        f.done(value)
     }
 }
 
@@ -609,16 +617,17 @@ impl FromJson for Message {
             "toolCalls",
         ];
         let mut f = Fields::new(v, &known, true)?;
-        Ok(Message {
-            message_id: f.req("messageId")?,
-            chat_id: f.opt("chatId")?,
-            sender: f.req("sender")?,
-            content: f.req("content")?,
-            created_at: f.req("createdAt")?,
-            reply_to_message_id: f.opt("replyToMessageId")?,
-            kind: f.req("kind")?,
-            tool_calls: f.opt("toolCalls")?,
-        })
+        let value = Message {
+            message_id: f.req("messageId"),
+            chat_id: f.opt("chatId"),
+            sender: f.req("sender"),
+            content: f.req("content"),
+            created_at: f.req("createdAt"),
+            reply_to_message_id: f.opt("replyToMessageId"),
+            kind: f.req("kind"),
+            tool_calls: f.opt("toolCalls"),
+        };
+        f.done(value)
     }
 }
 
@@ -636,17 +645,18 @@ impl FromJson for MemoryEntry {
             "toolName",
         ];
         let mut f = Fields::new(v, &known, true)?;
-        Ok(MemoryEntry {
-            role: f.req("role")?,
-            content: f.req("content")?,
-            sender: f.opt("sender")?,
-            message_id: f.req("messageId")?,
-            chat_id: f.opt("chatId")?,
-            created_at: f.req("createdAt")?,
-            tool_calls: f.opt("toolCalls")?,
-            tool_call_id: f.opt("toolCallId")?,
-            tool_name: f.opt("toolName")?,
-        })
+        let value = MemoryEntry {
+            role: f.req("role"),
+            content: f.req("content"),
+            sender: f.opt("sender"),
+            message_id: f.req("messageId"),
+            chat_id: f.opt("chatId"),
+            created_at: f.req("createdAt"),
+            tool_calls: f.opt("toolCalls"),
+            tool_call_id: f.opt("toolCallId"),
+            tool_name: f.opt("toolName"),
+        };
+        f.done(value)
     }
 }
 
@@ -663,16 +673,17 @@ impl FromJson for Chat {
             "updatedAt",
         ];
         let mut f = Fields::new(v, &known, true)?;
-        Ok(Chat {
-            id: f.req("id")?,
-            world_id: f.req("worldId")?,
-            name: f.req("name")?,
-            description: f.opt("description")?,
-            message_count: f.req("messageCount")?,
-            title_source: f.req("titleSource")?,
-            created_at: f.req("createdAt")?,
-            updated_at: f.req("updatedAt")?,
-        })
+        let value = Chat {
+            id: f.req("id"),
+            world_id: f.req("worldId"),
+            name: f.req("name"),
+            description: f.opt("description"),
+            message_count: f.req("messageCount"),
+            title_source: f.req("titleSource"),
+            created_at: f.req("createdAt"),
+            updated_at: f.req("updatedAt"),
+        };
+        f.done(value)
     }
 }
 
@@ -687,14 +698,15 @@ impl FromJson for CreateWorld {
             "chatLLMModel",
         ];
         let mut f = Fields::new(v, &known, true)?;
-        Ok(CreateWorld {
-            name: f.req("name")?,
-            description: f.opt("description")?,
-            turn_limit: f.opt("turnLimit")?,
-            history_limit: f.opt("historyLimit")?,
-            chat_llm_provider: f.opt("chatLLMProvider")?,
-            chat_llm_model: f.opt("chatLLMModel")?,
-        })
+        let value = CreateWorld {
+            name: f.req("name"),
+            description: f.opt("description"),
+            turn_limit: f.opt("turnLimit"),
+            history_limit: f.opt("historyLimit"),
+            chat_llm_provider: f.opt("chatLLMProvider"),
+            chat_llm_model: f.opt("chatLLMModel"),
+        };
+        f.done(value)
     }
 }
 
@@ -715,20 +727,21 @@ impl FromJson for NewAgent {
             "reasoning",
         ];
         let mut f = Fields::new(v, &known, true)?;
-        Ok(NewAgent {
-            name: f.req("name")?,
-            agent_type: f.opt("type")?,
-            provider: f.req("provider")?,
-            model: f.req("model")?,
-            system_prompt: f.opt("systemPrompt")?,
-            temperature: f.opt("temperature")?,
-            max_tokens: f.opt("maxTokens")?,
-            history_limit: f.opt("historyLimit")?,
-            stream: f.opt("stream")?,
-            tools: f.opt("tools")?,
-            max_steps: f.opt("maxSteps")?,
-            reasoning: f.opt("reasoning")?,
-        })
+        let value = NewAgent {
+            name: f.req("name"),
+            agent_type: f.opt("type"),
+            provider: f.req("provider"),
+            model: f.req("model"),
+            system_prompt: f.opt("systemPrompt"),
+            temperature: f.opt("temperature"),
+            max_tokens: f.opt("maxTokens"),
+            history_limit: f.opt("historyLimit"),
+            stream: f.opt("stream"),
+            tools: f.opt("tools"),
+            max_steps: f.opt("maxSteps"),
+            reasoning: f.opt("reasoning"),
+        };
+        f.done(value)
     }
 }
 
@@ -750,21 +763,22 @@ impl FromJson for AgentPatch {
             "reasoning",
         ];
         let mut f = Fields::new(v, &known, true)?;
-        Ok(AgentPatch {
-            name: f.opt("name")?,
-            agent_type: f.opt("type")?,
-            provider: f.opt("provider")?,
-            model: f.opt("model")?,
-            system_prompt: f.patch("systemPrompt")?,
-            temperature: f.patch("temperature")?,
-            max_tokens: f.patch("maxTokens")?,
-            history_limit: f.patch("historyLimit")?,
-            stream: f.opt("stream")?,
-            status: f.opt("status")?,
-            tools: f.patch("tools")?,
-            max_steps: f.patch("maxSteps")?,
-            reasoning: f.patch("reasoning")?,
-        })
+        let value = AgentPatch {
+            name: f.opt("name"),
+            agent_type: f.opt("type"),
+            provider: f.opt("provider"),
+            model: f.opt("model"),
+            system_prompt: f.patch("systemPrompt"),
+            temperature: f.patch("temperature"),
+            max_tokens: f.patch("maxTokens"),
+            history_limit: f.patch("historyLimit"),
+            stream: f.opt("stream"),
+            status: f.opt("status"),
+            tools: f.patch("tools"),
+            max_steps: f.patch("maxSteps"),
+            reasoning: f.patch("reasoning"),
+        };
+        f.done(value)
     }
 }
 
@@ -779,14 +793,15 @@ impl FromJson for WorldPatch {
             "chatLLMModel",
         ];
         let mut f = Fields::new(v, &known, true)?;
-        Ok(WorldPatch {
-            name: f.opt("name")?,
-            description: f.patch("description")?,
-            turn_limit: f.opt("turnLimit")?,
-            history_limit: f.opt("historyLimit")?,
-            chat_llm_provider: f.patch("chatLLMProvider")?,
-            chat_llm_model: f.patch("chatLLMModel")?,
-        })
+        let value = WorldPatch {
+            name: f.opt("name"),
+            description: f.patch("description"),
+            turn_limit: f.opt("turnLimit"),
+            history_limit: f.opt("historyLimit"),
+            chat_llm_provider: f.patch("chatLLMProvider"),
+            chat_llm_model: f.patch("chatLLMModel"),
+        };
+        f.done(value)
     }
 }
 

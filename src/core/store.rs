@@ -186,11 +186,12 @@ impl crate::core::json::FromJson for AgentChatState {
     fn from_json(v: serde_json::Value) -> Result<Self, crate::core::json::JsonError> {
         let known = ["agentId", "llmCallCount", "lastLLMCall"];
         let mut f = crate::core::json::Fields::new(v, &known, true)?;
-        Ok(AgentChatState {
-            agent_id: f.req("agentId")?,
-            llm_call_count: f.req("llmCallCount")?,
-            last_llm_call: f.opt("lastLLMCall")?,
-        })
+        let value = AgentChatState {
+            agent_id: f.req("agentId"),
+            llm_call_count: f.req("llmCallCount"),
+            last_llm_call: f.opt("lastLLMCall"),
+        };
+        f.done(value)
     }
 }
 

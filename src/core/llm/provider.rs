@@ -164,14 +164,15 @@ impl crate::core::json::FromJson for ProviderConfig {
             "headers",
         ];
         let mut f = crate::core::json::Fields::new(v, &known, true)?;
-        Ok(ProviderConfig {
-            api_key: f.opt("apiKey")?,
-            base_url: f.opt("baseUrl")?,
-            endpoint: f.opt("endpoint")?,
-            deployment: f.opt("deployment")?,
-            api_version: f.opt("apiVersion")?,
-            headers: f.opt("headers")?,
-        })
+        let value = ProviderConfig {
+            api_key: f.opt("apiKey"),
+            base_url: f.opt("baseUrl"),
+            endpoint: f.opt("endpoint"),
+            deployment: f.opt("deployment"),
+            api_version: f.opt("apiVersion"),
+            headers: f.opt("headers"),
+        };
+        f.done(value)
     }
 }
 

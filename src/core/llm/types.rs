@@ -13,10 +13,11 @@ use crate::core::tools::ToolSpec;
 pub const STREAM_CUT: &str = "stream ended before the reply was complete";
 
 /// The role of one entry of the LLM input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     System,
+    #[default]
     User,
     Assistant,
 }
@@ -188,63 +189,72 @@ impl FromJson for Role {
 impl FromJson for ToolCallPart {
     fn from_json(v: Value) -> Result<Self, JsonError> {
         let mut f = Fields::new(v, &[], false)?;
-        Ok(ToolCallPart {
-            id: f.req("id")?,
-            name: f.req("name")?,
-            arguments: f.req("arguments")?,
-            signature: f.opt("signature")?,
-        })
+        let value = ToolCallPart {
+            id: f.req("id"),
+            name: f.req("name"),
+            arguments: f.req("arguments"),
+            signature: f.opt("signature"),
+        };
+        f.done(value)
     }
 }
 
 impl FromJson for ThinkingBlock {
     fn from_json(v: Value) -> Result<Self, JsonError> {
         let mut f = Fields::new(v, &[], false)?;
-        let tag: Value = f.req("type")?;
-        let kind = one_of(tag, &["thinking", "redacted"]).map_err(|e| e.in_field("type"))?;
-        Ok(if kind == 0 {
-            ThinkingBlock::Thinking {
-                thinking: f.req("thinking")?,
-                signature: f.req("signature")?,
+        let tag: Value = f.req("type");
+        let value = match one_of(tag, &["thinking", "redacted"]) {
+            Ok(0) => ThinkingBlock::Thinking {
+                thinking: f.req("thinking"),
+                signature: f.req("signature"),
+            },
+            Ok(_) => ThinkingBlock::Redacted {
+                data: f.req("data"),
+            },
+            Err(e) => {
+                f.fail(e, "type");
+                ThinkingBlock::Redacted {
+                    data: String::new(),
+                }
             }
-        } else {
-            ThinkingBlock::Redacted {
-                data: f.req("data")?,
-            }
-        })
+        };
+        f.done(value)
     }
 }
 
 impl FromJson for ToolResultPart {
     fn from_json(v: Value) -> Result<Self, JsonError> {
         let mut f = Fields::new(v, &[], false)?;
-        Ok(ToolResultPart {
-            tool_call_id: f.req("toolCallId")?,
-            tool_name: f.req("toolName")?,
-        })
+        let value = ToolResultPart {
+            tool_call_id: f.req("toolCallId"),
+            tool_name: f.req("toolName"),
+        };
+        f.done(value)
     }
 }
 
 impl FromJson for ChatMessage {
     fn from_json(v: Value) -> Result<Self, JsonError> {
         let mut f = Fields::new(v, &[], false)?;
-        Ok(ChatMessage {
-            role: f.req("role")?,
-            content: f.req("content")?,
-            tool_calls: f.opt("toolCalls")?,
-            tool_result: f.opt("toolResult")?,
-            thinking: f.opt("thinking")?,
-        })
+        let value = ChatMessage {
+            role: f.req("role"),
+            content: f.req("content"),
+            tool_calls: f.opt("toolCalls"),
+            tool_result: f.opt("toolResult"),
+            thinking: f.opt("thinking"),
+        };
+        f.done(value)
     }
 }
 
 impl FromJson for Usage {
     fn from_json(v: Value) -> Result<Self, JsonError> {
         let mut f = Fields::new(v, &[], false)?;
-        Ok(Usage {
-            input_tokens: f.opt("inputTokens")?,
-            output_tokens: f.opt("outputTokens")?,
-        })
+        let value = Usage {
+            input_tokens: f.opt("inputTokens"),
+            output_tokens: f.opt("outputTokens"),
+        };
+        f.done(value)
     }
 }
 

@@ -118,39 +118,30 @@ pub(super) struct CounterRow {
     pub(super) next: u64,
 }
 
-/// The rows as they are read back: `v` and the payload, unknown fields ignored (by
-/// [`crate::core::json`]'s rules, which are serde's).
+/// The rows as they are read back: `v`, the numbers, then the payload, unknown fields ignored
+/// (by [`crate::core::json`]'s rules, which are serde's).
 macro_rules! row_from_json {
-    ($row:ident { $($field:ident: $name:literal),* }) => {
+    ($row:ident { $($field:ident: $name:literal),* $(,)? } $($payload:ident: $pname:literal)?) => {
         impl FromJson for $row {
             fn from_json(v: Value) -> Result<Self, JsonError> {
                 let mut f = Fields::new(v, &[], false)?;
-                Ok($row { v: f.req("v")?, $($field: f.req($name)?),* })
+                let v = f.req("v");
+                $(let $field = f.req($name);)*
+                $(let $payload = f.need($pname)?;)?
+                f.done($row { v, $($field,)* $($payload)? })
             }
         }
     };
 }
 
-row_from_json!(WorldRow { world: "world" });
-row_from_json!(AgentRow {
-    order: "order",
-    agent: "agent"
-});
-row_from_json!(ChatRow { chat: "chat" });
-row_from_json!(MessageRow {
-    seq: "seq",
-    message: "message"
-});
+row_from_json!(WorldRow {} world: "world");
+row_from_json!(AgentRow { order: "order", } agent: "agent");
+row_from_json!(ChatRow {} chat: "chat");
+row_from_json!(MessageRow { seq: "seq", } message: "message");
 row_from_json!(SeqRow { seq: "seq" });
-row_from_json!(MemoryRow {
-    agent_id: "agentId",
-    seq: "seq",
-    entry: "entry"
-});
-row_from_json!(StateRow { state: "state" });
-row_from_json!(ApprovalRow {
-    approval: "approval"
-});
+row_from_json!(MemoryRow { agent_id: "agentId", seq: "seq", } entry: "entry");
+row_from_json!(StateRow {} state: "state");
+row_from_json!(ApprovalRow {} approval: "approval");
 row_from_json!(CounterRow { next: "next" });
 
 pub(super) fn encode<T: Serialize>(row: &T, key: &str) -> Result<String, StoreError> {
