@@ -151,18 +151,22 @@ pub(super) fn encode<T: Serialize>(row: &T, key: &str) -> Result<String, StoreEr
 
 /// Decodes the value stored at `key`, checking its format version first.
 pub(super) fn decode<T: FromJson>(key: &str, value: &str) -> Result<T, StoreError> {
+    T::from_json(parse(key, value)?).map_err(|e| unreadable(key, e.to_string()))
+}
+
+/// The JSON of the value stored at `key`, once its format version is known to be readable:
+/// the part of [`decode`] that does not depend on the row type, so one copy serves them all.
+#[inline(never)]
+fn parse(key: &str, value: &str) -> Result<Value, StoreError> {
     let json: Value =
         serde_json::from_str(value).map_err(|e| unreadable(key, format!("not JSON ({e})")))?;
     match json.get("v").and_then(Value::as_u64) {
-        None => return Err(unreadable(key, "it has no format version \"v\"".into())),
-        Some(v) if v > u64::from(RECORD_VERSION) => {
-            return Err(StoreError::Version(format!(
+        None => Err(unreadable(key, "it has no format version \"v\"".into())),
+        Some(v) if v > u64::from(RECORD_VERSION) => Err(StoreError::Version(format!(
             "record at key {key:?} has format version {v}, newer than this app's {RECORD_VERSION}"
-        )))
-        }
-        Some(_) => {}
+        ))),
+        Some(_) => Ok(json),
     }
-    T::from_json(json).map_err(|e| unreadable(key, e.to_string()))
 }
 
 /// One copy for every row type.
