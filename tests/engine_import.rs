@@ -161,6 +161,47 @@ fn import_refuses_what_the_api_refuses_and_names_the_field() {
     }
 }
 
+/// A bad value deep inside a record is named by its full path, and the problem says what was
+/// expected without quoting the value.
+#[test]
+fn a_bad_nested_field_is_named_by_its_full_path() {
+    let refused = |mutate: &dyn Fn(&mut Value)| {
+        let mut v = valid_export();
+        mutate(&mut v);
+        match import_fresh(&v.to_string()) {
+            Err(WorldError::ImportInvalid { path, problem }) => (path, problem),
+            other => panic!("expected import_invalid, got {other:?}"),
+        }
+    };
+    let (path, problem) = refused(&|v| {
+        v["chats"][0]["messages"][1]["toolCalls"] = json!([{"toolCallId": "c1", "toolName": "t"}])
+    });
+    assert_eq!(
+        (path.as_str(), problem.as_str()),
+        ("chats[0].messages[1].toolCalls[0].args", "is missing")
+    );
+    let (path, problem) = refused(&|v| v["agents"][0]["reasoning"] = json!({"effort": "extreme"}));
+    assert_eq!(path, "agents[0].reasoning.effort");
+    assert_eq!(
+        problem,
+        r#"must be one of "low", "medium", "high" (got "extreme")"#
+    );
+    let (path, problem) = refused(&|v| v["agents"][1]["temperature"] = json!("hot"));
+    assert_eq!(
+        (path.as_str(), problem.as_str()),
+        ("agents[1].temperature", "must be a number (got a string)")
+    );
+    let (path, problem) =
+        refused(&|v| v["chats"][1]["memories"][0]["entries"][0]["createdAt"] = json!(1.5));
+    assert_eq!(
+        (path.as_str(), problem.as_str()),
+        (
+            "chats[1].memories[0].entries[0].createdAt",
+            "must be a string (got a fractional number)"
+        )
+    );
+}
+
 #[test]
 fn import_normalises_like_the_api() {
     let mut v = valid_export();

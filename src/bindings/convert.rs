@@ -1,8 +1,8 @@
 //! How values cross the JS boundary: Rust values go out as JSON text that one `JSON.parse`
 //! turns into plain objects ([`to_js`]); plain-data arguments come in through the bounded reader
-//! of [`crate::bindings::input`] and serde ([`from_js`]); async methods return the one kind of
-//! promise ([`promise`]). Keeping one route per direction keeps one serde instance per type in
-//! the module.
+//! of [`crate::bindings::input`] and the hand-written decoders of [`crate::core::json`]
+//! ([`from_js`]); async methods return the one kind of promise ([`promise`]). Keeping one route
+//! per direction keeps one serializer instance per type, and no serde deserializer at all.
 
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -10,6 +10,7 @@ use wasm_bindgen::JsCast;
 
 use crate::bindings::error::invalid_argument;
 use crate::bindings::input::{get, is_plain_object, read_object};
+use crate::core::json::{FromJson, JsonError};
 
 /// Converts a Rust value to a plain JS object (maps as objects, `None` fields left out, `None`
 /// values kept as `null`) by way of JSON text: `serde_json::to_string`, then `JSON.parse`.
@@ -26,10 +27,7 @@ pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue
 /// Reads a JS object argument into a Rust input type, naming `what` in the error. The value is
 /// read by the bounded, cycle-checking reader of [`crate::bindings::input`]: every key is seen
 /// (the engine's input types reject unknown fields, spec §1) and non-JSON values are refused.
-pub(crate) fn from_js<T: serde::de::DeserializeOwned>(
-    value: &JsValue,
-    what: &str,
-) -> Result<T, JsValue> {
+pub(crate) fn from_js<T: FromJson>(value: &JsValue, what: &str) -> Result<T, JsValue> {
     if !is_plain_object(value, what)? {
         return Err(invalid_argument(what, "must be an object"));
     }
@@ -37,20 +35,23 @@ pub(crate) fn from_js<T: serde::de::DeserializeOwned>(
     from_fields(fields, what)
 }
 
-/// Reads fields already read as plain data into a Rust input type.
-pub(crate) fn from_fields<T: serde::de::DeserializeOwned>(
+/// Reads fields already read as plain data into a Rust input type (by the hand-written
+/// decoder of [`crate::core::json`]); the error names the field: `addAgent config.temperature
+/// must be a number (got a string)`.
+pub(crate) fn from_fields<T: FromJson>(
     fields: serde_json::Map<String, serde_json::Value>,
     what: &str,
 ) -> Result<T, JsValue> {
-    serde_json::from_value(serde_json::Value::Object(fields)).map_err(|e| {
-        // serde quotes the offending value, which may be megabytes long.
-        let mut problem = format!("is invalid: {e}");
-        if let Some((cut, _)) = problem.char_indices().nth(300) {
-            problem.truncate(cut);
-            problem.push('…');
-        }
-        invalid_argument(what, &problem)
-    })
+    T::from_json(serde_json::Value::Object(fields)).map_err(|e| input_error(what, &e))
+}
+
+#[inline(never)]
+fn input_error(what: &str, e: &JsonError) -> JsValue {
+    if e.path.is_empty() {
+        invalid_argument(what, &e.problem)
+    } else {
+        invalid_argument(&format!("{what}.{}", e.path), &e.problem)
+    }
 }
 
 /// The work of an async method, boxed: one `future_to_promise` instance serves every method.

@@ -13,13 +13,16 @@
 //! Pending approvals are not exported: an export is a transcript, and a reply can only resume
 //! in the world that holds the registered tool and is waiting for it.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::core::json::{deserialize_via_json, Fields, FromJson, JsonError};
 
 use crate::core::llm::types::{ChatMessage, ThinkingBlock, ToolCallPart, Usage};
 use crate::core::model::{Message, Timestamp, ToolCallRecord};
 
 /// The state of one reply's step loop at a pending approval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct ReplyState {
     /// The step whose calls are running (1 for the first).
@@ -29,29 +32,25 @@ pub struct ReplyState {
     /// The reply's text so far, this step's text included (steps joined by a blank line).
     pub text: String,
     /// Usage summed over the steps so far, this one included.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
     /// The calls of the earlier steps, with their results.
-    #[serde(default)]
     pub tool_calls: Vec<ToolCallRecord>,
     /// This step's own text, finish reason and usage (for its memory entry and `step-finish`).
-    #[serde(default)]
     pub step_text: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub step_finish: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub step_usage: Option<Usage>,
     /// This step's calls in the model's order.
     pub step_calls: Vec<ToolCallPart>,
     /// This step's thinking blocks (Anthropic), sent back with its calls. Absent in records
     /// written before they were kept.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub step_thinking: Vec<ThinkingBlock>,
     /// The results of this step's calls that ran before the pending one.
-    #[serde(default)]
     pub step_records: Vec<ToolCallRecord>,
     /// Every call id used in the reply so far (a repeated id is replaced).
-    #[serde(default)]
     pub used_ids: Vec<String>,
 }
 
@@ -63,7 +62,7 @@ impl ReplyState {
 }
 
 /// A reply waiting for the application's answer to one tool call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalRecord {
     pub approval_id: String,
@@ -95,6 +94,47 @@ pub struct PendingApproval {
     pub chat_id: Option<String>,
     pub created_at: Timestamp,
 }
+
+// Decoding (see `crate::core::json`). Unknown fields are ignored, as they always were here.
+impl FromJson for ReplyState {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let mut f = Fields::new(v, &[], false)?;
+        let value = ReplyState {
+            step: f.req("step"),
+            messages: f.req("messages"),
+            text: f.req("text"),
+            usage: f.opt("usage"),
+            tool_calls: f.opt("toolCalls"),
+            step_text: f.opt("stepText"),
+            step_finish: f.opt("stepFinish"),
+            step_usage: f.opt("stepUsage"),
+            step_calls: f.req("stepCalls"),
+            step_thinking: f.opt("stepThinking"),
+            step_records: f.opt("stepRecords"),
+            used_ids: f.opt("usedIds"),
+        };
+        f.done(value)
+    }
+}
+
+impl FromJson for ApprovalRecord {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let mut f = Fields::new(v, &[], false)?;
+        let value = ApprovalRecord {
+            approval_id: f.req("approvalId"),
+            world_id: f.req("worldId"),
+            chat_id: f.opt("chatId"),
+            agent_id: f.req("agentId"),
+            reply_id: f.req("replyId"),
+            trigger: f.req("trigger"),
+            created_at: f.req("createdAt"),
+            state: f.req("state"),
+        };
+        f.done(value)
+    }
+}
+
+deserialize_via_json!(ReplyState, ApprovalRecord);
 
 impl ApprovalRecord {
     pub fn view(&self) -> PendingApproval {

@@ -9,6 +9,7 @@ pub mod engine;
 pub mod error;
 pub mod events;
 pub mod ids;
+pub mod json;
 pub mod llm;
 pub mod llm_client;
 pub(crate) mod lock;

@@ -5,9 +5,11 @@
 //! Timestamps are epoch milliseconds inside the engine ([`Timestamp`]) and ISO-8601 UTC strings
 //! with milliseconds on the wire (`2026-11-22T07:30:00.000Z`).
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Serialize, Serializer};
+use serde_json::Value;
 
 use crate::core::error::WorldError;
+use crate::core::json::{deserialize_via_json, one_of, Fields, FromJson, JsonError};
 
 /// The default turn limit (spec §1: 0 or missing means 5).
 pub const DEFAULT_TURN_LIMIT: u32 = 5;
@@ -144,40 +146,21 @@ impl Serialize for Timestamp {
     }
 }
 
-impl<'de> Deserialize<'de> for Timestamp {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        Timestamp::parse_iso(&s).ok_or_else(|| {
-            serde::de::Error::custom(format!(
-                "invalid timestamp {s:?}; use ISO-8601 UTC such as 2026-11-22T07:30:00.000Z"
-            ))
-        })
-    }
-}
-
 /// A world's persisted settings (spec §1 "World").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct WorldData {
     pub id: String,
     pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     pub turn_limit: u32,
     pub history_limit: u32,
     /// `None` = session mode off (spec §6).
     pub current_chat_id: Option<String>,
-    #[serde(
-        default,
-        rename = "chatLLMProvider",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "chatLLMProvider", skip_serializing_if = "Option::is_none")]
     pub chat_llm_provider: Option<String>,
-    #[serde(
-        default,
-        rename = "chatLLMModel",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "chatLLMModel", skip_serializing_if = "Option::is_none")]
     pub chat_llm_model: Option<String>,
     pub created_at: Timestamp,
     pub last_updated: Timestamp,
@@ -185,8 +168,8 @@ pub struct WorldData {
 
 /// An agent (spec §1 "Agent"). `llm_call_count` and `last_llm_call` are the turn counter of the
 /// current chat (or of RAM when session mode is off); the store keeps them per chat.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Agent {
     pub id: String,
     pub name: String,
@@ -194,47 +177,35 @@ pub struct Agent {
     pub agent_type: String,
     pub provider: String,
     pub model: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub history_limit: Option<u32>,
     pub stream: bool,
     /// The names of the world's tools this agent may call (spec §9); checked against the
     /// registered tools when a reply starts, not when the agent is saved (tools are runtime
     /// only and may be registered later).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<String>,
     /// LLM calls one reply may take (1–50); the last one is offered no tools. Left out of the
     /// serialised agent when it is the default (5), like the other optional settings: records
     /// and exports of agents that never set it look as they did before tools.
-    #[serde(
-        default = "default_max_steps",
-        skip_serializing_if = "is_default_max_steps"
-    )]
+    #[serde(skip_serializing_if = "is_default_max_steps")]
     pub max_steps: u32,
     /// The thinking setting each provider codec encodes in its own way (ignored by providers
     /// without one).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<Reasoning>,
-    #[serde(default)]
     pub llm_call_count: u32,
-    #[serde(
-        default,
-        rename = "lastLLMCall",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "lastLLMCall", skip_serializing_if = "Option::is_none")]
     pub last_llm_call: Option<Timestamp>,
     pub created_at: Timestamp,
     pub last_active: Timestamp,
     pub status: String,
-}
-
-fn default_max_steps() -> u32 {
-    DEFAULT_MAX_STEPS
 }
 
 fn is_default_max_steps(n: &u32) -> bool {
@@ -242,7 +213,7 @@ fn is_default_max_steps(n: &u32) -> bool {
 }
 
 /// How hard a model should think (spec §9 `reasoning.effort`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ReasoningEffort {
     Low,
@@ -251,35 +222,35 @@ pub enum ReasoningEffort {
 }
 
 /// An agent's `reasoning` setting: `{effort?, budgetTokens?}` (spec §9).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "camelCase")]
 pub struct Reasoning {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub effort: Option<ReasoningEffort>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub budget_tokens: Option<u32>,
 }
 
 /// One tool call of a published reply (spec §9 "The published reply"): what was called with
 /// which arguments, and what came back. Exactly one of `result` / `error` is set once the call
 /// ran; a call whose arguments were refused has `error` and was never executed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolCallRecord {
     pub tool_call_id: String,
     pub tool_name: String,
     /// The parsed arguments; arguments that were not valid JSON are kept as their raw text
     /// (a JSON string), so the transcript shows what the model sent.
     pub args: serde_json::Value,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<serde_json::Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
 /// A tool call as the agent's memory keeps it (on a `role: "assistant"` entry).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolCallRef {
     pub tool_call_id: String,
     pub tool_name: String,
@@ -288,9 +259,10 @@ pub struct ToolCallRef {
 }
 
 /// What kind of message was published (spec §1 "Message").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum MessageKind {
+    #[default]
     Message,
     TurnLimit,
     Pass,
@@ -298,28 +270,28 @@ pub enum MessageKind {
 }
 
 /// A published message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+#[serde(rename_all = "camelCase")]
 pub struct Message {
     pub message_id: String,
     /// `null` when session mode is off (the message event always carries the field).
-    #[serde(default)]
     pub chat_id: Option<String>,
     pub sender: String,
     pub content: String,
     pub created_at: Timestamp,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reply_to_message_id: Option<String>,
     pub kind: MessageKind,
     /// The tool calls the reply made (spec §9), absent when none.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCallRecord>,
 }
 
 /// `user`, `assistant` or `tool` (spec §1 "Memory entry", §9 "Memory").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum MemoryRole {
+    #[default]
     User,
     Assistant,
     /// The result of one tool call (`toolCallId`, `toolName`; `content` is the result as JSON
@@ -330,25 +302,25 @@ pub enum MemoryRole {
 /// One entry of an agent's memory. The entries of one reply's tool steps share the reply's
 /// `messageId`: an `assistant` entry with `toolCalls` followed by one `tool` entry per call (a
 /// *tool group*), between M and the final reply.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct MemoryEntry {
     pub role: MemoryRole,
     pub content: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sender: Option<String>,
     pub message_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub chat_id: Option<String>,
     pub created_at: Timestamp,
     /// On an `assistant` entry: the calls of that step.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCallRef>,
     /// On a `tool` entry: the call it answers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
     /// On a `tool` entry: the tool that was called.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
 }
 
@@ -377,22 +349,23 @@ impl MemoryEntry {
 }
 
 /// Where a chat's name came from (spec §6 "Title").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum TitleSource {
+    #[default]
     Default,
     Auto,
     Manual,
 }
 
 /// A chat (spec §1 "Chat").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Chat {
     pub id: String,
     pub world_id: String,
     pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     pub message_count: u64,
     pub title_source: TitleSource,
@@ -401,119 +374,456 @@ pub struct Chat {
 }
 
 /// Input of `World::create`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CreateWorld {
     pub name: String,
-    #[serde(default)]
     pub description: Option<String>,
     /// A number so that `2.5` and `-1` reach validation (→ `invalid_turn_limit`).
-    #[serde(default)]
     pub turn_limit: Option<f64>,
-    #[serde(default)]
     pub history_limit: Option<i64>,
-    #[serde(default, rename = "chatLLMProvider")]
+    #[serde(rename = "chatLLMProvider")]
     pub chat_llm_provider: Option<String>,
-    #[serde(default, rename = "chatLLMModel")]
+    #[serde(rename = "chatLLMModel")]
     pub chat_llm_model: Option<String>,
 }
 
 /// Input of `World::add_agent`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct NewAgent {
     pub name: String,
     /// Free-form agent type; `"default"` when missing.
-    #[serde(default, rename = "type")]
+    #[serde(rename = "type")]
     pub agent_type: Option<String>,
     pub provider: String,
     pub model: String,
-    #[serde(default)]
     pub system_prompt: Option<String>,
-    #[serde(default)]
     pub temperature: Option<f64>,
-    #[serde(default)]
     pub max_tokens: Option<i64>,
-    #[serde(default)]
     pub history_limit: Option<i64>,
     /// Streaming is the default (spec §1).
-    #[serde(default)]
     pub stream: Option<bool>,
     /// Names of registered (or later registered) tools the agent may call.
-    #[serde(default)]
     pub tools: Option<Vec<String>>,
     /// A number so that `2.5` and `0` reach validation (→ `invalid_input` naming `maxSteps`).
-    #[serde(default)]
     pub max_steps: Option<f64>,
-    #[serde(default)]
     pub reasoning: Option<Reasoning>,
 }
 
 /// A partial update of an agent. A missing field keeps its value; for the optional settings,
 /// `null` clears them (`Some(None)`). The id never changes, even when the name does.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct AgentPatch {
-    #[serde(default)]
     pub name: Option<String>,
-    #[serde(default, rename = "type")]
+    #[serde(rename = "type")]
     pub agent_type: Option<String>,
-    #[serde(default)]
     pub provider: Option<String>,
-    #[serde(default)]
     pub model: Option<String>,
-    #[serde(default, deserialize_with = "double_option")]
     pub system_prompt: Option<Option<String>>,
-    #[serde(default, deserialize_with = "double_option")]
     pub temperature: Option<Option<f64>>,
-    #[serde(default, deserialize_with = "double_option")]
     pub max_tokens: Option<Option<i64>>,
-    #[serde(default, deserialize_with = "double_option")]
     pub history_limit: Option<Option<i64>>,
-    #[serde(default)]
     pub stream: Option<bool>,
-    #[serde(default)]
     pub status: Option<String>,
     /// `null` empties the list.
-    #[serde(default, deserialize_with = "double_option")]
     pub tools: Option<Option<Vec<String>>>,
     /// `null` restores the default (5).
-    #[serde(default, deserialize_with = "double_option")]
     pub max_steps: Option<Option<f64>>,
     /// `null` clears it.
-    #[serde(default, deserialize_with = "double_option")]
     pub reasoning: Option<Option<Reasoning>>,
 }
 
 /// A partial update of a world. The id never changes, even when the name does (renaming a world
 /// must not orphan its chats).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct WorldPatch {
-    #[serde(default)]
     pub name: Option<String>,
-    #[serde(default, deserialize_with = "double_option")]
     pub description: Option<Option<String>>,
-    #[serde(default)]
     pub turn_limit: Option<f64>,
-    #[serde(default)]
     pub history_limit: Option<i64>,
-    #[serde(
-        default,
-        rename = "chatLLMProvider",
-        deserialize_with = "double_option"
-    )]
+    #[serde(rename = "chatLLMProvider")]
     pub chat_llm_provider: Option<Option<String>>,
-    #[serde(default, rename = "chatLLMModel", deserialize_with = "double_option")]
+    #[serde(rename = "chatLLMModel")]
     pub chat_llm_model: Option<Option<String>>,
 }
 
-/// `missing` → `None`, `null` → `Some(None)`, a value → `Some(Some(v))`.
-fn double_option<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
-    d: D,
-) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(d).map(Some)
+// ---- Decoding (see `crate::core::json`: one hand-written reader per type, serde's rules) ----
+
+impl FromJson for ReasoningEffort {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        use ReasoningEffort::*;
+        Ok([Low, Medium, High][one_of(v, &["low", "medium", "high"])?])
+    }
 }
+
+impl FromJson for MessageKind {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        use MessageKind::*;
+        let names = ["message", "turn-limit", "pass", "interrupted"];
+        Ok([Message, TurnLimit, Pass, Interrupted][one_of(v, &names)?])
+    }
+}
+
+impl FromJson for MemoryRole {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        use MemoryRole::*;
+        Ok([User, Assistant, Tool][one_of(v, &["user", "assistant", "tool"])?])
+    }
+}
+
+impl FromJson for TitleSource {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        use TitleSource::*;
+        Ok([Default, Auto, Manual][one_of(v, &["default", "auto", "manual"])?])
+    }
+}
+
+impl FromJson for WorldData {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let mut f = Fields::new(
+            v,
+            &[
+                "id",
+                "name",
+                "description",
+                "turnLimit",
+                "historyLimit",
+                "currentChatId",
+                "chatLLMProvider",
+                "chatLLMModel",
+                "createdAt",
+                "lastUpdated",
+            ],
+            true,
+        )?;
+        let value = WorldData {
+            id: f.req("id"),
+            name: f.req("name"),
+            description: f.opt("description"),
+            turn_limit: f.req("turnLimit"),
+            history_limit: f.req("historyLimit"),
+            current_chat_id: f.opt("currentChatId"),
+            chat_llm_provider: f.opt("chatLLMProvider"),
+            chat_llm_model: f.opt("chatLLMModel"),
+            created_at: f.req("createdAt"),
+            last_updated: f.req("lastUpdated"),
+        };
+        f.done(value)
+    }
+}
+
+impl FromJson for Agent {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let mut f = Fields::new(
+            v,
+            &[
+                "id",
+                "name",
+                "type",
+                "provider",
+                "model",
+                "systemPrompt",
+                "temperature",
+                "maxTokens",
+                "historyLimit",
+                "stream",
+                "tools",
+                "maxSteps",
+                "reasoning",
+                "llmCallCount",
+                "lastLLMCall",
+                "createdAt",
+                "lastActive",
+                "status",
+            ],
+            true,
+        )?;
+        let value = Agent {
+            id: f.req("id"),
+            name: f.req("name"),
+            agent_type: f.req("type"),
+            provider: f.req("provider"),
+            model: f.req("model"),
+            system_prompt: f.opt("systemPrompt"),
+            temperature: f.opt("temperature"),
+            max_tokens: f.opt("maxTokens"),
+            history_limit: f.opt("historyLimit"),
+            stream: f.req("stream"),
+            tools: f.opt("tools"),
+            max_steps: f.or("maxSteps", DEFAULT_MAX_STEPS),
+            reasoning: f.opt("reasoning"),
+            llm_call_count: f.opt("llmCallCount"),
+            last_llm_call: f.opt("lastLLMCall"),
+            created_at: f.req("createdAt"),
+            last_active: f.req("lastActive"),
+            status: f.req("status"),
+        };
+        f.done(value)
+    }
+}
+
+impl FromJson for Reasoning {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let mut f = Fields::new(v, &["effort", "budgetTokens"], true)?;
+        let value = Reasoning {
+            effort: f.opt("effort"),
+            budget_tokens: f.opt("budgetTokens"),
+        };
+        f.done(value)
+    }
+}
+
+impl FromJson for ToolCallRecord {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let known = ["toolCallId", "toolName", "args", "result", "error"];
+        let mut f = Fields::new(v, &known, true)?;
+        let value = ToolCallRecord {
+            tool_call_id: f.req("toolCallId"),
+            tool_name: f.req("toolName"),
+            args: f.req("args"),
+            // As serde reads an `Option<Value>`: `null` is `None`.
+            result: f.opt("result"),
+            error: f.opt("error"),
+        };
+        f.done(value)
+    }
+}
+
+impl FromJson for ToolCallRef {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let mut f = Fields::new(v, &["toolCallId", "toolName", "args"], true)?;
+        let value = ToolCallRef {
+            tool_call_id: f.req("toolCallId"),
+            tool_name: f.req("toolName"),
+            args: f.req("args"),
+        };
+        f.done(value)
+    }
+}
+
+impl FromJson for Message {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let known = [
+            "messageId",
+            "chatId",
+            "sender",
+            "content",
+            "createdAt",
+            "replyToMessageId",
+            "kind",
+            "toolCalls",
+        ];
+        let mut f = Fields::new(v, &known, true)?;
+        let value = Message {
+            message_id: f.req("messageId"),
+            chat_id: f.opt("chatId"),
+            sender: f.req("sender"),
+            content: f.req("content"),
+            created_at: f.req("createdAt"),
+            reply_to_message_id: f.opt("replyToMessageId"),
+            kind: f.req("kind"),
+            tool_calls: f.opt("toolCalls"),
+        };
+        f.done(value)
+    }
+}
+
+impl FromJson for MemoryEntry {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let known = [
+            "role",
+            "content",
+            "sender",
+            "messageId",
+            "chatId",
+            "createdAt",
+            "toolCalls",
+            "toolCallId",
+            "toolName",
+        ];
+        let mut f = Fields::new(v, &known, true)?;
+        let value = MemoryEntry {
+            role: f.req("role"),
+            content: f.req("content"),
+            sender: f.opt("sender"),
+            message_id: f.req("messageId"),
+            chat_id: f.opt("chatId"),
+            created_at: f.req("createdAt"),
+            tool_calls: f.opt("toolCalls"),
+            tool_call_id: f.opt("toolCallId"),
+            tool_name: f.opt("toolName"),
+        };
+        f.done(value)
+    }
+}
+
+impl FromJson for Chat {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let known = [
+            "id",
+            "worldId",
+            "name",
+            "description",
+            "messageCount",
+            "titleSource",
+            "createdAt",
+            "updatedAt",
+        ];
+        let mut f = Fields::new(v, &known, true)?;
+        let value = Chat {
+            id: f.req("id"),
+            world_id: f.req("worldId"),
+            name: f.req("name"),
+            description: f.opt("description"),
+            message_count: f.req("messageCount"),
+            title_source: f.req("titleSource"),
+            created_at: f.req("createdAt"),
+            updated_at: f.req("updatedAt"),
+        };
+        f.done(value)
+    }
+}
+
+impl FromJson for CreateWorld {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let known = [
+            "name",
+            "description",
+            "turnLimit",
+            "historyLimit",
+            "chatLLMProvider",
+            "chatLLMModel",
+        ];
+        let mut f = Fields::new(v, &known, true)?;
+        let value = CreateWorld {
+            name: f.req("name"),
+            description: f.opt("description"),
+            turn_limit: f.opt("turnLimit"),
+            history_limit: f.opt("historyLimit"),
+            chat_llm_provider: f.opt("chatLLMProvider"),
+            chat_llm_model: f.opt("chatLLMModel"),
+        };
+        f.done(value)
+    }
+}
+
+impl FromJson for NewAgent {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let known = [
+            "name",
+            "type",
+            "provider",
+            "model",
+            "systemPrompt",
+            "temperature",
+            "maxTokens",
+            "historyLimit",
+            "stream",
+            "tools",
+            "maxSteps",
+            "reasoning",
+        ];
+        let mut f = Fields::new(v, &known, true)?;
+        let value = NewAgent {
+            name: f.req("name"),
+            agent_type: f.opt("type"),
+            provider: f.req("provider"),
+            model: f.req("model"),
+            system_prompt: f.opt("systemPrompt"),
+            temperature: f.opt("temperature"),
+            max_tokens: f.opt("maxTokens"),
+            history_limit: f.opt("historyLimit"),
+            stream: f.opt("stream"),
+            tools: f.opt("tools"),
+            max_steps: f.opt("maxSteps"),
+            reasoning: f.opt("reasoning"),
+        };
+        f.done(value)
+    }
+}
+
+impl FromJson for AgentPatch {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let known = [
+            "name",
+            "type",
+            "provider",
+            "model",
+            "systemPrompt",
+            "temperature",
+            "maxTokens",
+            "historyLimit",
+            "stream",
+            "status",
+            "tools",
+            "maxSteps",
+            "reasoning",
+        ];
+        let mut f = Fields::new(v, &known, true)?;
+        let value = AgentPatch {
+            name: f.opt("name"),
+            agent_type: f.opt("type"),
+            provider: f.opt("provider"),
+            model: f.opt("model"),
+            system_prompt: f.patch("systemPrompt"),
+            temperature: f.patch("temperature"),
+            max_tokens: f.patch("maxTokens"),
+            history_limit: f.patch("historyLimit"),
+            stream: f.opt("stream"),
+            status: f.opt("status"),
+            tools: f.patch("tools"),
+            max_steps: f.patch("maxSteps"),
+            reasoning: f.patch("reasoning"),
+        };
+        f.done(value)
+    }
+}
+
+impl FromJson for WorldPatch {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let known = [
+            "name",
+            "description",
+            "turnLimit",
+            "historyLimit",
+            "chatLLMProvider",
+            "chatLLMModel",
+        ];
+        let mut f = Fields::new(v, &known, true)?;
+        let value = WorldPatch {
+            name: f.opt("name"),
+            description: f.patch("description"),
+            turn_limit: f.opt("turnLimit"),
+            history_limit: f.opt("historyLimit"),
+            chat_llm_provider: f.patch("chatLLMProvider"),
+            chat_llm_model: f.patch("chatLLMModel"),
+        };
+        f.done(value)
+    }
+}
+
+deserialize_via_json!(
+    Timestamp,
+    ReasoningEffort,
+    MessageKind,
+    MemoryRole,
+    TitleSource,
+    WorldData,
+    Agent,
+    Reasoning,
+    ToolCallRecord,
+    ToolCallRef,
+    Message,
+    MemoryEntry,
+    Chat,
+    CreateWorld,
+    NewAgent,
+    AgentPatch,
+    WorldPatch,
+);
 
 /// spec §1: an integer ≥ 1; 0 or missing means 5; anything else is `invalid_turn_limit`.
 pub fn validate_turn_limit(v: Option<f64>) -> Result<u32, WorldError> {

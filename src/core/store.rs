@@ -36,7 +36,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::core::approval::ApprovalRecord;
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, Timestamp, WorldData};
@@ -172,18 +172,30 @@ impl StoreError {
 pub type WorldLockGuard = Box<dyn std::any::Any>;
 
 /// An agent's per-chat turn state (spec §6: memory and counters are persisted per chat).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "camelCase")]
 pub struct AgentChatState {
     pub agent_id: String,
     pub llm_call_count: u32,
-    #[serde(
-        default,
-        rename = "lastLLMCall",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "lastLLMCall", skip_serializing_if = "Option::is_none")]
     pub last_llm_call: Option<Timestamp>,
 }
+
+/// Decoding (see `crate::core::json`): unknown fields are refused.
+impl crate::core::json::FromJson for AgentChatState {
+    fn from_json(v: serde_json::Value) -> Result<Self, crate::core::json::JsonError> {
+        let known = ["agentId", "llmCallCount", "lastLLMCall"];
+        let mut f = crate::core::json::Fields::new(v, &known, true)?;
+        let value = AgentChatState {
+            agent_id: f.req("agentId"),
+            llm_call_count: f.req("llmCallCount"),
+            last_llm_call: f.opt("lastLLMCall"),
+        };
+        f.done(value)
+    }
+}
+
+crate::core::json::deserialize_via_json!(AgentChatState);
 
 /// Everything one chat holds, for export.
 #[derive(Debug, Clone, PartialEq, Default)]

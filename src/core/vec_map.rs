@@ -322,42 +322,11 @@ impl<'a, K, V> IntoIterator for &'a VecMap<K, V> {
     }
 }
 
-/// As a JSON object (the provider settings' `headers`), like `BTreeMap`: keys in order out,
-/// any order in (the later of a repeated key wins).
+/// As a JSON object (the provider settings' `headers`), keys in order, like `BTreeMap`.
+/// (Decoding is `crate::core::json`'s `FromJson`.)
 impl<K: serde::Serialize, V: serde::Serialize> serde::Serialize for VecMap<K, V> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_map(self.items.iter().map(|(k, v)| (k, v)))
-    }
-}
-
-impl<'de, K, V> serde::Deserialize<'de> for VecMap<K, V>
-where
-    K: Ord + serde::Deserialize<'de>,
-    V: serde::Deserialize<'de>,
-{
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Pairs<K, V>(std::marker::PhantomData<(K, V)>);
-        impl<'de, K, V> serde::de::Visitor<'de> for Pairs<K, V>
-        where
-            K: Ord + serde::Deserialize<'de>,
-            V: serde::Deserialize<'de>,
-        {
-            type Value = VecMap<K, V>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut m: A,
-            ) -> Result<Self::Value, A::Error> {
-                let mut pairs = Vec::new();
-                while let Some(pair) = m.next_entry()? {
-                    pairs.push(pair);
-                }
-                Ok(pairs.into_iter().collect())
-            }
-        }
-        d.deserialize_map(Pairs(std::marker::PhantomData))
     }
 }
 

@@ -116,6 +116,26 @@ test('NaN, ±Infinity, BigInt, symbols and functions are refused, never read as 
   assert.equal(cleared.temperature, 0.5);
 });
 
+test('a mistyped or misspelled field is named with its path, and its value is not echoed', async () => {
+  const world = await AgentWorld.create({ name: unique('Typo'), storage: 'memory' });
+  const base = { name: 'Alice', provider: 'custom', model: 'm' };
+  const wrong = await failure(() => world.addAgent({ ...base, temperature: 'x'.repeat(100_000) }));
+  assert.equal(wrong.code, 'invalid_input');
+  assert.equal(wrong.message, 'addAgent config.temperature must be a number (got a string)');
+  const typo = await failure(() => world.addAgent({ ...base, temprature: 1 }));
+  assert.match(typo.message, /^addAgent config\.temprature is not a known field; the fields are name, type, provider, model, systemPrompt, temperature,/);
+  await world.addAgent(base);
+  const nested = await failure(() => world.updateAgent('alice', { reasoning: { effort: 'extreme' } }));
+  assert.equal(nested.message, 'updateAgent patch.reasoning.effort must be one of "low", "medium", "high" (got "extreme")');
+  const listed = await failure(() => world.updateAgent('alice', { tools: ['a', 7] }));
+  assert.equal(listed.message, 'updateAgent patch.tools[1] must be a string (got an integer)');
+  const setting = await failure(() => world.configureProvider('openai', { apikey: 'sk-secret' }));
+  assert.match(setting.message, /^settings of provider 'openai'\.apikey is not a known field; the fields are apiKey,/);
+  assert.doesNotMatch(setting.message, /sk-secret/);
+  const header = await failure(() => world.configureProvider('openai', { headers: { 'x-a': 5 } }));
+  assert.equal(header.message, "settings of provider 'openai'.headers.x-a must be a string (got an integer)");
+});
+
 test('arguments whose property access throws become invalid_input with the error as cause', async () => {
   const world = await AgentWorld.create({ name: unique('Throwing'), storage: 'memory' });
   const boom = new Error('boom');

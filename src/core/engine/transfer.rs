@@ -30,29 +30,28 @@
 
 use crate::core::vec_map::VecSet;
 
-use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::core::engine::{Services, World};
 use crate::core::error::WorldError;
 use crate::core::ids::{agent_id, world_id};
+use crate::core::json::{FromJson, JsonError};
 use crate::core::model::{
     validate_agent_tools, validate_chat_llm_provider, validate_chat_name, validate_content,
     validate_history_limit, validate_id, validate_max_tokens, validate_name, validate_provider,
     validate_record_id, validate_required, validate_sender, validate_temperature, validate_text,
-    Agent, Chat, MemoryEntry, MemoryRole, Message, MessageKind, Timestamp, WorldData,
-    DEFAULT_TURN_LIMIT, MAX_MAX_STEPS, NEW_CHAT_NAME,
+    Agent, Chat, MemoryEntry, MemoryRole, Message, WorldData, DEFAULT_TURN_LIMIT, MAX_MAX_STEPS,
+    NEW_CHAT_NAME,
 };
 use crate::core::sort::sort_by;
 use crate::core::store::{AgentChatState, StoreOp};
-use crate::core::store_contract as tpl;
 
 /// The export format this engine writes.
 pub const FORMAT_VERSION: u64 = 3;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 struct ExportMemory {
     agent_id: String,
     entries: Vec<MemoryEntry>,
@@ -83,66 +82,21 @@ fn invalid(path: &str, problem: impl Into<String>) -> WorldError {
     }
 }
 
-/// Deserialises `v` as `T`; on failure finds the offending field: serde names missing and
-/// unknown fields, otherwise each field is swapped for the template's (or removed) until the
-/// value parses. The template is only built on failure.
-fn parse_at<T: DeserializeOwned + Serialize>(
-    v: &Value,
-    path: &str,
-    template: impl FnOnce() -> T,
-) -> Result<T, WorldError> {
-    match serde_json::from_value::<T>(v.clone()) {
-        Ok(t) => Ok(t),
-        Err(e) => Err(locate_error(
-            v,
-            path,
-            e,
-            serde_json::to_string(&template()),
-            &|probe| serde_json::from_value::<T>(probe).is_ok(),
-        )),
-    }
+/// Decodes `v` as `T` (by [`crate::core::json`]); the error names the offending field below
+/// `path` (`agents[0].temperature`, `chats[0].messages[1].toolCalls[0].args`).
+fn parse_at<T: FromJson>(v: &Value, path: &str) -> Result<T, WorldError> {
+    T::from_json(v.clone()).map_err(|e| located(path, e))
 }
 
-/// The error of [`parse_at`], one copy for every `T` (only `parses` and the template's text
-/// depend on it). The template goes through JSON text, not `to_value`: every model type already
-/// has its one `Serialize` instance for JSON text (stores, export, `to_js`), while a `Value`
-/// serializer per type cost the wasm module 5.5 KB raw for this error path alone.
 #[inline(never)]
-fn locate_error(
-    v: &Value,
-    path: &str,
-    err: serde_json::Error,
-    template: Result<String, serde_json::Error>,
-    parses: &dyn Fn(Value) -> bool,
-) -> WorldError {
-    let err = err.to_string();
-    for marker in ["unknown field `", "missing field `"] {
-        if let Some(name) = err.split(marker).nth(1).and_then(|r| r.split('`').next()) {
-            return invalid_at(path, name, err.clone());
-        }
+fn located(path: &str, e: JsonError) -> WorldError {
+    if e.path.is_empty() {
+        invalid(path, e.problem)
+    } else if e.path.starts_with('[') {
+        invalid(&format!("{path}{}", e.path), e.problem)
+    } else {
+        invalid_at(path, &e.path, e.problem)
     }
-    let Value::Object(obj) = v else {
-        return invalid(path, err);
-    };
-    let good = match template.ok().and_then(|t| serde_json::from_str(&t).ok()) {
-        Some(Value::Object(g)) => g,
-        _ => Map::new(),
-    };
-    for k in obj.keys() {
-        let mut probe = obj.clone();
-        match good.get(k) {
-            Some(gv) => {
-                probe.insert(k.clone(), gv.clone());
-            }
-            None => {
-                probe.remove(k);
-            }
-        }
-        if parses(Value::Object(probe)) {
-            return invalid_at(path, k, err);
-        }
-    }
-    invalid(path, err)
 }
 
 fn array_at<'v>(
@@ -189,33 +143,6 @@ fn migrate_v1(doc: &mut Value) {
     }
     if let Some(obj) = doc.as_object_mut() {
         obj.insert("formatVersion".into(), Value::from(2u64));
-    }
-}
-
-fn template_message() -> Message {
-    Message {
-        message_id: "m".into(),
-        chat_id: None,
-        sender: "HUMAN".into(),
-        content: "x".into(),
-        created_at: Timestamp(0),
-        reply_to_message_id: None,
-        kind: MessageKind::Message,
-        tool_calls: Vec::new(),
-    }
-}
-
-fn template_memory() -> MemoryEntry {
-    MemoryEntry {
-        role: MemoryRole::User,
-        content: "x".into(),
-        sender: None,
-        message_id: "m".into(),
-        chat_id: None,
-        created_at: Timestamp(0),
-        tool_calls: Vec::new(),
-        tool_call_id: None,
-        tool_name: None,
     }
 }
 
@@ -446,14 +373,14 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
     let world_v = top
         .get("world")
         .ok_or_else(|| invalid("world", "is missing"))?;
-    let mut world: WorldData = parse_at(world_v, "world", || tpl::world("w"))?;
+    let mut world: WorldData = parse_at(world_v, "world")?;
     check_world(&mut world)?;
 
     let mut agents = Vec::new();
     let mut agent_ids = VecSet::new();
     for (i, v) in array_at(top, "agents", "")?.iter().enumerate() {
         let p = format!("agents[{i}]");
-        let mut a: Agent = parse_at(v, &p, || tpl::agent("a"))?;
+        let mut a: Agent = parse_at(v, &p)?;
         check_agent(&mut a, &p)?;
         if !agent_ids.insert(a.id.clone()) {
             return Err(invalid_at(
@@ -478,7 +405,7 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
             .get("chat")
             .ok_or_else(|| invalid_at(&p, "chat", "is missing"))?;
         let cp = format!("{p}.chat");
-        let mut chat: Chat = parse_at(chat_v, &cp, || tpl::chat("w", "c"))?;
+        let mut chat: Chat = parse_at(chat_v, &cp)?;
         check_chat(&mut chat, &cp)?;
         if chat.world_id != world.id {
             return Err(invalid_at(
@@ -498,7 +425,7 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
         let mut message_ids = VecSet::new();
         for (j, mv) in array_at(obj, "messages", &p)?.iter().enumerate() {
             let mp = format!("{p}.messages[{j}]");
-            let m: Message = parse_at(mv, &mp, template_message)?;
+            let m: Message = parse_at(mv, &mp)?;
             check_message(&m, &mp)?;
             if m.chat_id.as_deref().is_some_and(|c| c != chat.id) {
                 return Err(invalid_at(&mp, "chatId", "is not the id of its chat"));
@@ -512,7 +439,7 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
         let mut agent_states = Vec::new();
         for (j, sv) in array_at(obj, "agentStates", &p)?.iter().enumerate() {
             let sp = format!("{p}.agentStates[{j}]");
-            let s: AgentChatState = parse_at(sv, &sp, AgentChatState::default)?;
+            let s: AgentChatState = parse_at(sv, &sp)?;
             if !agent_ids.contains(&s.agent_id) {
                 return Err(invalid_at(
                     &sp,
@@ -543,7 +470,7 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
             let mut entries = Vec::new();
             for (k, ev) in array_at(g, "entries", &gp)?.iter().enumerate() {
                 let ep = format!("{gp}.entries[{k}]");
-                let e: MemoryEntry = parse_at(ev, &ep, template_memory)?;
+                let e: MemoryEntry = parse_at(ev, &ep)?;
                 check_memory(&e, &chat.id, &ep)?;
                 check_memory_entry(&e, &ep)?;
                 entries.push(e);
@@ -737,6 +664,7 @@ impl World {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::store_contract as tpl;
 
     #[test]
     fn title_source_is_derived_in_v1() {

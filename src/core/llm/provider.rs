@@ -8,7 +8,7 @@ use crate::core::vec_map::VecMap;
 use std::fmt;
 use std::str::FromStr;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::http::redact_url;
 use super::types::LlmError;
@@ -128,28 +128,55 @@ impl FromStr for ProviderKind {
 
 /// How to reach one provider. Field names are camelCase in JSON; unknown fields are rejected so
 /// that a typo (`apikey`) is an error instead of a silently missing key.
-#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ProviderConfig {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub api_key: Option<String>,
     /// Replaces the provider's default base URL (a proxy, a local mock, a self-hosted server).
     /// For azure it replaces `endpoint`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
     /// Azure only: the resource URL, `https://<resource>.openai.azure.com`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<String>,
     /// Azure only: the deployment name (Azure routes by deployment, not by model).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub deployment: Option<String>,
     /// Azure only: the `api-version` query parameter; default [`AZURE_API_VERSION`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// Extra headers sent with every request, after the codec's own (so they may override).
-    #[serde(default, skip_serializing_if = "VecMap::is_empty")]
+    #[serde(skip_serializing_if = "VecMap::is_empty")]
     pub headers: VecMap<String, String>,
 }
+
+/// Decoding (see `crate::core::json`): unknown fields are refused, so a typo (`apikey`) is an
+/// error naming it.
+impl crate::core::json::FromJson for ProviderConfig {
+    fn from_json(v: serde_json::Value) -> Result<Self, crate::core::json::JsonError> {
+        let known = [
+            "apiKey",
+            "baseUrl",
+            "endpoint",
+            "deployment",
+            "apiVersion",
+            "headers",
+        ];
+        let mut f = crate::core::json::Fields::new(v, &known, true)?;
+        let value = ProviderConfig {
+            api_key: f.opt("apiKey"),
+            base_url: f.opt("baseUrl"),
+            endpoint: f.opt("endpoint"),
+            deployment: f.opt("deployment"),
+            api_version: f.opt("apiVersion"),
+            headers: f.opt("headers"),
+        };
+        f.done(value)
+    }
+}
+
+crate::core::json::deserialize_via_json!(ProviderConfig);
 
 /// `Some(trimmed)` when the option holds a non-blank string.
 fn present(v: &Option<String>) -> Option<&str> {

@@ -1,6 +1,9 @@
 //! Provider-neutral LLM types: what the engine sends and what a streamed reply yields.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::core::json::{deserialize_via_json, one_of, Fields, FromJson, JsonError};
 
 use crate::core::model::Reasoning;
 use crate::core::tools::ToolSpec;
@@ -10,10 +13,11 @@ use crate::core::tools::ToolSpec;
 pub const STREAM_CUT: &str = "stream ended before the reply was complete";
 
 /// The role of one entry of the LLM input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     System,
+    #[default]
     User,
     Assistant,
 }
@@ -33,7 +37,7 @@ impl Role {
 /// One tool call the model made: its id (the provider's, or one the decoder made up for
 /// providers without ids), the tool's name, and the arguments exactly as the model sent them
 /// (JSON text, not checked: the engine answers malformed arguments with an error result).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCallPart {
     pub id: String,
@@ -41,7 +45,7 @@ pub struct ToolCallPart {
     pub arguments: String,
     /// Gemini's `thoughtSignature` of the `functionCall` part (thinking models): opaque, and
     /// sent back on the same part in the next step's request, which the API requires.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
 }
 
@@ -49,7 +53,7 @@ pub struct ToolCallPart {
 /// or encrypted data). With thinking on, the assistant turn that carries a step's `tool_use`
 /// blocks must start with that step's thinking blocks exactly as received, or the next step's
 /// request is refused; other providers ignore them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum ThinkingBlock {
     /// `{"type":"thinking","thinking","signature"}`.
@@ -60,7 +64,7 @@ pub enum ThinkingBlock {
 
 /// Marks an input entry as the result of one tool call (its `content` is the result as JSON
 /// text).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultPart {
     pub tool_call_id: String,
@@ -76,18 +80,18 @@ pub struct ToolResultPart {
 /// them in user turns; the OpenAI-style and Ollama codecs send `role: "tool"` when
 /// `tool_result` is set). An adapter that predates tools therefore still sends a coherent
 /// conversation (results as user text).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChatMessage {
     pub role: Role,
     pub content: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCallPart>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_result: Option<ToolResultPart>,
     /// The thinking blocks of the step that made `tool_calls` (Anthropic; see
     /// [`ThinkingBlock`]). Empty for every other entry.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub thinking: Vec<ThinkingBlock>,
 }
 
@@ -166,12 +170,102 @@ pub enum CallPurpose {
 }
 
 /// Token usage as reported by the provider (fields the provider does not report stay `None`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     pub input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
 }
+
+// ---- Decoding (see `crate::core::json`): these are read back from stored approval records ----
+
+impl FromJson for Role {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        use Role::*;
+        Ok([System, User, Assistant][one_of(v, &["system", "user", "assistant"])?])
+    }
+}
+
+impl FromJson for ToolCallPart {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let mut f = Fields::new(v, &[], false)?;
+        let value = ToolCallPart {
+            id: f.req("id"),
+            name: f.req("name"),
+            arguments: f.req("arguments"),
+            signature: f.opt("signature"),
+        };
+        f.done(value)
+    }
+}
+
+impl FromJson for ThinkingBlock {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let mut f = Fields::new(v, &[], false)?;
+        let tag: Value = f.req("type");
+        let value = match one_of(tag, &["thinking", "redacted"]) {
+            Ok(0) => ThinkingBlock::Thinking {
+                thinking: f.req("thinking"),
+                signature: f.req("signature"),
+            },
+            Ok(_) => ThinkingBlock::Redacted {
+                data: f.req("data"),
+            },
+            Err(e) => {
+                f.fail(e, "type");
+                ThinkingBlock::Redacted {
+                    data: String::new(),
+                }
+            }
+        };
+        f.done(value)
+    }
+}
+
+impl FromJson for ToolResultPart {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let mut f = Fields::new(v, &[], false)?;
+        let value = ToolResultPart {
+            tool_call_id: f.req("toolCallId"),
+            tool_name: f.req("toolName"),
+        };
+        f.done(value)
+    }
+}
+
+impl FromJson for ChatMessage {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let mut f = Fields::new(v, &[], false)?;
+        let value = ChatMessage {
+            role: f.req("role"),
+            content: f.req("content"),
+            tool_calls: f.opt("toolCalls"),
+            tool_result: f.opt("toolResult"),
+            thinking: f.opt("thinking"),
+        };
+        f.done(value)
+    }
+}
+
+impl FromJson for Usage {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let mut f = Fields::new(v, &[], false)?;
+        let value = Usage {
+            input_tokens: f.opt("inputTokens"),
+            output_tokens: f.opt("outputTokens"),
+        };
+        f.done(value)
+    }
+}
+
+deserialize_via_json!(
+    Role,
+    ToolCallPart,
+    ThinkingBlock,
+    ToolResultPart,
+    ChatMessage,
+    Usage
+);
 
 /// One decoded event of a streamed reply.
 #[derive(Debug, Clone, PartialEq, Eq)]

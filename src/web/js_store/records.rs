@@ -2,11 +2,12 @@
 //! types, and how a row becomes the JSON text stored at its key and back (format version
 //! checked first).
 
-use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::RECORD_VERSION;
 use crate::core::approval::ApprovalRecord;
+use crate::core::json::{Fields, FromJson, JsonError};
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::store::{AgentChatState, StoreError};
 
@@ -57,40 +58,40 @@ pub(super) fn last_part(k: &str) -> &str {
 }
 
 // The record types are generic in their payload so that a write serialises a borrowed payload
-// (`WorldRow<&WorldData>`) and a read deserialises an owned one (the default).
-#[derive(Serialize, Deserialize)]
+// (`WorldRow<&WorldData>`) and a read decodes an owned one (the default; `FromJson` below).
+#[derive(Serialize)]
 pub(super) struct WorldRow<T = WorldData> {
     pub(super) v: u32,
     pub(super) world: T,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 pub(super) struct AgentRow<T = Agent> {
     pub(super) v: u32,
     pub(super) order: u64,
     pub(super) agent: T,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 pub(super) struct ChatRow<T = Chat> {
     pub(super) v: u32,
     pub(super) chat: T,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 pub(super) struct MessageRow<T = Message> {
     pub(super) v: u32,
     pub(super) seq: u64,
     pub(super) message: T,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 pub(super) struct SeqRow {
     pub(super) v: u32,
     pub(super) seq: u64,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct MemoryRow<S = String, T = MemoryEntry> {
     pub(super) v: u32,
@@ -99,23 +100,49 @@ pub(super) struct MemoryRow<S = String, T = MemoryEntry> {
     pub(super) entry: T,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 pub(super) struct StateRow<T = AgentChatState> {
     pub(super) v: u32,
     pub(super) state: T,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 pub(super) struct ApprovalRow<T = ApprovalRecord> {
     pub(super) v: u32,
     pub(super) approval: T,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 pub(super) struct CounterRow {
     pub(super) v: u32,
     pub(super) next: u64,
 }
+
+/// The rows as they are read back: `v`, the numbers, then the payload, unknown fields ignored
+/// (by [`crate::core::json`]'s rules, which are serde's).
+macro_rules! row_from_json {
+    ($row:ident { $($field:ident: $name:literal),* $(,)? } $($payload:ident: $pname:literal)?) => {
+        impl FromJson for $row {
+            fn from_json(v: Value) -> Result<Self, JsonError> {
+                let mut f = Fields::new(v, &[], false)?;
+                let v = f.req("v");
+                $(let $field = f.req($name);)*
+                $(let $payload = f.need($pname)?;)?
+                f.done($row { v, $($field,)* $($payload)? })
+            }
+        }
+    };
+}
+
+row_from_json!(WorldRow {} world: "world");
+row_from_json!(AgentRow { order: "order", } agent: "agent");
+row_from_json!(ChatRow {} chat: "chat");
+row_from_json!(MessageRow { seq: "seq", } message: "message");
+row_from_json!(SeqRow { seq: "seq" });
+row_from_json!(MemoryRow { agent_id: "agentId", seq: "seq", } entry: "entry");
+row_from_json!(StateRow {} state: "state");
+row_from_json!(ApprovalRow {} approval: "approval");
+row_from_json!(CounterRow { next: "next" });
 
 pub(super) fn encode<T: Serialize>(row: &T, key: &str) -> Result<String, StoreError> {
     serde_json::to_string(row)
@@ -123,28 +150,33 @@ pub(super) fn encode<T: Serialize>(row: &T, key: &str) -> Result<String, StoreEr
 }
 
 /// Decodes the value stored at `key`, checking its format version first.
-pub(super) fn decode<T: DeserializeOwned>(key: &str, value: &str) -> Result<T, StoreError> {
-    let unreadable = |why: String| {
-        StoreError::Corrupted(format!(
-            "unreadable record at key {key:?}: {why}; delete the key or restore it from a backup"
-        ))
-    };
-    let json: serde_json::Value =
-        serde_json::from_str(value).map_err(|e| unreadable(format!("not JSON ({e})")))?;
-    match json.get("v").and_then(serde_json::Value::as_u64) {
-        None => return Err(unreadable("it has no format version \"v\"".into())),
-        Some(v) if v > u64::from(RECORD_VERSION) => {
-            return Err(StoreError::Version(format!(
-            "record at key {key:?} has format version {v}, newer than this app's {RECORD_VERSION}"
-        )))
-        }
-        Some(_) => {}
-    }
-    serde_json::from_value(json).map_err(|e| unreadable(e.to_string()))
+pub(super) fn decode<T: FromJson>(key: &str, value: &str) -> Result<T, StoreError> {
+    T::from_json(parse(key, value)?).map_err(|e| unreadable(key, e.to_string()))
 }
 
-pub(super) fn decode_all<T: DeserializeOwned>(
-    rows: &[(String, String)],
-) -> Result<Vec<T>, StoreError> {
+/// The JSON of the value stored at `key`, once its format version is known to be readable:
+/// the part of [`decode`] that does not depend on the row type, so one copy serves them all.
+#[inline(never)]
+fn parse(key: &str, value: &str) -> Result<Value, StoreError> {
+    let json: Value =
+        serde_json::from_str(value).map_err(|e| unreadable(key, format!("not JSON ({e})")))?;
+    match json.get("v").and_then(Value::as_u64) {
+        None => Err(unreadable(key, "it has no format version \"v\"".into())),
+        Some(v) if v > u64::from(RECORD_VERSION) => Err(StoreError::Version(format!(
+            "record at key {key:?} has format version {v}, newer than this app's {RECORD_VERSION}"
+        ))),
+        Some(_) => Ok(json),
+    }
+}
+
+/// One copy for every row type.
+#[inline(never)]
+fn unreadable(key: &str, why: String) -> StoreError {
+    StoreError::Corrupted(format!(
+        "unreadable record at key {key:?}: {why}; delete the key or restore it from a backup"
+    ))
+}
+
+pub(super) fn decode_all<T: FromJson>(rows: &[(String, String)]) -> Result<Vec<T>, StoreError> {
     rows.iter().map(|(k, v)| decode(k, v)).collect()
 }

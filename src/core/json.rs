@@ -1,0 +1,550 @@
+//! Decoding the crate's JSON documents (stored rows, import documents, the JS API's plain-data
+//! arguments) into the model types, by hand instead of `derive(Deserialize)`.
+//!
+//! Why: every `derive(Deserialize)` type read with `serde_json::from_value` got its own copy of
+//! serde_json's `Value` deserializer (the map walk, the array walk, the field visitors): about
+//! 110 KB of the wasm module in some forty instances, one per type, for formats this crate
+//! writes itself. Here a type's decoder is a plain function over an owned
+//! [`serde_json::Value`]: it takes its fields out of the object one by one through
+//! [`Fields`], whose helpers are shared by every type ([`FromJson`] for the field kinds:
+//! strings, integers, numbers, booleans, timestamps, lists, nested types).
+//!
+//! The rules are serde's, so every stored row and export document reads exactly as before: a
+//! field without a default must be present; `Option` fields read `null` or a missing field as
+//! `None`; integers must be JSON integers in range (`1.0` is not an integer); types that deny
+//! unknown fields name the first unknown one. Errors carry the path of the offending field
+//! (`toolCalls[0].args`) and say what was expected, without printing the value (no float
+//! formatting; a long string is never copied into a message).
+//!
+//! The model types still implement `serde::Deserialize` ([`deserialize_via_json!`]): by way of
+//! a `serde_json::Value`, so that any serde deserializer reads them with these same rules and
+//! one shared instance of `Value`'s own decoder per deserializer.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::core::model::Timestamp;
+
+/// Why a JSON value is not the type asked for, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonError {
+    /// The path of the offending field below the decoded value (`""` for the value itself):
+    /// `name`, `toolCalls[1].args`, `[3]`.
+    pub path: String,
+    /// What is wrong, phrased to follow the path: `is missing`, `must be a string`.
+    pub problem: String,
+}
+
+impl JsonError {
+    pub fn new(problem: impl Into<String>) -> Self {
+        JsonError {
+            path: String::new(),
+            problem: problem.into(),
+        }
+    }
+
+    /// The same error one level up: inside the field `name`.
+    #[must_use]
+    pub fn in_field(mut self, name: &str) -> Self {
+        self.path = if self.path.is_empty() {
+            name.to_string()
+        } else if self.path.starts_with('[') {
+            format!("{name}{}", self.path)
+        } else {
+            format!("{name}.{}", self.path)
+        };
+        self
+    }
+
+    /// The same error one level up: at index `i` of a list.
+    #[must_use]
+    fn in_item(mut self, i: usize) -> Self {
+        self.path = if self.path.is_empty() || self.path.starts_with('[') {
+            format!("[{i}]{}", self.path)
+        } else {
+            format!("[{i}].{}", self.path)
+        };
+        self
+    }
+}
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.problem)
+        } else {
+            write!(f, "{} {}", self.path, self.problem)
+        }
+    }
+}
+
+impl std::error::Error for JsonError {}
+
+/// The kind of a JSON value, for "must be a string (got a number)".
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a fractional number",
+        Value::Number(_) => "an integer",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `must be {expected} (got {kind})`.
+#[inline(never)]
+pub fn wrong(expected: &str, v: &Value) -> JsonError {
+    JsonError::new(format!("must be {expected} (got {})", kind(v)))
+}
+
+/// A type read from JSON by the crate's own rules (see the module docs).
+pub trait FromJson: Sized {
+    fn from_json(v: Value) -> Result<Self, JsonError>;
+}
+
+impl FromJson for Value {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        Ok(v)
+    }
+}
+
+impl FromJson for String {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        match v {
+            Value::String(s) => Ok(s),
+            v => Err(wrong("a string", &v)),
+        }
+    }
+}
+
+impl FromJson for bool {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        v.as_bool().ok_or_else(|| wrong("true or false", &v))
+    }
+}
+
+impl FromJson for u64 {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        v.as_u64()
+            .ok_or_else(|| wrong("an integer from 0 to 18446744073709551615", &v))
+    }
+}
+
+impl FromJson for u32 {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        v.as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(|| wrong("an integer from 0 to 4294967295", &v))
+    }
+}
+
+impl FromJson for i64 {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        v.as_i64().ok_or_else(|| {
+            wrong(
+                "an integer from -9223372036854775808 to 9223372036854775807",
+                &v,
+            )
+        })
+    }
+}
+
+impl FromJson for f64 {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        v.as_f64().ok_or_else(|| wrong("a number", &v))
+    }
+}
+
+impl FromJson for Timestamp {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let s = String::from_json(v)?;
+        Timestamp::parse_iso(&s).ok_or_else(|| bad_timestamp(&s))
+    }
+}
+
+#[inline(never)]
+fn bad_timestamp(s: &str) -> JsonError {
+    JsonError::new(format!(
+        "must be an ISO-8601 UTC timestamp such as 2026-11-22T07:30:00.000Z (got {:?})",
+        excerpt(s)
+    ))
+}
+
+/// At most 40 characters of `s`, for an error message.
+fn excerpt(s: &str) -> String {
+    match s.char_indices().nth(40) {
+        Some((cut, _)) => format!("{}…", &s[..cut]),
+        None => s.to_string(),
+    }
+}
+
+/// `null` is `None` (as serde reads an `Option`).
+impl<T: FromJson> FromJson for Option<T> {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        match v {
+            Value::Null => Ok(None),
+            v => T::from_json(v).map(Some),
+        }
+    }
+}
+
+impl<T: FromJson> FromJson for Vec<T> {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let Value::Array(items) = v else {
+            return Err(wrong("an array", &v));
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.into_iter().enumerate() {
+            out.push(T::from_json(item).map_err(|e| e.in_item(i))?);
+        }
+        Ok(out)
+    }
+}
+
+/// An object of `T` values, keys in order.
+impl<T: FromJson> FromJson for crate::core::vec_map::VecMap<String, T> {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let Value::Object(map) = v else {
+            return Err(wrong("an object", &v));
+        };
+        // `map` iterates in key order, so the collect's sort finds it sorted.
+        let mut out = Vec::with_capacity(map.len());
+        for (k, v) in map {
+            let item = T::from_json(v).map_err(|e| e.in_field(&excerpt(&k)))?;
+            out.push((k, item));
+        }
+        Ok(out.into_iter().collect())
+    }
+}
+
+/// A string-valued enum: the index in `names` of the string `v` (the caller maps it to its
+/// variant), or an error listing the names.
+pub fn one_of(v: Value, names: &[&str]) -> Result<usize, JsonError> {
+    match v.as_str().and_then(|s| names.iter().position(|n| *n == s)) {
+        Some(i) => Ok(i),
+        None => Err(not_one_of(&v, names)),
+    }
+}
+
+#[inline(never)]
+fn not_one_of(v: &Value, names: &[&str]) -> JsonError {
+    let list = names
+        .iter()
+        .map(|n| format!("{n:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    match v.as_str() {
+        Some(s) => JsonError::new(format!("must be one of {list} (got {:?})", excerpt(s))),
+        None => wrong(&format!("one of {list}"), v),
+    }
+}
+
+/// The fields of one JSON object, taken out one at a time by the type's decoder.
+///
+/// The getters do not fail: the first error is kept (with its field's path) and the getter
+/// returns a placeholder (`T::default()`), and [`Fields::done`] returns the error in place of
+/// the assembled value. A decoder is then one straight line of getter calls, with no early
+/// return (and no cleanup of the fields read so far) after each field: that is what keeps
+/// one decoder per type small.
+pub struct Fields {
+    map: Map<String, Value>,
+    err: Option<JsonError>,
+}
+
+impl Fields {
+    /// The fields of `v`, which must be an object. With `deny_unknown`, a key outside `known`
+    /// is an error naming it (serde's `deny_unknown_fields`); otherwise unknown keys are
+    /// ignored.
+    pub fn new(v: Value, known: &[&str], deny_unknown: bool) -> Result<Self, JsonError> {
+        let Value::Object(map) = v else {
+            return Err(wrong("an object", &v));
+        };
+        if deny_unknown {
+            if let Some(k) = map.keys().find(|k| !known.contains(&k.as_str())) {
+                return Err(unknown_field(k, known));
+            }
+        }
+        Ok(Fields { map, err: None })
+    }
+
+    /// The value of `name`, taken out; `None` when missing or once an error was kept.
+    fn take(&mut self, name: &str) -> Option<Value> {
+        if self.err.is_some() {
+            return None;
+        }
+        self.map.remove(name)
+    }
+
+    /// Keeps the first error, at the field `name`.
+    #[inline(never)]
+    pub fn fail(&mut self, e: JsonError, name: &str) {
+        if self.err.is_none() {
+            self.err = Some(e.in_field(name));
+        }
+    }
+
+    /// `r`'s value, or `fallback` with the error kept.
+    fn keep<T>(&mut self, r: Result<T, JsonError>, name: &str, fallback: T) -> T {
+        match r {
+            Ok(t) => t,
+            Err(e) => {
+                self.fail(e, name);
+                fallback
+            }
+        }
+    }
+
+    /// A field without a default: missing is an error.
+    pub fn req<T: FromJson + Default>(&mut self, name: &str) -> T {
+        match self.take(name) {
+            Some(v) => self.keep(T::from_json(v), name, T::default()),
+            None => {
+                self.fail(JsonError::new("is missing"), name);
+                T::default()
+            }
+        }
+    }
+
+    /// A required field of a type without a placeholder (`Default`): its error, or one kept
+    /// before, is returned at once.
+    pub fn need<T: FromJson>(&mut self, name: &str) -> Result<T, JsonError> {
+        if let Some(e) = self.err.take() {
+            return Err(e);
+        }
+        match self.map.remove(name) {
+            Some(v) => T::from_json(v).map_err(|e| e.in_field(name)),
+            None => Err(JsonError::new("is missing").in_field(name)),
+        }
+    }
+
+    /// A field with a default (serde's `#[serde(default)]`, and every `Option` field): missing
+    /// is `T::default()`; `null` is only accepted where `T` accepts it (an `Option`).
+    pub fn opt<T: FromJson + Default>(&mut self, name: &str) -> T {
+        self.or(name, T::default())
+    }
+
+    /// A field with the default `default` when missing.
+    pub fn or<T: FromJson>(&mut self, name: &str, default: T) -> T {
+        match self.take(name) {
+            Some(v) => self.keep(T::from_json(v), name, default),
+            None => default,
+        }
+    }
+
+    /// A patch field: missing is `None` (keep), `null` is `Some(None)` (clear), a value is
+    /// `Some(Some(v))`.
+    pub fn patch<T: FromJson>(&mut self, name: &str) -> Option<Option<T>> {
+        match self.take(name) {
+            Some(v) => {
+                let r = Option::<T>::from_json(v).map(Some);
+                self.keep(r, name, None)
+            }
+            None => None,
+        }
+    }
+
+    /// The decoded value, or the first error a getter kept.
+    pub fn done<T>(self, value: T) -> Result<T, JsonError> {
+        match self.err {
+            None => Ok(value),
+            Some(e) => Err(e),
+        }
+    }
+}
+
+#[inline(never)]
+fn unknown_field(name: &str, known: &[&str]) -> JsonError {
+    JsonError::new(format!(
+        "is not a known field; the fields are {}",
+        known.join(", ")
+    ))
+    .in_field(&excerpt(name))
+}
+
+/// `serde::Deserialize` for types that implement [`FromJson`]: read a `serde_json::Value`,
+/// then decode it by the crate's rules. Every serde entry point (`from_str`, `from_value`, a
+/// field of a derived type) then reads these types the same way.
+macro_rules! deserialize_via_json {
+    ($($t:ty),* $(,)?) => {$(
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let v = <serde_json::Value as serde::Deserialize>::deserialize(d)?;
+                <$t as $crate::core::json::FromJson>::from_json(v)
+                    .map_err(<D::Error as serde::de::Error>::custom)
+            }
+        }
+    )*};
+}
+pub(crate) use deserialize_via_json;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn integers_follow_serde() {
+        assert_eq!(u32::from_json(json!(7)), Ok(7));
+        assert!(u32::from_json(json!(1.0)).is_err(), "1.0 is not an integer");
+        assert!(u32::from_json(json!(-1)).is_err());
+        assert!(u32::from_json(json!(4_294_967_296u64)).is_err());
+        assert_eq!(u64::from_json(json!(u64::MAX)), Ok(u64::MAX));
+        assert_eq!(i64::from_json(json!(-3)), Ok(-3));
+        assert!(i64::from_json(json!(u64::MAX)).is_err());
+        assert_eq!(f64::from_json(json!(3)), Ok(3.0));
+        assert_eq!(
+            u32::from_json(json!(1.5)).map_err(|e| e.to_string()),
+            Err("must be an integer from 0 to 4294967295 (got a fractional number)".into())
+        );
+    }
+
+    #[test]
+    fn paths_name_the_field() {
+        let e = Vec::<Vec<u32>>::from_json(json!([[1], [2, "x"]])).unwrap_err();
+        assert_eq!(e.path, "[1][1]");
+        let mut f = Fields::new(json!({"a": [{"b": 1}]}), &["a"], true).unwrap();
+        let _ = f.req::<Vec<Vec<u32>>>("a");
+        let e = f.done(()).unwrap_err();
+        assert_eq!(
+            (e.path.as_str(), e.problem.as_str()),
+            ("a[0]", "must be an array (got an object)")
+        );
+        let e = Fields::new(json!({"a": 1, "zz": 2}), &["a"], true)
+            .err()
+            .unwrap();
+        assert_eq!(e.to_string(), "zz is not a known field; the fields are a");
+        assert!(Fields::new(json!({"zz": 2}), &["a"], false).is_ok());
+    }
+
+    #[test]
+    fn options_and_patches() {
+        let mut f = Fields::new(json!({"a": null, "b": null, "c": 2}), &[], false).unwrap();
+        assert_eq!(f.opt::<Option<u32>>("a"), None);
+        assert_eq!(f.patch::<u32>("b"), Some(None));
+        assert_eq!(f.patch::<u32>("c"), Some(Some(2)));
+        assert_eq!(f.patch::<u32>("d"), None);
+        assert_eq!(f.opt::<Vec<u32>>("d"), Vec::<u32>::new());
+        assert!(f.done(()).is_ok());
+        let mut g = Fields::new(json!({"v": null}), &[], false).unwrap();
+        assert_eq!(g.opt::<Vec<u32>>("v"), Vec::<u32>::new());
+        assert_eq!(
+            g.done(()).map_err(|e| e.to_string()),
+            Err("v must be an array (got null)".into())
+        );
+        let mut h = Fields::new(json!({"x": "s", "y": true}), &[], false).unwrap();
+        let _ = (
+            h.req::<u32>("x"),
+            h.req::<u32>("missing"),
+            h.req::<String>("y"),
+        );
+        assert_eq!(
+            h.done(()).map_err(|e| e.to_string()),
+            Err("x must be an integer from 0 to 4294967295 (got a string)".into()),
+            "the first error is kept"
+        );
+    }
+
+    /// Every decoded type reads back what its `Serialize` wrote, with every optional field set
+    /// (the stored rows and export documents are written by serde and read here).
+    #[test]
+    fn every_model_type_round_trips() {
+        use crate::core::model::*;
+        use crate::core::store::AgentChatState;
+        use crate::core::store_contract as tpl;
+        fn again<T: serde::Serialize + FromJson + PartialEq + std::fmt::Debug>(t: &T) {
+            let text = serde_json::to_string(t).unwrap_or_default();
+            let back = serde_json::from_str(&text).map_err(|e| e.to_string());
+            assert_eq!(
+                back.and_then(|v| T::from_json(v).map_err(|e| e.to_string()))
+                    .as_ref(),
+                Ok(t),
+                "{text}"
+            );
+        }
+        let mut world = tpl::world("w");
+        world.description = Some("d".into());
+        world.current_chat_id = Some("c".into());
+        world.chat_llm_provider = Some("openai".into());
+        world.chat_llm_model = Some("m".into());
+        again(&world);
+        let mut agent = tpl::agent("a");
+        agent.system_prompt = Some("p".into());
+        agent.temperature = Some(0.25);
+        agent.max_tokens = Some(9);
+        agent.history_limit = Some(3);
+        agent.tools = vec!["t".into()];
+        agent.max_steps = 7;
+        agent.reasoning = Some(Reasoning {
+            effort: Some(ReasoningEffort::High),
+            budget_tokens: Some(5),
+        });
+        agent.llm_call_count = 4;
+        agent.last_llm_call = Some(Timestamp(99));
+        again(&agent);
+        again(&tpl::agent("b"));
+        let mut chat = tpl::chat("w", "c");
+        chat.description = Some("d".into());
+        chat.title_source = TitleSource::Manual;
+        again(&chat);
+        let approval = tpl::approval("w", "c", "x", "a", 5);
+        again(&approval);
+        let mut trigger = approval.trigger.clone();
+        trigger.reply_to_message_id = Some("m0".into());
+        trigger.kind = MessageKind::TurnLimit;
+        trigger.tool_calls = approval.state.tool_calls.clone();
+        again(&trigger);
+        again(&MemoryEntry {
+            role: MemoryRole::Assistant,
+            content: String::new(),
+            sender: Some("a".into()),
+            message_id: "m".into(),
+            chat_id: Some("c".into()),
+            created_at: Timestamp(-1),
+            tool_calls: vec![ToolCallRef {
+                tool_call_id: "1".into(),
+                tool_name: "t".into(),
+                args: json!([1, "2"]),
+            }],
+            tool_call_id: Some("1".into()),
+            tool_name: Some("t".into()),
+        });
+        again(&AgentChatState {
+            agent_id: "a".into(),
+            llm_call_count: 2,
+            last_llm_call: Some(Timestamp(3)),
+        });
+    }
+
+    /// serde's rules for what a stored row may leave out or carry extra, kept.
+    #[test]
+    fn defaults_and_unknown_fields_as_before() {
+        use crate::core::approval::ReplyState;
+        use crate::core::model::{Message, WorldData};
+        // `currentChatId` has no default but is an `Option`: missing reads as `None`.
+        let w = json!({"id": "w", "name": "w", "turnLimit": 5, "historyLimit": 10,
+            "createdAt": "2026-01-01T00:00:00.000Z", "lastUpdated": "2026-01-01T00:00:00.000Z"});
+        assert_eq!(WorldData::from_json(w).map(|w| w.current_chat_id), Ok(None));
+        // A required field, and a field the type denies.
+        let m = json!({"messageId": "m", "sender": "s", "content": "c", "kind": "pass",
+            "createdAt": "2026-01-01T00:00:00.000Z"});
+        assert!(Message::from_json(m.clone()).is_ok());
+        let mut extra = m.clone();
+        extra["bogus"] = json!(1);
+        assert_eq!(
+            Message::from_json(extra).map_err(|e| e.path),
+            Err("bogus".into())
+        );
+        let mut missing = m;
+        missing.as_object_mut().map(|o| o.remove("sender"));
+        assert_eq!(
+            Message::from_json(missing).map_err(|e| e.to_string()),
+            Err("sender is missing".into())
+        );
+        // Reply states ignore unknown fields (they never denied them).
+        let s = json!({"step": 1, "messages": [], "text": "", "stepCalls": [], "later": true});
+        assert!(ReplyState::from_json(s).is_ok());
+    }
+}
