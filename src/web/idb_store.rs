@@ -5,10 +5,10 @@
 //!
 //! Transaction boundaries:
 //! - every read method is one `readonly` transaction over the stores it reads (`dump` one over
-//!   all six, so an export is a consistent snapshot). Read transactions are dropped, not
+//!   all of them, so an export is a consistent snapshot). Read transactions are dropped, not
 //!   committed: indexed_db_futures aborts a dropped transaction, which discards nothing in a
 //!   read-only one;
-//! - [`Store::apply`] is ONE `readwrite` transaction over all six stores (over quota, a batch
+//! - [`Store::apply`] is ONE `readwrite` transaction over all its stores (over quota, a batch
 //!   that only deletes is retried once without its revision put, see `apply`), done one of two
 //!   ways. The engine's common batches (a message, a reply, a counter) go in one burst
 //!   (`idb_fast.rs`) when this connection knows what they need from its own
@@ -43,10 +43,11 @@
 //! record → `Corrupted` naming the store and key, a record from a newer format → `Version`.
 //! Stored data never causes a panic.
 //!
-//! Several tabs and workers: every world row carries `rev`, the world's revision
-//! ([`Store::revision`]); an `apply` reads the row of each world its ops name inside its
-//! transaction (the same get tells whether the world exists and checks `ExpectRevision`) and
-//! writes it back raised by one, so the bump commits or rolls back with the batch. The engine's
+//! Several tabs and workers: each world's revision ([`Store::revision`]) is the newest of its
+//! records in the `revisions` store, keyed `[worldId, rev]` (database version 3, see
+//! [`idb_schema`](super::idb_schema)); every `apply` adds the next one for each world its ops
+//! name, inside its transaction, so the bump commits or rolls back with the batch, and an
+//! `add` that finds the key taken (another writer's revision) fails the batch. The engine's
 //! writes need no lock: IndexedDB runs read-write transactions over the same stores one at a
 //! time, so the check and the commit see the same revision. [`Store::lock_world`] (the Web Lock
 //! `agent-world-wasm:<database>:<worldId>`) is only taken to import or delete a whole world.
@@ -55,7 +56,8 @@
 //! under way). Message and memory `seq`s are found inside the write transaction (the last key
 //! of the chat's range), or known from this connection's own last commit to the world and
 //! used only while the world is still at the revision that commit left (the burst's revision
-//! check), so two connections appending to one chat never collide.
+//! record), so two connections appending to one chat never collide. A fresh connection learns
+//! the current revision from the newest key of the world's revision records.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
@@ -64,7 +66,9 @@ use std::rc::Rc;
 use futures_util::future::{join, select, Either};
 use indexed_db_futures::cursor::CursorDirection;
 use indexed_db_futures::database::{Database, VersionChangeEvent};
-use indexed_db_futures::error::{Error as IdbError, OpenDbError, UnexpectedDataError};
+use indexed_db_futures::error::{
+    self as idb_dom, Error as IdbError, OpenDbError, UnexpectedDataError,
+};
 use indexed_db_futures::index::Index;
 use indexed_db_futures::internals::SystemRepr;
 use indexed_db_futures::object_store::ObjectStore;
@@ -80,9 +84,9 @@ use super::idb_fast::{self, Known, Learned};
 use super::idb_schema::{
     below_range, key, prefix_range, AgentRow, ApprovalRow, ChatRow, MemoryRow, MessageRow,
     StateRow, WorldRow, AGENTS, AGENT_STATES, ALL_STORES, APPROVALS, CHATS, DB_VERSION, MEMORY,
-    MESSAGES, MESSAGES_BY_ID, RECORD_VERSION, WORLDS,
+    MESSAGES, MESSAGES_BY_ID, RECORD_VERSION, REVISIONS, WORLDS,
 };
-use super::idb_write::{named_worlds, row_revision, write_batch, Stores};
+use super::idb_write::{named_worlds, write_batch, Stores};
 use super::tabs::{self, ChangeChannel};
 use crate::core::approval::ApprovalRecord;
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
@@ -411,11 +415,9 @@ impl IdbStore {
                 Ok(stores) => stores,
                 Err(e) => return Burst::Failed(e),
             };
-            match idb_fast::write(&stores, ops, plan).await {
-                Ok((true, after)) => after,
-                // A failed check: dropping the transaction aborts it at once, before any
-                // write can commit (see the module docs of `idb_fast`).
-                Ok((false, _)) => return Burst::ReadRound,
+            match idb_fast::write(&stores, ops, plan) {
+                Ok(after) => after,
+                // Dropping the transaction aborts it: nothing is written.
                 Err(e) => return Burst::Failed(self.closed_error().unwrap_or(e)),
             }
         };
@@ -435,11 +437,18 @@ impl IdbStore {
             }
             (Err(e), ()) => {
                 let dom = raw_tx.error();
-                if self.closed_error().is_none()
-                    && dom.as_ref().is_some_and(|d| d.name() == "ConstraintError")
-                {
-                    // A key the batch adds exists (a duplicate message id, a stale `seq`):
-                    // the read round judges the batch.
+                // The transaction's error is set once it has aborted; the commit may report
+                // the failed request's error (its `error` event reaches the transaction first).
+                let constraint = dom.as_ref().is_some_and(|d| d.name() == "ConstraintError")
+                    || matches!(
+                        e,
+                        IdbError::DomException(idb_dom::DomException::ConstraintError(_))
+                    );
+                if self.closed_error().is_none() && constraint {
+                    // A key the batch adds exists (a revision another writer took, a
+                    // duplicate message id, a stale `seq`): nothing was written, and the read
+                    // round judges the batch in a transaction that starts once this one has
+                    // ended.
                     return Burst::ReadRound;
                 }
                 Burst::Failed(self.closed_error().unwrap_or_else(|| match dom {
@@ -459,6 +468,7 @@ impl IdbStore {
             memory: self.store(tx, MEMORY)?,
             states: self.store(tx, AGENT_STATES)?,
             approvals: self.store(tx, APPROVALS)?,
+            revisions: self.store(tx, REVISIONS)?,
         })
     }
 
@@ -1082,11 +1092,12 @@ impl Store for IdbStore {
         world_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Option<u64>, StoreError>> {
         Box::pin(async move {
-            let tx = self.transaction(&[WORLDS], TransactionMode::Readonly)?;
-            let worlds = self.store(&tx, WORLDS)?;
-            let row = get_raw(&worlds, JsValue::from_str(world_id), "reading a revision").await?;
+            // The newest of the world's revision records (see `idb_schema`).
+            let tx = self.transaction(&[REVISIONS], TransactionMode::Readonly)?;
+            let revisions = self.store(&tx, REVISIONS)?;
+            let next = next_seq(&revisions, &[world_id], REVISIONS).await?;
             // `rev` is a whole number below 2^53 (one per write), so the cast is exact.
-            Ok(Some(row.as_ref().map(row_revision).unwrap_or(0.0) as u64))
+            Ok(Some((next - 1.0) as u64))
         })
     }
 

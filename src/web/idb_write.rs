@@ -10,11 +10,11 @@
 //! (about 0.3 ms in Chromium, several times a bare put's whole transaction when awaited one by
 //! one), so a batch waits for as few as it can:
 //! 1. [`Prefetched::read`] issues every read the rules need at once and awaits them together:
-//!    the row of each world the batch names (existence and revision in one get), the records
+//!    the row of each world the batch names (existence) and its newest revision record, the records
 //!    a first pass of the rules on hoped answers asked about ([`Found`]: the chats it writes
 //!    into, the message ids it adds or replaces), and the next `seq` of each chat and memory
 //!    it appends to. One round trip for every batch (a message, a reply, a counter).
-//! 2. Each [`StoreOp::ExpectRevision`] is compared with the world row's `rev`: a mismatch
+//! 2. Each [`StoreOp::ExpectRevision`] is compared with the world's revision: a mismatch
 //!    fails the batch with [`StoreError::Conflict`] before anything is written (another writer
 //!    moved the world since the engine planned the batch; it reloads and plans again).
 //! 3. [`store_rules::validate`] checks every op against that data plus the effects of the
@@ -23,8 +23,9 @@
 //!    the prefetch covers them; a record it did not read would be read in one more round.
 //! 4. [`Batch`] issues the writes without awaiting them; IndexedDB runs a transaction's
 //!    requests in order, so a read a rare op needs later (an agent's order, the keys a
-//!    cascading delete visits) still sees the earlier writes. Then each named world's row is
-//!    put back with `rev` raised by one, so the bump commits or rolls back with the batch.
+//!    cascading delete visits) still sees the earlier writes. Then each named world's next
+//!    revision record is added, so the bump commits or rolls back with the batch (and a writer
+//!    that took that revision meanwhile makes the `add`, and so the batch, fail).
 //!
 //! A write request that fails (quota, a key that already exists) aborts the transaction, which
 //! rolls back everything; the caller's `commit().await` then reports the transaction's error.
@@ -39,10 +40,10 @@ use indexed_db_futures::KeyRange;
 use serde::Serialize;
 use wasm_bindgen::JsValue;
 
-use super::idb_fast::{raise, write_common, Learned};
+use super::idb_fast::{add_revision, put_world, write_common, Learned};
 use super::idb_schema::{
-    key, prefix_range, seq_key, AgentRow, ApprovalRow, MemoryRow, MessageRow, WorldRow, AGENTS,
-    APPROVALS, MEMORY, MESSAGES, MESSAGES_BY_ID, RECORD_VERSION,
+    key, prefix_range, seq_key, AgentRow, ApprovalRow, MemoryRow, MessageRow, AGENTS, APPROVALS,
+    MEMORY, MESSAGES, MESSAGES_BY_ID, RECORD_VERSION, REVISIONS,
 };
 use super::idb_store::{
     decode, decode_all, describe, encode, get_all, get_all_keys, get_index_key, get_key, get_raw,
@@ -64,11 +65,7 @@ pub(super) async fn write_batch(
     let hoped = Found::default();
     let _ = store_rules::validate(&ops, &hoped);
     let pre = Prefetched::read(s, &ops, named, hoped.noted.into_inner()).await?;
-    let revs = pre
-        .worlds
-        .iter()
-        .map(|(_, row)| row.as_ref().map(row_revision).unwrap_or(0.0))
-        .collect();
+    let revs = pre.revs;
     let mut found = Found {
         worlds: pre.worlds,
         recs: pre.recs,
@@ -76,7 +73,11 @@ pub(super) async fn write_batch(
     };
     for op in &ops {
         if let StoreOp::ExpectRevision { world_id, rev } = op {
-            let now = revision_in(&found.worlds, world_id);
+            let now = named
+                .iter()
+                .position(|(w, _)| w == world_id)
+                .and_then(|i| revs.get(i).copied())
+                .unwrap_or(0.0);
             if now != *rev as f64 {
                 return Err(StoreError::Conflict(format!(
                     "world {world_id:?} is at revision {now}, the batch expected {rev}"
@@ -101,14 +102,29 @@ pub(super) async fn write_batch(
                 .insert(parts.clone(), matches!(fact, Fact::Value(Some(_))));
         }
     }
+    // The chats that exist after the batch (one that deletes a chat teaches nothing of its
+    // world, see `idb_fast::learn`): those found and those put.
+    let mut chats: Vec<(String, String)> = found
+        .recs
+        .iter()
+        .filter(|(_, stored)| **stored)
+        .filter_map(|(parts, _)| match &parts[..] {
+            [w, c] => Some((w.clone(), c.clone())),
+            _ => None,
+        })
+        .collect();
+    for op in &ops {
+        if let StoreOp::PutChat(c) = op {
+            chats.push((c.world_id.clone(), c.id.clone()));
+        }
+    }
     let mut batch = Batch {
         revs,
+        chats,
         message_seq: pre.message_seq,
         memory_seq: pre.memory_seq,
         worlds: found.worlds,
-        bump,
         written: HashMap::new(),
-        rows: Vec::new(),
     };
     for op in ops {
         batch.run(s, op).await?;
@@ -141,15 +157,6 @@ pub(super) fn named_worlds(ops: &[StoreOp]) -> Vec<(String, &'static str)> {
     out
 }
 
-/// The `rev` of a raw world row (0 when absent: a world written before revisions existed).
-pub(super) fn row_revision(row: &JsValue) -> f64 {
-    js_sys::Reflect::get(row, &JsValue::from_str("rev"))
-        .ok()
-        .and_then(|v| v.as_f64())
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .unwrap_or(0.0)
-}
-
 /// The stored data as [`store_rules::validate`] asks for it: a world from its row read before
 /// the batch, a chat (`[world, chat]`) or message id (`[world, chat, id]`) from `recs`. What
 /// neither holds is noted and answered as hoped: a first pass on nothing read lists what the
@@ -162,17 +169,6 @@ pub(super) struct Found {
     recs: HashMap<Vec<String>, bool>,
     /// The records a pass asked about that were not read, by their key parts.
     pub(super) noted: RefCell<Vec<Vec<String>>>,
-}
-
-/// The world's revision in `worlds` (rows as read before the batch): 0 for no such world, or
-/// one written before revisions existed.
-fn revision_in(worlds: &[(String, Option<JsValue>)], world_id: &str) -> f64 {
-    worlds
-        .iter()
-        .find(|(w, _)| w == world_id)
-        .and_then(|(_, row)| row.as_ref())
-        .map(row_revision)
-        .unwrap_or(0.0)
 }
 
 impl Stored for Found {
@@ -236,6 +232,9 @@ fn read_rec<'a>(
 struct Prefetched {
     /// Each named world's row (`None`: no such world). A list: a batch names one or two.
     worlds: Vec<(String, Option<JsValue>)>,
+    /// Each named world's revision (the newest key of its revision records; 0: none), in
+    /// `worlds` order.
+    revs: Vec<f64>,
     /// Whether each record a first pass of the rules noted is stored (see [`Found`]).
     recs: HashMap<Vec<String>, bool>,
     /// The next `seq` of each chat the batch appends a message to.
@@ -245,8 +244,9 @@ struct Prefetched {
 }
 
 impl Prefetched {
-    /// Reads the named worlds' rows, the records in `noted` (less the named worlds: their rows
-    /// answer) and the next `seq` of each chat and memory the batch appends to.
+    /// Reads the named worlds' rows and revisions, the records in `noted` (less the named
+    /// worlds: their rows answer) and the next `seq` of each chat and memory the batch appends
+    /// to.
     async fn read(
         s: &Stores<'_>,
         ops: &[StoreOp],
@@ -290,6 +290,11 @@ impl Prefetched {
                 Ok(Fact::Value(row))
             }));
         }
+        for (w, _) in named {
+            reads.push(Box::pin(async move {
+                Ok(Fact::Seq(next_seq(&s.revisions, &[w], REVISIONS).await?))
+            }));
+        }
         for parts in &noted {
             reads.push(read_rec(s, parts));
         }
@@ -309,6 +314,16 @@ impl Prefetched {
             _ => None,
         };
         let worlds = named.iter().map(|(w, _)| (w.clone(), value())).collect();
+        let mut seq = || match facts.next() {
+            Some(Fact::Seq(v)) => v,
+            _ => 1.0,
+        };
+        // The next revision record's `rev` is the revision after this one.
+        let revs = named.iter().map(|_| seq() - 1.0).collect();
+        let mut value = || match facts.next() {
+            Some(Fact::Value(v)) => v,
+            _ => None,
+        };
         let recs = noted.into_iter().map(|k| (k, value().is_some())).collect();
         let mut seq = || match facts.next() {
             Some(Fact::Seq(v)) => v,
@@ -316,6 +331,7 @@ impl Prefetched {
         };
         Ok(Prefetched {
             worlds,
+            revs,
             recs,
             message_seq: message_seqs.into_iter().map(|k| (k, seq())).collect(),
             memory_seq: memory_seqs.into_iter().map(|k| (k, seq())).collect(),
@@ -338,6 +354,7 @@ pub(super) struct Stores<'t> {
     pub(super) memory: ObjectStore<'t>,
     pub(super) states: ObjectStore<'t>,
     pub(super) approvals: ObjectStore<'t>,
+    pub(super) revisions: ObjectStore<'t>,
 }
 
 /// The write pass of one `apply` (runs only after [`store_rules::validate`] accepted the whole batch).
@@ -350,67 +367,45 @@ struct Batch {
     memory_seq: HashMap<(String, String, String), f64>,
     /// The named worlds' rows as stored before the batch (`None`: no such world).
     worlds: Vec<(String, Option<JsValue>)>,
-    /// Whether the batch raises the revisions (see [`write_batch`]).
-    bump: bool,
-    /// Worlds the batch wrote (`true`, with their raised revision) or deleted (`false`), last
-    /// op first: their rows need no revision put at the end.
+    /// Worlds the batch wrote (`true`) or deleted (`false`), by its last op on each.
     written: HashMap<String, bool>,
     /// The named worlds' revisions before the batch, in `worlds` order.
     revs: Vec<f64>,
-    /// The world rows the batch wrote, as written (for [`Learned`]).
-    rows: Vec<(String, JsValue)>,
+    /// The chats that exist after the batch (for [`Learned`]).
+    chats: Vec<(String, String)>,
 }
 
 impl Batch {
     /// What the connection may know of the named worlds once the batch commits (see
-    /// [`idb_fast`](super::idb_fast)): revision before, row after, next `seq`s.
-    fn learned(mut self) -> Learned {
+    /// [`idb_fast`](super::idb_fast)): revision before, whether the world exists after, the
+    /// chats that exist, next `seq`s.
+    fn learned(self) -> Learned {
         let worlds = self
             .worlds
             .iter()
             .zip(&self.revs)
             .map(|((w, before), rev)| {
-                let rev = *rev;
-                // A row not written was raised by `raise_revisions`.
-                let after = match self.written.get(w) {
-                    Some(false) => None,
-                    Some(true) => self
-                        .rows
-                        .iter()
-                        .rposition(|(x, _)| x == w)
-                        .map(|i| self.rows.swap_remove(i).1),
-                    None => before.clone(),
+                let exists = match self.written.get(w) {
+                    Some(written) => *written,
+                    None => before.is_some(),
                 };
-                (w.clone(), rev, after)
+                (w.clone(), *rev, exists)
             })
             .collect();
         Learned {
             worlds,
+            chats: self.chats,
             message_seq: self.message_seq,
             memory_seq: self.memory_seq,
         }
     }
 
-    /// The world's revision before the batch (see [`revision_in`]).
-    fn revision(&self, world_id: &str) -> f64 {
-        revision_in(&self.worlds, world_id)
-    }
-
-    /// Puts each named world the batch did not write or delete back with its revision raised
-    /// by one (the row read before the batch; a world that does not exist is skipped), and
-    /// keeps the raised row as the world's row after the batch.
+    /// Adds each named world's next revision record: every world the batch names, written,
+    /// deleted (its revision goes on rising, see [`idb_schema`](super::idb_schema)) or
+    /// neither.
     fn raise_revisions(&mut self, s: &Stores<'_>) -> Result<(), StoreError> {
-        for (w, row) in &mut self.worlds {
-            if self.written.contains_key(w) {
-                continue;
-            }
-            let Some(before) = row.as_ref() else {
-                continue;
-            };
-            let raised = raise(before, w, row_revision(before) + 1.0)?;
-            let ctx = "raising a world's revision";
-            issue(s.worlds.put(raised.clone()).primitive(), ctx)?;
-            *row = Some(raised);
+        for ((w, _), rev) in self.worlds.iter().zip(&self.revs) {
+            add_revision(s, w, rev + 1.0)?;
         }
         Ok(())
     }
@@ -457,19 +452,8 @@ impl Batch {
             | StoreOp::AppendMemory { .. }
             | StoreOp::PutAgentState { .. } => {}
             StoreOp::PutWorld(world) => {
-                // The row carries the revision the batch raises the world to.
-                let rev = self.revision(&world.id) + if self.bump { 1.0 } else { 0.0 };
                 self.written.insert(world.id.clone(), true);
-                let row = WorldRow {
-                    v: RECORD_VERSION,
-                    world_id: world.id.clone(),
-                    world,
-                    rev,
-                };
-                let ctx = "writing a world";
-                let value = encode(&row, ctx)?;
-                issue(s.worlds.put(value.clone()).primitive(), ctx)?;
-                self.rows.push((row.world_id, value));
+                put_world(s, &world)?;
             }
             StoreOp::DeleteWorld { world_id } => {
                 let w = world_id.as_str();
