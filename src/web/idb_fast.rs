@@ -33,12 +33,13 @@
 //! What a connection knows survives only its own commits: a batch the burst cannot do (other
 //! ops, a chat or memory whose next `seq` it has not seen, a chat it has not seen exist) goes
 //! through the read round, which teaches it; a batch that deletes a world or a chat and any
-//! failure make it forget the world. One gap: over quota, a batch that only deletes is retried
-//! without raising the revision (`IdbStore::apply`: adding the revision record is a write the
-//! full origin refuses), so another connection's such retry can delete behind a revision that
-//! did not move. The `seq`s known stay at or above the stored ones; a chat it deleted is still
-//! believed to exist, so an append to it would be written (and its chat row put back) instead
-//! of refused, until the next write by anyone raises the revision.
+//! failure make it forget the world, and so does another context's change notice (see
+//! `IdbStore`). That notice closes most of one gap: over quota, a batch that only deletes is
+//! retried without raising the revision (`IdbStore::apply`: adding the revision record is a
+//! write the full origin refuses), so another connection's such retry can delete behind a
+//! revision that did not move. The `seq`s known stay at or above the stored ones; a chat it
+//! deleted would still be believed to exist, so an append to it made before the notice
+//! arrives would be written (and its chat row put back) instead of refused.
 
 use std::collections::{HashMap, HashSet};
 
@@ -305,7 +306,7 @@ pub(super) fn write(s: &Stores<'_>, ops: &[StoreOp], plan: Plan) -> Result<Known
 /// when another writer took that revision (see the module docs).
 pub(super) fn add_revision(s: &Stores<'_>, w: &str, rev: f64) -> Result<(), StoreError> {
     let request = s
-        .revisions
+        .revisions()?
         .add(JsValue::from_f64(0.0))
         .with_key(rev_key(w, rev))
         .primitive();
@@ -324,7 +325,7 @@ pub(super) fn put_world(
         rev: 0.0,
     };
     let ctx = "writing a world";
-    issue(s.worlds.put(encode(&row, ctx)?).primitive(), ctx)
+    issue(s.worlds()?.put(encode(&row, ctx)?).primitive(), ctx)
 }
 
 /// Issues the write of one of the common ops (a chat, a message or memory entry at `seq`, an
@@ -339,7 +340,7 @@ pub(super) fn write_common(s: &Stores<'_>, op: &StoreOp, seq: f64) -> Result<(),
                 chat: chat.clone(),
             };
             let ctx = "writing a chat";
-            issue(s.chats.put(encode(&row, ctx)?).primitive(), ctx)
+            issue(s.chats()?.put(encode(&row, ctx)?).primitive(), ctx)
         }
         StoreOp::AppendMessage {
             world_id,
@@ -355,7 +356,7 @@ pub(super) fn write_common(s: &Stores<'_>, op: &StoreOp, seq: f64) -> Result<(),
                 message: message.clone(),
             };
             let ctx = "appending a message";
-            issue(s.messages.add(encode(&row, ctx)?).primitive(), ctx)
+            issue(s.messages()?.add(encode(&row, ctx)?).primitive(), ctx)
         }
         StoreOp::AppendMemory {
             world_id,
@@ -372,7 +373,7 @@ pub(super) fn write_common(s: &Stores<'_>, op: &StoreOp, seq: f64) -> Result<(),
                 entry: entry.clone(),
             };
             let ctx = "appending a memory entry";
-            issue(s.memory.add(encode(&row, ctx)?).primitive(), ctx)
+            issue(s.memory()?.add(encode(&row, ctx)?).primitive(), ctx)
         }
         StoreOp::PutAgentState {
             world_id,
@@ -387,7 +388,7 @@ pub(super) fn write_common(s: &Stores<'_>, op: &StoreOp, seq: f64) -> Result<(),
                 state: state.clone(),
             };
             let ctx = "writing an agent state";
-            issue(s.states.put(encode(&row, ctx)?).primitive(), ctx)
+            issue(s.states()?.put(encode(&row, ctx)?).primitive(), ctx)
         }
         _ => Ok(()),
     }

@@ -9,11 +9,12 @@
 //!   committed: indexed_db_futures aborts a dropped transaction, which discards nothing in a
 //!   read-only one;
 //! - [`Store::apply`] is ONE `readwrite` transaction over all its stores (over quota, a batch
-//!   that only deletes is retried once without its revision put, see `apply`), done one of two
-//!   ways. The engine's common batches (a message, a reply, a counter) go in one burst
+//!   that only deletes is retried once without its revision record, see `apply`), done one of
+//!   two ways. The engine's common batches (a message, a reply, a counter) go in one burst
 //!   (`idb_fast.rs`) when this connection knows what they need from its own
-//!   last commit to the world: checks and writes issued together, a failed check aborting the
-//!   transaction, one await (the commit). Every other batch, and one whose burst failed (which
+//!   last commit to the world: writes only, the revision record's `add` being the check (it
+//!   fails, aborting the transaction, when another writer took that revision), one await (the
+//!   commit). Every other batch, and one whose burst failed (which
 //!   wrote nothing), goes through the read round (`idb_write.rs`): every read
 //!   the rules need is issued at once and awaited together, the
 //!   [`StoreOp::ExpectRevision`] check and the validation run on what was read (an invalid or
@@ -116,8 +117,11 @@ pub struct IdbStore {
     /// Change notifications to and from the other contexts of this origin.
     changes: ChangeChannel,
     /// What this connection knows of the worlds it committed to, for writes in one burst
-    /// ([`idb_fast`](super::idb_fast)).
-    known: RefCell<Known>,
+    /// ([`idb_fast`](super::idb_fast)). A world another context tells of a change to is
+    /// forgotten: every other writer's batch moves the revision, which the burst's revision
+    /// record catches anyway, but the over-quota delete retry does not (see `apply`), and
+    /// the notice then keeps this connection from writing into a chat that retry deleted.
+    known: Rc<RefCell<Known>>,
     // Held so the JS handlers stay alive as long as the connection; removed on drop.
     _on_versionchange: Closure<dyn FnMut(web_sys::IdbVersionChangeEvent)>,
     _on_close: Closure<dyn FnMut(web_sys::Event)>,
@@ -265,12 +269,24 @@ impl IdbStore {
         };
         raw.set_onversionchange(Some(on_versionchange.as_ref().unchecked_ref()));
         raw.set_onclose(Some(on_close.as_ref().unchecked_ref()));
+        let changes = ChangeChannel::open(&format!("agent-world-wasm:{db_name}"));
+        let known: Rc<RefCell<Known>> = Rc::default();
+        let forget = Rc::downgrade(&known);
+        // Called from a message event, never while `known` is borrowed (no borrow is held
+        // across an await).
+        changes.subscribe(Rc::new(move |world: &str| {
+            if let Some(known) = forget.upgrade() {
+                if let Ok(mut known) = known.try_borrow_mut() {
+                    known.forget(world);
+                }
+            }
+        }));
         Ok(IdbStore {
             name: db_name.to_string(),
             db,
             state,
-            changes: ChangeChannel::open(&format!("agent-world-wasm:{db_name}")),
-            known: RefCell::default(),
+            changes,
+            known,
             _on_versionchange: on_versionchange,
             _on_close: on_close,
         })
@@ -411,10 +427,7 @@ impl IdbStore {
         // Kept to read the DOMException (e.g. QuotaExceededError) after a failed commit.
         let raw_tx: web_sys::IdbTransaction = tx.as_sys().clone().unchecked_into();
         let after = {
-            let stores = match self.stores(&tx) {
-                Ok(stores) => stores,
-                Err(e) => return Burst::Failed(e),
-            };
+            let stores = Stores::new(&tx);
             match idb_fast::write(&stores, ops, plan) {
                 Ok(after) => after,
                 // Dropping the transaction aborts it: nothing is written.
@@ -459,19 +472,6 @@ impl IdbStore {
         }
     }
 
-    fn stores<'t>(&self, tx: &'t Transaction<'_>) -> Result<Stores<'t>, StoreError> {
-        Ok(Stores {
-            worlds: self.store(tx, WORLDS)?,
-            agents: self.store(tx, AGENTS)?,
-            chats: self.store(tx, CHATS)?,
-            messages: self.store(tx, MESSAGES)?,
-            memory: self.store(tx, MEMORY)?,
-            states: self.store(tx, AGENT_STATES)?,
-            approvals: self.store(tx, APPROVALS)?,
-            revisions: self.store(tx, REVISIONS)?,
-        })
-    }
-
     /// The batch through the read round (see [`idb_write`](super::idb_write)), committed.
     async fn apply_read_round(
         &self,
@@ -483,7 +483,7 @@ impl IdbStore {
         // Kept to read the DOMException (e.g. QuotaExceededError) after a failed commit.
         let raw_tx: web_sys::IdbTransaction = tx.as_sys().clone().unchecked_into();
         let outcome = {
-            let stores = self.stores(&tx)?;
+            let stores = Stores::new(&tx);
             write_batch(&stores, ops, named, bump).await
         };
         let learned = match outcome {
@@ -517,7 +517,7 @@ enum Burst {
 }
 
 /// Whether a batch only removes records (it frees space and may be retried over quota without
-/// its revision put).
+/// its revision record).
 fn only_deletes(ops: &[StoreOp]) -> bool {
     ops.iter().all(StoreOp::only_removes)
 }
@@ -1068,13 +1068,16 @@ impl Store for IdbStore {
     }
 
     /// Over quota, the browser refuses every transaction that puts a record, and raising the
-    /// revision is a put: a batch that only deletes (the way to free space) is then retried
+    /// revision adds one: a batch that only deletes (the way to free space) is then retried
     /// without it, so deleting works when the origin is full. The revision does not move for
     /// that batch: the engine re-reads it (`World::persist_freeing`), and another tab with the
     /// world open notices the deletes at the next write that raises it. Until then its view
-    /// may be stale; over quota its writes fail anyway (each puts a record), and once there is
-    /// room, one of its writes made before any other could still act on that view (an append
-    /// to a deleted chat is refused as invalid; reopening the world in that tab reloads it).
+    /// may be stale; over quota its writes fail anyway (each adds a record), and once there is
+    /// room, one of its writes made before any other could still act on that view: an append
+    /// to a deleted chat is refused as invalid once that tab has had this one's change notice
+    /// (its store then forgets what it knew of the world and reads before writing), and would
+    /// be written (the chat's row put back) by a write made before the notice arrives.
+    /// Reopening the world in that tab reloads it.
     fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
         Box::pin(async move {
             if !only_deletes(&ops) {

@@ -30,20 +30,22 @@
 //! A write request that fails (quota, a key that already exists) aborts the transaction, which
 //! rolls back everything; the caller's `commit().await` then reports the transaction's error.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::{HashMap, HashSet};
 
 use futures_util::future::try_join_all;
 use indexed_db_futures::object_store::ObjectStore;
 use indexed_db_futures::prelude::*;
+use indexed_db_futures::transaction::Transaction;
 use indexed_db_futures::KeyRange;
 use serde::Serialize;
 use wasm_bindgen::JsValue;
 
 use super::idb_fast::{add_revision, put_world, write_common, Learned};
 use super::idb_schema::{
-    key, prefix_range, seq_key, AgentRow, ApprovalRow, MemoryRow, MessageRow, AGENTS, APPROVALS,
-    MEMORY, MESSAGES, MESSAGES_BY_ID, RECORD_VERSION, REVISIONS,
+    key, prefix_range, seq_key, AgentRow, ApprovalRow, MemoryRow, MessageRow, AGENTS, AGENT_STATES,
+    ALL_STORES, APPROVALS, CHATS, MEMORY, MESSAGES, MESSAGES_BY_ID, RECORD_VERSION, REVISIONS,
+    WORLDS,
 };
 use super::idb_store::{
     decode, decode_all, describe, encode, get_all, get_all_keys, get_index_key, get_key, get_raw,
@@ -214,11 +216,11 @@ fn read_rec<'a>(
         let ctx = "reading what the batch depends on";
         let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
         let found = match parts[..] {
-            [w] => get_key(&s.worlds, JsValue::from_str(w), ctx).await?,
-            [_, _] => get_key(&s.chats, key(&parts).into(), ctx).await?,
+            [w] => get_key(s.worlds()?, JsValue::from_str(w), ctx).await?,
+            [_, _] => get_key(s.chats()?, key(&parts).into(), ctx).await?,
             _ => {
                 let index = s
-                    .messages
+                    .messages()?
                     .index(MESSAGES_BY_ID)
                     .map_err(|e| map_idb_error("opening the message-id index", e))?;
                 get_index_key(&index, key(&parts).into(), ctx).await?
@@ -286,13 +288,13 @@ impl Prefetched {
         let mut reads: Vec<LocalBoxFuture<'_, Result<Fact, StoreError>>> = Vec::new();
         for (w, _) in named {
             reads.push(Box::pin(async move {
-                let row = get_raw(&s.worlds, JsValue::from_str(w), ctx).await?;
+                let row = get_raw(s.worlds()?, JsValue::from_str(w), ctx).await?;
                 Ok(Fact::Value(row))
             }));
         }
         for (w, _) in named {
             reads.push(Box::pin(async move {
-                Ok(Fact::Seq(next_seq(&s.revisions, &[w], REVISIONS).await?))
+                Ok(Fact::Seq(next_seq(s.revisions()?, &[w], REVISIONS).await?))
             }));
         }
         for parts in &noted {
@@ -300,12 +302,12 @@ impl Prefetched {
         }
         for (w, c) in &message_seqs {
             reads.push(Box::pin(async move {
-                Ok(Fact::Seq(next_seq(&s.messages, &[w, c], MESSAGES).await?))
+                Ok(Fact::Seq(next_seq(s.messages()?, &[w, c], MESSAGES).await?))
             }));
         }
         for (w, c, a) in &memory_seqs {
             reads.push(Box::pin(async move {
-                Ok(Fact::Seq(next_seq(&s.memory, &[w, c, a], MEMORY).await?))
+                Ok(Fact::Seq(next_seq(s.memory()?, &[w, c, a], MEMORY).await?))
             }));
         }
         let mut facts = try_join_all(reads).await?.into_iter();
@@ -345,16 +347,63 @@ pub(super) enum Fact {
     Seq(f64),
 }
 
-/// The object stores of an `apply` transaction.
+/// The object stores of an `apply` transaction, each opened on first use: a burst touches
+/// three to five of the eight, and opening one is a call into the browser.
 pub(super) struct Stores<'t> {
-    pub(super) worlds: ObjectStore<'t>,
-    pub(super) agents: ObjectStore<'t>,
-    pub(super) chats: ObjectStore<'t>,
-    pub(super) messages: ObjectStore<'t>,
-    pub(super) memory: ObjectStore<'t>,
-    pub(super) states: ObjectStore<'t>,
-    pub(super) approvals: ObjectStore<'t>,
-    pub(super) revisions: ObjectStore<'t>,
+    tx: &'t Transaction<'t>,
+    /// In [`ALL_STORES`] order.
+    open: [OnceCell<ObjectStore<'t>>; ALL_STORES.len()],
+}
+
+impl<'t> Stores<'t> {
+    pub(super) fn new(tx: &'t Transaction<'t>) -> Stores<'t> {
+        Stores {
+            tx,
+            open: Default::default(),
+        }
+    }
+
+    /// Object store `name` (one of [`ALL_STORES`], the transaction's scope).
+    fn get(&self, name: &str) -> Result<&ObjectStore<'t>, StoreError> {
+        let opening = || format!("opening object store {name:?}");
+        let i = ALL_STORES.iter().position(|n| *n == name);
+        let Some(cell) = i.and_then(|i| self.open.get(i)) else {
+            return Err(StoreError::Backend(format!("internal: {}", opening())));
+        };
+        if let Some(store) = cell.get() {
+            return Ok(store);
+        }
+        let store = self
+            .tx
+            .object_store(name)
+            .map_err(|e| map_idb_error(&opening(), e))?;
+        Ok(cell.get_or_init(|| store))
+    }
+
+    pub(super) fn worlds(&self) -> Result<&ObjectStore<'t>, StoreError> {
+        self.get(WORLDS)
+    }
+    pub(super) fn agents(&self) -> Result<&ObjectStore<'t>, StoreError> {
+        self.get(AGENTS)
+    }
+    pub(super) fn chats(&self) -> Result<&ObjectStore<'t>, StoreError> {
+        self.get(CHATS)
+    }
+    pub(super) fn messages(&self) -> Result<&ObjectStore<'t>, StoreError> {
+        self.get(MESSAGES)
+    }
+    pub(super) fn memory(&self) -> Result<&ObjectStore<'t>, StoreError> {
+        self.get(MEMORY)
+    }
+    pub(super) fn states(&self) -> Result<&ObjectStore<'t>, StoreError> {
+        self.get(AGENT_STATES)
+    }
+    pub(super) fn approvals(&self) -> Result<&ObjectStore<'t>, StoreError> {
+        self.get(APPROVALS)
+    }
+    pub(super) fn revisions(&self) -> Result<&ObjectStore<'t>, StoreError> {
+        self.get(REVISIONS)
+    }
 }
 
 /// The write pass of one `apply` (runs only after [`store_rules::validate`] accepted the whole batch).
@@ -419,7 +468,7 @@ impl Batch {
                 let prefix = (world_id.clone(), chat_id.clone());
                 let seq = match self.message_seq.get(&prefix) {
                     Some(seq) => *seq,
-                    None => next_seq(&s.messages, &[world_id, chat_id], MESSAGES).await?,
+                    None => next_seq(s.messages()?, &[world_id, chat_id], MESSAGES).await?,
                 };
                 self.message_seq.insert(prefix, seq + 1.0);
                 Some(seq)
@@ -433,7 +482,7 @@ impl Batch {
                 let prefix = (world_id.clone(), chat_id.clone(), agent_id.clone());
                 let seq = match self.memory_seq.get(&prefix) {
                     Some(seq) => *seq,
-                    None => next_seq(&s.memory, &[world_id, chat_id, agent_id], MEMORY).await?,
+                    None => next_seq(s.memory()?, &[world_id, chat_id, agent_id], MEMORY).await?,
                 };
                 self.memory_seq.insert(prefix, seq + 1.0);
                 Some(seq)
@@ -459,14 +508,14 @@ impl Batch {
                 let w = world_id.as_str();
                 let ctx = "deleting a world";
                 self.written.insert(world_id.clone(), false);
-                delete(&s.worlds, KeyRange::Only(JsValue::from_str(w)), ctx)?;
+                delete(s.worlds()?, KeyRange::Only(JsValue::from_str(w)), ctx)?;
                 for store in [
-                    &s.agents,
-                    &s.chats,
-                    &s.messages,
-                    &s.memory,
-                    &s.states,
-                    &s.approvals,
+                    s.agents()?,
+                    s.chats()?,
+                    s.messages()?,
+                    s.memory()?,
+                    s.states()?,
+                    s.approvals()?,
                 ] {
                     delete(store, prefix_range(&[w]), ctx)?;
                 }
@@ -474,10 +523,10 @@ impl Batch {
             StoreOp::PutAgent { world_id, agent } => {
                 let k: JsValue = key(&[&world_id, &agent.id]).into();
                 let existing: Option<AgentRow> =
-                    get_row(&s.agents, &k, AGENTS, "reading an agent").await?;
+                    get_row(s.agents()?, &k, AGENTS, "reading an agent").await?;
                 let order = match existing {
                     Some(row) => row.order,
-                    None => next_agent_order(&s.agents, &world_id).await?,
+                    None => next_agent_order(s.agents()?, &world_id).await?,
                 };
                 let row = AgentRow {
                     v: RECORD_VERSION,
@@ -486,38 +535,38 @@ impl Batch {
                     order,
                     agent,
                 };
-                put(&s.agents, &row, "writing an agent")?;
+                put(s.agents()?, &row, "writing an agent")?;
             }
             StoreOp::DeleteAgent { world_id, agent_id } => {
                 let (w, a) = (world_id.as_str(), agent_id.as_str());
                 let ctx = "deleting an agent";
-                delete(&s.agents, KeyRange::Only(key(&[w, a]).into()), ctx)?;
+                delete(s.agents()?, KeyRange::Only(key(&[w, a]).into()), ctx)?;
                 // Memory and states are keyed by chat first: visit the world's chats.
-                for chat_key in get_all_keys(&s.chats, prefix_range(&[w]), ctx).await? {
+                for chat_key in get_all_keys(s.chats()?, prefix_range(&[w]), ctx).await? {
                     let Some(c) = key_part(&chat_key, 1) else {
                         return Err(StoreError::Corrupted(format!(
                             "unreadable chats key {} in world {w:?}; delete the world",
                             describe(&chat_key)
                         )));
                     };
-                    delete(&s.memory, prefix_range(&[w, &c, a]), ctx)?;
-                    delete(&s.states, KeyRange::Only(key(&[w, &c, a]).into()), ctx)?;
+                    delete(s.memory()?, prefix_range(&[w, &c, a]), ctx)?;
+                    delete(s.states()?, KeyRange::Only(key(&[w, &c, a]).into()), ctx)?;
                 }
                 // Approvals are keyed by chat and id: read the world's, delete the agent's.
-                let rows = get_all(&s.approvals, prefix_range(&[w]), ctx).await?;
+                let rows = get_all(s.approvals()?, prefix_range(&[w]), ctx).await?;
                 let at = format!("in world {w:?}");
                 for row in decode_all::<ApprovalRow>(rows, APPROVALS, &at)? {
                     if row.approval.agent_id == a {
                         let k = key(&[w, &row.chat_id, &row.approval_id]);
-                        delete(&s.approvals, KeyRange::Only(k.into()), ctx)?;
+                        delete(s.approvals()?, KeyRange::Only(k.into()), ctx)?;
                     }
                 }
             }
             StoreOp::DeleteChat { world_id, chat_id } => {
                 let (w, c) = (world_id.as_str(), chat_id.as_str());
                 let ctx = "deleting a chat";
-                delete(&s.chats, KeyRange::Only(key(&[w, c]).into()), ctx)?;
-                for store in [&s.messages, &s.memory, &s.states, &s.approvals] {
+                delete(s.chats()?, KeyRange::Only(key(&[w, c]).into()), ctx)?;
+                for store in [s.messages()?, s.memory()?, s.states()?, s.approvals()?] {
                     delete(store, prefix_range(&[w, c]), ctx)?;
                 }
             }
@@ -529,23 +578,23 @@ impl Batch {
                 let (w, c) = (world_id.as_str(), chat_id.as_str());
                 let ctx = "deleting messages";
                 let by_id = s
-                    .messages
+                    .messages()?
                     .index(MESSAGES_BY_ID)
                     .map_err(|e| map_idb_error("opening the message-id index", e))?;
                 for id in &message_ids {
                     let id_key: JsValue = key(&[w, c, id]).into();
                     if let Some(pk) = get_index_key(&by_id, id_key, ctx).await? {
-                        delete(&s.messages, KeyRange::Only(pk), ctx)?;
+                        delete(s.messages()?, KeyRange::Only(pk), ctx)?;
                     }
                 }
                 // Memory is keyed by agent then seq: one read of the chat's entries finds the
                 // ones that came from these messages (editing is rare; appends stay O(1)).
                 let doomed: HashSet<&str> = message_ids.iter().map(String::as_str).collect();
-                for js in get_all(&s.memory, prefix_range(&[w, c]), ctx).await? {
+                for js in get_all(s.memory()?, prefix_range(&[w, c]), ctx).await? {
                     let row: MemoryRow = decode(js, MEMORY, &format!("chat {c:?}"))?;
                     if doomed.contains(row.entry.message_id.as_str()) {
                         let k = seq_key(&[w, c, &row.agent_id], row.seq);
-                        delete(&s.memory, KeyRange::Only(k), ctx)?;
+                        delete(s.memory()?, KeyRange::Only(k), ctx)?;
                     }
                 }
             }
@@ -557,12 +606,12 @@ impl Batch {
             } => {
                 let ctx = "replacing a message";
                 let by_id = s
-                    .messages
+                    .messages()?
                     .index(MESSAGES_BY_ID)
                     .map_err(|e| map_idb_error("opening the message-id index", e))?;
                 let id_key: JsValue = key(&[&world_id, &chat_id, &old_message_id]).into();
                 let old = match get_index_key(&by_id, id_key, ctx).await? {
-                    Some(pk) => get_row::<MessageRow>(&s.messages, &pk, MESSAGES, ctx).await?,
+                    Some(pk) => get_row::<MessageRow>(s.messages()?, &pk, MESSAGES, ctx).await?,
                     None => None,
                 };
                 let Some(old) = old else {
@@ -579,7 +628,7 @@ impl Batch {
                     message_id: message.message_id.clone(),
                     message,
                 };
-                put(&s.messages, &row, ctx)?;
+                put(s.messages()?, &row, ctx)?;
             }
             StoreOp::ClearMemory {
                 world_id,
@@ -587,7 +636,7 @@ impl Batch {
                 agent_id,
             } => {
                 let range = prefix_range(&[&world_id, &chat_id, &agent_id]);
-                delete(&s.memory, range, "clearing memory")?;
+                delete(s.memory()?, range, "clearing memory")?;
             }
             StoreOp::PutApproval(approval) => {
                 // The rules refused a record without a chat id.
@@ -599,7 +648,7 @@ impl Batch {
                     approval_id: approval.approval_id.clone(),
                     approval: *approval,
                 };
-                put(&s.approvals, &row, "writing an approval")?;
+                put(s.approvals()?, &row, "writing an approval")?;
             }
             StoreOp::DeleteApproval {
                 world_id,
@@ -608,7 +657,7 @@ impl Batch {
             } => {
                 let k = key(&[&world_id, &chat_id, &approval_id]);
                 delete(
-                    &s.approvals,
+                    s.approvals()?,
                     KeyRange::Only(k.into()),
                     "deleting an approval",
                 )?;

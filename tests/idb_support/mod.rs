@@ -21,7 +21,8 @@ macro_rules! idb_cases {
             a_version_1_database_gains_the_approvals_store,
             a_write_in_one_burst_that_fails_a_check_writes_nothing,
             a_version_2_database_keeps_its_data_and_revisions,
-            a_deleted_world_keeps_its_revision_rising);
+            a_deleted_world_keeps_its_revision_rising,
+            a_change_notice_makes_the_connection_read_before_writing);
         #[wasm_bindgen_test]
         fn dom_exceptions_map_to_typed_errors() {
             idb_support::dom_exceptions_map_to_typed_errors();
@@ -1173,5 +1174,64 @@ pub async fn a_deleted_world_keeps_its_revision_rising() {
     assert_eq!(after_delete, known + 1, "the delete raised the revision");
     assert_eq!(b.revision("w").await.unwrap(), Some(known + 3));
     drop((a, b));
+    delete_db(&name).await;
+}
+
+/// Over quota, a batch that only deletes is retried without raising the revision (adding the
+/// revision record is a write the full origin refuses), so another tab can delete a chat
+/// behind a revision that did not move. Its change notice makes this connection forget what
+/// it knew of the world: the next write reads first, and an append to the deleted chat is
+/// refused instead of written (with the chat's row put back).
+pub async fn a_change_notice_makes_the_connection_read_before_writing() {
+    let name = fresh_name();
+    let a = open(&name).await;
+    a.apply(seed()).await.unwrap();
+    let expect = |rev: u64| StoreOp::ExpectRevision {
+        world_id: "w".into(),
+        rev,
+    };
+    let rev = a.revision("w").await.unwrap().unwrap();
+    // `a` knows the world now (this write went in one burst after the seed taught it).
+    a.apply(vec![expect(rev), append("w", "c", "m3")])
+        .await
+        .unwrap();
+    // What the other tab's over-quota retry leaves: the chat gone, the revision unmoved, and
+    // its notice on the database's channel.
+    let db = Database::open(name.as_str()).await.expect("raw open");
+    let tx = db
+        .transaction("chats")
+        .with_mode(TransactionMode::Readwrite)
+        .build()
+        .expect("raw tx");
+    let chat_key: JsValue = js_sys::Array::of2(&"w".into(), &"c".into()).into();
+    tx.object_store("chats")
+        .expect("raw store")
+        .delete::<JsValue, _>(indexed_db_futures::KeyRange::Only(chat_key))
+        .primitive()
+        .expect("raw delete")
+        .await
+        .expect("raw delete done");
+    tx.commit().await.expect("raw commit");
+    db.close();
+    let other = web_sys::BroadcastChannel::new(&format!("agent-world-wasm:{name}")).unwrap();
+    let notice = js_sys::JSON::parse(r#"{"worldId":"w","what":"write"}"#).unwrap();
+    other.post_message(&notice).unwrap();
+    agent_world_wasm::web::timer::sleep(100).await;
+    assert_eq!(a.revision("w").await.unwrap(), Some(rev + 1));
+    let err = a
+        .apply(vec![
+            expect(rev + 1),
+            append("w", "c", "m4"),
+            StoreOp::PutChat(chat("w", "c")),
+        ])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Invalid(ref m) if m == "chat \"c\" does not exist in world \"w\""),
+        "{err:?}"
+    );
+    assert_eq!(a.chats("w").await.unwrap(), vec![]);
+    other.close();
+    drop(a);
     delete_db(&name).await;
 }
