@@ -373,10 +373,22 @@ impl<'t> Stores<'t> {
         if let Some(store) = cell.get() {
             return Ok(store);
         }
-        let store = self
-            .tx
-            .object_store(name)
-            .map_err(|e| map_idb_error(&opening(), e))?;
+        // This runs while the transaction is active (before the batch's first await or in
+        // the microtask of a request's result), so a refusal means something aborted it while
+        // the batch was being issued (a closed connection is told apart by the caller):
+        // nothing was written, as `issue` reports a refused request.
+        let store = self.tx.object_store(name).map_err(|e| {
+            use indexed_db_futures::error::{DomException, Error};
+            match e {
+                Error::DomException(DomException::InvalidStateError(_)) => {
+                    StoreError::Aborted(format!(
+                        "{}: the transaction was aborted and nothing was written; retry",
+                        opening()
+                    ))
+                }
+                e => map_idb_error(&opening(), e),
+            }
+        })?;
         Ok(cell.get_or_init(|| store))
     }
 
