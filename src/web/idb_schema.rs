@@ -194,6 +194,10 @@ fn v3(db: &Database, tx: &web_sys::IdbTransaction) -> Result<(), IdbError> {
         let copied = tx.object_store(REVISIONS).and_then(|revisions| {
             let rows = Array::from(&read.result()?);
             for row in rows.iter() {
+                // A row that is not an object is reported when read, as before the upgrade.
+                if !row.is_object() {
+                    continue;
+                }
                 let id = js_sys::Reflect::get(&row, &JsValue::from_str("worldId"))?;
                 let rev = js_sys::Reflect::get(&row, &JsValue::from_str("rev"))?
                     .as_f64()
