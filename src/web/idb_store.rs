@@ -8,7 +8,8 @@
 //!   all of them, so an export is a consistent snapshot). Read transactions are dropped, not
 //!   committed: indexed_db_futures aborts a dropped transaction, which discards nothing in a
 //!   read-only one;
-//! - [`Store::apply`] is ONE `readwrite` transaction over all its stores (over quota, a batch
+//! - [`Store::apply`] is ONE `readwrite` transaction (over every store, or for a burst over
+//!   the ones it writes, `revisions` always among them; over quota, a batch
 //!   that only deletes is retried once without its revision record, see `apply`), done one of
 //!   two ways. The engine's common batches (a message, a reply, a counter) go in one burst
 //!   (`idb_fast.rs`) when this connection knows what they need from its own
@@ -420,7 +421,8 @@ impl IdbStore {
         named: &[(String, &'static str)],
         plan: idb_fast::Plan,
     ) -> Burst {
-        let tx = match self.transaction(&ALL_STORES, TransactionMode::Readwrite) {
+        // Only the stores the burst writes (see `Plan::scope`).
+        let tx = match self.transaction(plan.scope(), TransactionMode::Readwrite) {
             Ok(tx) => tx,
             Err(e) => return Burst::Failed(e),
         };
@@ -436,7 +438,9 @@ impl IdbStore {
         };
         // The other contexts are told while the commit is under way (its first poll asks for
         // it): a read they start on the news is a transaction created after this one, which
-        // IndexedDB runs only once this one has committed or aborted. An abort makes the news
+        // IndexedDB runs only once this one has committed or aborted when it reads a store
+        // this one writes (`revisions` always; a store outside the scope holds nothing this
+        // batch changed). An abort makes the news
         // a false alarm, which costs them a revision read (`World::refresh`).
         let post = async {
             for (world, what) in named {
