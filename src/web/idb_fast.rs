@@ -41,7 +41,7 @@
 //! deleted would still be believed to exist, so an append to it made before the notice
 //! arrives would be written (and its chat row put back) instead of refused.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use indexed_db_futures::prelude::*;
 use wasm_bindgen::JsValue;
@@ -61,8 +61,9 @@ use crate::core::store_rules;
 pub(super) struct Known {
     /// Each world with the revision this connection's last commit to it raised it to.
     worlds: Vec<(String, f64)>,
-    /// The chats `(world, chat)` that exist at that revision.
-    chats: HashSet<(String, String)>,
+    /// The chats `(world, chat)` that exist at that revision (a list: a connection writes
+    /// to few).
+    chats: Vec<(String, String)>,
     /// The next message `seq` of each `(world, chat)`.
     message_seq: HashMap<(String, String), f64>,
     /// The next memory `seq` of each `(world, chat, agent)`.
@@ -103,8 +104,8 @@ impl Known {
         memory_seq: HashMap<(String, String, String), f64>,
     ) {
         for k in chats {
-            if self.rev(&k.0).is_some() {
-                self.chats.insert(k);
+            if self.rev(&k.0).is_some() && !self.chats.contains(&k) {
+                self.chats.push(k);
             }
         }
         for (k, seq) in message_seq {
@@ -165,8 +166,7 @@ pub(super) fn committed(known: &mut Known, after: Known) {
     for (w, rev) in after.worlds {
         known.set(w, rev - 1.0, rev);
     }
-    let chats = after.chats.into_iter().collect();
-    known.extend(chats, after.message_seq, after.memory_seq);
+    known.extend(after.chats, after.message_seq, after.memory_seq);
 }
 
 /// A batch the burst can do: everything it needs to know, taken from [`Known`].
@@ -301,7 +301,7 @@ pub(super) fn plan(
 pub(super) fn write(s: &Stores<'_>, ops: &[StoreOp], plan: Plan) -> Result<Known, StoreError> {
     let mut after = Known {
         worlds: Vec::with_capacity(plan.worlds.len()),
-        chats: plan.chats.into_iter().collect(),
+        chats: plan.chats,
         message_seq: plan.message_seq,
         memory_seq: plan.memory_seq,
     };
