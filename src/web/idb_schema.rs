@@ -11,6 +11,7 @@
 //! | `memory`       | `[worldId, chatId, agentId, seq]` |                                              | [`MemoryRow`]  |
 //! | `agent_states` | `[worldId, chatId, agentId]`      |                                              | [`StateRow`]   |
 //! | `approvals`    | `[worldId, chatId, approvalId]`   |                                              | [`ApprovalRow`] (since database version 2) |
+//! | `revisions`    | `[worldId, rev]` (out of line)    |                                              | `0` (since database version 3) |
 //!
 //! Why compound keys: every "everything of a world / chat / agent in a chat" question is a key
 //! range on a key prefix (see [`prefix_range`]), so reads, paging and cascading deletes never scan
@@ -40,6 +41,21 @@
 //! version 1 gains it, empty, the first time this app opens it; an app that knows only
 //! version 1 then reports the database as written by a newer app (the browser's
 //! `VersionError`) instead of missing the approvals.
+//!
+//! Version 3 moves the world's revision into the schema: the `revisions` store holds one
+//! record per revision of each world, keyed `[worldId, rev]` (the value is `0`: only keys are
+//! ever read). A world's revision is the `rev` of its newest key (0 when it has none), and a
+//! batch raises it from `R` to `R + 1` by `add`ing `[worldId, R + 1]`, which fails with
+//! `ConstraintError`, aborting the batch's transaction, when another writer already took that
+//! revision: the revision check of a write needs no read (see
+//! [`idb_fast`](super::idb_fast)). The records are never deleted, not even with their world
+//! (a deleted world's revision keeps rising, so a connection that knew the world before the
+//! delete cannot mistake a re-created world for the one it knew): an `add` only proves nobody
+//! took that key, so a pruned `[w, R + 1]` could be added again by a connection that still
+//! believes the world is at `R`, and its write would pass as current. One key of a few dozen
+//! bytes per committed batch is the price. The upgrade copies each world row's `rev`
+//! (database version 2's place for it, which version 3 no longer writes or reads) into its
+//! first revision record, so revisions go on from where they were.
 
 use indexed_db_futures::database::Database;
 use indexed_db_futures::error::Error as IdbError;
@@ -47,14 +63,14 @@ use indexed_db_futures::prelude::*;
 use indexed_db_futures::{KeyPath, KeyRange};
 use js_sys::Array;
 use serde::{Deserialize, Serialize};
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
 use crate::core::approval::ApprovalRecord;
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::store::AgentChatState;
 
 /// The IndexedDB database version this code creates and understands.
-pub const DB_VERSION: u32 = 2;
+pub const DB_VERSION: u32 = 3;
 /// The format version written into every record's `v` field.
 pub const RECORD_VERSION: u32 = 3;
 
@@ -65,10 +81,11 @@ pub const MESSAGES: &str = "messages";
 pub const MEMORY: &str = "memory";
 pub const AGENT_STATES: &str = "agent_states";
 pub const APPROVALS: &str = "approvals";
+pub const REVISIONS: &str = "revisions";
 /// Unique index of `messages` on `[worldId, chatId, messageId]`.
 pub const MESSAGES_BY_ID: &str = "byMessageId";
 /// Every object store (an `apply` transaction spans all of them).
-pub const ALL_STORES: [&str; 7] = [
+pub const ALL_STORES: [&str; 8] = [
     WORLDS,
     AGENTS,
     CHATS,
@@ -76,6 +93,7 @@ pub const ALL_STORES: [&str; 7] = [
     MEMORY,
     AGENT_STATES,
     APPROVALS,
+    REVISIONS,
 ];
 
 /// One migration: brings the database from `version - 1` to `version`. It gets the database
@@ -97,6 +115,10 @@ pub const UPGRADE_STEPS: &[Step] = &[
     Step {
         version: 2,
         apply: v2,
+    },
+    Step {
+        version: 3,
+        apply: v3,
     },
 ];
 
@@ -157,6 +179,49 @@ fn v2(db: &Database, _tx: &web_sys::IdbTransaction) -> Result<(), IdbError> {
     Ok(())
 }
 
+/// Version 3: the `revisions` store (see the module docs), filled with each world's revision
+/// as its row holds it. The rows are read with one `getAll` in the version-change transaction
+/// and the records added from its success handler, while the transaction is still active; a
+/// failed request aborts the transaction, and with it the upgrade (the open then fails and the
+/// database stays at its old version).
+fn v3(db: &Database, tx: &web_sys::IdbTransaction) -> Result<(), IdbError> {
+    db.create_object_store(REVISIONS).build()?;
+    let worlds = tx.object_store(WORLDS)?;
+    let request = worlds.get_all()?;
+    let tx = tx.clone();
+    let read = request.clone();
+    let on_success = wasm_bindgen::closure::Closure::once_into_js(move || {
+        let copied = tx.object_store(REVISIONS).and_then(|revisions| {
+            let rows = Array::from(&read.result()?);
+            for row in rows.iter() {
+                // A row that is not an object is reported when read, as before the upgrade.
+                if !row.is_object() {
+                    continue;
+                }
+                let id = js_sys::Reflect::get(&row, &JsValue::from_str("worldId"))?;
+                let rev = js_sys::Reflect::get(&row, &JsValue::from_str("rev"))?
+                    .as_f64()
+                    .filter(|r| r.is_finite() && *r > 0.0);
+                if let (Some(id), Some(rev)) = (id.as_string(), rev) {
+                    revisions.add_with_key(&JsValue::from_f64(0.0), &rev_key(&id, rev))?;
+                }
+            }
+            Ok(())
+        });
+        if copied.is_err() {
+            // Nothing of the upgrade is kept; the open reports the abort.
+            let _ = tx.abort();
+        }
+    });
+    request.set_onsuccess(Some(on_success.unchecked_ref()));
+    Ok(())
+}
+
+/// The key of world `w`'s revision record `rev`.
+pub fn rev_key(w: &str, rev: f64) -> JsValue {
+    seq_key(&[w], rev)
+}
+
 /// An `approvals` record (a pending approval with the reply's state).
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -175,8 +240,9 @@ pub struct WorldRow {
     pub v: u32,
     pub world_id: String,
     pub world: WorldData,
-    /// The world's revision (raised by every committed batch that names the world; see
-    /// `IdbStore`). Absent in rows written before revisions existed, which read as 0.
+    /// The world's revision in database version 2 (raised by every committed batch that
+    /// names the world). Version 3 keeps revisions in the `revisions` store: its upgrade copies
+    /// this value there, and it is no longer written (a row written since has none) or read.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rev: f64,
 }

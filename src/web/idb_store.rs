@@ -5,15 +5,17 @@
 //!
 //! Transaction boundaries:
 //! - every read method is one `readonly` transaction over the stores it reads (`dump` one over
-//!   all six, so an export is a consistent snapshot). Read transactions are dropped, not
+//!   all of them, so an export is a consistent snapshot). Read transactions are dropped, not
 //!   committed: indexed_db_futures aborts a dropped transaction, which discards nothing in a
 //!   read-only one;
-//! - [`Store::apply`] is ONE `readwrite` transaction over all six stores (over quota, a batch
-//!   that only deletes is retried once without its revision put, see `apply`), done one of two
-//!   ways. The engine's common batches (a message, a reply, a counter) go in one burst
+//! - [`Store::apply`] is ONE `readwrite` transaction (over every store, or for a burst over
+//!   the ones it writes, `revisions` always among them; over quota, a batch
+//!   that only deletes is retried once without its revision record, see `apply`), done one of
+//!   two ways. The engine's common batches (a message, a reply, a counter) go in one burst
 //!   (`idb_fast.rs`) when this connection knows what they need from its own
-//!   last commit to the world: checks and writes issued together, a failed check aborting the
-//!   transaction, one await (the commit). Every other batch, and one whose burst failed (which
+//!   last commit to the world: writes only, the revision record's `add` being the check (it
+//!   fails, aborting the transaction, when another writer took that revision), one await (the
+//!   commit). Every other batch, and one whose burst failed (which
 //!   wrote nothing), goes through the read round (`idb_write.rs`): every read
 //!   the rules need is issued at once and awaited together, the
 //!   [`StoreOp::ExpectRevision`] check and the validation run on what was read (an invalid or
@@ -43,10 +45,11 @@
 //! record → `Corrupted` naming the store and key, a record from a newer format → `Version`.
 //! Stored data never causes a panic.
 //!
-//! Several tabs and workers: every world row carries `rev`, the world's revision
-//! ([`Store::revision`]); an `apply` reads the row of each world its ops name inside its
-//! transaction (the same get tells whether the world exists and checks `ExpectRevision`) and
-//! writes it back raised by one, so the bump commits or rolls back with the batch. The engine's
+//! Several tabs and workers: each world's revision ([`Store::revision`]) is the newest of its
+//! records in the `revisions` store, keyed `[worldId, rev]` (database version 3, see
+//! [`idb_schema`](super::idb_schema)); every `apply` adds the next one for each world its ops
+//! name, inside its transaction, so the bump commits or rolls back with the batch, and an
+//! `add` that finds the key taken (another writer's revision) fails the batch. The engine's
 //! writes need no lock: IndexedDB runs read-write transactions over the same stores one at a
 //! time, so the check and the commit see the same revision. [`Store::lock_world`] (the Web Lock
 //! `agent-world-wasm:<database>:<worldId>`) is only taken to import or delete a whole world.
@@ -55,7 +58,8 @@
 //! under way). Message and memory `seq`s are found inside the write transaction (the last key
 //! of the chat's range), or known from this connection's own last commit to the world and
 //! used only while the world is still at the revision that commit left (the burst's revision
-//! check), so two connections appending to one chat never collide.
+//! record), so two connections appending to one chat never collide. A fresh connection learns
+//! the current revision from the newest key of the world's revision records.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
@@ -64,7 +68,9 @@ use std::rc::Rc;
 use futures_util::future::{join, select, Either};
 use indexed_db_futures::cursor::CursorDirection;
 use indexed_db_futures::database::{Database, VersionChangeEvent};
-use indexed_db_futures::error::{Error as IdbError, OpenDbError, UnexpectedDataError};
+use indexed_db_futures::error::{
+    self as idb_dom, Error as IdbError, OpenDbError, UnexpectedDataError,
+};
 use indexed_db_futures::index::Index;
 use indexed_db_futures::internals::SystemRepr;
 use indexed_db_futures::object_store::ObjectStore;
@@ -80,9 +86,9 @@ use super::idb_fast::{self, Known, Learned};
 use super::idb_schema::{
     below_range, key, prefix_range, AgentRow, ApprovalRow, ChatRow, MemoryRow, MessageRow,
     StateRow, WorldRow, AGENTS, AGENT_STATES, ALL_STORES, APPROVALS, CHATS, DB_VERSION, MEMORY,
-    MESSAGES, MESSAGES_BY_ID, RECORD_VERSION, WORLDS,
+    MESSAGES, MESSAGES_BY_ID, RECORD_VERSION, REVISIONS, WORLDS,
 };
-use super::idb_write::{named_worlds, row_revision, write_batch, Stores};
+use super::idb_write::{named_worlds, write_batch, Stores};
 use super::tabs::{self, ChangeChannel};
 use crate::core::approval::ApprovalRecord;
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
@@ -112,8 +118,11 @@ pub struct IdbStore {
     /// Change notifications to and from the other contexts of this origin.
     changes: ChangeChannel,
     /// What this connection knows of the worlds it committed to, for writes in one burst
-    /// ([`idb_fast`](super::idb_fast)).
-    known: RefCell<Known>,
+    /// ([`idb_fast`](super::idb_fast)). A world another context tells of a change to is
+    /// forgotten: every other writer's batch moves the revision, which the burst's revision
+    /// record catches anyway, but the over-quota delete retry does not (see `apply`), and
+    /// the notice then keeps this connection from writing into a chat that retry deleted.
+    known: Rc<RefCell<Known>>,
     // Held so the JS handlers stay alive as long as the connection; removed on drop.
     _on_versionchange: Closure<dyn FnMut(web_sys::IdbVersionChangeEvent)>,
     _on_close: Closure<dyn FnMut(web_sys::Event)>,
@@ -261,12 +270,24 @@ impl IdbStore {
         };
         raw.set_onversionchange(Some(on_versionchange.as_ref().unchecked_ref()));
         raw.set_onclose(Some(on_close.as_ref().unchecked_ref()));
+        let changes = ChangeChannel::open(&format!("agent-world-wasm:{db_name}"));
+        let known: Rc<RefCell<Known>> = Rc::default();
+        let forget = Rc::downgrade(&known);
+        // Called from a message event, never while `known` is borrowed (no borrow is held
+        // across an await).
+        changes.subscribe(Rc::new(move |world: &str| {
+            if let Some(known) = forget.upgrade() {
+                if let Ok(mut known) = known.try_borrow_mut() {
+                    known.forget(world);
+                }
+            }
+        }));
         Ok(IdbStore {
             name: db_name.to_string(),
             db,
             state,
-            changes: ChangeChannel::open(&format!("agent-world-wasm:{db_name}")),
-            known: RefCell::default(),
+            changes,
+            known,
             _on_versionchange: on_versionchange,
             _on_close: on_close,
         })
@@ -400,28 +421,26 @@ impl IdbStore {
         named: &[(String, &'static str)],
         plan: idb_fast::Plan,
     ) -> Burst {
-        let tx = match self.transaction(&ALL_STORES, TransactionMode::Readwrite) {
+        // Only the stores the burst writes (see `Plan::scope`).
+        let tx = match self.transaction(plan.scope(), TransactionMode::Readwrite) {
             Ok(tx) => tx,
             Err(e) => return Burst::Failed(e),
         };
         // Kept to read the DOMException (e.g. QuotaExceededError) after a failed commit.
         let raw_tx: web_sys::IdbTransaction = tx.as_sys().clone().unchecked_into();
         let after = {
-            let stores = match self.stores(&tx) {
-                Ok(stores) => stores,
-                Err(e) => return Burst::Failed(e),
-            };
-            match idb_fast::write(&stores, ops, plan).await {
-                Ok((true, after)) => after,
-                // A failed check: dropping the transaction aborts it at once, before any
-                // write can commit (see the module docs of `idb_fast`).
-                Ok((false, _)) => return Burst::ReadRound,
+            let stores = Stores::new(&tx);
+            match idb_fast::write(&stores, ops, plan) {
+                Ok(after) => after,
+                // Dropping the transaction aborts it: nothing is written.
                 Err(e) => return Burst::Failed(self.closed_error().unwrap_or(e)),
             }
         };
         // The other contexts are told while the commit is under way (its first poll asks for
         // it): a read they start on the news is a transaction created after this one, which
-        // IndexedDB runs only once this one has committed or aborted. An abort makes the news
+        // IndexedDB runs only once this one has committed or aborted when it reads a store
+        // this one writes (`revisions` always; a store outside the scope holds nothing this
+        // batch changed). An abort makes the news
         // a false alarm, which costs them a revision read (`World::refresh`).
         let post = async {
             for (world, what) in named {
@@ -435,11 +454,18 @@ impl IdbStore {
             }
             (Err(e), ()) => {
                 let dom = raw_tx.error();
-                if self.closed_error().is_none()
-                    && dom.as_ref().is_some_and(|d| d.name() == "ConstraintError")
-                {
-                    // A key the batch adds exists (a duplicate message id, a stale `seq`):
-                    // the read round judges the batch.
+                // The transaction's error is set once it has aborted; the commit may report
+                // the failed request's error (its `error` event reaches the transaction first).
+                let constraint = dom.as_ref().is_some_and(|d| d.name() == "ConstraintError")
+                    || matches!(
+                        e,
+                        IdbError::DomException(idb_dom::DomException::ConstraintError(_))
+                    );
+                if self.closed_error().is_none() && constraint {
+                    // A key the batch adds exists (a revision another writer took, a
+                    // duplicate message id, a stale `seq`): nothing was written, and the read
+                    // round judges the batch in a transaction that starts once this one has
+                    // ended.
                     return Burst::ReadRound;
                 }
                 Burst::Failed(self.closed_error().unwrap_or_else(|| match dom {
@@ -448,18 +474,6 @@ impl IdbStore {
                 }))
             }
         }
-    }
-
-    fn stores<'t>(&self, tx: &'t Transaction<'_>) -> Result<Stores<'t>, StoreError> {
-        Ok(Stores {
-            worlds: self.store(tx, WORLDS)?,
-            agents: self.store(tx, AGENTS)?,
-            chats: self.store(tx, CHATS)?,
-            messages: self.store(tx, MESSAGES)?,
-            memory: self.store(tx, MEMORY)?,
-            states: self.store(tx, AGENT_STATES)?,
-            approvals: self.store(tx, APPROVALS)?,
-        })
     }
 
     /// The batch through the read round (see [`idb_write`](super::idb_write)), committed.
@@ -473,7 +487,7 @@ impl IdbStore {
         // Kept to read the DOMException (e.g. QuotaExceededError) after a failed commit.
         let raw_tx: web_sys::IdbTransaction = tx.as_sys().clone().unchecked_into();
         let outcome = {
-            let stores = self.stores(&tx)?;
+            let stores = Stores::new(&tx);
             write_batch(&stores, ops, named, bump).await
         };
         let learned = match outcome {
@@ -507,7 +521,7 @@ enum Burst {
 }
 
 /// Whether a batch only removes records (it frees space and may be retried over quota without
-/// its revision put).
+/// its revision record).
 fn only_deletes(ops: &[StoreOp]) -> bool {
     ops.iter().all(StoreOp::only_removes)
 }
@@ -1058,13 +1072,16 @@ impl Store for IdbStore {
     }
 
     /// Over quota, the browser refuses every transaction that puts a record, and raising the
-    /// revision is a put: a batch that only deletes (the way to free space) is then retried
+    /// revision adds one: a batch that only deletes (the way to free space) is then retried
     /// without it, so deleting works when the origin is full. The revision does not move for
     /// that batch: the engine re-reads it (`World::persist_freeing`), and another tab with the
     /// world open notices the deletes at the next write that raises it. Until then its view
-    /// may be stale; over quota its writes fail anyway (each puts a record), and once there is
-    /// room, one of its writes made before any other could still act on that view (an append
-    /// to a deleted chat is refused as invalid; reopening the world in that tab reloads it).
+    /// may be stale; over quota its writes fail anyway (each adds a record), and once there is
+    /// room, one of its writes made before any other could still act on that view: an append
+    /// to a deleted chat is refused as invalid once that tab has had this one's change notice
+    /// (its store then forgets what it knew of the world and reads before writing), and would
+    /// be written (the chat's row put back) by a write made before the notice arrives.
+    /// Reopening the world in that tab reloads it.
     fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
         Box::pin(async move {
             if !only_deletes(&ops) {
@@ -1082,11 +1099,12 @@ impl Store for IdbStore {
         world_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Option<u64>, StoreError>> {
         Box::pin(async move {
-            let tx = self.transaction(&[WORLDS], TransactionMode::Readonly)?;
-            let worlds = self.store(&tx, WORLDS)?;
-            let row = get_raw(&worlds, JsValue::from_str(world_id), "reading a revision").await?;
+            // The newest of the world's revision records (see `idb_schema`).
+            let tx = self.transaction(&[REVISIONS], TransactionMode::Readonly)?;
+            let revisions = self.store(&tx, REVISIONS)?;
+            let next = next_seq(&revisions, &[world_id], REVISIONS).await?;
             // `rev` is a whole number below 2^53 (one per write), so the cast is exact.
-            Ok(Some(row.as_ref().map(row_revision).unwrap_or(0.0) as u64))
+            Ok(Some((next - 1.0) as u64))
         })
     }
 

@@ -10,11 +10,11 @@
 //! (about 0.3 ms in Chromium, several times a bare put's whole transaction when awaited one by
 //! one), so a batch waits for as few as it can:
 //! 1. [`Prefetched::read`] issues every read the rules need at once and awaits them together:
-//!    the row of each world the batch names (existence and revision in one get), the records
+//!    the row of each world the batch names (existence) and its newest revision record, the records
 //!    a first pass of the rules on hoped answers asked about ([`Found`]: the chats it writes
 //!    into, the message ids it adds or replaces), and the next `seq` of each chat and memory
 //!    it appends to. One round trip for every batch (a message, a reply, a counter).
-//! 2. Each [`StoreOp::ExpectRevision`] is compared with the world row's `rev`: a mismatch
+//! 2. Each [`StoreOp::ExpectRevision`] is compared with the world's revision: a mismatch
 //!    fails the batch with [`StoreError::Conflict`] before anything is written (another writer
 //!    moved the world since the engine planned the batch; it reloads and plans again).
 //! 3. [`store_rules::validate`] checks every op against that data plus the effects of the
@@ -23,26 +23,29 @@
 //!    the prefetch covers them; a record it did not read would be read in one more round.
 //! 4. [`Batch`] issues the writes without awaiting them; IndexedDB runs a transaction's
 //!    requests in order, so a read a rare op needs later (an agent's order, the keys a
-//!    cascading delete visits) still sees the earlier writes. Then each named world's row is
-//!    put back with `rev` raised by one, so the bump commits or rolls back with the batch.
+//!    cascading delete visits) still sees the earlier writes. Then each named world's next
+//!    revision record is added, so the bump commits or rolls back with the batch (and a writer
+//!    that took that revision meanwhile makes the `add`, and so the batch, fail).
 //!
 //! A write request that fails (quota, a key that already exists) aborts the transaction, which
 //! rolls back everything; the caller's `commit().await` then reports the transaction's error.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::{HashMap, HashSet};
 
 use futures_util::future::try_join_all;
 use indexed_db_futures::object_store::ObjectStore;
 use indexed_db_futures::prelude::*;
+use indexed_db_futures::transaction::Transaction;
 use indexed_db_futures::KeyRange;
 use serde::Serialize;
 use wasm_bindgen::JsValue;
 
-use super::idb_fast::{raise, write_common, Learned};
+use super::idb_fast::{add_revision, put_world, write_common, Learned};
 use super::idb_schema::{
-    key, prefix_range, seq_key, AgentRow, ApprovalRow, MemoryRow, MessageRow, WorldRow, AGENTS,
-    APPROVALS, MEMORY, MESSAGES, MESSAGES_BY_ID, RECORD_VERSION,
+    key, prefix_range, seq_key, AgentRow, ApprovalRow, MemoryRow, MessageRow, AGENTS, AGENT_STATES,
+    ALL_STORES, APPROVALS, CHATS, MEMORY, MESSAGES, MESSAGES_BY_ID, RECORD_VERSION, REVISIONS,
+    WORLDS,
 };
 use super::idb_store::{
     decode, decode_all, describe, encode, get_all, get_all_keys, get_index_key, get_key, get_raw,
@@ -64,11 +67,7 @@ pub(super) async fn write_batch(
     let hoped = Found::default();
     let _ = store_rules::validate(&ops, &hoped);
     let pre = Prefetched::read(s, &ops, named, hoped.noted.into_inner()).await?;
-    let revs = pre
-        .worlds
-        .iter()
-        .map(|(_, row)| row.as_ref().map(row_revision).unwrap_or(0.0))
-        .collect();
+    let revs = pre.revs;
     let mut found = Found {
         worlds: pre.worlds,
         recs: pre.recs,
@@ -76,7 +75,11 @@ pub(super) async fn write_batch(
     };
     for op in &ops {
         if let StoreOp::ExpectRevision { world_id, rev } = op {
-            let now = revision_in(&found.worlds, world_id);
+            let now = named
+                .iter()
+                .position(|(w, _)| w == world_id)
+                .and_then(|i| revs.get(i).copied())
+                .unwrap_or(0.0);
             if now != *rev as f64 {
                 return Err(StoreError::Conflict(format!(
                     "world {world_id:?} is at revision {now}, the batch expected {rev}"
@@ -101,14 +104,29 @@ pub(super) async fn write_batch(
                 .insert(parts.clone(), matches!(fact, Fact::Value(Some(_))));
         }
     }
+    // The chats that exist after the batch (one that deletes a chat teaches nothing of its
+    // world, see `idb_fast::learn`): those found and those put.
+    let mut chats: Vec<(String, String)> = found
+        .recs
+        .iter()
+        .filter(|(_, stored)| **stored)
+        .filter_map(|(parts, _)| match &parts[..] {
+            [w, c] => Some((w.clone(), c.clone())),
+            _ => None,
+        })
+        .collect();
+    for op in &ops {
+        if let StoreOp::PutChat(c) = op {
+            chats.push((c.world_id.clone(), c.id.clone()));
+        }
+    }
     let mut batch = Batch {
         revs,
+        chats,
         message_seq: pre.message_seq,
         memory_seq: pre.memory_seq,
         worlds: found.worlds,
-        bump,
         written: HashMap::new(),
-        rows: Vec::new(),
     };
     for op in ops {
         batch.run(s, op).await?;
@@ -141,15 +159,6 @@ pub(super) fn named_worlds(ops: &[StoreOp]) -> Vec<(String, &'static str)> {
     out
 }
 
-/// The `rev` of a raw world row (0 when absent: a world written before revisions existed).
-pub(super) fn row_revision(row: &JsValue) -> f64 {
-    js_sys::Reflect::get(row, &JsValue::from_str("rev"))
-        .ok()
-        .and_then(|v| v.as_f64())
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .unwrap_or(0.0)
-}
-
 /// The stored data as [`store_rules::validate`] asks for it: a world from its row read before
 /// the batch, a chat (`[world, chat]`) or message id (`[world, chat, id]`) from `recs`. What
 /// neither holds is noted and answered as hoped: a first pass on nothing read lists what the
@@ -162,17 +171,6 @@ pub(super) struct Found {
     recs: HashMap<Vec<String>, bool>,
     /// The records a pass asked about that were not read, by their key parts.
     pub(super) noted: RefCell<Vec<Vec<String>>>,
-}
-
-/// The world's revision in `worlds` (rows as read before the batch): 0 for no such world, or
-/// one written before revisions existed.
-fn revision_in(worlds: &[(String, Option<JsValue>)], world_id: &str) -> f64 {
-    worlds
-        .iter()
-        .find(|(w, _)| w == world_id)
-        .and_then(|(_, row)| row.as_ref())
-        .map(row_revision)
-        .unwrap_or(0.0)
 }
 
 impl Stored for Found {
@@ -218,11 +216,11 @@ fn read_rec<'a>(
         let ctx = "reading what the batch depends on";
         let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
         let found = match parts[..] {
-            [w] => get_key(&s.worlds, JsValue::from_str(w), ctx).await?,
-            [_, _] => get_key(&s.chats, key(&parts).into(), ctx).await?,
+            [w] => get_key(s.worlds()?, JsValue::from_str(w), ctx).await?,
+            [_, _] => get_key(s.chats()?, key(&parts).into(), ctx).await?,
             _ => {
                 let index = s
-                    .messages
+                    .messages()?
                     .index(MESSAGES_BY_ID)
                     .map_err(|e| map_idb_error("opening the message-id index", e))?;
                 get_index_key(&index, key(&parts).into(), ctx).await?
@@ -236,6 +234,9 @@ fn read_rec<'a>(
 struct Prefetched {
     /// Each named world's row (`None`: no such world). A list: a batch names one or two.
     worlds: Vec<(String, Option<JsValue>)>,
+    /// Each named world's revision (the newest key of its revision records; 0: none), in
+    /// `worlds` order.
+    revs: Vec<f64>,
     /// Whether each record a first pass of the rules noted is stored (see [`Found`]).
     recs: HashMap<Vec<String>, bool>,
     /// The next `seq` of each chat the batch appends a message to.
@@ -245,8 +246,9 @@ struct Prefetched {
 }
 
 impl Prefetched {
-    /// Reads the named worlds' rows, the records in `noted` (less the named worlds: their rows
-    /// answer) and the next `seq` of each chat and memory the batch appends to.
+    /// Reads the named worlds' rows and revisions, the records in `noted` (less the named
+    /// worlds: their rows answer) and the next `seq` of each chat and memory the batch appends
+    /// to.
     async fn read(
         s: &Stores<'_>,
         ops: &[StoreOp],
@@ -286,8 +288,13 @@ impl Prefetched {
         let mut reads: Vec<LocalBoxFuture<'_, Result<Fact, StoreError>>> = Vec::new();
         for (w, _) in named {
             reads.push(Box::pin(async move {
-                let row = get_raw(&s.worlds, JsValue::from_str(w), ctx).await?;
+                let row = get_raw(s.worlds()?, JsValue::from_str(w), ctx).await?;
                 Ok(Fact::Value(row))
+            }));
+        }
+        for (w, _) in named {
+            reads.push(Box::pin(async move {
+                Ok(Fact::Seq(next_seq(s.revisions()?, &[w], REVISIONS).await?))
             }));
         }
         for parts in &noted {
@@ -295,12 +302,12 @@ impl Prefetched {
         }
         for (w, c) in &message_seqs {
             reads.push(Box::pin(async move {
-                Ok(Fact::Seq(next_seq(&s.messages, &[w, c], MESSAGES).await?))
+                Ok(Fact::Seq(next_seq(s.messages()?, &[w, c], MESSAGES).await?))
             }));
         }
         for (w, c, a) in &memory_seqs {
             reads.push(Box::pin(async move {
-                Ok(Fact::Seq(next_seq(&s.memory, &[w, c, a], MEMORY).await?))
+                Ok(Fact::Seq(next_seq(s.memory()?, &[w, c, a], MEMORY).await?))
             }));
         }
         let mut facts = try_join_all(reads).await?.into_iter();
@@ -309,6 +316,16 @@ impl Prefetched {
             _ => None,
         };
         let worlds = named.iter().map(|(w, _)| (w.clone(), value())).collect();
+        let mut seq = || match facts.next() {
+            Some(Fact::Seq(v)) => v,
+            _ => 1.0,
+        };
+        // The next revision record's `rev` is the revision after this one.
+        let revs = named.iter().map(|_| seq() - 1.0).collect();
+        let mut value = || match facts.next() {
+            Some(Fact::Value(v)) => v,
+            _ => None,
+        };
         let recs = noted.into_iter().map(|k| (k, value().is_some())).collect();
         let mut seq = || match facts.next() {
             Some(Fact::Seq(v)) => v,
@@ -316,6 +333,7 @@ impl Prefetched {
         };
         Ok(Prefetched {
             worlds,
+            revs,
             recs,
             message_seq: message_seqs.into_iter().map(|k| (k, seq())).collect(),
             memory_seq: memory_seqs.into_iter().map(|k| (k, seq())).collect(),
@@ -329,15 +347,75 @@ pub(super) enum Fact {
     Seq(f64),
 }
 
-/// The object stores of an `apply` transaction.
+/// The object stores of an `apply` transaction, each opened on first use: a burst touches
+/// three to five of the eight, and opening one is a call into the browser.
 pub(super) struct Stores<'t> {
-    pub(super) worlds: ObjectStore<'t>,
-    pub(super) agents: ObjectStore<'t>,
-    pub(super) chats: ObjectStore<'t>,
-    pub(super) messages: ObjectStore<'t>,
-    pub(super) memory: ObjectStore<'t>,
-    pub(super) states: ObjectStore<'t>,
-    pub(super) approvals: ObjectStore<'t>,
+    tx: &'t Transaction<'t>,
+    /// In [`ALL_STORES`] order.
+    open: [OnceCell<ObjectStore<'t>>; ALL_STORES.len()],
+}
+
+impl<'t> Stores<'t> {
+    pub(super) fn new(tx: &'t Transaction<'t>) -> Stores<'t> {
+        Stores {
+            tx,
+            open: Default::default(),
+        }
+    }
+
+    /// Object store `name` (one of [`ALL_STORES`], the transaction's scope).
+    fn get(&self, name: &str) -> Result<&ObjectStore<'t>, StoreError> {
+        let opening = || format!("opening object store {name:?}");
+        let i = ALL_STORES.iter().position(|n| *n == name);
+        let Some(cell) = i.and_then(|i| self.open.get(i)) else {
+            return Err(StoreError::Backend(format!("internal: {}", opening())));
+        };
+        if let Some(store) = cell.get() {
+            return Ok(store);
+        }
+        // This runs while the transaction is active (before the batch's first await or in
+        // the microtask of a request's result), so a refusal means something aborted it while
+        // the batch was being issued (a closed connection is told apart by the caller):
+        // nothing was written, as `issue` reports a refused request.
+        let store = self.tx.object_store(name).map_err(|e| {
+            use indexed_db_futures::error::{DomException, Error};
+            match e {
+                Error::DomException(DomException::InvalidStateError(_)) => {
+                    StoreError::Aborted(format!(
+                        "{}: the transaction was aborted and nothing was written; retry",
+                        opening()
+                    ))
+                }
+                e => map_idb_error(&opening(), e),
+            }
+        })?;
+        Ok(cell.get_or_init(|| store))
+    }
+
+    pub(super) fn worlds(&self) -> Result<&ObjectStore<'t>, StoreError> {
+        self.get(WORLDS)
+    }
+    pub(super) fn agents(&self) -> Result<&ObjectStore<'t>, StoreError> {
+        self.get(AGENTS)
+    }
+    pub(super) fn chats(&self) -> Result<&ObjectStore<'t>, StoreError> {
+        self.get(CHATS)
+    }
+    pub(super) fn messages(&self) -> Result<&ObjectStore<'t>, StoreError> {
+        self.get(MESSAGES)
+    }
+    pub(super) fn memory(&self) -> Result<&ObjectStore<'t>, StoreError> {
+        self.get(MEMORY)
+    }
+    pub(super) fn states(&self) -> Result<&ObjectStore<'t>, StoreError> {
+        self.get(AGENT_STATES)
+    }
+    pub(super) fn approvals(&self) -> Result<&ObjectStore<'t>, StoreError> {
+        self.get(APPROVALS)
+    }
+    pub(super) fn revisions(&self) -> Result<&ObjectStore<'t>, StoreError> {
+        self.get(REVISIONS)
+    }
 }
 
 /// The write pass of one `apply` (runs only after [`store_rules::validate`] accepted the whole batch).
@@ -350,67 +428,45 @@ struct Batch {
     memory_seq: HashMap<(String, String, String), f64>,
     /// The named worlds' rows as stored before the batch (`None`: no such world).
     worlds: Vec<(String, Option<JsValue>)>,
-    /// Whether the batch raises the revisions (see [`write_batch`]).
-    bump: bool,
-    /// Worlds the batch wrote (`true`, with their raised revision) or deleted (`false`), last
-    /// op first: their rows need no revision put at the end.
+    /// Worlds the batch wrote (`true`) or deleted (`false`), by its last op on each.
     written: HashMap<String, bool>,
     /// The named worlds' revisions before the batch, in `worlds` order.
     revs: Vec<f64>,
-    /// The world rows the batch wrote, as written (for [`Learned`]).
-    rows: Vec<(String, JsValue)>,
+    /// The chats that exist after the batch (for [`Learned`]).
+    chats: Vec<(String, String)>,
 }
 
 impl Batch {
     /// What the connection may know of the named worlds once the batch commits (see
-    /// [`idb_fast`](super::idb_fast)): revision before, row after, next `seq`s.
-    fn learned(mut self) -> Learned {
+    /// [`idb_fast`](super::idb_fast)): revision before, whether the world exists after, the
+    /// chats that exist, next `seq`s.
+    fn learned(self) -> Learned {
         let worlds = self
             .worlds
             .iter()
             .zip(&self.revs)
             .map(|((w, before), rev)| {
-                let rev = *rev;
-                // A row not written was raised by `raise_revisions`.
-                let after = match self.written.get(w) {
-                    Some(false) => None,
-                    Some(true) => self
-                        .rows
-                        .iter()
-                        .rposition(|(x, _)| x == w)
-                        .map(|i| self.rows.swap_remove(i).1),
-                    None => before.clone(),
+                let exists = match self.written.get(w) {
+                    Some(written) => *written,
+                    None => before.is_some(),
                 };
-                (w.clone(), rev, after)
+                (w.clone(), *rev, exists)
             })
             .collect();
         Learned {
             worlds,
+            chats: self.chats,
             message_seq: self.message_seq,
             memory_seq: self.memory_seq,
         }
     }
 
-    /// The world's revision before the batch (see [`revision_in`]).
-    fn revision(&self, world_id: &str) -> f64 {
-        revision_in(&self.worlds, world_id)
-    }
-
-    /// Puts each named world the batch did not write or delete back with its revision raised
-    /// by one (the row read before the batch; a world that does not exist is skipped), and
-    /// keeps the raised row as the world's row after the batch.
+    /// Adds each named world's next revision record: every world the batch names, written,
+    /// deleted (its revision goes on rising, see [`idb_schema`](super::idb_schema)) or
+    /// neither.
     fn raise_revisions(&mut self, s: &Stores<'_>) -> Result<(), StoreError> {
-        for (w, row) in &mut self.worlds {
-            if self.written.contains_key(w) {
-                continue;
-            }
-            let Some(before) = row.as_ref() else {
-                continue;
-            };
-            let raised = raise(before, w, row_revision(before) + 1.0)?;
-            let ctx = "raising a world's revision";
-            issue(s.worlds.put(raised.clone()).primitive(), ctx)?;
-            *row = Some(raised);
+        for ((w, _), rev) in self.worlds.iter().zip(&self.revs) {
+            add_revision(s, w, rev + 1.0)?;
         }
         Ok(())
     }
@@ -424,7 +480,7 @@ impl Batch {
                 let prefix = (world_id.clone(), chat_id.clone());
                 let seq = match self.message_seq.get(&prefix) {
                     Some(seq) => *seq,
-                    None => next_seq(&s.messages, &[world_id, chat_id], MESSAGES).await?,
+                    None => next_seq(s.messages()?, &[world_id, chat_id], MESSAGES).await?,
                 };
                 self.message_seq.insert(prefix, seq + 1.0);
                 Some(seq)
@@ -438,7 +494,7 @@ impl Batch {
                 let prefix = (world_id.clone(), chat_id.clone(), agent_id.clone());
                 let seq = match self.memory_seq.get(&prefix) {
                     Some(seq) => *seq,
-                    None => next_seq(&s.memory, &[world_id, chat_id, agent_id], MEMORY).await?,
+                    None => next_seq(s.memory()?, &[world_id, chat_id, agent_id], MEMORY).await?,
                 };
                 self.memory_seq.insert(prefix, seq + 1.0);
                 Some(seq)
@@ -457,32 +513,21 @@ impl Batch {
             | StoreOp::AppendMemory { .. }
             | StoreOp::PutAgentState { .. } => {}
             StoreOp::PutWorld(world) => {
-                // The row carries the revision the batch raises the world to.
-                let rev = self.revision(&world.id) + if self.bump { 1.0 } else { 0.0 };
                 self.written.insert(world.id.clone(), true);
-                let row = WorldRow {
-                    v: RECORD_VERSION,
-                    world_id: world.id.clone(),
-                    world,
-                    rev,
-                };
-                let ctx = "writing a world";
-                let value = encode(&row, ctx)?;
-                issue(s.worlds.put(value.clone()).primitive(), ctx)?;
-                self.rows.push((row.world_id, value));
+                put_world(s, &world)?;
             }
             StoreOp::DeleteWorld { world_id } => {
                 let w = world_id.as_str();
                 let ctx = "deleting a world";
                 self.written.insert(world_id.clone(), false);
-                delete(&s.worlds, KeyRange::Only(JsValue::from_str(w)), ctx)?;
+                delete(s.worlds()?, KeyRange::Only(JsValue::from_str(w)), ctx)?;
                 for store in [
-                    &s.agents,
-                    &s.chats,
-                    &s.messages,
-                    &s.memory,
-                    &s.states,
-                    &s.approvals,
+                    s.agents()?,
+                    s.chats()?,
+                    s.messages()?,
+                    s.memory()?,
+                    s.states()?,
+                    s.approvals()?,
                 ] {
                     delete(store, prefix_range(&[w]), ctx)?;
                 }
@@ -490,10 +535,10 @@ impl Batch {
             StoreOp::PutAgent { world_id, agent } => {
                 let k: JsValue = key(&[&world_id, &agent.id]).into();
                 let existing: Option<AgentRow> =
-                    get_row(&s.agents, &k, AGENTS, "reading an agent").await?;
+                    get_row(s.agents()?, &k, AGENTS, "reading an agent").await?;
                 let order = match existing {
                     Some(row) => row.order,
-                    None => next_agent_order(&s.agents, &world_id).await?,
+                    None => next_agent_order(s.agents()?, &world_id).await?,
                 };
                 let row = AgentRow {
                     v: RECORD_VERSION,
@@ -502,38 +547,38 @@ impl Batch {
                     order,
                     agent,
                 };
-                put(&s.agents, &row, "writing an agent")?;
+                put(s.agents()?, &row, "writing an agent")?;
             }
             StoreOp::DeleteAgent { world_id, agent_id } => {
                 let (w, a) = (world_id.as_str(), agent_id.as_str());
                 let ctx = "deleting an agent";
-                delete(&s.agents, KeyRange::Only(key(&[w, a]).into()), ctx)?;
+                delete(s.agents()?, KeyRange::Only(key(&[w, a]).into()), ctx)?;
                 // Memory and states are keyed by chat first: visit the world's chats.
-                for chat_key in get_all_keys(&s.chats, prefix_range(&[w]), ctx).await? {
+                for chat_key in get_all_keys(s.chats()?, prefix_range(&[w]), ctx).await? {
                     let Some(c) = key_part(&chat_key, 1) else {
                         return Err(StoreError::Corrupted(format!(
                             "unreadable chats key {} in world {w:?}; delete the world",
                             describe(&chat_key)
                         )));
                     };
-                    delete(&s.memory, prefix_range(&[w, &c, a]), ctx)?;
-                    delete(&s.states, KeyRange::Only(key(&[w, &c, a]).into()), ctx)?;
+                    delete(s.memory()?, prefix_range(&[w, &c, a]), ctx)?;
+                    delete(s.states()?, KeyRange::Only(key(&[w, &c, a]).into()), ctx)?;
                 }
                 // Approvals are keyed by chat and id: read the world's, delete the agent's.
-                let rows = get_all(&s.approvals, prefix_range(&[w]), ctx).await?;
+                let rows = get_all(s.approvals()?, prefix_range(&[w]), ctx).await?;
                 let at = format!("in world {w:?}");
                 for row in decode_all::<ApprovalRow>(rows, APPROVALS, &at)? {
                     if row.approval.agent_id == a {
                         let k = key(&[w, &row.chat_id, &row.approval_id]);
-                        delete(&s.approvals, KeyRange::Only(k.into()), ctx)?;
+                        delete(s.approvals()?, KeyRange::Only(k.into()), ctx)?;
                     }
                 }
             }
             StoreOp::DeleteChat { world_id, chat_id } => {
                 let (w, c) = (world_id.as_str(), chat_id.as_str());
                 let ctx = "deleting a chat";
-                delete(&s.chats, KeyRange::Only(key(&[w, c]).into()), ctx)?;
-                for store in [&s.messages, &s.memory, &s.states, &s.approvals] {
+                delete(s.chats()?, KeyRange::Only(key(&[w, c]).into()), ctx)?;
+                for store in [s.messages()?, s.memory()?, s.states()?, s.approvals()?] {
                     delete(store, prefix_range(&[w, c]), ctx)?;
                 }
             }
@@ -545,23 +590,23 @@ impl Batch {
                 let (w, c) = (world_id.as_str(), chat_id.as_str());
                 let ctx = "deleting messages";
                 let by_id = s
-                    .messages
+                    .messages()?
                     .index(MESSAGES_BY_ID)
                     .map_err(|e| map_idb_error("opening the message-id index", e))?;
                 for id in &message_ids {
                     let id_key: JsValue = key(&[w, c, id]).into();
                     if let Some(pk) = get_index_key(&by_id, id_key, ctx).await? {
-                        delete(&s.messages, KeyRange::Only(pk), ctx)?;
+                        delete(s.messages()?, KeyRange::Only(pk), ctx)?;
                     }
                 }
                 // Memory is keyed by agent then seq: one read of the chat's entries finds the
                 // ones that came from these messages (editing is rare; appends stay O(1)).
                 let doomed: HashSet<&str> = message_ids.iter().map(String::as_str).collect();
-                for js in get_all(&s.memory, prefix_range(&[w, c]), ctx).await? {
+                for js in get_all(s.memory()?, prefix_range(&[w, c]), ctx).await? {
                     let row: MemoryRow = decode(js, MEMORY, &format!("chat {c:?}"))?;
                     if doomed.contains(row.entry.message_id.as_str()) {
                         let k = seq_key(&[w, c, &row.agent_id], row.seq);
-                        delete(&s.memory, KeyRange::Only(k), ctx)?;
+                        delete(s.memory()?, KeyRange::Only(k), ctx)?;
                     }
                 }
             }
@@ -573,12 +618,12 @@ impl Batch {
             } => {
                 let ctx = "replacing a message";
                 let by_id = s
-                    .messages
+                    .messages()?
                     .index(MESSAGES_BY_ID)
                     .map_err(|e| map_idb_error("opening the message-id index", e))?;
                 let id_key: JsValue = key(&[&world_id, &chat_id, &old_message_id]).into();
                 let old = match get_index_key(&by_id, id_key, ctx).await? {
-                    Some(pk) => get_row::<MessageRow>(&s.messages, &pk, MESSAGES, ctx).await?,
+                    Some(pk) => get_row::<MessageRow>(s.messages()?, &pk, MESSAGES, ctx).await?,
                     None => None,
                 };
                 let Some(old) = old else {
@@ -595,7 +640,7 @@ impl Batch {
                     message_id: message.message_id.clone(),
                     message,
                 };
-                put(&s.messages, &row, ctx)?;
+                put(s.messages()?, &row, ctx)?;
             }
             StoreOp::ClearMemory {
                 world_id,
@@ -603,7 +648,7 @@ impl Batch {
                 agent_id,
             } => {
                 let range = prefix_range(&[&world_id, &chat_id, &agent_id]);
-                delete(&s.memory, range, "clearing memory")?;
+                delete(s.memory()?, range, "clearing memory")?;
             }
             StoreOp::PutApproval(approval) => {
                 // The rules refused a record without a chat id.
@@ -615,7 +660,7 @@ impl Batch {
                     approval_id: approval.approval_id.clone(),
                     approval: *approval,
                 };
-                put(&s.approvals, &row, "writing an approval")?;
+                put(s.approvals()?, &row, "writing an approval")?;
             }
             StoreOp::DeleteApproval {
                 world_id,
@@ -624,7 +669,7 @@ impl Batch {
             } => {
                 let k = key(&[&world_id, &chat_id, &approval_id]);
                 delete(
-                    &s.approvals,
+                    s.approvals()?,
                     KeyRange::Only(k.into()),
                     "deleting an approval",
                 )?;

@@ -1,7 +1,8 @@
 //! Writers in several tabs and workers of one origin: a per-world Web Lock
 //! (`navigator.locks`, in pages and workers of Chromium, Firefox and Safari) that serialises
 //! the writers of a world, and a BroadcastChannel per database on which each context posts
-//! `{worldId, what}` after a committed write so the others refresh their view.
+//! `{worldId, what}` after a committed write so the others refresh their view (once another
+//! context has shown itself there: see [`ChangeChannel`]).
 //!
 //! Where `navigator.locks` is missing (Node, Deno, workerd: one context, no IndexedDB shared
 //! with another) no lock is needed and none is taken; where `BroadcastChannel` is missing,
@@ -105,19 +106,57 @@ pub async fn acquire(name: &str) -> Result<Option<WebLock>, String> {
 
 type Listener = Rc<dyn Fn(&str)>;
 
+/// Whether another context has shown itself on the channel, and the worlds this context
+/// changed before one did (see [`ChangeChannel`]).
+#[derive(Default)]
+struct Peers {
+    seen: Cell<bool>,
+    untold: RefCell<Vec<String>>,
+}
+
 /// The change notifications of one database: posts after this context's commits and calls the
 /// subscribed listeners with the world id of every other context's commit.
+///
+/// A notice is posted only once another context is known to listen: posting costs the page
+/// about a tenth of a bare IndexedDB write, paid after every commit, and a single tab has
+/// nobody to tell. Every context posts `{hello}` when it opens its channel (before it reads
+/// anything) and answers another's `{hello}` with `{here}`; any message from another context
+/// makes this one post from then on. The worlds it changed before are told at that moment (a
+/// newcomer may have read one of them before the write; it reads the revision again and
+/// reloads only if it moved), so no change goes untold to a context that opened since.
 pub struct ChangeChannel {
     channel: Option<web_sys::BroadcastChannel>,
     listeners: Rc<RefCell<Vec<(u64, Listener)>>>,
+    peers: Rc<Peers>,
     next: Cell<u64>,
     _on_message: Option<Closure<dyn FnMut(web_sys::MessageEvent)>>,
+}
+
+/// Posts `{worldId, what}` (a closed channel throws; notifications are best effort, see the
+/// module docs).
+fn post_change(ch: &web_sys::BroadcastChannel, world_id: &str, what: &str) {
+    let msg = js_sys::Object::new();
+    let _ = Reflect::set(
+        &msg,
+        &JsValue::from_str("worldId"),
+        &JsValue::from_str(world_id),
+    );
+    let _ = Reflect::set(&msg, &JsValue::from_str("what"), &JsValue::from_str(what));
+    let _ = ch.post_message(&msg);
+}
+
+/// Posts `{<key>: 1}` (`hello`, `here`).
+fn post_flag(ch: &web_sys::BroadcastChannel, key: &str) {
+    let msg = js_sys::Object::new();
+    let _ = Reflect::set(&msg, &JsValue::from_str(key), &JsValue::from_f64(1.0));
+    let _ = ch.post_message(&msg);
 }
 
 impl ChangeChannel {
     /// Opens the channel `name` (a silent no-op channel where BroadcastChannel is missing).
     pub fn open(name: &str) -> ChangeChannel {
         let listeners: Rc<RefCell<Vec<(u64, Listener)>>> = Rc::default();
+        let peers: Rc<Peers> = Rc::default();
         let has_channel = Reflect::get(&js_sys::global(), &JsValue::from_str("BroadcastChannel"))
             .is_ok_and(|c| c.is_function());
         let channel = if has_channel {
@@ -127,9 +166,22 @@ impl ChangeChannel {
         };
         let on_message = channel.as_ref().map(|ch| {
             let listeners = listeners.clone();
+            let peers = peers.clone();
+            let reply = ch.clone();
             let cb = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(
                 move |event: web_sys::MessageEvent| {
                     let data = event.data();
+                    let has = |k: &str| {
+                        Reflect::get(&data, &JsValue::from_str(k)).is_ok_and(|v| v.is_truthy())
+                    };
+                    if has("hello") {
+                        post_flag(&reply, "here");
+                    }
+                    if !peers.seen.replace(true) {
+                        for w in peers.untold.take() {
+                            post_change(&reply, &w, "write");
+                        }
+                    }
                     let world = Reflect::get(&data, &JsValue::from_str("worldId"))
                         .ok()
                         .and_then(|w| w.as_string());
@@ -145,30 +197,32 @@ impl ChangeChannel {
                 },
             );
             ch.set_onmessage(Some(cb.as_ref().unchecked_ref()));
+            post_flag(ch, "hello");
             cb
         });
         ChangeChannel {
             channel,
             listeners,
+            peers,
             next: Cell::new(1),
             _on_message: on_message,
         }
     }
 
-    /// Tells the other contexts that `world_id` changed (`what`: `"write"` or `"delete"`).
+    /// Tells the other contexts that `world_id` changed (`what`: `"write"` or `"delete"`), or,
+    /// while no other context has shown itself, keeps it to tell when one does.
     pub fn post(&self, world_id: &str, what: &str) {
         let Some(ch) = &self.channel else {
             return;
         };
-        let msg = js_sys::Object::new();
-        let _ = Reflect::set(
-            &msg,
-            &JsValue::from_str("worldId"),
-            &JsValue::from_str(world_id),
-        );
-        let _ = Reflect::set(&msg, &JsValue::from_str("what"), &JsValue::from_str(what));
-        // A closed channel throws; the notification is best effort (see the module docs).
-        let _ = ch.post_message(&msg);
+        if !self.peers.seen.get() {
+            let mut untold = self.peers.untold.borrow_mut();
+            if !untold.iter().any(|w| w == world_id) {
+                untold.push(world_id.to_string());
+            }
+            return;
+        }
+        post_change(ch, world_id, what);
     }
 
     /// Calls `listener` with the world id of every change another context posts.

@@ -19,7 +19,10 @@ macro_rules! idb_cases {
             the_world_lock_serialises_connections,
             a_format_1_world_record_gets_its_first_revision, a_blocked_upgrade_fails_with_blocked,
             a_version_1_database_gains_the_approvals_store,
-            a_write_in_one_burst_that_fails_a_check_writes_nothing);
+            a_write_in_one_burst_that_fails_a_check_writes_nothing,
+            a_version_2_database_keeps_its_data_and_revisions,
+            a_deleted_world_keeps_its_revision_rising,
+            a_change_notice_makes_the_connection_read_before_writing);
         #[wasm_bindgen_test]
         fn dom_exceptions_map_to_typed_errors() {
             idb_support::dom_exceptions_map_to_typed_errors();
@@ -712,7 +715,8 @@ pub async fn the_world_lock_serialises_connections() {
 }
 
 /// A world record of format 1 (before revisions) reads as revision 0; the first batch naming
-/// the world makes it revision 1 and the current format, and the world still reads the same.
+/// the world makes it revision 1 (a record of the `revisions` store: the row itself is left
+/// as it was), and the world still reads the same.
 pub async fn a_format_1_world_record_gets_its_first_revision() {
     let name = fresh_name();
     let s = open(&name).await;
@@ -735,15 +739,15 @@ pub async fn a_format_1_world_record_gets_its_first_revision() {
     assert_eq!(s.load_world("old").await.unwrap(), Some(world("old")));
     assert_eq!(
         raw_world(&name, "old").await,
-        (3.0, 1.0),
-        "(v, rev) of the rewritten record"
+        (1.0, None),
+        "(v, rev) of the record, not rewritten"
     );
     drop(s);
     delete_db(&name).await;
 }
 
 /// `(v, rev)` of a raw world record.
-async fn raw_world(name: &str, id: &str) -> (f64, f64) {
+async fn raw_world(name: &str, id: &str) -> (f64, Option<f64>) {
     let db = Database::open(name).await.expect("raw open");
     let tx = db.transaction("worlds").build().expect("raw tx");
     let row: Option<JsValue> = tx
@@ -759,9 +763,8 @@ async fn raw_world(name: &str, id: &str) -> (f64, f64) {
         js_sys::Reflect::get(&row, &JsValue::from_str(k))
             .unwrap()
             .as_f64()
-            .unwrap()
     };
-    let out = (num("v"), num("rev"));
+    let out = (num("v").unwrap(), num("rev"));
     drop(tx);
     db.close();
     out
@@ -904,7 +907,7 @@ pub async fn a_write_in_one_burst_that_fails_a_check_writes_nothing() {
     let rev = rev + 1;
     assert_eq!(a.revision("w").await.unwrap(), Some(rev));
 
-    // A chat that does not exist (no read is needed to plan the write: the burst checks it).
+    // A chat that does not exist (the connection does not know it: the read round reports it).
     let err = a
         .apply(vec![
             expect(rev),
@@ -984,5 +987,251 @@ pub async fn a_write_in_one_burst_that_fails_a_check_writes_nothing() {
     let mem: Vec<&str> = mem.iter().map(|e| e.message_id.as_str()).collect();
     assert_eq!(mem, ["e1", "m3", "m5"]);
     drop((a, b, fresh));
+    delete_db(&name).await;
+}
+
+/// What database version 2 created (idb_schema's `v1` and `v2`), as a released app left it.
+fn version_2_schema(db: &Database) -> Result<(), indexed_db_futures::error::Error> {
+    use indexed_db_futures::KeyPath;
+    db.create_object_store("worlds")
+        .with_key_path(KeyPath::from("worldId"))
+        .build()?;
+    db.create_object_store("agents")
+        .with_key_path(KeyPath::from(["worldId", "agentId"]))
+        .build()?;
+    db.create_object_store("chats")
+        .with_key_path(KeyPath::from(["worldId", "chatId"]))
+        .build()?;
+    let messages = db
+        .create_object_store("messages")
+        .with_key_path(KeyPath::from(["worldId", "chatId", "seq"]))
+        .build()?;
+    messages
+        .create_index(
+            "byMessageId",
+            KeyPath::from(["worldId", "chatId", "messageId"]),
+        )
+        .with_unique(true)
+        .build()?;
+    db.create_object_store("memory")
+        .with_key_path(KeyPath::from(["worldId", "chatId", "agentId", "seq"]))
+        .build()?;
+    db.create_object_store("agent_states")
+        .with_key_path(KeyPath::from(["worldId", "chatId", "agentId"]))
+        .build()?;
+    db.create_object_store("approvals")
+        .with_key_path(KeyPath::from(["worldId", "chatId", "approvalId"]))
+        .build()?;
+    Ok(())
+}
+
+/// A database made by the version-2 app (revisions in the world rows) is upgraded in place
+/// when this app opens it: its data stay, each world goes on from the revision its row held
+/// (a world without one from 0), a batch planned at an older revision still conflicts, and
+/// two connections keep raising it by one per batch.
+pub async fn a_version_2_database_keeps_its_data_and_revisions() {
+    let name = fresh_name();
+    let db = Database::open(name.as_str())
+        .with_version(2u32)
+        .with_on_upgrade_needed(|_, db| version_2_schema(&db))
+        .await
+        .expect("version 2 open");
+    db.close();
+    let w = serde_json::to_string(&world("w")).unwrap();
+    raw_put(
+        &name,
+        "worlds",
+        &format!(r#"{{"v":3,"worldId":"w","world":{w},"rev":5}}"#),
+    )
+    .await;
+    let old = serde_json::to_string(&world("old")).unwrap();
+    raw_put(
+        &name,
+        "worlds",
+        &format!(r#"{{"v":1,"worldId":"old","world":{old}}}"#),
+    )
+    .await;
+    let c = serde_json::to_string(&chat("w", "c")).unwrap();
+    raw_put(
+        &name,
+        "chats",
+        &format!(r#"{{"v":3,"worldId":"w","chatId":"c","chat":{c}}}"#),
+    )
+    .await;
+    let m = serde_json::to_string(&msg("c", "m1")).unwrap();
+    raw_put(
+        &name,
+        "messages",
+        &format!(r#"{{"v":3,"worldId":"w","chatId":"c","seq":1,"messageId":"m1","message":{m}}}"#),
+    )
+    .await;
+
+    let a = open(&name).await;
+    let raw = Database::open(name.as_str()).await.expect("raw open");
+    assert_eq!(raw.version(), f64::from(SCHEMA_VERSION));
+    assert!(raw.object_store_names().any(|n| n == "revisions"));
+    raw.close();
+    assert_eq!(
+        a.load_world("w").await.unwrap(),
+        Some(world("w")),
+        "data kept"
+    );
+    assert_eq!(a.chats("w").await.unwrap(), vec![chat("w", "c")]);
+    assert_eq!(ids(&a.messages("w", "c", None, 10).await.unwrap()), ["m1"]);
+    assert_eq!(a.revision("w").await.unwrap(), Some(5));
+    assert_eq!(a.revision("old").await.unwrap(), Some(0));
+    let expect = |rev: u64| StoreOp::ExpectRevision {
+        world_id: "w".into(),
+        rev,
+    };
+    let err = a
+        .apply(vec![expect(4), append("w", "c", "stale")])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
+    // The first write reads, the next ones go in one burst.
+    for (i, id) in ["m2", "m3"].iter().enumerate() {
+        a.apply(vec![expect(5 + i as u64), append("w", "c", id)])
+            .await
+            .unwrap();
+    }
+    let b = open(&name).await;
+    assert_eq!(b.revision("w").await.unwrap(), Some(7));
+    b.apply(vec![expect(7), append("w", "c", "b1")])
+        .await
+        .unwrap();
+    let err = a
+        .apply(vec![expect(7), append("w", "c", "a-stale")])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
+    a.apply(vec![expect(8), append("w", "c", "m4")])
+        .await
+        .unwrap();
+    assert_eq!(
+        ids(&b.messages("w", "c", None, 10).await.unwrap()),
+        ["m1", "m2", "m3", "b1", "m4"]
+    );
+    assert_eq!(b.revision("w").await.unwrap(), Some(9));
+    s_apply_old(&a).await;
+    assert_eq!(a.revision("old").await.unwrap(), Some(1));
+    drop((a, b));
+    delete_db(&name).await;
+}
+
+/// Writes to the world of format 1 that `a_version_2_database_keeps_its_data_and_revisions`
+/// stored (its first revision).
+async fn s_apply_old(s: &IdbStore) {
+    s.apply(vec![StoreOp::PutAgent {
+        world_id: "old".into(),
+        agent: agent("a"),
+    }])
+    .await
+    .unwrap();
+}
+
+/// Deleting a world does not reset its revision: it goes on rising, so a connection that knew
+/// the world before another tab deleted and re-created it (same id) conflicts instead of
+/// writing into the new world with what it knew of the old one.
+pub async fn a_deleted_world_keeps_its_revision_rising() {
+    let name = fresh_name();
+    let a = open(&name).await;
+    a.apply(seed()).await.unwrap();
+    let expect = |rev: u64| StoreOp::ExpectRevision {
+        world_id: "w".into(),
+        rev,
+    };
+    // `a` knows the world at this revision (it wrote it twice: the second write in one burst).
+    let r = a.revision("w").await.unwrap().unwrap();
+    a.apply(vec![expect(r), append("w", "c", "m3")])
+        .await
+        .unwrap();
+    let known = r + 1;
+    // Another tab deletes the world, creates it again and changes a counter.
+    let b = open(&name).await;
+    let delete = StoreOp::DeleteWorld {
+        world_id: "w".into(),
+    };
+    b.apply(vec![expect(known), delete]).await.unwrap();
+    let after_delete = b.revision("w").await.unwrap().unwrap();
+    let mut again = vec![expect(after_delete)];
+    again.extend(seed());
+    b.apply(again).await.unwrap();
+    let rev = b.revision("w").await.unwrap().unwrap();
+    b.apply(vec![expect(rev), put_state("w", "c", "a", 7)])
+        .await
+        .unwrap();
+    // `a` still believes the world is the one it knew.
+    let err = a
+        .apply(vec![expect(known), append("w", "c", "m4")])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
+    assert_eq!(
+        ids(&b.messages("w", "c", None, 10).await.unwrap()),
+        ["m1", "m2"]
+    );
+    assert_eq!(after_delete, known + 1, "the delete raised the revision");
+    assert_eq!(b.revision("w").await.unwrap(), Some(known + 3));
+    drop((a, b));
+    delete_db(&name).await;
+}
+
+/// Over quota, a batch that only deletes is retried without raising the revision (adding the
+/// revision record is a write the full origin refuses), so another tab can delete a chat
+/// behind a revision that did not move. Its change notice makes this connection forget what
+/// it knew of the world: the next write reads first, and an append to the deleted chat is
+/// refused instead of written (with the chat's row put back).
+pub async fn a_change_notice_makes_the_connection_read_before_writing() {
+    let name = fresh_name();
+    let a = open(&name).await;
+    a.apply(seed()).await.unwrap();
+    let expect = |rev: u64| StoreOp::ExpectRevision {
+        world_id: "w".into(),
+        rev,
+    };
+    let rev = a.revision("w").await.unwrap().unwrap();
+    // `a` knows the world now (this write went in one burst after the seed taught it).
+    a.apply(vec![expect(rev), append("w", "c", "m3")])
+        .await
+        .unwrap();
+    // What the other tab's over-quota retry leaves: the chat gone, the revision unmoved, and
+    // its notice on the database's channel.
+    let db = Database::open(name.as_str()).await.expect("raw open");
+    let tx = db
+        .transaction("chats")
+        .with_mode(TransactionMode::Readwrite)
+        .build()
+        .expect("raw tx");
+    let chat_key: JsValue = js_sys::Array::of2(&"w".into(), &"c".into()).into();
+    tx.object_store("chats")
+        .expect("raw store")
+        .delete::<JsValue, _>(indexed_db_futures::KeyRange::Only(chat_key))
+        .primitive()
+        .expect("raw delete")
+        .await
+        .expect("raw delete done");
+    tx.commit().await.expect("raw commit");
+    db.close();
+    let other = web_sys::BroadcastChannel::new(&format!("agent-world-wasm:{name}")).unwrap();
+    let notice = js_sys::JSON::parse(r#"{"worldId":"w","what":"write"}"#).unwrap();
+    other.post_message(&notice).unwrap();
+    agent_world_wasm::web::timer::sleep(100).await;
+    assert_eq!(a.revision("w").await.unwrap(), Some(rev + 1));
+    let err = a
+        .apply(vec![
+            expect(rev + 1),
+            append("w", "c", "m4"),
+            StoreOp::PutChat(chat("w", "c")),
+        ])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Invalid(ref m) if m == "chat \"c\" does not exist in world \"w\""),
+        "{err:?}"
+    );
+    assert_eq!(a.chats("w").await.unwrap(), vec![]);
+    other.close();
+    drop(a);
     delete_db(&name).await;
 }
