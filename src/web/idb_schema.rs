@@ -62,10 +62,12 @@ use indexed_db_futures::error::Error as IdbError;
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::{KeyPath, KeyRange};
 use js_sys::Array;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::core::approval::ApprovalRecord;
+use crate::core::json::{Fields, FromJson, JsonError};
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::store::AgentChatState;
 
@@ -223,8 +225,8 @@ pub fn rev_key(w: &str, rev: f64) -> JsValue {
 }
 
 /// An `approvals` record (a pending approval with the reply's state).
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ApprovalRow {
     pub v: u32,
     pub world_id: String,
@@ -234,8 +236,8 @@ pub struct ApprovalRow {
 }
 
 /// A `worlds` record.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct WorldRow {
     pub v: u32,
     pub world_id: String,
@@ -243,7 +245,7 @@ pub struct WorldRow {
     /// The world's revision in database version 2 (raised by every committed batch that
     /// names the world). Version 3 keeps revisions in the `revisions` store: its upgrade copies
     /// this value there, and it is no longer written (a row written since has none) or read.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_zero")]
     pub rev: f64,
 }
 
@@ -252,8 +254,8 @@ fn is_zero(v: &f64) -> bool {
 }
 
 /// An `agents` record; `order` is the first-put position within the world.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct AgentRow {
     pub v: u32,
     pub world_id: String,
@@ -263,8 +265,8 @@ pub struct AgentRow {
 }
 
 /// A `chats` record.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ChatRow {
     pub v: u32,
     pub world_id: String,
@@ -273,8 +275,8 @@ pub struct ChatRow {
 }
 
 /// A `messages` record; `messageId` is copied out of `message` for the unique index.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct MessageRow {
     pub v: u32,
     pub world_id: String,
@@ -285,8 +287,8 @@ pub struct MessageRow {
 }
 
 /// A `memory` record.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct MemoryRow {
     pub v: u32,
     pub world_id: String,
@@ -297,8 +299,8 @@ pub struct MemoryRow {
 }
 
 /// An `agent_states` record.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct StateRow {
     pub v: u32,
     pub world_id: String,
@@ -331,4 +333,48 @@ pub fn prefix_range(parts: &[&str]) -> KeyRange<JsValue> {
 /// Keys under `parts` strictly below `[..parts, seq]`.
 pub fn below_range(parts: &[&str], seq: f64) -> KeyRange<JsValue> {
     KeyRange::Bound(key(parts).into(), false, seq_key(parts, seq), true)
+}
+
+/// Reads the rows back (see `crate::core::json`): unknown fields are refused, as before.
+macro_rules! idb_row {
+    ($row:ident [$($known:literal),*] { $($field:ident: $name:literal),* $(,)? } $payload:ident: $pname:literal) => {
+        impl FromJson for $row {
+            fn from_json(v: Value) -> Result<Self, JsonError> {
+                let mut f = Fields::new(v, &["v", $($known,)* $pname], true)?;
+                let v = f.req("v");
+                $(let $field = f.req($name);)*
+                let $payload = f.need($pname)?;
+                f.done($row { v, $($field,)* $payload })
+            }
+        }
+    };
+}
+
+idb_row!(ApprovalRow ["worldId", "chatId", "approvalId"] { world_id: "worldId", chat_id: "chatId",
+    approval_id: "approvalId" } approval: "approval");
+idb_row!(AgentRow ["worldId", "agentId", "order"] { world_id: "worldId", agent_id: "agentId",
+    order: "order" } agent: "agent");
+idb_row!(ChatRow ["worldId", "chatId"] { world_id: "worldId", chat_id: "chatId" } chat: "chat");
+idb_row!(MessageRow ["worldId", "chatId", "seq", "messageId"] { world_id: "worldId",
+    chat_id: "chatId", seq: "seq", message_id: "messageId" } message: "message");
+idb_row!(MemoryRow ["worldId", "chatId", "agentId", "seq"] { world_id: "worldId",
+    chat_id: "chatId", agent_id: "agentId", seq: "seq" } entry: "entry");
+idb_row!(StateRow ["worldId", "chatId", "agentId"] { world_id: "worldId", chat_id: "chatId",
+    agent_id: "agentId" } state: "state");
+
+/// A `worlds` record; `rev` is absent in rows written before revisions existed (0).
+impl FromJson for WorldRow {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let mut f = Fields::new(v, &["v", "worldId", "world", "rev"], true)?;
+        let v = f.req("v");
+        let world_id = f.req("worldId");
+        let rev = f.opt("rev");
+        let world = f.need("world")?;
+        f.done(WorldRow {
+            v,
+            world_id,
+            world,
+            rev,
+        })
+    }
 }

@@ -77,7 +77,6 @@ use indexed_db_futures::object_store::ObjectStore;
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::{Transaction, TransactionMode};
 use indexed_db_futures::KeyRange;
-use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
@@ -91,6 +90,7 @@ use super::idb_schema::{
 use super::idb_write::{named_worlds, write_batch, Stores};
 use super::tabs::{self, ChangeChannel};
 use crate::core::approval::ApprovalRecord;
+use crate::core::json::FromJson;
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::sort::sort_by;
 use crate::core::store::{
@@ -345,7 +345,7 @@ impl IdbStore {
 
     /// Every record of object store `name` in one chat (its key starts with `[world, chat]`),
     /// decoded, in key order: one read-only transaction.
-    async fn chat_rows<T: DeserializeOwned>(
+    async fn chat_rows<T: FromJson>(
         &self,
         name: &str,
         world_id: &str,
@@ -604,7 +604,7 @@ pub(super) async fn get_index_key(
         .map_err(|e| map_idb_error(context, e))
 }
 
-pub(super) async fn get_row<T: DeserializeOwned>(
+pub(super) async fn get_row<T: FromJson>(
     store: &ObjectStore<'_>,
     k: &JsValue,
     store_name: &str,
@@ -762,11 +762,7 @@ pub(super) fn describe(value: &JsValue) -> String {
 }
 
 /// Decodes a record, checking its format version first. `at` says which record it is.
-pub(super) fn decode<T: DeserializeOwned>(
-    js: JsValue,
-    store: &str,
-    at: &str,
-) -> Result<T, StoreError> {
+pub(super) fn decode<T: FromJson>(js: JsValue, store: &str, at: &str) -> Result<T, StoreError> {
     let version = if js.is_object() {
         js_sys::Reflect::get(&js, &JsValue::from_str("v"))
             .ok()
@@ -809,10 +805,10 @@ pub(super) fn decode<T: DeserializeOwned>(
         .ok_or_else(|| unreadable("it is not JSON".to_string()))?;
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))?;
-    serde_json::from_value(value).map_err(|e| unreadable(e.to_string()))
+    T::from_json(value).map_err(|e| unreadable(e.to_string()))
 }
 
-pub(super) fn decode_all<T: DeserializeOwned>(
+pub(super) fn decode_all<T: FromJson>(
     rows: Vec<JsValue>,
     store: &str,
     at: &str,
