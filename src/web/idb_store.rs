@@ -763,6 +763,13 @@ pub(super) fn describe(value: &JsValue) -> String {
 
 /// Decodes a record, checking its format version first. `at` says which record it is.
 pub(super) fn decode<T: FromJson>(js: JsValue, store: &str, at: &str) -> Result<T, StoreError> {
+    T::from_json(parse(js, store, at)?).map_err(|e| unreadable(store, at, e.to_string()))
+}
+
+/// The JSON of a stored record, once its format version is known to be readable: the part of
+/// [`decode`] that does not depend on the row type, so one copy serves them all.
+#[inline(never)]
+fn parse(js: JsValue, store: &str, at: &str) -> Result<serde_json::Value, StoreError> {
     let version = if js.is_object() {
         js_sys::Reflect::get(&js, &JsValue::from_str("v"))
             .ok()
@@ -772,10 +779,11 @@ pub(super) fn decode<T: FromJson>(js: JsValue, store: &str, at: &str) -> Result<
     };
     match version {
         None => {
-            return Err(StoreError::Corrupted(format!(
-                "unreadable {store} record {at}: it has no format version (corrupted or written \
-                 by another program); delete it or clear this site's data"
-            )))
+            return Err(unreadable(
+                store,
+                at,
+                "it has no format version (corrupted or written by another program)".into(),
+            ))
         }
         Some(v) if v > f64::from(RECORD_VERSION) => {
             return Err(StoreError::Version(format!(
@@ -787,13 +795,9 @@ pub(super) fn decode<T: FromJson>(js: JsValue, store: &str, at: &str) -> Result<
         }
         Some(_) => {}
     }
-    // Read as JSON text (`JSON.stringify`), then as a serde_json value: the row types share
-    // their one `Deserialize` instance with the adapter store and the import.
-    let unreadable = |e: String| {
-        StoreError::Corrupted(format!(
-            "unreadable {store} record {at}: {e}; delete it or clear this site's data"
-        ))
-    };
+    // Read as JSON text (`JSON.stringify`), then as a serde_json value, the one form every
+    // row type is decoded from (`crate::core::json`).
+    let unreadable = |e: String| unreadable(store, at, e);
     let text = js_sys::JSON::stringify(&js)
         .map_err(|e| {
             unreadable(crate::web::js_tools::message_of(
@@ -803,9 +807,15 @@ pub(super) fn decode<T: FromJson>(js: JsValue, store: &str, at: &str) -> Result<
         })?
         .as_string()
         .ok_or_else(|| unreadable("it is not JSON".to_string()))?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))?;
-    T::from_json(value).map_err(|e| unreadable(e.to_string()))
+    serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))
+}
+
+/// One copy for every row type.
+#[inline(never)]
+fn unreadable(store: &str, at: &str, why: String) -> StoreError {
+    StoreError::Corrupted(format!(
+        "unreadable {store} record {at}: {why}; delete it or clear this site's data"
+    ))
 }
 
 pub(super) fn decode_all<T: FromJson>(
