@@ -68,6 +68,39 @@ test('the request carries any text exactly (quotes, backslashes, controls, non-A
   assert.equal('temperature' in requests[0], false);
 });
 
+test('the request carries every control character, at any position, and long plain runs', async () => {
+  // The request's strings are escaped eight bytes at a time: escapes at each offset of a
+  // word, next to each other, next to multi-byte characters, and runs longer than a word.
+  const world = await AgentWorld.create({ name: name('Custom Escapes') });
+  const requests = [];
+  world.registerProvider({
+    async *stream(request) {
+      requests.push(request);
+      yield 'ok';
+    },
+  });
+  await world.addAgent({ name: 'Local', provider: 'custom', model: 'm "quoted" \\ model' });
+  const controls = Array.from({ length: 32 }, (_, i) => String.fromCharCode(i)).join('');
+  const texts = [
+    `${controls}\u007f"\\/`,
+    ...Array.from({ length: 9 }, (_, i) => `${'a'.repeat(i)}"${'é'.repeat(i)}\\\n${'b'.repeat(17 - i)}\u0000`),
+    `${'plain ASCII run, long enough to span many words '.repeat(20)}end`,
+    'ü東😀"\u001f\u0008\u000c',
+  ];
+  for (const text of texts) {
+    await world.send(text);
+    await world.idle();
+  }
+  assert.equal(requests.length, texts.length);
+  requests.forEach((r, k) => {
+    assert.equal(r.model, 'm "quoted" \\ model');
+    // The input window: the latest human messages, each exactly as sent.
+    const user = r.messages.filter((m) => m.role === 'user').map((m) => m.content);
+    assert.ok(user.length >= 2 || k === 0);
+    assert.deepEqual(user, texts.slice(0, k + 1).slice(-user.length));
+  });
+});
+
 test('stop() aborts the provider signal and calls the iterator return()', async () => {
   const world = await AgentWorld.create({ name: name('Custom Stop') });
   let signal;
