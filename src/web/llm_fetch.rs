@@ -199,15 +199,19 @@ impl FetchLlm {
     ) -> Result<(), LlmError> {
         let timeouts = self.timeouts.get();
         let provider = || ProviderKind::Custom.as_str().to_string();
-        let last_event = Cell::new(now_ms());
+        // One clock read for both: making the call's future runs none of it.
+        let started = now_ms();
+        let last_event = Cell::new(started);
         let mut on_piece = |event: LlmEvent| {
-            last_event.set(now_ms());
+            // After `Done` the call returns: nobody reads the time of its last event.
+            if !matches!(event, LlmEvent::Done { .. }) {
+                last_event.set(now_ms());
+            }
             on_event(event);
         };
         let stop = CancelToken::new();
         let mut call = client.call(settings, messages, &mut on_piece, stop.clone());
         // One watchdog for both timeouts: one timer per call, set for whichever expires first.
-        let started = now_ms();
         let watchdog = async {
             loop {
                 let now = now_ms();

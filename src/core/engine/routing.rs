@@ -371,6 +371,7 @@ impl World {
             self.persist(plan.ops.clone()).await?;
         }
         let mut cancelled = Vec::new();
+        let mut queued = false;
         {
             let mut st = self.st_mut();
             if let Some(c) = new_chat {
@@ -405,6 +406,7 @@ impl World {
             // cancellation (stop, chat switch) happened while the batch was being written, the
             // calls this message routed are cancelled too (they keep their turn).
             if st.epoch == epoch {
+                queued = !plan.jobs.is_empty();
                 for mut job in plan.jobs {
                     job.id = st.next_job;
                     st.next_job += 1;
@@ -425,7 +427,13 @@ impl World {
             }
         }
         drop(guard);
-        self.wake_runner();
+        // The runner waits for queued work (or its calls): a message that queued no call
+        // leaves it asleep. Most messages are replies that nobody answers, published by the
+        // runner's own calls; a wake for each cost the runner a microtask and a poll of
+        // every call in flight, per reply.
+        if queued {
+            self.wake_runner();
+        }
         self.emit_all(plan.events);
         self.emit_cancelled(cancelled);
         Ok(Some((plan.msg, plan.notices)))
