@@ -122,7 +122,15 @@ impl MemoryStore {
             return Err(e);
         }
         self.validate(&ops)?;
-        let named: BTreeSet<String> = ops.iter().map(|op| op.world_id().to_string()).collect();
+        // The worlds the batch names, each once: nearly always one (a B-tree set built per
+        // batch, an allocation per op, was a visible part of a reply's write).
+        let mut named: Vec<String> = Vec::new();
+        for op in &ops {
+            let w = op.world_id();
+            if !named.iter().any(|n| n == w) {
+                named.push(w.to_string());
+            }
+        }
         self.apply_valid(ops);
         let mut revs = self.revisions.borrow_mut();
         for w in named {

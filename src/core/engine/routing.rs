@@ -363,12 +363,14 @@ impl World {
             Edit::Replaces { old } => vec![old.clone()],
             Edit::AfterRemoving { removed } => removed.clone(),
         };
-        let (plan, epoch) = {
+        let (mut plan, epoch) = {
             let st = self.st();
             (self.plan(&st, out, now, new_chat.clone()), st.epoch)
         };
         if !plan.ops.is_empty() {
-            self.persist(plan.ops.clone()).await?;
+            // Handed over, not cloned (nothing reads them after the write; a failed write
+            // returns, and `replanned!` plans again from scratch).
+            self.persist(std::mem::take(&mut plan.ops)).await?;
         }
         let mut cancelled = Vec::new();
         let mut queued = false;
