@@ -13,6 +13,22 @@ extern "C" {
     fn clear_timeout(handle: &JsValue);
 }
 
+#[wasm_bindgen(inline_js = r#"
+export function awwTimerHold(handle, hold) {
+  if (handle === null || typeof handle !== 'object' || typeof handle.unref !== 'function') return false;
+  if (hold) handle.ref(); else handle.unref();
+  return true;
+}
+"#)]
+extern "C" {
+    /// `handle.ref()` (`hold`) or `handle.unref()`, where timers have them (Node, Bun: an
+    /// unref'd timer does not keep the process alive); `false` where they do not (browsers,
+    /// Deno and workerd hand out numbers). `catch`: a function with no conversion to make is
+    /// imported straight from the snippet, a form `scripts/package.mjs` does not inline.
+    #[wasm_bindgen(catch, js_name = awwTimerHold)]
+    fn hold_timer(handle: &JsValue, hold: bool) -> Result<bool, JsValue>;
+}
+
 /// Runs a callback once after `ms` milliseconds unless dropped first.
 pub struct Timeout {
     handle: JsValue,
@@ -41,8 +57,9 @@ impl Drop for Timeout {
 /// Resolves after `ms` milliseconds. Dropping the future cancels it.
 ///
 /// Every pending sleep of the thread shares one JS timer, armed for the earliest deadline and
-/// cleared when no sleep is left (at the next microtask: so a finished call leaves nothing
-/// scheduled, and Node can exit). A sleep used to be a `Promise`, a `setTimeout`, a `JsFuture`
+/// released when no sleep is left (at the next microtask: so a finished call leaves nothing
+/// that keeps Node alive): unref'd and kept for the next sleeps where the host allows it
+/// (Node, Bun), cleared elsewhere (see [`sweep`]). A sleep used to be a `Promise`, a `setTimeout`, a `JsFuture`
 /// and its two closures, and each LLM call raced two of them (four closures, two promises and
 /// two timers per reply); now a sleep is an entry in a list, and the host sees a timer only
 /// when the earliest deadline moves earlier.
@@ -101,6 +118,8 @@ struct Entry {
 struct Armed {
     handle: JsValue,
     at: f64,
+    /// Left armed, unref'd, while no sleep waits (see [`sweep`]).
+    parked: bool,
 }
 
 #[derive(Default)]
@@ -144,8 +163,15 @@ impl Timers {
             waker: waker.clone(),
             fired: false,
         });
-        if self.armed.as_ref().is_none_or(|a| deadline < a.at) {
-            self.arm(deadline);
+        match &mut self.armed {
+            Some(a) if deadline >= a.at => {
+                if a.parked {
+                    // A sleep waits again: the timer keeps the process alive again.
+                    a.parked = false;
+                    let _ = hold_timer(&a.handle, true);
+                }
+            }
+            _ => self.arm(deadline),
         }
         (id, false)
     }
@@ -185,12 +211,18 @@ impl Timers {
         self.armed = Some(Armed {
             handle,
             at: deadline,
+            parked: false,
         });
     }
 }
 
-/// Clears the armed timer if no sleep waits any more, so a finished call leaves nothing
-/// scheduled (and Node can exit).
+/// Once no sleep waits any more, a finished call leaves nothing scheduled that keeps the
+/// process alive (Node can exit): where timers can be unref'd (Node, Bun) the armed one is
+/// kept, unref'd, for the next call's sleeps to reuse (a reply to each message otherwise
+/// cost a `clearTimeout` and a `setTimeout`: in a fresh Node process, with its timer lists
+/// and `Timeout` objects, the largest host cost of a call from a provider that answers at
+/// once); elsewhere it is cleared. A parked timer that fires finds no sleep due: nothing
+/// happens.
 fn sweep() {
     TIMERS.with(|t| {
         let Ok(mut t) = t.try_borrow_mut() else {
@@ -198,7 +230,15 @@ fn sweep() {
         };
         t.sweep_queued = false;
         if t.idle() {
-            if let Some(a) = t.armed.take() {
+            let Some(a) = t.armed.as_mut() else {
+                return;
+            };
+            if a.parked {
+                return;
+            }
+            if hold_timer(&a.handle, false).unwrap_or(false) {
+                a.parked = true;
+            } else if let Some(a) = t.armed.take() {
                 clear_timeout(&a.handle);
             }
         }

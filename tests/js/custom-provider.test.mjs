@@ -216,3 +216,43 @@ test('a custom provider that fails before any output is not retried', async () =
   assert.equal(errors.length, 1);
   assert.match(errors[0].message, /Failed to fetch/);
 });
+
+test('between calls nothing keeps Node running, and during one its timeouts do', async () => {
+  // The timeouts' shared timer is kept between calls (unref'd) rather than cleared. The
+  // process must exit as soon as the last reply is done, not when that timer would fire (a
+  // 60 s stall timeout here); and a call that hangs on nothing that keeps Node alive must
+  // still end with its stall timeout (the kept timer is ref'd again for it).
+  const { spawnSync } = await import('node:child_process');
+  const script = `
+    const { AgentWorld } = require(${JSON.stringify(require.resolve('../../pkg/nodejs/agent_world_wasm.js'))});
+    (async () => {
+      const world = await AgentWorld.create({ name: 'Exit ' + process.pid });
+      let hang = false;
+      world.registerProvider({
+        async *stream() {
+          // A wait that does not keep Node alive by itself.
+          if (hang) await new Promise((resolve) => setTimeout(resolve, 60_000).unref());
+          yield 'ok';
+        },
+      });
+      await world.addAgent({ name: 'A', provider: 'custom', model: 'm' });
+      const codes = [];
+      world.on('system', (e) => { if (e.code) codes.push(e.code); });
+      world.setTimeouts(120_000, 300);
+      for (let i = 0; i < 3; i++) { await world.send('hello ' + i); await world.idle(); }
+      hang = true;
+      world.setTimeouts(120_000, 500);
+      await world.send('hang');
+      await world.idle();
+      hang = false;
+      world.setTimeouts(120_000, 60_000);
+      await world.send('last');
+      await world.idle();
+      console.log(JSON.stringify({ codes }));
+    })();
+  `;
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 20_000 });
+  assert.equal(r.error, undefined, `the process did not exit by itself: ${r.error}`);
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout.trim()), { codes: ['llm_stalled'] });
+});
