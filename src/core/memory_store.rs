@@ -192,9 +192,10 @@ impl MemoryStore {
                     chat_id,
                     message,
                 } => {
-                    let chat = chat_mut(&mut worlds, &world_id, &chat_id);
-                    chat.ids.insert(message.message_id.clone());
-                    chat.messages.push(message);
+                    if let Some(chat) = chat_mut(&mut worlds, &world_id, &chat_id) {
+                        chat.ids.insert(message.message_id.clone());
+                        chat.messages.push(message);
+                    }
                 }
                 StoreOp::DeleteMessages {
                     world_id,
@@ -202,11 +203,12 @@ impl MemoryStore {
                     message_ids,
                 } => {
                     let doomed: BTreeSet<String> = message_ids.into_iter().collect();
-                    let chat = chat_mut(&mut worlds, &world_id, &chat_id);
-                    chat.messages.retain(|m| !doomed.contains(&m.message_id));
-                    chat.ids.retain(|id| !doomed.contains(id));
-                    for entries in chat.memories.values_mut() {
-                        entries.retain(|e| !doomed.contains(&e.message_id));
+                    if let Some(chat) = chat_mut(&mut worlds, &world_id, &chat_id) {
+                        chat.messages.retain(|m| !doomed.contains(&m.message_id));
+                        chat.ids.retain(|id| !doomed.contains(id));
+                        for entries in chat.memories.values_mut() {
+                            entries.retain(|e| !doomed.contains(&e.message_id));
+                        }
                     }
                 }
                 StoreOp::ReplaceMessage {
@@ -215,15 +217,16 @@ impl MemoryStore {
                     old_message_id,
                     message,
                 } => {
-                    let chat = chat_mut(&mut worlds, &world_id, &chat_id);
-                    if let Some(m) = chat
-                        .messages
-                        .iter_mut()
-                        .find(|m| m.message_id == old_message_id)
-                    {
-                        chat.ids.remove(&old_message_id);
-                        chat.ids.insert(message.message_id.clone());
-                        *m = message;
+                    if let Some(chat) = chat_mut(&mut worlds, &world_id, &chat_id) {
+                        if let Some(m) = chat
+                            .messages
+                            .iter_mut()
+                            .find(|m| m.message_id == old_message_id)
+                        {
+                            chat.ids.remove(&old_message_id);
+                            chat.ids.insert(message.message_id.clone());
+                            *m = message;
+                        }
                     }
                 }
                 StoreOp::AppendMemory {
@@ -232,11 +235,9 @@ impl MemoryStore {
                     agent_id,
                     entry,
                 } => {
-                    chat_mut(&mut worlds, &world_id, &chat_id)
-                        .memories
-                        .entry(agent_id)
-                        .or_default()
-                        .push(entry);
+                    if let Some(chat) = chat_mut(&mut worlds, &world_id, &chat_id) {
+                        chat.memories.entry(agent_id).or_default().push(entry);
+                    }
                 }
                 StoreOp::ClearMemory {
                     world_id,
@@ -254,15 +255,15 @@ impl MemoryStore {
                     chat_id,
                     state,
                 } => {
-                    chat_mut(&mut worlds, &world_id, &chat_id)
-                        .states
-                        .insert(state.agent_id.clone(), state);
+                    if let Some(chat) = chat_mut(&mut worlds, &world_id, &chat_id) {
+                        chat.states.insert(state.agent_id.clone(), state);
+                    }
                 }
                 StoreOp::PutApproval(a) => {
                     let chat_id = a.chat_id.clone().unwrap_or_default();
-                    chat_mut(&mut worlds, &a.world_id, &chat_id)
-                        .approvals
-                        .insert(a.approval_id.clone(), *a);
+                    if let Some(chat) = chat_mut(&mut worlds, &a.world_id, &chat_id) {
+                        chat.approvals.insert(a.approval_id.clone(), *a);
+                    }
                 }
                 StoreOp::DeleteApproval {
                     world_id,
@@ -343,13 +344,19 @@ fn chat_mut<'a>(
     worlds: &'a mut BTreeMap<String, WorldRec>,
     world_id: &str,
     chat_id: &str,
-) -> &'a mut ChatData {
-    worlds
-        .entry(world_id.to_string())
-        .or_default()
-        .chats
-        .entry(chat_id.to_string())
-        .or_default()
+) -> Option<&'a mut ChatData> {
+    // Looked up first, made only when missing: `entry` takes owned keys, two allocations
+    // (and frees) per op of every batch for records that nearly always exist (the batch's
+    // rules require the chat). Always `Some`.
+    let rec = if worlds.contains_key(world_id) {
+        worlds.get_mut(world_id)?
+    } else {
+        worlds.entry(world_id.to_string()).or_default()
+    };
+    if !rec.chats.contains_key(chat_id) {
+        return Some(rec.chats.entry(chat_id.to_string()).or_default());
+    }
+    rec.chats.get_mut(chat_id)
 }
 
 impl Store for MemoryStore {

@@ -156,11 +156,27 @@ fn duplicate(id: &str, c: &str) -> StoreError {
 /// does not exist by then, an append of a message id the chat already holds, a replacement of
 /// a message it does not hold, or an approval without a chat id → [`StoreError::Invalid`]; a
 /// stale [`StoreOp::ExpectRevision`] → [`StoreError::Conflict`].
-pub fn validate(ops: &[StoreOp], stored: &dyn Stored) -> Result<(), StoreError> {
+pub fn validate<'a>(ops: &'a [StoreOp], stored: &dyn Stored) -> Result<(), StoreError> {
     let mut o = Overlay::default();
+    // The last chat found to exist, until an op that can change that (a world or chat put or
+    // deleted): a reply's batch asks about its chat once per memory entry.
+    let mut chat_seen: Option<(&str, &str)> = None;
     for op in ops {
-        let need_chat = |o: &Overlay, w: &str, c: &str| {
+        if matches!(
+            op,
+            StoreOp::PutWorld(_)
+                | StoreOp::DeleteWorld { .. }
+                | StoreOp::PutChat(_)
+                | StoreOp::DeleteChat { .. }
+        ) {
+            chat_seen = None;
+        }
+        let mut need_chat = |o: &Overlay, w: &'a str, c: &'a str| {
+            if chat_seen == Some((w, c)) {
+                return Ok(());
+            }
             if o.exists(stored, Rec::Chat(w, c), true) {
+                chat_seen = Some((w, c));
                 Ok(())
             } else {
                 Err(chat_missing(w, c))
@@ -325,6 +341,12 @@ mod tests {
             append("w", "n", "m"),
         ]));
         assert!(!ok(vec![delete_chat("c"), remember("w", "c", "a", "m")]));
+        // Found once, then deleted: the later op sees it gone.
+        assert!(!ok(vec![
+            remember("w", "c", "a", "m"),
+            delete_chat("c"),
+            remember("w", "c", "a", "m2"),
+        ]));
         assert!(!ok(vec![delete_chat("c"), append("w", "c", "m")]));
         // Deleted and written anew: its stored messages are gone with it.
         assert!(ok(vec![
