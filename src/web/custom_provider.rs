@@ -138,18 +138,8 @@ impl JsCustomProvider {
         }
         let signal = LazySignal::new()?;
         let request = request_json(settings, &messages);
-        let pump = start(&self.object, &self.stream, &request, &signal.options)
-            .map_err(|e| custom_error(message_of(&e)))?;
-        if let Some(code) = pump.as_f64() {
-            return Err(custom_error(if code == NOT_ITERABLE {
-                "custom provider: stream() must return an async iterable (an async generator or a ReadableStream)"
-            } else if code == NO_NEXT {
-                "custom provider: the iterator has no next() method"
-            } else {
-                // BAD_REQUEST (the engine's own JSON text: never seen).
-                "custom provider: the request could not be built"
-            }));
-        }
+        let pump =
+            start(&self.object, &self.stream, &request, &signal.options).map_err(start_error)?;
         loop {
             let step = Settled::next(&pump).map_err(|e| custom_error(message_of(&e)))?;
             let value = match first_of(step, cancel.cancelled()).await {
@@ -255,7 +245,7 @@ export function awwCustomOptions(getter, id) {
 }
 export function awwCustomStart(object, stream, request, options) {
   let parsed;
-  try { parsed = JSON.parse(request); } catch { return 3; }
+  try { parsed = JSON.parse(request); } catch { throw { awwCustomShape: 3 }; }
   const iterable = stream.call(object, parsed, options);
   let it = iterable;
   let f;
@@ -264,11 +254,11 @@ export function awwCustomStart(object, stream, request, options) {
   else {
     let hasNext = false;
     try { hasNext = isObject(iterable) && typeof iterable.next === 'function'; } catch { hasNext = false; }
-    if (!hasNext) return 1;
+    if (!hasNext) throw { awwCustomShape: 1 };
   }
   let next;
   try { next = isObject(it) ? it.next : undefined; } catch { next = undefined; }
-  if (typeof next !== 'function') return 2;
+  if (typeof next !== 'function') throw { awwCustomShape: 2 };
   return { it, next };
 }
 export function awwCustomNext(pump, settle, id) {
@@ -299,8 +289,9 @@ extern "C" {
     #[wasm_bindgen(catch, js_name = awwCustomOptions)]
     fn custom_options(getter: &JsValue, id: f64) -> Result<js_sys::Object, JsValue>;
     /// Calls `stream(request, options)` and returns `{ it, next }` (the async iterator and its
-    /// `next` method, read once), or a number: [`NOT_ITERABLE`], [`NO_NEXT`],
-    /// 3 (the request is not JSON: never, it is the engine's own text). Throws what `stream()` or `[Symbol.asyncIterator]()` throw.
+    /// `next` method, read once). Throws what `stream()` or `[Symbol.asyncIterator]()` throw,
+    /// or `{ awwCustomShape }` (see [`start_error`]): thrown rather than returned, so that the
+    /// usual answer is taken with no second call into the host to tell them apart.
     #[wasm_bindgen(catch, js_name = awwCustomStart)]
     fn start(
         object: &JsValue,
@@ -318,9 +309,28 @@ extern "C" {
     fn stop(pump: &JsValue) -> Result<(), JsValue>;
 }
 
-/// What `awwCustomStart` answers instead of an iterator.
+/// What `awwCustomStart` throws as `{ awwCustomShape }` instead of returning an iterator.
 const NOT_ITERABLE: f64 = 1.0;
 const NO_NEXT: f64 = 2.0;
+
+/// The error of a call that could not start: the provider's own (thrown by `stream()` or
+/// `[Symbol.asyncIterator]()`), or the shape of what it returned.
+fn start_error(e: JsValue) -> LlmError {
+    let shape = js_sys::Reflect::get(&e, &key("awwCustomShape"))
+        .ok()
+        .and_then(|c| c.as_f64());
+    match shape {
+        None => custom_error(message_of(&e)),
+        Some(code) if code == NOT_ITERABLE => custom_error(
+            "custom provider: stream() must return an async iterable (an async generator or a ReadableStream)",
+        ),
+        Some(code) if code == NO_NEXT => {
+            custom_error("custom provider: the iterator has no next() method")
+        }
+        // 3: the request is not JSON (the engine's own text: never seen).
+        Some(_) => custom_error("custom provider: the request could not be built"),
+    }
+}
 /// The kinds of a settled `next()`.
 const STEP_DONE: u32 = 0;
 const STEP_REJECTED: u32 = 2;

@@ -202,6 +202,37 @@ test('a provider that throws fails the call with its message; a wrong object fai
   assert.equal(system.at(-1).code, 'provider_not_configured');
 });
 
+test('what stream() returns or throws before any step fails the call with a message that says so', async () => {
+  const world = await AgentWorld.create({ name: name('Custom Shapes') });
+  await world.addAgent({ name: 'Shaped', provider: 'custom', model: 'm' });
+  const system = [];
+  world.on('system', (e) => e.type === 'error' && system.push(e));
+  const cases = [
+    [{ stream() { return 42; } }, /stream\(\) must return an async iterable/],
+    [{ stream() { return {}; } }, /stream\(\) must return an async iterable/],
+    [{ stream() { return { [Symbol.asyncIterator]() { return {}; } }; } }, /the iterator has no next\(\) method/],
+    [{ stream() { throw new Error('no model loaded'); } }, /no model loaded/],
+    [{ stream() { return { [Symbol.asyncIterator]() { throw new Error('cannot iterate'); } }; } }, /cannot iterate/],
+    // A thrown object that is not an Error: the generic message.
+    [{ stream() { throw { awwCustomShapeLike: 1 }; } }, /the custom provider failed/],
+    // An object with next() is its own iterator.
+    [{ stream() { let n = 0; return { next: async () => (n++ ? { done: true } : { done: false, value: 'ok' }) }; } }, null],
+  ];
+  for (const [provider, expected] of cases) {
+    world.registerProvider(provider);
+    const before = system.length;
+    await world.send('hello');
+    await world.idle();
+    if (expected === null) {
+      assert.equal(system.length, before, JSON.stringify(system.slice(before)));
+    } else {
+      assert.equal(system.length, before + 1);
+      assert.equal(system.at(-1).code, 'llm_error');
+      assert.match(system.at(-1).message, expected);
+    }
+  }
+});
+
 test('a custom provider that fails before any output is not retried', async () => {
   const world = await AgentWorld.create({ name: name('Custom No Retry') });
   let calls = 0;
