@@ -38,7 +38,7 @@ use crate::core::llm_client::{CancelToken, LlmClient};
 use crate::core::store::LocalBoxFuture;
 use crate::web::clock::now_ms;
 use crate::web::fetch::{fetch_streaming_until, FetchError, HttpCall, ReadOn, ResponseHead};
-use crate::web::timer::sleep;
+use crate::web::timer::{sleep, sleep_until};
 
 /// How long a call may take; both abort the request when they expire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,7 +229,8 @@ impl FetchLlm {
                         seconds: timeouts.stall_ms.div_ceil(1000),
                     };
                 }
-                sleep((timeouts.total_ms - elapsed).min(timeouts.stall_ms - idle)).await;
+                let wait = (timeouts.total_ms - elapsed).min(timeouts.stall_ms - idle);
+                sleep_until(now as f64 + wait as f64).await;
             }
         };
         let outcome = race4(

@@ -57,19 +57,38 @@ impl Drop for Timeout {
 /// Resolves after `ms` milliseconds. Dropping the future cancels it.
 ///
 /// Every pending sleep of the thread shares one JS timer, armed for the earliest deadline and
-/// released when no sleep is left (at the next microtask: so a finished call leaves nothing
-/// that keeps Node alive): unref'd and kept for the next sleeps where the host allows it
-/// (Node, Bun), cleared elsewhere (see [`sweep`]). A sleep used to be a `Promise`, a `setTimeout`, a `JsFuture`
-/// and its two closures, and each LLM call raced two of them (four closures, two promises and
-/// two timers per reply); now a sleep is an entry in a list, and the host sees a timer only
-/// when the earliest deadline moves earlier.
+/// released when no sleep is left, so that a finished call leaves nothing that keeps Node
+/// alive: where the host can unref a timer (Node, Bun) it is unref'd at once and kept for
+/// the next sleeps; elsewhere it is cleared at the next microtask, unless a sleep came
+/// meanwhile (see [`sweep`]). A sleep used to be a `Promise`, a `setTimeout`, a `JsFuture`
+/// and its two closures, and each LLM call raced two of them (four closures, two promises
+/// and two timers per reply); now a sleep is an entry in a list, and the host sees a timer
+/// only when the earliest deadline moves earlier.
 pub fn sleep(ms: u64) -> Sleep {
-    Sleep { ms, id: None }
+    Sleep {
+        when: When::After(ms),
+        id: None,
+    }
+}
+
+/// [`sleep`] until `deadline` (`Date.now()` milliseconds), for a caller that has just read
+/// the clock: one call into the host fewer per sleep.
+pub fn sleep_until(deadline: f64) -> Sleep {
+    Sleep {
+        when: When::At(deadline),
+        id: None,
+    }
+}
+
+#[derive(Clone, Copy)]
+enum When {
+    After(u64),
+    At(f64),
 }
 
 /// The future of [`sleep`]: registered at its first poll.
 pub struct Sleep {
-    ms: u64,
+    when: When,
     id: Option<u64>,
 }
 
@@ -80,9 +99,9 @@ impl std::future::Future for Sleep {
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<()> {
-        let ms = self.ms;
+        let when = self.when;
         let id = self.id;
-        let (id, done) = TIMERS.with(|t| t.borrow_mut().poll(id, ms, cx.waker()));
+        let (id, done) = TIMERS.with(|t| t.borrow_mut().poll(id, when, cx.waker()));
         self.id = Some(id);
         if done {
             std::task::Poll::Ready(())
@@ -132,6 +151,8 @@ struct Timers {
     /// The microtask that clears the timer once no sleep is left (see `Timers::remove`).
     sweep: Option<Closure<dyn FnMut(JsValue)>>,
     sweep_queued: bool,
+    /// Whether this host's timers can be unref'd: learned at the first [`sweep`].
+    parkable: Option<bool>,
 }
 
 thread_local! {
@@ -140,7 +161,7 @@ thread_local! {
 
 impl Timers {
     /// Registers (first poll) or refreshes a sleep; returns its id and whether it is over.
-    fn poll(&mut self, id: Option<u64>, ms: u64, waker: &std::task::Waker) -> (u64, bool) {
+    fn poll(&mut self, id: Option<u64>, when: When, waker: &std::task::Waker) -> (u64, bool) {
         if let Some(id) = id {
             return match self.entries.iter_mut().find(|e| e.id == id) {
                 Some(e) if e.fired => (id, true),
@@ -156,7 +177,10 @@ impl Timers {
         }
         let id = self.next_id;
         self.next_id += 1;
-        let deadline = js_sys::Date::now() + ms as f64;
+        let deadline = match when {
+            When::After(ms) => js_sys::Date::now() + ms as f64,
+            When::At(deadline) => deadline,
+        };
         self.entries.push(Entry {
             id,
             deadline,
@@ -178,6 +202,16 @@ impl Timers {
 
     fn remove(&mut self, id: u64) {
         self.entries.retain(|e| e.id != id);
+        if self.parkable == Some(true) && self.idle() {
+            // Unref'd at once (one call, undone by the next sleep's `ref`), rather than by a
+            // microtask queued per call.
+            if let Some(a) = self.armed.as_mut().filter(|a| !a.parked) {
+                a.parked = hold_timer(&a.handle, false).unwrap_or(false);
+            }
+            if self.armed.as_ref().is_none_or(|a| a.parked) {
+                return;
+            }
+        }
         if self.armed.is_some() && self.idle() && !self.sweep_queued {
             // Cleared at the next microtask if no sleep came meanwhile: the engine's next call
             // usually starts in the same turn (the queue moves on synchronously), and its
@@ -222,7 +256,8 @@ impl Timers {
 /// cost a `clearTimeout` and a `setTimeout`: in a fresh Node process, with its timer lists
 /// and `Timeout` objects, the largest host cost of a call from a provider that answers at
 /// once); elsewhere it is cleared. A parked timer that fires finds no sleep due: nothing
-/// happens.
+/// happens. The first sweep learns whether the host can unref timers; after that, where it
+/// can, a call's last sleep unrefs the timer itself (`Timers::remove`), with no sweep.
 fn sweep() {
     TIMERS.with(|t| {
         let Ok(mut t) = t.try_borrow_mut() else {
@@ -236,10 +271,13 @@ fn sweep() {
             if a.parked {
                 return;
             }
-            if hold_timer(&a.handle, false).unwrap_or(false) {
-                a.parked = true;
-            } else if let Some(a) = t.armed.take() {
-                clear_timeout(&a.handle);
+            let parked = hold_timer(&a.handle, false).unwrap_or(false);
+            a.parked = parked;
+            t.parkable = Some(parked);
+            if !parked {
+                if let Some(a) = t.armed.take() {
+                    clear_timeout(&a.handle);
+                }
             }
         }
     });
