@@ -102,27 +102,15 @@ impl FetchLlm {
         self.timeouts.get()
     }
 
+    /// A call to a provider over `fetch` (any kind but `custom`).
     async fn call_inner(
         &self,
+        kind: ProviderKind,
         settings: &CallSettings,
         messages: Vec<ChatMessage>,
         on_event: &mut dyn FnMut(LlmEvent),
         cancel: CancelToken,
     ) -> Result<(), LlmError> {
-        let kind = ProviderKind::parse(&settings.provider)?;
-        if kind == ProviderKind::Custom {
-            let custom = self.custom.borrow().clone();
-            return match custom {
-                Some(client) => {
-                    self.call_custom(client.as_ref(), settings, messages, on_event, cancel)
-                        .await
-                }
-                None => Err(LlmError::NotConfigured {
-                    provider: "custom".to_string(),
-                    missing: "a registered custom provider".to_string(),
-                }),
-            };
-        }
         let config = self
             .providers
             .borrow()
@@ -185,6 +173,27 @@ impl FetchLlm {
 }
 
 impl FetchLlm {
+    /// A `custom` call: to the registered client, under the timeouts ([`Self::call_custom`]).
+    async fn call_registered_custom(
+        &self,
+        settings: &CallSettings,
+        messages: Vec<ChatMessage>,
+        on_event: &mut dyn FnMut(LlmEvent),
+        cancel: CancelToken,
+    ) -> Result<(), LlmError> {
+        let custom = self.custom.borrow().clone();
+        match custom {
+            Some(client) => {
+                self.call_custom(client.as_ref(), settings, messages, on_event, cancel)
+                    .await
+            }
+            None => Err(LlmError::NotConfigured {
+                provider: "custom".to_string(),
+                missing: "a registered custom provider".to_string(),
+            }),
+        }
+    }
+
     /// Runs a custom provider under the total and stall timeouts. When one expires (or the
     /// caller cancels), the provider's own cancellation is triggered and its call is awaited
     /// to the end, so that it aborts its signal and calls its iterator's `return()`; then the
@@ -265,7 +274,18 @@ impl LlmClient for FetchLlm {
         on_event: &'a mut dyn FnMut(LlmEvent),
         cancel: CancelToken,
     ) -> LocalBoxFuture<'a, Result<(), LlmError>> {
-        Box::pin(self.call_inner(settings, messages, on_event, cancel))
+        // A custom provider's call is a future of its own: the fetch path's state machine
+        // (the retry loop, the codecs, some 7 KB of wasm) is then never polled for it, so a
+        // host running custom calls does not compile it, nor recompile it optimised once hot
+        // (15 ms of V8's optimising compiler in a fresh process, on the 2 cores it shares
+        // with the main thread).
+        match ProviderKind::parse(&settings.provider) {
+            Ok(ProviderKind::Custom) => {
+                Box::pin(self.call_registered_custom(settings, messages, on_event, cancel))
+            }
+            Ok(kind) => Box::pin(self.call_inner(kind, settings, messages, on_event, cancel)),
+            Err(e) => Box::pin(std::future::ready(Err(e))),
+        }
     }
 }
 
