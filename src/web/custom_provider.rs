@@ -162,33 +162,46 @@ impl JsCustomProvider {
                 if !text.is_empty() {
                     on_event(LlmEvent::Text(text));
                 }
-            } else if value.is_object() {
-                let calls =
-                    js_sys::Reflect::get(&value, &key("toolCalls")).unwrap_or(JsValue::UNDEFINED);
-                if !calls.is_undefined() && !calls.is_null() {
-                    for call in read_tool_calls(&calls)? {
-                        on_event(LlmEvent::ToolCall(call));
-                    }
-                }
-                for (name, make) in [
-                    ("reasoning", LlmEvent::Reasoning as fn(String) -> LlmEvent),
-                    ("text", LlmEvent::Text),
-                ] {
-                    if let Some(piece) = js_sys::Reflect::get(&value, &key(name))
-                        .ok()
-                        .and_then(|v| v.as_string())
-                    {
-                        if !piece.is_empty() {
-                            on_event(make(piece));
-                        }
-                    }
-                }
-            } else if !value.is_undefined() && !value.is_null() {
-                return Err(custom_error(
-                    "custom provider: each chunk must be a string or { text?, reasoning?, toolCalls? }",
-                ));
+            } else {
+                other_chunk(&value, on_event)?;
             }
         }
+    }
+}
+
+/// A chunk that is not a string: `{ text?, reasoning?, toolCalls? }`, or nothing
+/// (`undefined`/`null`), or an error. Kept out of the call's loop (not inlined): the loop is
+/// polled for every step of every call, and V8 compiles (and recompiles optimised, once hot)
+/// the whole of it; most providers yield strings.
+#[inline(never)]
+fn other_chunk(value: &JsValue, on_event: &mut dyn FnMut(LlmEvent)) -> Result<(), LlmError> {
+    if value.is_object() {
+        let calls = js_sys::Reflect::get(value, &key("toolCalls")).unwrap_or(JsValue::UNDEFINED);
+        if !calls.is_undefined() && !calls.is_null() {
+            for call in read_tool_calls(&calls)? {
+                on_event(LlmEvent::ToolCall(call));
+            }
+        }
+        for (name, make) in [
+            ("reasoning", LlmEvent::Reasoning as fn(String) -> LlmEvent),
+            ("text", LlmEvent::Text),
+        ] {
+            if let Some(piece) = js_sys::Reflect::get(value, &key(name))
+                .ok()
+                .and_then(|v| v.as_string())
+            {
+                if !piece.is_empty() {
+                    on_event(make(piece));
+                }
+            }
+        }
+        Ok(())
+    } else if !value.is_undefined() && !value.is_null() {
+        Err(custom_error(
+            "custom provider: each chunk must be a string or { text?, reasoning?, toolCalls? }",
+        ))
+    } else {
+        Ok(())
     }
 }
 

@@ -233,6 +233,25 @@ test('what stream() returns or throws before any step fails the call with a mess
   }
 });
 
+test('a chunk is a string, an object of pieces, or nothing; anything else fails the call', async () => {
+  const world = await AgentWorld.create({ name: name('Custom Chunks') });
+  await world.addAgent({ name: 'Chunky', provider: 'custom', model: 'm' });
+  const system = [];
+  world.on('system', (e) => e.type === 'error' && system.push(e));
+  world.registerProvider({ async *stream() { yield undefined; yield null; yield { text: 'a' }; yield 'b'; yield {}; } });
+  await world.send('hello');
+  await world.idle();
+  assert.deepEqual(system, []);
+  const messages = await world.messages(world.currentChat().id);
+  assert.equal(messages.at(-1).content, 'ab');
+  world.registerProvider({ async *stream() { yield 'partial '; yield 42; } });
+  await world.send('again');
+  await world.idle();
+  assert.equal(system.length, 1);
+  assert.equal(system[0].code, 'llm_error');
+  assert.match(system[0].message, /each chunk must be a string or \{ text\?, reasoning\?, toolCalls\? \}/);
+});
+
 test('a custom provider that fails before any output is not retried', async () => {
   const world = await AgentWorld.create({ name: name('Custom No Retry') });
   let calls = 0;
