@@ -372,6 +372,79 @@ fn debug_events_explain_each_decision_only_when_debug_is_on() {
 }
 
 #[test]
+fn debug_reasons_word_every_routing_rule() {
+    let h = harness();
+    h.world.set_debug(true);
+    h.add("alice");
+    h.add("bob");
+    let reasons = |m: &str| -> Vec<(String, String)> {
+        h.system("debug")
+            .into_iter()
+            .filter(|v| v["messageId"] == m)
+            .map(|v| {
+                let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+                (s("agent"), s("reason"))
+            })
+            .collect()
+    };
+    let pair = |a: &str, r: &str| (a.to_string(), r.to_string());
+    // A public human message: both answer; each reply is public, so the other ignores it.
+    h.llm.reply("alice", "from alice");
+    h.llm.reply("bob", "from bob");
+    let m = h.send("Hello everyone");
+    assert_eq!(
+        reasons(&m.message_id),
+        vec![
+            pair("alice", "public message from a human"),
+            pair("bob", "public message from a human"),
+        ]
+    );
+    let reply = h
+        .transcript()
+        .into_iter()
+        .find(|x| x.sender == "alice")
+        .unwrap();
+    assert_eq!(
+        reasons(&reply.message_id),
+        vec![
+            pair("alice", "own message"),
+            pair(
+                "bob",
+                "agents answer other agents only when mentioned at the start of a line; alice sent a public message"
+            ),
+        ]
+    );
+    // Mentions: at a line start by a human or an agent; elsewhere only.
+    h.llm.reply("alice", "@bob over to you");
+    h.llm.reply("bob", "done");
+    let m = h.send("@alice start");
+    assert_eq!(
+        reasons(&m.message_id),
+        vec![
+            pair("alice", "mentioned at the start of a line by HUMAN"),
+            pair("bob", "not mentioned: the message addresses @alice"),
+        ]
+    );
+    let handoff = h
+        .transcript()
+        .into_iter()
+        .find(|x| x.content == "@bob over to you")
+        .unwrap();
+    assert_eq!(
+        reasons(&handoff.message_id)[1],
+        pair("bob", "mentioned at the start of a line by agent alice")
+    );
+    let m = h.send("ask @alice and @bob");
+    assert_eq!(
+        reasons(&m.message_id)[0],
+        pair(
+            "alice",
+            "not public: the message mentions @alice, @bob but not at the start of a line"
+        )
+    );
+}
+
+#[test]
 fn debug_reason_names_the_turn_limit() {
     let h = harness_with(CreateWorld {
         name: "Dbg".into(),

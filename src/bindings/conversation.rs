@@ -94,7 +94,11 @@ impl AgentWorld {
                     Ok(())
                 }),
             );
-            h.drive();
+            // A running runner picks up whatever is queued: no task to spawn (it would
+            // return at once, after a microtask of the executor).
+            if !h.world.is_running() {
+                h.drive();
+            }
             rx.await;
             Ok(JsValue::UNDEFINED)
         })

@@ -127,7 +127,15 @@ impl MemoryStore {
             return Err(e);
         }
         self.validate(&ops)?;
-        let named: VecSet<String> = ops.iter().map(|op| op.world_id().to_string()).collect();
+        // The worlds the batch names, each once: nearly always one (a B-tree set built per
+        // batch, an allocation per op, was a visible part of a reply's write).
+        let mut named: Vec<String> = Vec::new();
+        for op in &ops {
+            let w = op.world_id();
+            if !named.iter().any(|n| n == w) {
+                named.push(w.to_string());
+            }
+        }
         self.apply_valid(ops);
         let mut revs = self.revisions.borrow_mut();
         for w in named {
@@ -183,9 +191,10 @@ impl MemoryStore {
                     chat_id,
                     message,
                 } => {
-                    let chat = chat_mut(&mut worlds, &world_id, &chat_id);
-                    chat.ids.insert(message.message_id.clone());
-                    chat.messages.push(message);
+                    if let Some(chat) = chat_mut(&mut worlds, &world_id, &chat_id) {
+                        chat.ids.insert(message.message_id.clone());
+                        chat.messages.push(message);
+                    }
                 }
                 StoreOp::DeleteMessages {
                     world_id,
@@ -193,11 +202,12 @@ impl MemoryStore {
                     message_ids,
                 } => {
                     let doomed: VecSet<String> = message_ids.into_iter().collect();
-                    let chat = chat_mut(&mut worlds, &world_id, &chat_id);
-                    chat.messages.retain(|m| !doomed.contains(&m.message_id));
-                    chat.ids.retain(|id| !doomed.contains(id));
-                    for entries in chat.memories.values_mut() {
-                        entries.retain(|e| !doomed.contains(&e.message_id));
+                    if let Some(chat) = chat_mut(&mut worlds, &world_id, &chat_id) {
+                        chat.messages.retain(|m| !doomed.contains(&m.message_id));
+                        chat.ids.retain(|id| !doomed.contains(id));
+                        for entries in chat.memories.values_mut() {
+                            entries.retain(|e| !doomed.contains(&e.message_id));
+                        }
                     }
                 }
                 StoreOp::ReplaceMessage {
@@ -206,15 +216,16 @@ impl MemoryStore {
                     old_message_id,
                     message,
                 } => {
-                    let chat = chat_mut(&mut worlds, &world_id, &chat_id);
-                    if let Some(m) = chat
-                        .messages
-                        .iter_mut()
-                        .find(|m| m.message_id == old_message_id)
-                    {
-                        chat.ids.remove(&old_message_id);
-                        chat.ids.insert(message.message_id.clone());
-                        *m = message;
+                    if let Some(chat) = chat_mut(&mut worlds, &world_id, &chat_id) {
+                        if let Some(m) = chat
+                            .messages
+                            .iter_mut()
+                            .find(|m| m.message_id == old_message_id)
+                        {
+                            chat.ids.remove(&old_message_id);
+                            chat.ids.insert(message.message_id.clone());
+                            *m = message;
+                        }
                     }
                 }
                 StoreOp::AppendMemory {
@@ -223,10 +234,9 @@ impl MemoryStore {
                     agent_id,
                     entry,
                 } => {
-                    chat_mut(&mut worlds, &world_id, &chat_id)
-                        .memories
-                        .get_or_default(agent_id)
-                        .push(entry);
+                    if let Some(chat) = chat_mut(&mut worlds, &world_id, &chat_id) {
+                        chat.memories.get_or_default(agent_id).push(entry);
+                    }
                 }
                 StoreOp::ClearMemory {
                     world_id,
@@ -244,15 +254,15 @@ impl MemoryStore {
                     chat_id,
                     state,
                 } => {
-                    chat_mut(&mut worlds, &world_id, &chat_id)
-                        .states
-                        .insert(state.agent_id.clone(), state);
+                    if let Some(chat) = chat_mut(&mut worlds, &world_id, &chat_id) {
+                        chat.states.insert(state.agent_id.clone(), state);
+                    }
                 }
                 StoreOp::PutApproval(a) => {
                     let chat_id = a.chat_id.clone().unwrap_or_default();
-                    chat_mut(&mut worlds, &a.world_id, &chat_id)
-                        .approvals
-                        .insert(a.approval_id.clone(), *a);
+                    if let Some(chat) = chat_mut(&mut worlds, &a.world_id, &chat_id) {
+                        chat.approvals.insert(a.approval_id.clone(), *a);
+                    }
                 }
                 StoreOp::DeleteApproval {
                     world_id,
@@ -333,11 +343,19 @@ fn chat_mut<'a>(
     worlds: &'a mut VecMap<String, WorldRec>,
     world_id: &str,
     chat_id: &str,
-) -> &'a mut ChatData {
-    worlds
-        .get_or_default(world_id.to_string())
-        .chats
-        .get_or_default(chat_id.to_string())
+) -> Option<&'a mut ChatData> {
+    // Looked up first, made only when missing: `get_or_default` takes owned keys, two allocations
+    // (and frees) per op of every batch for records that nearly always exist (the batch's
+    // rules require the chat). Always `Some`.
+    let rec = if worlds.contains_key(world_id) {
+        worlds.get_mut(world_id)?
+    } else {
+        worlds.get_or_default(world_id.to_string())
+    };
+    if !rec.chats.contains_key(chat_id) {
+        return Some(rec.chats.get_or_default(chat_id.to_string()));
+    }
+    rec.chats.get_mut(chat_id)
 }
 
 impl Store for MemoryStore {

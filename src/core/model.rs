@@ -48,12 +48,39 @@ impl Timestamp {
         let days = secs.div_euclid(86_400);
         let sod = secs.rem_euclid(86_400);
         let (y, m, d) = civil_from_days(days);
-        format!(
-            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
-            sod / 3600,
-            (sod / 60) % 60,
-            sod % 60
-        )
+        if !(0..=9999).contains(&y) {
+            // Outside what JavaScript's `Date` reads in this form: written as before, sign
+            // and all (the fast path below has room for four digits only).
+            return format!(
+                "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+                sod / 3600,
+                (sod / 60) % 60,
+                sod % 60
+            );
+        }
+        // Digits written in place: every message event and stored record carries a timestamp,
+        // and `format!` (the generic formatting machinery, a dozen calls per field) was a
+        // tenth of the main thread's work per reply in a fresh process.
+        let mut out = *b"0000-00-00T00:00:00.000Z";
+        for (at, width, value) in [
+            (0, 4, y),
+            (5, 2, i64::from(m)),
+            (8, 2, i64::from(d)),
+            (11, 2, sod / 3600),
+            (14, 2, (sod / 60) % 60),
+            (17, 2, sod % 60),
+            (20, 3, ms),
+        ] {
+            let mut v = value;
+            for i in (at..at + width).rev() {
+                if let Some(b) = out.get_mut(i) {
+                    *b = b'0' + (v % 10) as u8;
+                }
+                v /= 10;
+            }
+        }
+        // ASCII digits and separators only: always valid UTF-8.
+        String::from_utf8(out.to_vec()).unwrap_or_default()
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fff]Z` (the form [`Timestamp::to_iso`] writes; a `+00:00`
@@ -1077,6 +1104,52 @@ pub fn validate_reasoning(r: Reasoning) -> Result<Reasoning, WorldError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn iso_digits_are_the_formatted_fields() {
+        // Across the fast path's whole range (years 0000 to 9999, every field's carries) and
+        // beyond it (negative and five-digit years take the formatted path).
+        let reference = |t: Timestamp| {
+            let ms = t.0.rem_euclid(1000);
+            let secs = t.0.div_euclid(1000);
+            let sod = secs.rem_euclid(86_400);
+            let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+            format!(
+                "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+                sod / 3600,
+                (sod / 60) % 60,
+                sod % 60
+            )
+        };
+        let mut ms = -62_200_000_000_000i64; // before the year 0000
+        while ms < 253_500_000_000_000 {
+            // after the year 9999
+            assert_eq!(Timestamp(ms).to_iso(), reference(Timestamp(ms)), "{ms}");
+            ms += 987_654_321_987;
+        }
+        // Every hour, minute, second and millisecond digit, days of every month and leap year.
+        let mut ms = 0i64;
+        while ms < 40_000_000_000_000 {
+            assert_eq!(Timestamp(ms).to_iso(), reference(Timestamp(ms)), "{ms}");
+            ms += 3_777_777_777;
+        }
+        for ms in [
+            -62_167_219_200_001i64,
+            -62_167_219_200_000,
+            253_402_300_799_999,
+            253_402_300_800_000,
+        ] {
+            assert_eq!(Timestamp(ms).to_iso(), reference(Timestamp(ms)), "{ms}");
+        }
+        assert_eq!(
+            Timestamp(253_402_300_799_999).to_iso(),
+            "9999-12-31T23:59:59.999Z"
+        );
+        assert_eq!(
+            Timestamp(1_764_012_345_678).to_iso(),
+            "2025-11-24T19:25:45.678Z"
+        );
+    }
 
     #[test]
     fn iso_round_trip() {

@@ -102,7 +102,7 @@ fn mem(chat_id: &str, id: &str, role: MemoryRole) -> MemoryEntry {
     }
 }
 
-fn append(w: &str, c: &str, id: &str) -> StoreOp {
+pub(crate) fn append(w: &str, c: &str, id: &str) -> StoreOp {
     StoreOp::AppendMessage {
         world_id: w.into(),
         chat_id: c.into(),
@@ -110,7 +110,7 @@ fn append(w: &str, c: &str, id: &str) -> StoreOp {
     }
 }
 
-fn remember(w: &str, c: &str, a: &str, id: &str) -> StoreOp {
+pub(crate) fn remember(w: &str, c: &str, a: &str, id: &str) -> StoreOp {
     StoreOp::AppendMemory {
         world_id: w.into(),
         chat_id: c.into(),

@@ -49,10 +49,22 @@ struct Overlay {
     /// Worlds and chats the batch deleted: what was stored under them is gone (a batch may
     /// delete a chat and write it anew).
     wiped: VecSet<String>,
+    /// Whether `known` holds a world or chat, and whether it holds a message: a question about
+    /// a kind the batch has not touched (nor deleted anything) goes straight to the stored
+    /// data, with no key built. A reply's batch appends one message and asks about its chat
+    /// a few times (one per memory entry); building and looking up keys for those was most
+    /// of the memory store's validation in a fresh process.
+    parents_known: bool,
+    messages_known: bool,
 }
 
 impl Overlay {
-    fn set(&mut self, key: String, exists: bool) {
+    fn set(&mut self, rec: Rec<'_>, exists: bool) {
+        match rec {
+            Rec::Message(..) => self.messages_known = true,
+            Rec::World(_) | Rec::Chat(..) => self.parents_known = true,
+        }
+        let key = rec_key(rec);
         if exists {
             self.live.insert(key.clone());
         } else {
@@ -67,9 +79,17 @@ impl Overlay {
         self.live.retain(|k| !k.starts_with(&key));
         self.wiped.insert(key.clone());
         self.known.insert(key);
+        self.parents_known = true;
     }
 
     fn exists(&self, stored: &dyn Stored, rec: Rec<'_>, hoped: bool) -> bool {
+        let touched = match rec {
+            Rec::Message(..) => self.messages_known,
+            Rec::World(_) | Rec::Chat(..) => self.parents_known,
+        };
+        if !touched && self.wiped.is_empty() {
+            return stored.exists(rec, hoped);
+        }
         let key = rec_key(rec);
         if self.known.contains(&key) {
             return self.live.contains(&key);
@@ -95,9 +115,24 @@ fn rec_key(rec: Rec<'_>) -> String {
         Rec::Chat(w, c) => &[w, c],
         Rec::Message(w, c, m) => &[w, c, m],
     };
-    let mut key = String::new();
+    let mut key = String::with_capacity(parts.iter().map(|p| p.len() + 4).sum());
     for p in parts {
-        key.push_str(&p.len().to_string());
+        // The length's decimal digits, written without the formatting machinery.
+        let mut digits = [0u8; 20];
+        let (mut n, mut at) = (p.len(), digits.len());
+        loop {
+            at -= 1;
+            if let Some(d) = digits.get_mut(at) {
+                *d = b'0' + (n % 10) as u8;
+            }
+            n /= 10;
+            if n == 0 || at == 0 {
+                break;
+            }
+        }
+        for d in digits.get(at..).unwrap_or_default() {
+            key.push(char::from(*d));
+        }
         key.push(':');
         key.push_str(p);
     }
@@ -121,11 +156,27 @@ fn duplicate(id: &str, c: &str) -> StoreError {
 /// does not exist by then, an append of a message id the chat already holds, a replacement of
 /// a message it does not hold, or an approval without a chat id → [`StoreError::Invalid`]; a
 /// stale [`StoreOp::ExpectRevision`] → [`StoreError::Conflict`].
-pub fn validate(ops: &[StoreOp], stored: &dyn Stored) -> Result<(), StoreError> {
+pub fn validate<'a>(ops: &'a [StoreOp], stored: &dyn Stored) -> Result<(), StoreError> {
     let mut o = Overlay::default();
+    // The last chat found to exist, until an op that can change that (a world or chat put or
+    // deleted): a reply's batch asks about its chat once per memory entry.
+    let mut chat_seen: Option<(&str, &str)> = None;
     for op in ops {
-        let need_chat = |o: &Overlay, w: &str, c: &str| {
+        if matches!(
+            op,
+            StoreOp::PutWorld(_)
+                | StoreOp::DeleteWorld { .. }
+                | StoreOp::PutChat(_)
+                | StoreOp::DeleteChat { .. }
+        ) {
+            chat_seen = None;
+        }
+        let mut need_chat = |o: &Overlay, w: &'a str, c: &'a str| {
+            if chat_seen == Some((w, c)) {
+                return Ok(());
+            }
             if o.exists(stored, Rec::Chat(w, c), true) {
+                chat_seen = Some((w, c));
                 Ok(())
             } else {
                 Err(chat_missing(w, c))
@@ -141,7 +192,7 @@ pub fn validate(ops: &[StoreOp], stored: &dyn Stored) -> Result<(), StoreError> 
                     }
                 }
             }
-            StoreOp::PutWorld(w) => o.set(rec_key(Rec::World(&w.id)), true),
+            StoreOp::PutWorld(w) => o.set(Rec::World(&w.id), true),
             StoreOp::DeleteWorld { world_id } => o.wipe(rec_key(Rec::World(world_id))),
             StoreOp::PutAgent { world_id, .. } | StoreOp::DeleteAgent { world_id, .. } => {
                 if !o.exists(stored, Rec::World(world_id), true) {
@@ -152,7 +203,7 @@ pub fn validate(ops: &[StoreOp], stored: &dyn Stored) -> Result<(), StoreError> 
                 if !o.exists(stored, Rec::World(&c.world_id), true) {
                     return Err(world_missing(&c.world_id));
                 }
-                o.set(rec_key(Rec::Chat(&c.world_id, &c.id)), true);
+                o.set(Rec::Chat(&c.world_id, &c.id), true);
             }
             StoreOp::DeleteChat { world_id, chat_id } => {
                 o.wipe(rec_key(Rec::Chat(world_id, chat_id)));
@@ -180,7 +231,7 @@ pub fn validate(ops: &[StoreOp], stored: &dyn Stored) -> Result<(), StoreError> 
             } => {
                 need_chat(&o, world_id, chat_id)?;
                 for id in message_ids {
-                    o.set(rec_key(Rec::Message(world_id, chat_id, id)), false);
+                    o.set(Rec::Message(world_id, chat_id, id), false);
                 }
             }
             StoreOp::ReplaceMessage {
@@ -200,8 +251,8 @@ pub fn validate(ops: &[StoreOp], stored: &dyn Stored) -> Result<(), StoreError> 
                 if new_id != old_message_id && o.exists(stored, Rec::Message(w, c, new_id), false) {
                     return Err(duplicate(new_id, c));
                 }
-                o.set(rec_key(Rec::Message(w, c, old_message_id)), false);
-                o.set(rec_key(Rec::Message(w, c, new_id)), true);
+                o.set(Rec::Message(w, c, old_message_id), false);
+                o.set(Rec::Message(w, c, new_id), true);
             }
             StoreOp::AppendMessage {
                 world_id,
@@ -213,7 +264,7 @@ pub fn validate(ops: &[StoreOp], stored: &dyn Stored) -> Result<(), StoreError> 
                 if o.exists(stored, rec, false) {
                     return Err(duplicate(&message.message_id, chat_id));
                 }
-                o.set(rec_key(rec), true);
+                o.set(rec, true);
             }
         }
     }
@@ -233,5 +284,75 @@ mod tests {
         // Ids holding the separator or digits cannot reach into another world's records.
         assert!(!rec_key(Rec::World("a1:b")).starts_with(&world));
         assert!(!rec_key(Rec::Chat("ab", "c")).starts_with(&world));
+        // Lengths of several digits, and an empty part.
+        let long = "x".repeat(123);
+        assert_eq!(rec_key(Rec::Chat("abcdefghij", "")), "10:abcdefghij0:");
+        assert_eq!(rec_key(Rec::World(&long)), format!("123:{long}"));
+    }
+
+    /// Stored data of one world `w` with chat `c` holding message `old`.
+    struct Fixed;
+
+    impl Stored for Fixed {
+        fn exists(&self, rec: Rec<'_>, _hoped: bool) -> bool {
+            match rec {
+                Rec::World(w) => w == "w",
+                Rec::Chat(w, c) => (w, c) == ("w", "c"),
+                Rec::Message(w, c, m) => (w, c, m) == ("w", "c", "old"),
+            }
+        }
+
+        fn revision(&self, _world_id: &str) -> Option<u64> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_batch_sees_its_own_earlier_ops() {
+        use crate::core::store_contract::{append, chat, remember};
+        let delete_chat = |c: &str| StoreOp::DeleteChat {
+            world_id: "w".into(),
+            chat_id: c.into(),
+        };
+        let ok = |ops: Vec<StoreOp>| validate(&ops, &Fixed).is_ok();
+        // A reply's batch: its message, then the agents' memory of it.
+        assert!(ok(vec![
+            append("w", "c", "m"),
+            remember("w", "c", "a", "m"),
+            remember("w", "c", "b", "m"),
+        ]));
+        // A message id the batch itself appended, or one stored, cannot be appended again.
+        assert!(!ok(vec![append("w", "c", "m"), append("w", "c", "m")]));
+        assert!(!ok(vec![append("w", "c", "old")]));
+        // Removed by an earlier op: free again.
+        assert!(ok(vec![
+            StoreOp::DeleteMessages {
+                world_id: "w".into(),
+                chat_id: "c".into(),
+                message_ids: vec!["old".into()],
+            },
+            append("w", "c", "old"),
+        ]));
+        // A chat the batch made exists for its later ops; one it deleted does not.
+        assert!(!ok(vec![remember("w", "n", "a", "m")]));
+        assert!(ok(vec![
+            StoreOp::PutChat(chat("w", "n")),
+            remember("w", "n", "a", "m"),
+            append("w", "n", "m"),
+        ]));
+        assert!(!ok(vec![delete_chat("c"), remember("w", "c", "a", "m")]));
+        // Found once, then deleted: the later op sees it gone.
+        assert!(!ok(vec![
+            remember("w", "c", "a", "m"),
+            delete_chat("c"),
+            remember("w", "c", "a", "m2"),
+        ]));
+        assert!(!ok(vec![delete_chat("c"), append("w", "c", "m")]));
+        // Deleted and written anew: its stored messages are gone with it.
+        assert!(ok(vec![
+            delete_chat("c"),
+            StoreOp::PutChat(chat("w", "c")),
+            append("w", "c", "old"),
+        ]));
     }
 }

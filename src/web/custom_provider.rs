@@ -20,6 +20,7 @@ use std::task::{Poll, Waker};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+use crate::core::llm::byte_search::string_stop;
 use crate::core::llm::types::{
     CallPurpose, CallSettings, ChatMessage, LlmError, LlmEvent, Role, ToolCallPart,
 };
@@ -122,14 +123,6 @@ impl JsCustomProvider {
         Ok(Self { object, stream })
     }
 
-    /// The request object, built as JSON text and parsed by the host in one call: a property
-    /// set from wasm is a call into the host each, and a request holds the whole input window
-    /// (a few calls and a string per message, some fifty per reply before).
-    fn request(settings: &CallSettings, messages: &[ChatMessage]) -> Result<JsValue, LlmError> {
-        js_sys::JSON::parse(&request_json(settings, messages))
-            .map_err(|_| custom_error("custom provider: the request could not be built"))
-    }
-
     async fn run(
         &self,
         settings: &CallSettings,
@@ -143,76 +136,72 @@ impl JsCustomProvider {
         if cancel.is_cancelled() {
             return Err(aborted());
         }
-        let signal = LazySignal::new();
-        let options = signal.options();
-        let iterable = self
-            .stream
-            .call2(&self.object, &Self::request(settings, &messages)?, &options)
-            .map_err(|e| custom_error(message_of(&e)))?;
-        let iterator = async_iterator_of(&iterable)?;
-        let next = js_sys::Reflect::get(&iterator, &key("next"))
-            .ok()
-            .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
-            .ok_or_else(|| custom_error("custom provider: the iterator has no next() method"))?;
+        let signal = LazySignal::new()?;
+        let request = request_json(settings, &messages);
+        let pump =
+            start(&self.object, &self.stream, &request, &signal.options).map_err(start_error)?;
         loop {
-            let promise = next
-                .call0(&iterator)
-                .map_err(|e| custom_error(message_of(&e)))?;
-            let step = Settled::of(js_sys::Promise::resolve(&promise));
-            let step = match first_of(step, cancel.cancelled()).await {
-                Some(result) => result.map_err(|e| custom_error(message_of(&e)))?,
+            let step = Settled::next(&pump).map_err(|e| custom_error(message_of(&e)))?;
+            let value = match first_of(step, cancel.cancelled()).await {
+                Some((STEP_DONE, _)) => {
+                    on_event(LlmEvent::Done {
+                        finish_reason: None,
+                    });
+                    return Ok(());
+                }
+                Some((STEP_REJECTED, e)) => return Err(custom_error(message_of(&e))),
+                Some((_, value)) => value,
                 None => {
                     signal.abort();
-                    if let Ok(ret) = js_sys::Reflect::get(&iterator, &key("return")) {
-                        if let Some(ret) = ret.dyn_ref::<js_sys::Function>() {
-                            // The provider's cleanup; its outcome does not change ours.
-                            let _ = ret.call0(&iterator);
-                        }
-                    }
+                    // The provider's cleanup (`return()`); its outcome does not change ours.
+                    let _ = stop(&pump);
                     return Err(aborted());
                 }
             };
-            let done = js_sys::Reflect::get(&step, &key("done"))
-                .map(|d| d.is_truthy())
-                .unwrap_or(true);
-            if done {
-                on_event(LlmEvent::Done {
-                    finish_reason: None,
-                });
-                return Ok(());
-            }
-            let value = js_sys::Reflect::get(&step, &key("value")).unwrap_or(JsValue::UNDEFINED);
             if let Some(text) = value.as_string() {
                 if !text.is_empty() {
                     on_event(LlmEvent::Text(text));
                 }
-            } else if value.is_object() {
-                let calls =
-                    js_sys::Reflect::get(&value, &key("toolCalls")).unwrap_or(JsValue::UNDEFINED);
-                if !calls.is_undefined() && !calls.is_null() {
-                    for call in read_tool_calls(&calls)? {
-                        on_event(LlmEvent::ToolCall(call));
-                    }
-                }
-                for (name, make) in [
-                    ("reasoning", LlmEvent::Reasoning as fn(String) -> LlmEvent),
-                    ("text", LlmEvent::Text),
-                ] {
-                    if let Some(piece) = js_sys::Reflect::get(&value, &key(name))
-                        .ok()
-                        .and_then(|v| v.as_string())
-                    {
-                        if !piece.is_empty() {
-                            on_event(make(piece));
-                        }
-                    }
-                }
-            } else if !value.is_undefined() && !value.is_null() {
-                return Err(custom_error(
-                    "custom provider: each chunk must be a string or { text?, reasoning?, toolCalls? }",
-                ));
+            } else {
+                other_chunk(&value, on_event)?;
             }
         }
+    }
+}
+
+/// A chunk that is not a string: `{ text?, reasoning?, toolCalls? }`, or nothing
+/// (`undefined`/`null`), or an error. Kept out of the call's loop (not inlined): the loop is
+/// polled for every step of every call, and V8 compiles (and recompiles optimised, once hot)
+/// the whole of it; most providers yield strings.
+#[inline(never)]
+fn other_chunk(value: &JsValue, on_event: &mut dyn FnMut(LlmEvent)) -> Result<(), LlmError> {
+    if value.is_object() {
+        let calls = js_sys::Reflect::get(value, &key("toolCalls")).unwrap_or(JsValue::UNDEFINED);
+        if !calls.is_undefined() && !calls.is_null() {
+            for call in read_tool_calls(&calls)? {
+                on_event(LlmEvent::ToolCall(call));
+            }
+        }
+        for (name, make) in [
+            ("reasoning", LlmEvent::Reasoning as fn(String) -> LlmEvent),
+            ("text", LlmEvent::Text),
+        ] {
+            if let Some(piece) = js_sys::Reflect::get(value, &key(name))
+                .ok()
+                .and_then(|v| v.as_string())
+            {
+                if !piece.is_empty() {
+                    on_event(make(piece));
+                }
+            }
+        }
+        Ok(())
+    } else if !value.is_undefined() && !value.is_null() {
+        Err(custom_error(
+            "custom provider: each chunk must be a string or { text?, reasoning?, toolCalls? }",
+        ))
+    } else {
+        Ok(())
     }
 }
 
@@ -254,22 +243,110 @@ fn key(name: &'static str) -> JsValue {
     })
 }
 
-/// `iterable[Symbol.asyncIterator]()`, or an iterator object itself (it has `next`).
-fn async_iterator_of(iterable: &JsValue) -> Result<JsValue, LlmError> {
-    let symbol = js_sys::Symbol::async_iterator();
-    if let Ok(f) = js_sys::Reflect::get(iterable, &symbol) {
-        if let Some(f) = f.dyn_ref::<js_sys::Function>() {
-            return f.call0(iterable).map_err(|e| custom_error(message_of(&e)));
-        }
-    }
-    let has_next = js_sys::Reflect::get(iterable, &key("next")).is_ok_and(|n| n.is_function());
-    if has_next {
-        return Ok(iterable.clone());
-    }
-    Err(custom_error(
-        "custom provider: stream() must return an async iterable (an async generator or a ReadableStream)",
-    ))
+// The host side of a call, in one small JS function per step: each of these was several
+// calls into the host from wasm (a property read, a type check, a `call`, a `bind`, a
+// `then`, some thirty per reply of one chunk), each a boundary crossing and a glue function
+// V8 runs unoptimised in a fresh process. The rules are the ones the engine applied before:
+// an iterable's `[Symbol.asyncIterator]()` or an object with `next` itself; a step that is
+// not an object, or whose `done` cannot be read, ends the stream; a `value` that cannot be
+// read is `undefined`; `return()` is called on cancellation, its outcome ignored.
+#[wasm_bindgen(inline_js = r#"
+const isObject = (x) => x !== null && (typeof x === 'object' || typeof x === 'function');
+export function awwCustomOptions(getter, id) {
+  const options = { get signal() { return getter(id, options); } };
+  return options;
 }
+export function awwCustomStart(object, stream, request, options) {
+  let parsed;
+  try { parsed = JSON.parse(request); } catch { throw { awwCustomShape: 3 }; }
+  const iterable = stream.call(object, parsed, options);
+  let it = iterable;
+  let f;
+  try { f = isObject(iterable) ? iterable[Symbol.asyncIterator] : undefined; } catch { f = undefined; }
+  if (typeof f === 'function') it = f.call(iterable);
+  else {
+    let hasNext = false;
+    try { hasNext = isObject(iterable) && typeof iterable.next === 'function'; } catch { hasNext = false; }
+    if (!hasNext) throw { awwCustomShape: 1 };
+  }
+  let next;
+  try { next = isObject(it) ? it.next : undefined; } catch { next = undefined; }
+  if (typeof next !== 'function') throw { awwCustomShape: 2 };
+  return { it, next };
+}
+export function awwCustomNext(pump, settle, id) {
+  Promise.resolve(pump.next.call(pump.it)).then((step) => {
+    let done = true;
+    let value;
+    if (isObject(step)) {
+      try { done = !!step.done; } catch { done = true; }
+      if (!done) try { value = step.value; } catch { value = undefined; }
+    }
+    settle(id, done ? 0 : 1, value);
+  }, (error) => settle(id, 2, error));
+}
+export function awwCustomStop(pump) {
+  try {
+    const r = pump.it.return;
+    if (typeof r === 'function') r.call(pump.it);
+  } catch {}
+}
+"#)]
+extern "C" {
+    /// `{ get signal() }`: an own enumerable, configurable accessor that calls
+    /// `getter(id, options)` (see [`LazySignal`]).
+    ///
+    /// `catch` on every function of this snippet, though only `start` and `next_step` can
+    /// throw: a function with no conversion to make is imported by wasm-bindgen straight from
+    /// the snippet module (`import * as`), a form `scripts/package.mjs` does not inline.
+    #[wasm_bindgen(catch, js_name = awwCustomOptions)]
+    fn custom_options(getter: &JsValue, id: f64) -> Result<js_sys::Object, JsValue>;
+    /// Calls `stream(request, options)` and returns `{ it, next }` (the async iterator and its
+    /// `next` method, read once). Throws what `stream()` or `[Symbol.asyncIterator]()` throw,
+    /// or `{ awwCustomShape }` (see [`start_error`]): thrown rather than returned, so that the
+    /// usual answer is taken with no second call into the host to tell them apart.
+    #[wasm_bindgen(catch, js_name = awwCustomStart)]
+    fn start(
+        object: &JsValue,
+        stream: &js_sys::Function,
+        request: &str,
+        options: &js_sys::Object,
+    ) -> Result<JsValue, JsValue>;
+    /// Calls `next()` and, once its promise settles, `settle(id, kind, value)`: kind
+    /// [`STEP_DONE`], 1 (a value: the step's `value`) or [`STEP_REJECTED`] (with the
+    /// reason). Throws what `next()` throws.
+    #[wasm_bindgen(catch, js_name = awwCustomNext)]
+    fn next_step(pump: &JsValue, settle: &JsValue, id: f64) -> Result<(), JsValue>;
+    /// The iterator's `return()`, if it has one (errors ignored).
+    #[wasm_bindgen(catch, js_name = awwCustomStop)]
+    fn stop(pump: &JsValue) -> Result<(), JsValue>;
+}
+
+/// What `awwCustomStart` throws as `{ awwCustomShape }` instead of returning an iterator.
+const NOT_ITERABLE: f64 = 1.0;
+const NO_NEXT: f64 = 2.0;
+
+/// The error of a call that could not start: the provider's own (thrown by `stream()` or
+/// `[Symbol.asyncIterator]()`), or the shape of what it returned.
+fn start_error(e: JsValue) -> LlmError {
+    let shape = js_sys::Reflect::get(&e, &key("awwCustomShape"))
+        .ok()
+        .and_then(|c| c.as_f64());
+    match shape {
+        None => custom_error(message_of(&e)),
+        Some(code) if code == NOT_ITERABLE => custom_error(
+            "custom provider: stream() must return an async iterable (an async generator or a ReadableStream)",
+        ),
+        Some(code) if code == NO_NEXT => {
+            custom_error("custom provider: the iterator has no next() method")
+        }
+        // 3: the request is not JSON (the engine's own text: never seen).
+        Some(_) => custom_error("custom provider: the request could not be built"),
+    }
+}
+/// The kinds of a settled `next()`.
+const STEP_DONE: u32 = 0;
+const STEP_REJECTED: u32 = 2;
 
 /// The `{ signal }` options of one call, its `AbortSignal` made when first read.
 ///
@@ -278,8 +355,8 @@ fn async_iterator_of(iterable: &JsValue) -> Result<JsValue, LlmError> {
 /// of a reply from a provider that answers at once, and most providers never read the
 /// signal. So `signal` is an accessor until read: the first read (or a cancellation,
 /// whichever comes first) makes the controller, aborted if the call was cancelled, and leaves
-/// `signal` a plain data property holding it, as it always was. A read after the call ended gets a signal that never aborts,
-/// as before.
+/// `signal` a plain data property holding it, as it always was. A read after the call ended
+/// gets a signal that never aborts, as before.
 struct LazySignal {
     id: u64,
     options: js_sys::Object,
@@ -291,13 +368,11 @@ struct Signals {
     live: Vec<(u64, js_sys::Object, Option<web_sys::AbortController>)>,
     /// The accessor's `(id, options)` getter, made once per thread.
     getter: Option<Closure<dyn FnMut(f64, js_sys::Object) -> JsValue>>,
-    /// `{get, enumerable, configurable}`, reused: `defineProperty` reads it when called.
-    accessor: Option<js_sys::Object>,
 }
 
 thread_local! {
     static SIGNALS: RefCell<Signals> = const {
-        RefCell::new(Signals { next_id: 0, live: Vec::new(), getter: None, accessor: None })
+        RefCell::new(Signals { next_id: 0, live: Vec::new(), getter: None })
     };
 }
 
@@ -333,40 +408,24 @@ fn read_signal(id: f64, options: js_sys::Object) -> JsValue {
 }
 
 impl LazySignal {
-    fn new() -> Self {
-        let options = js_sys::Object::new();
-        let (id, getter, accessor) = SIGNALS.with(|s| {
+    fn new() -> Result<Self, LlmError> {
+        let (id, getter) = SIGNALS.with(|s| {
             let mut s = s.borrow_mut();
             let id = s.next_id;
             s.next_id += 1;
-            s.live.push((id, options.clone(), None));
             let getter: JsValue = s
                 .getter
                 .get_or_insert_with(|| Closure::new(read_signal))
                 .as_ref()
                 .clone();
-            let accessor = s
-                .accessor
-                .get_or_insert_with(|| {
-                    let a = js_sys::Object::new();
-                    set(&a, "enumerable", &JsValue::TRUE);
-                    set(&a, "configurable", &JsValue::TRUE);
-                    a
-                })
-                .clone();
-            (id, getter.unchecked_into::<Handler>(), accessor)
+            (id, getter)
         });
-        set(
-            &accessor,
-            "get",
-            &getter.bind_with(&JsValue::NULL, id as f64, &options),
-        );
-        js_sys::Object::define_property(&options, &key("signal"), &accessor);
-        Self { id, options }
-    }
-
-    fn options(&self) -> JsValue {
-        self.options.clone().into()
+        // The host call outside the borrow; the getter runs only when `signal` is read.
+        // It cannot throw (an object literal); were it to, the call fails with its message.
+        let options =
+            custom_options(&getter, id as f64).map_err(|e| custom_error(message_of(&e)))?;
+        SIGNALS.with(|s| s.borrow_mut().live.push((id, options.clone(), None)));
+        Ok(Self { id, options })
     }
 
     /// Aborts the signal, making it (already aborted) if nobody read it yet.
@@ -403,135 +462,111 @@ impl Drop for LazySignal {
     }
 }
 
-/// A JS promise's outcome (`Ok` fulfilled, `Err` rejected), awaited without `JsFuture`.
+/// One `next()` of the iterator, awaited: `(kind, value)` (see [`STEP_DONE`]).
 ///
-/// A `JsFuture` makes two closures per promise (each a call into the host to wrap it, a
-/// finalizer registration, and two more calls to release it when the promise settles), some
-/// ten boundary crossings per await; a reply from a custom provider awaits two `next()`
-/// promises. Here the two handlers are made once per thread and bound to the await's id
-/// (`Function.prototype.bind`, a host builtin): registering is three calls (two binds and
-/// `then`), settling one call back, and no closure is made or freed per await.
+/// Not a `JsFuture`, which makes two closures per promise (each a call into the host to wrap
+/// it, a finalizer registration, and two more calls to release it when the promise settles).
+/// The settle handler is made once per thread; `awwCustomNext` calls it with the await's id,
+/// so registering is one call into the host and settling one call back.
 struct Settled {
-    promise: Option<js_sys::Promise>,
+    /// `None` once it returned its outcome.
     id: Option<u64>,
-}
-
-impl Settled {
-    fn of(promise: js_sys::Promise) -> Self {
-        Self {
-            promise: Some(promise),
-            id: None,
-        }
-    }
 }
 
 struct Awaited {
     id: u64,
-    outcome: Option<Result<JsValue, JsValue>>,
-    waker: Waker,
+    outcome: Option<(u32, JsValue)>,
+    /// Set at the first poll (the outcome always comes later: a promise reaction).
+    waker: Option<Waker>,
 }
 
-type SettleFn = Closure<dyn FnMut(f64, JsValue)>;
+/// `(id, kind, value)`: a step of the await `id` settled.
+type SettleFn = Closure<dyn FnMut(f64, u32, JsValue)>;
 
 #[derive(Default)]
 struct Awaits {
     next_id: u64,
-    /// The promises awaited now (a few: one per running call).
+    /// The steps awaited now (a few: one per running call).
     pending: Vec<Awaited>,
-    /// `(id, value)` handlers for fulfilment and rejection, made at the first await.
-    handlers: Option<(SettleFn, SettleFn)>,
-}
-
-#[wasm_bindgen]
-extern "C" {
-    /// A promise, seen only through its `then`.
-    type Thenable;
-    /// `promise.then(on_ok, on_err)` (the derived promise is not needed).
-    #[wasm_bindgen(method, js_name = then)]
-    fn then_with(this: &Thenable, on_ok: &Handler, on_err: &Handler);
-    /// A settle handler `(id, value)`, or one bound to its id.
-    type Handler;
-    /// `handler.bind(null, id)`: a handler that passes the await's id first.
-    #[wasm_bindgen(method, js_name = bind)]
-    fn bind_id(this: &Handler, this_arg: &JsValue, id: f64) -> Handler;
-    /// `f.bind(this_arg, id, value)`.
-    #[wasm_bindgen(method, js_name = bind)]
-    fn bind_with(this: &Handler, this_arg: &JsValue, id: f64, value: &JsValue) -> Handler;
+    /// The `(id, kind, value)` handler, made at the first await.
+    handler: Option<SettleFn>,
 }
 
 thread_local! {
     static AWAITS: RefCell<Awaits> = RefCell::new(Awaits::default());
 }
 
-/// A promise settled: its outcome is kept for the awaiting future, which is woken. An id no
-/// longer pending belongs to a future dropped before its promise settled: nothing waits.
-fn on_settled(id: f64, outcome: Result<JsValue, JsValue>) {
+/// A step settled: its outcome is kept for the awaiting future, which is woken. An id no
+/// longer pending belongs to a future dropped before its step settled: nothing waits.
+fn on_settled(id: f64, kind: u32, value: JsValue) {
     let waker = AWAITS.with(|a| {
         let mut a = a.try_borrow_mut().ok()?;
         let e = a.pending.iter_mut().find(|e| e.id as f64 == id)?;
-        e.outcome = Some(outcome);
-        Some(e.waker.clone())
+        e.outcome = Some((kind, value));
+        e.waker.take()
     });
     if let Some(w) = waker {
         w.wake();
     }
 }
 
+impl Settled {
+    /// Calls the iterator's `next()`; its error if it throws.
+    fn next(pump: &JsValue) -> Result<Self, JsValue> {
+        let (id, handler) = AWAITS.with(|a| {
+            let mut a = a.borrow_mut();
+            let id = a.next_id;
+            a.next_id += 1;
+            let handler: JsValue = a
+                .handler
+                .get_or_insert_with(|| Closure::new(on_settled))
+                .as_ref()
+                .clone();
+            (id, handler)
+        });
+        // The host call outside the borrow; `then` never calls back synchronously.
+        next_step(pump, &handler, id as f64)?;
+        AWAITS.with(|a| {
+            a.borrow_mut().pending.push(Awaited {
+                id,
+                outcome: None,
+                waker: None,
+            })
+        });
+        Ok(Self { id: Some(id) })
+    }
+}
+
 impl Future for Settled {
-    type Output = Result<JsValue, JsValue>;
+    type Output = (u32, JsValue);
 
     fn poll(
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> Poll<Self::Output> {
-        if let Some(promise) = self.promise.take() {
-            let (id, on_ok, on_err) = AWAITS.with(|a| {
-                let mut a = a.borrow_mut();
-                let id = a.next_id;
-                a.next_id += 1;
-                a.pending.push(Awaited {
-                    id,
-                    outcome: None,
-                    waker: cx.waker().clone(),
-                });
-                let (ok, err) = a.handlers.get_or_insert_with(|| {
-                    (
-                        Closure::new(|id, v| on_settled(id, Ok(v))),
-                        Closure::new(|id, v| on_settled(id, Err(v))),
-                    )
-                });
-                let f = |c: &SettleFn| c.as_ref().clone().unchecked_into::<Handler>();
-                (id, f(ok), f(err))
-            });
-            self.id = Some(id);
-            // The host calls outside the borrow; `then` never calls back synchronously.
-            let id_f = id as f64;
-            promise.unchecked_ref::<Thenable>().then_with(
-                &on_ok.bind_id(&JsValue::NULL, id_f),
-                &on_err.bind_id(&JsValue::NULL, id_f),
-            );
-            return Poll::Pending;
-        }
         let Some(id) = self.id else {
             // Polled after it finished (futures are not polled again once ready).
             return Poll::Pending;
         };
-        AWAITS.with(|a| {
+        let ready = AWAITS.with(|a| {
             let mut a = a.borrow_mut();
-            let Some(i) = a.pending.iter().position(|e| e.id == id) else {
-                return Poll::Pending;
-            };
+            let i = a.pending.iter().position(|e| e.id == id)?;
             let e = &mut a.pending[i];
             if e.outcome.is_none() {
-                if !e.waker.will_wake(cx.waker()) {
-                    e.waker = cx.waker().clone();
+                if !e.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                    e.waker = Some(cx.waker().clone());
                 }
-                return Poll::Pending;
+                return None;
             }
-            let e = a.pending.swap_remove(i);
-            self.id = None;
-            e.outcome.map_or(Poll::Pending, Poll::Ready)
-        })
+            a.pending.swap_remove(i).outcome
+        });
+        match ready {
+            Some(outcome) => {
+                self.id = None;
+                Poll::Ready(outcome)
+            }
+            None => Poll::Pending,
+        }
     }
 }
 
@@ -566,10 +601,18 @@ async fn first_of<A: Future, B: Future<Output = ()>>(a: A, b: B) -> Option<A::Ou
 /// `s` as a JSON string literal, written in place: serde_json's serializer allocated a
 /// `String` per value and ran its generic writer for every one of the dozens of strings of a
 /// request. Escapes what JSON requires (`"`, `\\`, control characters), as serde_json does.
+/// The plain runs between them are found eight bytes at a time and copied whole: a request
+/// holds the agent's whole input window (some 900 bytes for nine short messages), and the
+/// byte-by-byte loop (an iterator step and a `String::push` call per byte at the size-first
+/// optimisation level) was the largest cost of a custom provider's call in a fresh process.
 fn push_json_str(out: &mut String, s: &str) {
     out.push('"');
-    let mut from = 0;
-    for (i, b) in s.bytes().enumerate() {
+    let mut rest = s;
+    while let Some(i) = string_stop(rest.as_bytes()) {
+        // `i` is at an ASCII byte (a quote, a backslash or a control character): a character
+        // boundary, and so is `i + 1`.
+        out.push_str(rest.get(..i).unwrap_or_default());
+        let b = rest.as_bytes().get(i).copied().unwrap_or(b'"');
         let esc = match b {
             b'"' => "\\\"",
             b'\\' => "\\\\",
@@ -578,11 +621,8 @@ fn push_json_str(out: &mut String, s: &str) {
             b'\t' => "\\t",
             0x08 => "\\b",
             0x0c => "\\f",
-            0..=0x1f => "",
-            _ => continue,
+            _ => "",
         };
-        // `from` and `i` are at ASCII bytes: always character boundaries.
-        out.push_str(s.get(from..i).unwrap_or_default());
         if esc.is_empty() {
             const HEX: &[u8; 16] = b"0123456789abcdef";
             out.push_str("\\u00");
@@ -591,9 +631,9 @@ fn push_json_str(out: &mut String, s: &str) {
         } else {
             out.push_str(esc);
         }
-        from = i + 1;
+        rest = rest.get(i + 1..).unwrap_or_default();
     }
-    out.push_str(s.get(from..).unwrap_or_default());
+    out.push_str(rest);
     out.push('"');
 }
 
@@ -606,8 +646,11 @@ fn push_key(out: &mut String, first: bool, name: &str) {
     out.push(':');
 }
 
-/// The JSON text of the request (see `CustomProviderRequest`): messages (role, content, and
-/// the tool fields), model, temperature?, maxTokens?, tools, reasoning?, agentName?, purpose.
+/// The JSON text of the request (see `CustomProviderRequest`), parsed by the host in the call
+/// that starts the stream: a property set from wasm is a call into the host each, and a
+/// request holds the whole input window (a few calls and a string per message, some fifty per
+/// reply before). Holds messages (role, content, and the tool fields), model, temperature?,
+/// maxTokens?, tools, reasoning?, agentName?, purpose.
 fn request_json(settings: &CallSettings, messages: &[ChatMessage]) -> String {
     let mut out =
         String::with_capacity(256 + messages.iter().map(|m| m.content.len() + 40).sum::<usize>());

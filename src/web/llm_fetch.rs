@@ -38,7 +38,7 @@ use crate::core::llm_client::{CancelToken, LlmClient};
 use crate::core::store::LocalBoxFuture;
 use crate::web::clock::now_ms;
 use crate::web::fetch::{fetch_streaming_until, FetchError, HttpCall, ReadOn, ResponseHead};
-use crate::web::timer::sleep;
+use crate::web::timer::{sleep, sleep_until};
 
 /// How long a call may take; both abort the request when they expire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,27 +102,15 @@ impl FetchLlm {
         self.timeouts.get()
     }
 
+    /// A call to a provider over `fetch` (any kind but `custom`).
     async fn call_inner(
         &self,
+        kind: ProviderKind,
         settings: &CallSettings,
         messages: Vec<ChatMessage>,
         on_event: &mut dyn FnMut(LlmEvent),
         cancel: CancelToken,
     ) -> Result<(), LlmError> {
-        let kind = ProviderKind::parse(&settings.provider)?;
-        if kind == ProviderKind::Custom {
-            let custom = self.custom.borrow().clone();
-            return match custom {
-                Some(client) => {
-                    self.call_custom(client.as_ref(), settings, messages, on_event, cancel)
-                        .await
-                }
-                None => Err(LlmError::NotConfigured {
-                    provider: "custom".to_string(),
-                    missing: "a registered custom provider".to_string(),
-                }),
-            };
-        }
         let config = self
             .providers
             .borrow()
@@ -185,6 +173,27 @@ impl FetchLlm {
 }
 
 impl FetchLlm {
+    /// A `custom` call: to the registered client, under the timeouts ([`Self::call_custom`]).
+    async fn call_registered_custom(
+        &self,
+        settings: &CallSettings,
+        messages: Vec<ChatMessage>,
+        on_event: &mut dyn FnMut(LlmEvent),
+        cancel: CancelToken,
+    ) -> Result<(), LlmError> {
+        let custom = self.custom.borrow().clone();
+        match custom {
+            Some(client) => {
+                self.call_custom(client.as_ref(), settings, messages, on_event, cancel)
+                    .await
+            }
+            None => Err(LlmError::NotConfigured {
+                provider: "custom".to_string(),
+                missing: "a registered custom provider".to_string(),
+            }),
+        }
+    }
+
     /// Runs a custom provider under the total and stall timeouts. When one expires (or the
     /// caller cancels), the provider's own cancellation is triggered and its call is awaited
     /// to the end, so that it aborts its signal and calls its iterator's `return()`; then the
@@ -199,15 +208,19 @@ impl FetchLlm {
     ) -> Result<(), LlmError> {
         let timeouts = self.timeouts.get();
         let provider = || ProviderKind::Custom.as_str().to_string();
-        let last_event = Cell::new(now_ms());
+        // One clock read for both: making the call's future runs none of it.
+        let started = now_ms();
+        let last_event = Cell::new(started);
         let mut on_piece = |event: LlmEvent| {
-            last_event.set(now_ms());
+            // After `Done` the call returns: nobody reads the time of its last event.
+            if !matches!(event, LlmEvent::Done { .. }) {
+                last_event.set(now_ms());
+            }
             on_event(event);
         };
         let stop = CancelToken::new();
         let mut call = client.call(settings, messages, &mut on_piece, stop.clone());
         // One watchdog for both timeouts: one timer per call, set for whichever expires first.
-        let started = now_ms();
         let watchdog = async {
             loop {
                 let now = now_ms();
@@ -225,7 +238,8 @@ impl FetchLlm {
                         seconds: timeouts.stall_ms.div_ceil(1000),
                     };
                 }
-                sleep((timeouts.total_ms - elapsed).min(timeouts.stall_ms - idle)).await;
+                let wait = (timeouts.total_ms - elapsed).min(timeouts.stall_ms - idle);
+                sleep_until(now as f64 + wait as f64).await;
             }
         };
         let outcome = race4(
@@ -260,7 +274,18 @@ impl LlmClient for FetchLlm {
         on_event: &'a mut dyn FnMut(LlmEvent),
         cancel: CancelToken,
     ) -> LocalBoxFuture<'a, Result<(), LlmError>> {
-        Box::pin(self.call_inner(settings, messages, on_event, cancel))
+        // A custom provider's call is a future of its own: the fetch path's state machine
+        // (the retry loop, the codecs, some 7 KB of wasm) is then never polled for it, so a
+        // host running custom calls does not compile it, nor recompile it optimised once hot
+        // (15 ms of V8's optimising compiler in a fresh process, on the 2 cores it shares
+        // with the main thread).
+        match ProviderKind::parse(&settings.provider) {
+            Ok(ProviderKind::Custom) => {
+                Box::pin(self.call_registered_custom(settings, messages, on_event, cancel))
+            }
+            Ok(kind) => Box::pin(self.call_inner(kind, settings, messages, on_event, cancel)),
+            Err(e) => Box::pin(std::future::ready(Err(e))),
+        }
     }
 }
 

@@ -13,6 +13,22 @@ extern "C" {
     fn clear_timeout(handle: &JsValue);
 }
 
+#[wasm_bindgen(inline_js = r#"
+export function awwTimerHold(handle, hold) {
+  if (handle === null || typeof handle !== 'object' || typeof handle.unref !== 'function') return false;
+  if (hold) handle.ref(); else handle.unref();
+  return true;
+}
+"#)]
+extern "C" {
+    /// `handle.ref()` (`hold`) or `handle.unref()`, where timers have them (Node, Bun: an
+    /// unref'd timer does not keep the process alive); `false` where they do not (browsers,
+    /// Deno and workerd hand out numbers). `catch`: a function with no conversion to make is
+    /// imported straight from the snippet, a form `scripts/package.mjs` does not inline.
+    #[wasm_bindgen(catch, js_name = awwTimerHold)]
+    fn hold_timer(handle: &JsValue, hold: bool) -> Result<bool, JsValue>;
+}
+
 /// Runs a callback once after `ms` milliseconds unless dropped first.
 pub struct Timeout {
     handle: JsValue,
@@ -41,18 +57,38 @@ impl Drop for Timeout {
 /// Resolves after `ms` milliseconds. Dropping the future cancels it.
 ///
 /// Every pending sleep of the thread shares one JS timer, armed for the earliest deadline and
-/// cleared when no sleep is left (at the next microtask: so a finished call leaves nothing
-/// scheduled, and Node can exit). A sleep used to be a `Promise`, a `setTimeout`, a `JsFuture`
-/// and its two closures, and each LLM call raced two of them (four closures, two promises and
-/// two timers per reply); now a sleep is an entry in a list, and the host sees a timer only
-/// when the earliest deadline moves earlier.
+/// released when no sleep is left, so that a finished call leaves nothing that keeps Node
+/// alive: where the host can unref a timer (Node, Bun) it is unref'd at once and kept for
+/// the next sleeps; elsewhere it is cleared at the next microtask, unless a sleep came
+/// meanwhile (see [`sweep`]). A sleep used to be a `Promise`, a `setTimeout`, a `JsFuture`
+/// and its two closures, and each LLM call raced two of them (four closures, two promises
+/// and two timers per reply); now a sleep is an entry in a list, and the host sees a timer
+/// only when the earliest deadline moves earlier.
 pub fn sleep(ms: u64) -> Sleep {
-    Sleep { ms, id: None }
+    Sleep {
+        when: When::After(ms),
+        id: None,
+    }
+}
+
+/// [`sleep`] until `deadline` (`Date.now()` milliseconds), for a caller that has just read
+/// the clock: one call into the host fewer per sleep.
+pub fn sleep_until(deadline: f64) -> Sleep {
+    Sleep {
+        when: When::At(deadline),
+        id: None,
+    }
+}
+
+#[derive(Clone, Copy)]
+enum When {
+    After(u64),
+    At(f64),
 }
 
 /// The future of [`sleep`]: registered at its first poll.
 pub struct Sleep {
-    ms: u64,
+    when: When,
     id: Option<u64>,
 }
 
@@ -63,9 +99,9 @@ impl std::future::Future for Sleep {
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<()> {
-        let ms = self.ms;
+        let when = self.when;
         let id = self.id;
-        let (id, done) = TIMERS.with(|t| t.borrow_mut().poll(id, ms, cx.waker()));
+        let (id, done) = TIMERS.with(|t| t.borrow_mut().poll(id, when, cx.waker()));
         self.id = Some(id);
         if done {
             std::task::Poll::Ready(())
@@ -101,6 +137,8 @@ struct Entry {
 struct Armed {
     handle: JsValue,
     at: f64,
+    /// Left armed, unref'd, while no sleep waits (see [`sweep`]).
+    parked: bool,
 }
 
 #[derive(Default)]
@@ -113,6 +151,8 @@ struct Timers {
     /// The microtask that clears the timer once no sleep is left (see `Timers::remove`).
     sweep: Option<Closure<dyn FnMut(JsValue)>>,
     sweep_queued: bool,
+    /// Whether this host's timers can be unref'd: learned at the first [`sweep`].
+    parkable: Option<bool>,
 }
 
 thread_local! {
@@ -121,7 +161,7 @@ thread_local! {
 
 impl Timers {
     /// Registers (first poll) or refreshes a sleep; returns its id and whether it is over.
-    fn poll(&mut self, id: Option<u64>, ms: u64, waker: &std::task::Waker) -> (u64, bool) {
+    fn poll(&mut self, id: Option<u64>, when: When, waker: &std::task::Waker) -> (u64, bool) {
         if let Some(id) = id {
             return match self.entries.iter_mut().find(|e| e.id == id) {
                 Some(e) if e.fired => (id, true),
@@ -137,21 +177,41 @@ impl Timers {
         }
         let id = self.next_id;
         self.next_id += 1;
-        let deadline = js_sys::Date::now() + ms as f64;
+        let deadline = match when {
+            When::After(ms) => js_sys::Date::now() + ms as f64,
+            When::At(deadline) => deadline,
+        };
         self.entries.push(Entry {
             id,
             deadline,
             waker: waker.clone(),
             fired: false,
         });
-        if self.armed.as_ref().is_none_or(|a| deadline < a.at) {
-            self.arm(deadline);
+        match &mut self.armed {
+            Some(a) if deadline >= a.at => {
+                if a.parked {
+                    // A sleep waits again: the timer keeps the process alive again.
+                    a.parked = false;
+                    let _ = hold_timer(&a.handle, true);
+                }
+            }
+            _ => self.arm(deadline),
         }
         (id, false)
     }
 
     fn remove(&mut self, id: u64) {
         self.entries.retain(|e| e.id != id);
+        if self.parkable == Some(true) && self.idle() {
+            // Unref'd at once (one call, undone by the next sleep's `ref`), rather than by a
+            // microtask queued per call.
+            if let Some(a) = self.armed.as_mut().filter(|a| !a.parked) {
+                a.parked = hold_timer(&a.handle, false).unwrap_or(false);
+            }
+            if self.armed.as_ref().is_none_or(|a| a.parked) {
+                return;
+            }
+        }
         if self.armed.is_some() && self.idle() && !self.sweep_queued {
             // Cleared at the next microtask if no sleep came meanwhile: the engine's next call
             // usually starts in the same turn (the queue moves on synchronously), and its
@@ -185,12 +245,19 @@ impl Timers {
         self.armed = Some(Armed {
             handle,
             at: deadline,
+            parked: false,
         });
     }
 }
 
-/// Clears the armed timer if no sleep waits any more, so a finished call leaves nothing
-/// scheduled (and Node can exit).
+/// Once no sleep waits any more, a finished call leaves nothing scheduled that keeps the
+/// process alive (Node can exit): where timers can be unref'd (Node, Bun) the armed one is
+/// kept, unref'd, for the next call's sleeps to reuse (a reply to each message otherwise
+/// cost a `clearTimeout` and a `setTimeout`: in a fresh Node process, with its timer lists
+/// and `Timeout` objects, the largest host cost of a call from a provider that answers at
+/// once); elsewhere it is cleared. A parked timer that fires finds no sleep due: nothing
+/// happens. The first sweep learns whether the host can unref timers; after that, where it
+/// can, a call's last sleep unrefs the timer itself (`Timers::remove`), with no sweep.
 fn sweep() {
     TIMERS.with(|t| {
         let Ok(mut t) = t.try_borrow_mut() else {
@@ -198,8 +265,19 @@ fn sweep() {
         };
         t.sweep_queued = false;
         if t.idle() {
-            if let Some(a) = t.armed.take() {
-                clear_timeout(&a.handle);
+            let Some(a) = t.armed.as_mut() else {
+                return;
+            };
+            if a.parked {
+                return;
+            }
+            let parked = hold_timer(&a.handle, false).unwrap_or(false);
+            a.parked = parked;
+            t.parkable = Some(parked);
+            if !parked {
+                if let Some(a) = t.armed.take() {
+                    clear_timeout(&a.handle);
+                }
             }
         }
     });

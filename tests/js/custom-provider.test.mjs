@@ -68,6 +68,39 @@ test('the request carries any text exactly (quotes, backslashes, controls, non-A
   assert.equal('temperature' in requests[0], false);
 });
 
+test('the request carries every control character, at any position, and long plain runs', async () => {
+  // The request's strings are escaped eight bytes at a time: escapes at each offset of a
+  // word, next to each other, next to multi-byte characters, and runs longer than a word.
+  const world = await AgentWorld.create({ name: name('Custom Escapes') });
+  const requests = [];
+  world.registerProvider({
+    async *stream(request) {
+      requests.push(request);
+      yield 'ok';
+    },
+  });
+  await world.addAgent({ name: 'Local', provider: 'custom', model: 'm "quoted" \\ model' });
+  const controls = Array.from({ length: 32 }, (_, i) => String.fromCharCode(i)).join('');
+  const texts = [
+    `${controls}\u007f"\\/`,
+    ...Array.from({ length: 9 }, (_, i) => `${'a'.repeat(i)}"${'é'.repeat(i)}\\\n${'b'.repeat(17 - i)}\u0000`),
+    `${'plain ASCII run, long enough to span many words '.repeat(20)}end`,
+    'ü東😀"\u001f\u0008\u000c',
+  ];
+  for (const text of texts) {
+    await world.send(text);
+    await world.idle();
+  }
+  assert.equal(requests.length, texts.length);
+  requests.forEach((r, k) => {
+    assert.equal(r.model, 'm "quoted" \\ model');
+    // The input window: the latest human messages, each exactly as sent.
+    const user = r.messages.filter((m) => m.role === 'user').map((m) => m.content);
+    assert.ok(user.length >= 2 || k === 0);
+    assert.deepEqual(user, texts.slice(0, k + 1).slice(-user.length));
+  });
+});
+
 test('stop() aborts the provider signal and calls the iterator return()', async () => {
   const world = await AgentWorld.create({ name: name('Custom Stop') });
   let signal;
@@ -169,6 +202,56 @@ test('a provider that throws fails the call with its message; a wrong object fai
   assert.equal(system.at(-1).code, 'provider_not_configured');
 });
 
+test('what stream() returns or throws before any step fails the call with a message that says so', async () => {
+  const world = await AgentWorld.create({ name: name('Custom Shapes') });
+  await world.addAgent({ name: 'Shaped', provider: 'custom', model: 'm' });
+  const system = [];
+  world.on('system', (e) => e.type === 'error' && system.push(e));
+  const cases = [
+    [{ stream() { return 42; } }, /stream\(\) must return an async iterable/],
+    [{ stream() { return {}; } }, /stream\(\) must return an async iterable/],
+    [{ stream() { return { [Symbol.asyncIterator]() { return {}; } }; } }, /the iterator has no next\(\) method/],
+    [{ stream() { throw new Error('no model loaded'); } }, /no model loaded/],
+    [{ stream() { return { [Symbol.asyncIterator]() { throw new Error('cannot iterate'); } }; } }, /cannot iterate/],
+    // A thrown object that is not an Error: the generic message.
+    [{ stream() { throw { awwCustomShapeLike: 1 }; } }, /the custom provider failed/],
+    // An object with next() is its own iterator.
+    [{ stream() { let n = 0; return { next: async () => (n++ ? { done: true } : { done: false, value: 'ok' }) }; } }, null],
+  ];
+  for (const [provider, expected] of cases) {
+    world.registerProvider(provider);
+    const before = system.length;
+    await world.send('hello');
+    await world.idle();
+    if (expected === null) {
+      assert.equal(system.length, before, JSON.stringify(system.slice(before)));
+    } else {
+      assert.equal(system.length, before + 1);
+      assert.equal(system.at(-1).code, 'llm_error');
+      assert.match(system.at(-1).message, expected);
+    }
+  }
+});
+
+test('a chunk is a string, an object of pieces, or nothing; anything else fails the call', async () => {
+  const world = await AgentWorld.create({ name: name('Custom Chunks') });
+  await world.addAgent({ name: 'Chunky', provider: 'custom', model: 'm' });
+  const system = [];
+  world.on('system', (e) => e.type === 'error' && system.push(e));
+  world.registerProvider({ async *stream() { yield undefined; yield null; yield { text: 'a' }; yield 'b'; yield {}; } });
+  await world.send('hello');
+  await world.idle();
+  assert.deepEqual(system, []);
+  const messages = await world.messages(world.currentChat().id);
+  assert.equal(messages.at(-1).content, 'ab');
+  world.registerProvider({ async *stream() { yield 'partial '; yield 42; } });
+  await world.send('again');
+  await world.idle();
+  assert.equal(system.length, 1);
+  assert.equal(system[0].code, 'llm_error');
+  assert.match(system[0].message, /each chunk must be a string or \{ text\?, reasoning\?, toolCalls\? \}/);
+});
+
 test('a custom provider that fails before any output is not retried', async () => {
   const world = await AgentWorld.create({ name: name('Custom No Retry') });
   let calls = 0;
@@ -182,4 +265,44 @@ test('a custom provider that fails before any output is not retried', async () =
   assert.equal(calls, 1, 'the engine does not retry custom providers');
   assert.equal(errors.length, 1);
   assert.match(errors[0].message, /Failed to fetch/);
+});
+
+test('between calls nothing keeps Node running, and during one its timeouts do', async () => {
+  // The timeouts' shared timer is kept between calls (unref'd) rather than cleared. The
+  // process must exit as soon as the last reply is done, not when that timer would fire (a
+  // 60 s stall timeout here); and a call that hangs on nothing that keeps Node alive must
+  // still end with its stall timeout (the kept timer is ref'd again for it).
+  const { spawnSync } = await import('node:child_process');
+  const script = `
+    const { AgentWorld } = require(${JSON.stringify(require.resolve('../../pkg/nodejs/agent_world_wasm.js'))});
+    (async () => {
+      const world = await AgentWorld.create({ name: 'Exit ' + process.pid });
+      let hang = false;
+      world.registerProvider({
+        async *stream() {
+          // A wait that does not keep Node alive by itself.
+          if (hang) await new Promise((resolve) => setTimeout(resolve, 60_000).unref());
+          yield 'ok';
+        },
+      });
+      await world.addAgent({ name: 'A', provider: 'custom', model: 'm' });
+      const codes = [];
+      world.on('system', (e) => { if (e.code) codes.push(e.code); });
+      world.setTimeouts(120_000, 300);
+      for (let i = 0; i < 3; i++) { await world.send('hello ' + i); await world.idle(); }
+      hang = true;
+      world.setTimeouts(120_000, 500);
+      await world.send('hang');
+      await world.idle();
+      hang = false;
+      world.setTimeouts(120_000, 60_000);
+      await world.send('last');
+      await world.idle();
+      console.log(JSON.stringify({ codes }));
+    })();
+  `;
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 20_000 });
+  assert.equal(r.error, undefined, `the process did not exit by itself: ${r.error}`);
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout.trim()), { codes: ['llm_stalled'] });
 });

@@ -106,6 +106,10 @@ struct RunGuard<'a>(&'a World);
 impl Drop for RunGuard<'_> {
     fn drop(&mut self) {
         self.0.inner.running.set(false);
+        // The run's waker goes with it: the next message's `wake_runner` would otherwise wake
+        // this finished task (with an executor that queues a microtask per wakeup, one for
+        // nothing per message); the next run registers its own.
+        self.0.inner.queue_waker.borrow_mut().take();
         // If the run future was dropped mid-way, its calls died with it.
         if let Ok(mut st) = self.0.inner.state.try_borrow_mut() {
             st.in_flight.clear();
@@ -186,6 +190,11 @@ impl World {
                 .is_some_and(|t| message_ids.iter().any(|m| m == t))
         });
         self.cancel_approvals(&|a| message_ids.contains(&a.trigger.message_id));
+    }
+
+    /// Whether [`World::run_until_idle`] runs now (a second call would return at once).
+    pub fn is_running(&self) -> bool {
+        self.inner.running.get()
     }
 
     /// Whether calls are queued or running.

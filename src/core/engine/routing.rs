@@ -138,88 +138,111 @@ impl Parsed {
     }
 }
 
-/// Why an agent does or does not respond (spec §4 rules 1–7). `parsed` is [`Parsed::of`] `msg`.
-pub(crate) fn decide(
+/// Why an agent does or does not respond (spec §4 rules 1–7), written out by [`Why::text`]
+/// only for a `debug` event: every agent decides on every published message, and formatting
+/// each reason (the generic formatting machinery, an allocation) cost the routing of every
+/// reply whether anybody read it or not.
+pub(crate) enum Why<'a> {
+    Own,
+    Notice,
+    FromSystem,
+    FromWorld,
+    /// Mentioned at the start of a line by this human sender.
+    HumanMention(&'a str),
+    /// The line-start mentions of a message that does not name the agent.
+    NotMentioned(&'a [String]),
+    PublicHuman,
+    /// The mentions of a human message that mentions nobody at the start of a line.
+    NotPublic(&'a [String]),
+    /// Mentioned at the start of a line by this agent sender.
+    AgentMention(&'a str),
+    /// A public message of this agent sender.
+    AgentPublic(&'a str),
+    TurnLimit(u32),
+    QueueFull(usize),
+}
+
+impl Why<'_> {
+    pub(crate) fn text(&self) -> String {
+        let mentions_list = |v: &[String]| {
+            v.iter()
+                .map(|m| format!("@{m}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self {
+            Why::Own => "own message".to_string(),
+            Why::Notice => "engine notices are never answered".to_string(),
+            Why::FromSystem => "messages from system are never answered".to_string(),
+            Why::FromWorld => "world messages are answered by every agent".to_string(),
+            Why::HumanMention(sender) => format!("mentioned at the start of a line by {sender}"),
+            Why::NotMentioned(ls) => {
+                format!("not mentioned: the message addresses {}", mentions_list(ls))
+            }
+            Why::PublicHuman => "public message from a human".to_string(),
+            Why::NotPublic(any) => format!(
+                "not public: the message mentions {} but not at the start of a line",
+                mentions_list(any)
+            ),
+            Why::AgentMention(sender) => {
+                format!("mentioned at the start of a line by agent {sender}")
+            }
+            Why::AgentPublic(sender) => format!(
+                "agents answer other agents only when mentioned at the start of a line; {sender} sent a public message"
+            ),
+            Why::TurnLimit(turn_limit) => format!("turn limit reached ({turn_limit})"),
+            Why::QueueFull(limit) => format!("queue full ({limit} pending)"),
+        }
+    }
+}
+
+/// Whether an agent responds, and why (spec §4 rules 1–7). `parsed` is [`Parsed::of`] `msg`.
+pub(crate) fn decide<'a>(
     agent_id: &str,
     llm_call_count: u32,
     turn_limit: u32,
-    msg: &Message,
-    parsed: &Parsed,
-) -> (Decision, String) {
-    let mentions_list = |v: &[String]| {
-        v.iter()
-            .map(|m| format!("@{m}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    msg: &'a Message,
+    parsed: &'a Parsed,
+) -> (Decision, Why<'a>) {
     if parsed.sender_id == agent_id {
-        return (Decision::Ignore, "own message".to_string());
+        return (Decision::Ignore, Why::Own);
     }
     if msg.kind != MessageKind::Message {
-        return (
-            Decision::Ignore,
-            "engine notices are never answered".to_string(),
-        );
+        return (Decision::Ignore, Why::Notice);
     }
     let yes = match parsed.stype {
-        SenderType::System => {
-            return (
-                Decision::Ignore,
-                "messages from system are never answered".to_string(),
-            )
-        }
-        SenderType::World => "world messages are answered by every agent".to_string(),
+        SenderType::System => return (Decision::Ignore, Why::FromSystem),
+        SenderType::World => Why::FromWorld,
         SenderType::Human => {
             let ls = &parsed.line_start;
             if !ls.is_empty() {
                 if ls.iter().any(|m| m == agent_id) {
-                    format!("mentioned at the start of a line by {}", msg.sender)
+                    Why::HumanMention(&msg.sender)
                 } else {
-                    return (
-                        Decision::Ignore,
-                        format!("not mentioned: the message addresses {}", mentions_list(ls)),
-                    );
+                    return (Decision::Ignore, Why::NotMentioned(ls));
                 }
             } else {
                 let any = &parsed.any;
                 if any.is_empty() {
-                    "public message from a human".to_string()
+                    Why::PublicHuman
                 } else {
-                    return (
-                        Decision::Ignore,
-                        format!(
-                            "not public: the message mentions {} but not at the start of a line",
-                            mentions_list(any)
-                        ),
-                    );
+                    return (Decision::Ignore, Why::NotPublic(any));
                 }
             }
         }
         SenderType::Agent => {
             let ls = &parsed.line_start;
             if ls.iter().any(|m| m == agent_id) {
-                format!("mentioned at the start of a line by agent {}", msg.sender)
+                Why::AgentMention(&msg.sender)
             } else if ls.is_empty() {
-                return (
-                    Decision::Ignore,
-                    format!(
-                        "agents answer other agents only when mentioned at the start of a line; {} sent a public message",
-                        msg.sender
-                    ),
-                );
+                return (Decision::Ignore, Why::AgentPublic(&msg.sender));
             } else {
-                return (
-                    Decision::Ignore,
-                    format!("not mentioned: the message addresses {}", mentions_list(ls)),
-                );
+                return (Decision::Ignore, Why::NotMentioned(ls));
             }
         }
     };
     if llm_call_count >= turn_limit {
-        return (
-            Decision::TurnLimit,
-            format!("turn limit reached ({turn_limit})"),
-        );
+        return (Decision::TurnLimit, Why::TurnLimit(turn_limit));
     }
     (Decision::Respond, yes)
 }
@@ -340,14 +363,17 @@ impl World {
             Edit::Replaces { old } => vec![old.clone()],
             Edit::AfterRemoving { removed } => removed.clone(),
         };
-        let (plan, epoch) = {
+        let (mut plan, epoch) = {
             let st = self.st();
             (self.plan(&st, out, now, new_chat.clone()), st.epoch)
         };
         if !plan.ops.is_empty() {
-            self.persist(plan.ops.clone()).await?;
+            // Handed over, not cloned (nothing reads them after the write; a failed write
+            // returns, and `replanned!` plans again from scratch).
+            self.persist(std::mem::take(&mut plan.ops)).await?;
         }
         let mut cancelled = Vec::new();
+        let mut queued = false;
         {
             let mut st = self.st_mut();
             if let Some(c) = new_chat {
@@ -382,6 +408,7 @@ impl World {
             // cancellation (stop, chat switch) happened while the batch was being written, the
             // calls this message routed are cancelled too (they keep their turn).
             if st.epoch == epoch {
+                queued = !plan.jobs.is_empty();
                 for mut job in plan.jobs {
                     job.id = st.next_job;
                     st.next_job += 1;
@@ -402,7 +429,13 @@ impl World {
             }
         }
         drop(guard);
-        self.wake_runner();
+        // The runner waits for queued work (or its calls): a message that queued no call
+        // leaves it asleep. Most messages are replies that nobody answers, published by the
+        // runner's own calls; a wake for each cost the runner a microtask and a poll of
+        // every call in flight, per reply.
+        if queued {
+            self.wake_runner();
+        }
         self.emit_all(plan.events);
         self.emit_cancelled(cancelled);
         Ok(Some((plan.msg, plan.notices)))
@@ -608,7 +641,7 @@ impl World {
                     if st.queue.len() + jobs.len() >= st.queue_limit {
                         // The refused call gives its turn back: the counter is not incremented.
                         decision = Decision::QueueFull;
-                        reason = format!("queue full ({} pending)", st.queue_limit);
+                        reason = Why::QueueFull(st.queue_limit);
                         events.push(Event::error(
                             format!(
                                 "the call queue is full ({} pending); {id} did not respond",
@@ -666,7 +699,7 @@ impl World {
                     agent: id.clone(),
                     message_id: msg.message_id.clone(),
                     decision,
-                    reason,
+                    reason: reason.text(),
                 }));
             }
             if changed {

@@ -20,7 +20,7 @@ pub mod sse;
 pub mod types;
 
 mod anthropic;
-mod byte_search;
+pub(crate) mod byte_search;
 mod codecs;
 mod google;
 mod json_scan;
