@@ -11,6 +11,9 @@ ring "purity of src/core" bash scripts/check-purity.sh
 ring "rustfmt" cargo fmt --check
 ring "clippy (host)" cargo clippy --quiet --all-targets -- -D warnings
 ring "clippy (wasm32)" cargo clippy --quiet --all-targets --target wasm32-unknown-unknown -- -D warnings
+# Doc comments are read by whoever works on the crate: a link that no longer resolves fails.
+ring "rustdoc -D warnings (host, wasm32)" env RUSTDOCFLAGS="-D warnings" sh -c \
+  'cargo doc --quiet --no-deps --lib && cargo doc --quiet --no-deps --lib --target wasm32-unknown-unknown'
 ring "native cargo test (core)" cargo test --quiet
 
 # The local mock LLM every network test talks to (127.0.0.1 only).

@@ -1,7 +1,7 @@
 //! How values cross the JS boundary: Rust values go out as JSON text that one `JSON.parse`
-//! turns into plain objects ([`to_js`]); plain-data arguments come in through the bounded reader
+//! turns into plain objects (`to_js`); plain-data arguments come in through the bounded reader
 //! of [`crate::bindings::input`] and the hand-written decoders of [`crate::core::json`]
-//! ([`from_js`]); async methods return the one kind of promise ([`promise`]). Keeping one route
+//! (`from_js`); async methods return the one kind of promise (`promise`). Keeping one route
 //! per direction keeps one serializer instance per type, and no serde deserializer at all.
 
 use serde::Serialize;

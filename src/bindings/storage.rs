@@ -64,7 +64,7 @@ fn opening() -> Opening {
 }
 
 /// Starts opening the database when `options` (the argument of `create`/`open`) will use
-/// IndexedDB and no connection is open yet, before the options are read: see [`opening`].
+/// IndexedDB and no connection is open yet, before the options are read: see `opening`.
 /// Reads only `options.storage`; the call reads and checks the options as usual after.
 pub fn start_indexeddb_open(options: &JsValue) {
     let storage = if options.is_object() {

@@ -148,7 +148,7 @@ pub fn is_name_char(c: char) -> bool {
 /// about 100 KB of the `.wasm`, and every supported runtime has `String.prototype.normalize`
 /// and `toLowerCase`, so the web adapter sets the host's before a world is created or opened
 /// ([`set_text_ops`]) and the wasm build does not contain the tables. Native builds and tests
-/// use `unicode-normalization` and std ([`builtin_text_ops`]). Both follow the Unicode standard
+/// use `unicode-normalization` and std (`builtin_text_ops`, native builds only). Both follow the Unicode standard
 /// (full lower-casing with the final-sigma rule); they can only differ on characters assigned
 /// in a Unicode version one side does not know yet. Strings a cheap check proves unchanged
 /// never reach them (see the module's `nfc` and `lower_nfc`).

@@ -16,7 +16,7 @@
 //! (`toolCalls[0].args`) and say what was expected, without printing the value (no float
 //! formatting; a long string is never copied into a message).
 //!
-//! The model types still implement `serde::Deserialize` ([`deserialize_via_json!`]): by way of
+//! The model types still implement `serde::Deserialize` (`deserialize_via_json!`): by way of
 //! a `serde_json::Value`, so that any serde deserializer reads them with these same rules and
 //! one shared instance of `Value`'s own decoder per deserializer.
 

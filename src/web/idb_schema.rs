@@ -48,7 +48,7 @@
 //! batch raises it from `R` to `R + 1` by `add`ing `[worldId, R + 1]`, which fails with
 //! `ConstraintError`, aborting the batch's transaction, when another writer already took that
 //! revision: the revision check of a write needs no read (see
-//! [`idb_fast`](super::idb_fast)). The records are never deleted, not even with their world
+//! `idb_fast`). The records are never deleted, not even with their world
 //! (a deleted world's revision keeps rising, so a connection that knew the world before the
 //! delete cannot mistake a re-created world for the one it knew): an `add` only proves nobody
 //! took that key, so a pruned `[w, R + 1]` could be added again by a connection that still

@@ -54,7 +54,7 @@
 //! time, so the check and the commit see the same revision. [`Store::lock_world`] (the Web Lock
 //! `agent-world-wasm:<database>:<worldId>`) is only taken to import or delete a whole world.
 //! After each commit the store posts `{worldId, what}` on the BroadcastChannel
-//! `agent-world-wasm:<database>` (see [`tabs`](super::tabs); a burst posts while its commit is
+//! `agent-world-wasm:<database>` (see [`tabs`]; a burst posts while its commit is
 //! under way). Message and memory `seq`s are found inside the write transaction (the last key
 //! of the chat's range), or known from this connection's own last commit to the world and
 //! used only while the world is still at the revision that commit left (the burst's revision

@@ -60,7 +60,7 @@ impl Drop for Timeout {
 /// released when no sleep is left, so that a finished call leaves nothing that keeps Node
 /// alive: where the host can unref a timer (Node, Bun) it is unref'd at once and kept for
 /// the next sleeps; elsewhere it is cleared at the next microtask, unless a sleep came
-/// meanwhile (see [`sweep`]). A sleep used to be a `Promise`, a `setTimeout`, a `JsFuture`
+/// meanwhile (see `sweep`). A sleep used to be a `Promise`, a `setTimeout`, a `JsFuture`
 /// and its two closures, and each LLM call raced two of them (four closures, two promises
 /// and two timers per reply); now a sleep is an entry in a list, and the host sees a timer
 /// only when the earliest deadline moves earlier.
