@@ -50,7 +50,7 @@ use serde_json::Value;
 use crate::core::approval::ReplyState;
 use crate::core::engine::approvals::Decision;
 use crate::core::engine::responder::sse_payload;
-use crate::core::engine::tools::{InstructionsRequest, RegisteredTool};
+use crate::core::engine::tools::{InstructionsProvider, InstructionsRequest, RegisteredTool};
 use crate::core::engine::{Job, World};
 use crate::core::events::{Event, SseEvent, SseType, SystemEvent};
 use crate::core::llm::types::{
@@ -60,9 +60,11 @@ use crate::core::llm::types::{
 use crate::core::llm_client::{CancelToken, Cancelled};
 use crate::core::model::{Agent, MemoryEntry, MemoryRole, Message, ToolCallRecord, ToolCallRef};
 use crate::core::store::{LocalBoxFuture, StoreOp};
+use crate::core::tools::ToolSpec;
 use crate::core::tools::{
     error_result, parse_args, timeout_message, NeedsApproval, ToolContext, ToolError,
 };
+use std::rc::Rc;
 
 /// What the steps of one reply produced (also when they failed: the partial text and the calls
 /// made so far).
@@ -193,24 +195,10 @@ impl World {
             provider: agent.provider.clone(),
         };
         // Every listed tool must be registered before any request.
-        let mut offered: Vec<RegisteredTool> = Vec::new();
-        {
-            let rt = self.inner.runtime.borrow();
-            for name in &agent.tools {
-                match rt.tool(name) {
-                    Some(t) => offered.push(t),
-                    None => {
-                        return (
-                            Err(LlmError::ToolNotRegistered {
-                                tool: name.clone(),
-                                agent: agent.id.clone(),
-                            }),
-                            out,
-                        )
-                    }
-                }
-            }
-        }
+        let specs = match self.offered_specs(agent) {
+            Ok(specs) => specs,
+            Err(e) => return (Err(e), out),
+        };
         // Dynamic instructions replace the stored system prompt (a resumed reply has its
         // prompt in its saved context already).
         let provider = match resume {
@@ -218,59 +206,20 @@ impl World {
             Some(_) => None,
         };
         if let Some(provider) = provider {
-            let req = InstructionsRequest {
-                agent_name: agent.id.clone(),
-                chat_id: job.chat_id.clone(),
-                message: trigger.clone(),
-            };
-            match cold(until_cancelled(provider.instructions(req), &job.cancel)).await {
-                None => return (Err(aborted()), out),
-                Some(Err(message)) => {
-                    return (
-                        Err(LlmError::Instructions {
-                            agent: agent.id.clone(),
-                            message,
-                        }),
-                        out,
-                    )
-                }
-                Some(Ok(prompt)) => {
-                    if messages.first().is_some_and(|m| m.role == Role::System) {
-                        messages.remove(0);
-                    }
-                    if !prompt.trim().is_empty() {
-                        messages.insert(0, ChatMessage::new(Role::System, prompt));
-                    }
-                }
+            let instructed =
+                cold(self.apply_instructions(provider, job, agent, trigger, &mut messages));
+            if let Err(e) = instructed.await {
+                return (Err(e), out);
             }
         }
-        let specs: Vec<_> = offered.iter().map(|t| t.def.spec.clone()).collect();
         // Call ids seen in this reply: a repeated or missing one is replaced (some providers
         // have no ids, and their codecs number calls per step).
         let mut used_ids: VecSet<String> = VecSet::new();
         let max = agent.max_steps.max(1);
         // A resumed reply first finishes the step it stopped in, from the call that waited.
-        let mut pending: Option<(u32, StepState, Vec<ToolCallRecord>, Option<Decision>)> =
-            match resume {
-                None => None,
-                Some((state, decision)) => {
-                    messages = state.messages;
-                    out.text = state.text;
-                    out.usage = state.usage;
-                    out.tool_calls = state.tool_calls;
-                    used_ids.extend(state.used_ids);
-                    let s = StepState {
-                        text: state.step_text,
-                        usage: state.step_usage,
-                        calls: state.step_calls,
-                        thinking: state.step_thinking,
-                        finish: state.step_finish,
-                        shown: true,
-                        held: String::new(),
-                    };
-                    Some((state.step, s, state.step_records, Some(decision)))
-                }
-            };
+        let mut pending: Option<Pending> = resume.map(|(state, decision)| {
+            resumed(state, decision, &mut messages, &mut out, &mut used_ids)
+        });
         let mut next = 1;
         loop {
             let (step, s, done, decision) = match pending.take() {
@@ -283,22 +232,8 @@ impl World {
                     if job.cancel.is_cancelled() {
                         return (Err(aborted()), out);
                     }
-                    let settings = CallSettings {
-                        provider: agent.provider.clone(),
-                        model: agent.model.clone(),
-                        temperature: agent.temperature,
-                        max_tokens: agent.max_tokens,
-                        stream: agent.stream,
-                        // The last step is offered no tools, so it answers in text.
-                        tools: if step < max {
-                            specs.clone()
-                        } else {
-                            Vec::new()
-                        },
-                        reasoning: agent.reasoning,
-                        agent_name: Some(agent.id.clone()),
-                        purpose: CallPurpose::Reply,
-                    };
+                    // The last step is offered no tools, so it answers in text.
+                    let settings = step_settings(agent, if step < max { &specs } else { &[] });
                     let mut s = StepState::default();
                     let joined_before = !out.text.is_empty();
                     let result = {
@@ -337,113 +272,217 @@ impl World {
                     }
                     join_text(&mut out.text, &s.text);
                     if s.calls.is_empty() || step == max {
-                        // Calls on the last step are not run, but every announced call gets
-                        // its result.
-                        let records: Vec<ToolCallRecord> = s
-                            .calls
-                            .iter()
-                            .map(|c| {
-                                let record = ToolCallRecord {
-                                    tool_call_id: c.id.clone(),
-                                    tool_name: c.name.clone(),
-                                    args: stored_args(&c.arguments),
-                                    result: None,
-                                    error: Some(NOT_RUN_ON_LAST_STEP.to_string()),
-                                };
-                                self.emit(tool_result_event(agent, reply_id, &record));
-                                record
-                            })
-                            .collect();
-                        out.tool_calls.extend(records.iter().cloned());
-                        if !agent.tools.is_empty() || !records.is_empty() {
-                            self.emit_all(vec![step_finish(agent, reply_id, step, &s, records)]);
-                        }
+                        self.end_last_step(agent, reply_id, step, &s, &mut out);
                         return (Ok(()), out);
                     }
                     (step, s, Vec::new(), None)
                 }
             };
             next = step + 1;
-            let (records, cancelled) =
-                match cold(self.run_tools(job, agent, reply_id, &s.calls, done, decision)).await {
-                    ToolsRun::Done { records, cancelled } => (records, cancelled),
-                    ToolsRun::Suspended { records } => {
-                        // A call waits for approval: the reply stops here, with what resuming needs.
-                        out.suspended = Some(ReplyState {
-                            step,
-                            messages,
-                            text: out.text.clone(),
-                            usage: out.usage,
-                            tool_calls: out.tool_calls.clone(),
-                            step_text: s.text,
-                            step_finish: s.finish,
-                            step_usage: s.usage,
-                            step_calls: s.calls,
-                            step_thinking: s.thinking,
-                            step_records: records,
-                            used_ids: used_ids.into_iter().collect(),
-                        });
-                        return (Ok(()), out);
-                    }
-                };
-            out.tool_calls.extend(records.iter().cloned());
-            if cancelled {
-                return (Err(aborted()), out);
+            let ran = cold(self.tool_step(
+                job,
+                agent,
+                reply_id,
+                (step, s, done, decision),
+                &mut messages,
+                &mut out,
+                &mut used_ids,
+            ));
+            if let Some(result) = ran.await {
+                return (result, out);
             }
-            // The step's group: the model's calls, then one result per call.
-            // The step's thinking goes back with its calls (providers that sign it require it).
-            messages.push(ChatMessage {
-                thinking: s.thinking.clone(),
-                ..ChatMessage::tool_calls(s.text.clone(), s.calls.clone())
-            });
-            let now = self.now();
-            let mut group = vec![MemoryEntry {
-                tool_calls: records
-                    .iter()
-                    .map(|r| ToolCallRef {
-                        tool_call_id: r.tool_call_id.clone(),
-                        tool_name: r.tool_name.clone(),
-                        args: r.args.clone(),
+        }
+    }
+
+    /// The specs of the tools `agent` lists, or `tool_not_registered` for the first one that is
+    /// not registered (checked before any request).
+    // Out of `run_steps`'s poll (see `shared::cold`): plain code, so a plain call.
+    #[inline(never)]
+    fn offered_specs(&self, agent: &Agent) -> Result<Vec<ToolSpec>, LlmError> {
+        let rt = self.inner.runtime.borrow();
+        let mut specs = Vec::with_capacity(agent.tools.len());
+        for name in &agent.tools {
+            match rt.tool(name) {
+                Some(t) => specs.push(t.def.spec.clone()),
+                None => {
+                    return Err(LlmError::ToolNotRegistered {
+                        tool: name.clone(),
+                        agent: agent.id.clone(),
                     })
-                    .collect(),
+                }
+            }
+        }
+        Ok(specs)
+    }
+
+    /// The agent's dynamic instructions replace the system prompt of `messages` (none when
+    /// they return blank text). A throwing function fails the reply naming the agent.
+    async fn apply_instructions(
+        &self,
+        provider: Rc<dyn InstructionsProvider>,
+        job: &Job,
+        agent: &Agent,
+        trigger: &Message,
+        messages: &mut Vec<ChatMessage>,
+    ) -> Result<(), LlmError> {
+        let req = InstructionsRequest {
+            agent_name: agent.id.clone(),
+            chat_id: job.chat_id.clone(),
+            message: trigger.clone(),
+        };
+        match until_cancelled(provider.instructions(req), &job.cancel).await {
+            None => Err(LlmError::Aborted {
+                provider: agent.provider.clone(),
+            }),
+            Some(Err(message)) => Err(LlmError::Instructions {
+                agent: agent.id.clone(),
+                message,
+            }),
+            Some(Ok(prompt)) => {
+                if messages.first().is_some_and(|m| m.role == Role::System) {
+                    messages.remove(0);
+                }
+                if !prompt.trim().is_empty() {
+                    messages.insert(0, ChatMessage::new(Role::System, prompt));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The end of a reply's last step (no calls, or calls on step `maxSteps`): calls on the
+    /// last step are not run, but every announced call gets its result; `step-finish` as the
+    /// module docs say.
+    #[inline(never)]
+    fn end_last_step(
+        &self,
+        agent: &Agent,
+        reply_id: &str,
+        step: u32,
+        s: &StepState,
+        out: &mut StepsOutcome,
+    ) {
+        let records: Vec<ToolCallRecord> = s
+            .calls
+            .iter()
+            .map(|c| {
+                let record = ToolCallRecord {
+                    tool_call_id: c.id.clone(),
+                    tool_name: c.name.clone(),
+                    args: stored_args(&c.arguments),
+                    result: None,
+                    error: Some(NOT_RUN_ON_LAST_STEP.to_string()),
+                };
+                self.emit(tool_result_event(agent, reply_id, &record));
+                record
+            })
+            .collect();
+        out.tool_calls.extend(records.iter().cloned());
+        if !agent.tools.is_empty() || !records.is_empty() {
+            self.emit_all(vec![step_finish(agent, reply_id, step, s, records)]);
+        }
+    }
+
+    /// A step that made calls (not the last step): runs them, then appends the step's group to
+    /// the context and the agent's memory and emits `step-finish`. `Some(result)` ends the
+    /// reply there (cancelled, or suspended at a call that needs approval: `out.suspended`);
+    /// `None` goes on to the next step. Its own future, behind [`cold`]: a reply without
+    /// tools never polls it.
+    #[allow(clippy::too_many_arguments)]
+    async fn tool_step(
+        &self,
+        job: &Job,
+        agent: &Agent,
+        reply_id: &str,
+        (step, s, done, decision): Pending,
+        messages: &mut Vec<ChatMessage>,
+        out: &mut StepsOutcome,
+        used_ids: &mut VecSet<String>,
+    ) -> Option<Result<(), LlmError>> {
+        let (records, cancelled) = match self
+            .run_tools(job, agent, reply_id, &s.calls, done, decision)
+            .await
+        {
+            ToolsRun::Done { records, cancelled } => (records, cancelled),
+            ToolsRun::Suspended { records } => {
+                // A call waits for approval: the reply stops here, with what resuming needs.
+                out.suspended = Some(ReplyState {
+                    step,
+                    messages: std::mem::take(messages),
+                    text: out.text.clone(),
+                    usage: out.usage,
+                    tool_calls: out.tool_calls.clone(),
+                    step_text: s.text,
+                    step_finish: s.finish,
+                    step_usage: s.usage,
+                    step_calls: s.calls,
+                    step_thinking: s.thinking,
+                    step_records: records,
+                    used_ids: std::mem::take(used_ids).into_iter().collect(),
+                });
+                return Some(Ok(()));
+            }
+        };
+        out.tool_calls.extend(records.iter().cloned());
+        if cancelled {
+            return Some(Err(LlmError::Aborted {
+                provider: agent.provider.clone(),
+            }));
+        }
+        // The step's group: the model's calls, then one result per call.
+        // The step's thinking goes back with its calls (providers that sign it require it).
+        messages.push(ChatMessage {
+            thinking: s.thinking.clone(),
+            ..ChatMessage::tool_calls(s.text.clone(), s.calls.clone())
+        });
+        let now = self.now();
+        let mut group = vec![MemoryEntry {
+            tool_calls: records
+                .iter()
+                .map(|r| ToolCallRef {
+                    tool_call_id: r.tool_call_id.clone(),
+                    tool_name: r.tool_name.clone(),
+                    args: r.args.clone(),
+                })
+                .collect(),
+            ..MemoryEntry::text(
+                MemoryRole::Assistant,
+                s.text.clone(),
+                None,
+                reply_id,
+                job.chat_id.clone(),
+                now,
+            )
+        }];
+        for r in &records {
+            let content = match (&r.result, &r.error) {
+                (Some(v), _) => v.to_string(),
+                (None, e) => error_result(e.as_deref().unwrap_or("no result")).to_string(),
+            };
+            messages.push(ChatMessage::tool_result(
+                r.tool_call_id.clone(),
+                r.tool_name.clone(),
+                content.clone(),
+            ));
+            group.push(MemoryEntry {
+                tool_call_id: Some(r.tool_call_id.clone()),
+                tool_name: Some(r.tool_name.clone()),
                 ..MemoryEntry::text(
-                    MemoryRole::Assistant,
-                    s.text.clone(),
+                    MemoryRole::Tool,
+                    content,
                     None,
                     reply_id,
                     job.chat_id.clone(),
                     now,
                 )
-            }];
-            for r in &records {
-                let content = match (&r.result, &r.error) {
-                    (Some(v), _) => v.to_string(),
-                    (None, e) => error_result(e.as_deref().unwrap_or("no result")).to_string(),
-                };
-                messages.push(ChatMessage::tool_result(
-                    r.tool_call_id.clone(),
-                    r.tool_name.clone(),
-                    content.clone(),
-                ));
-                group.push(MemoryEntry {
-                    tool_call_id: Some(r.tool_call_id.clone()),
-                    tool_name: Some(r.tool_name.clone()),
-                    ..MemoryEntry::text(
-                        MemoryRole::Tool,
-                        content,
-                        None,
-                        reply_id,
-                        job.chat_id.clone(),
-                        now,
-                    )
-                });
-            }
-            // A storage failure was reported by `persist`; the reply goes on (module docs).
-            let _ = self
-                .save_group(job.chat_id.as_deref(), &agent.id, group)
-                .await;
-            self.emit_all(vec![step_finish(agent, reply_id, step, &s, records)]);
+            });
         }
+        // A storage failure was reported by `persist`; the reply goes on (module docs).
+        let _ = self
+            .save_group(job.chat_id.as_deref(), &agent.id, group)
+            .await;
+        self.emit_all(vec![step_finish(agent, reply_id, step, &s, records)]);
+        None
     }
 
     /// One streamed event of a step: text (with the joining blank line before a later step's
@@ -716,6 +755,53 @@ fn step_finish(
         usage: s.usage,
         tool_calls,
     })
+}
+
+/// A step to run the calls of: its number, what it streamed, the records of its calls already
+/// answered and the decision on the next one (a resumed reply).
+type Pending = (u32, StepState, Vec<ToolCallRecord>, Option<Decision>);
+
+/// The state of a reply resumed after an approval: the context, text, usage and calls so far
+/// go back into place, and the step it stopped in is the one to finish first.
+#[inline(never)]
+fn resumed(
+    state: ReplyState,
+    decision: Decision,
+    messages: &mut Vec<ChatMessage>,
+    out: &mut StepsOutcome,
+    used_ids: &mut VecSet<String>,
+) -> Pending {
+    *messages = state.messages;
+    out.text = state.text;
+    out.usage = state.usage;
+    out.tool_calls = state.tool_calls;
+    used_ids.extend(state.used_ids);
+    let s = StepState {
+        text: state.step_text,
+        usage: state.step_usage,
+        calls: state.step_calls,
+        thinking: state.step_thinking,
+        finish: state.step_finish,
+        shown: true,
+        held: String::new(),
+    };
+    (state.step, s, state.step_records, Some(decision))
+}
+
+/// The settings of one step's call: the agent's, offering `tools`.
+#[inline(never)]
+fn step_settings(agent: &Agent, tools: &[ToolSpec]) -> CallSettings {
+    CallSettings {
+        provider: agent.provider.clone(),
+        model: agent.model.clone(),
+        temperature: agent.temperature,
+        max_tokens: agent.max_tokens,
+        stream: agent.stream,
+        tools: tools.to_vec(),
+        reasoning: agent.reasoning,
+        agent_name: Some(agent.id.clone()),
+        purpose: CallPurpose::Reply,
+    }
 }
 
 #[cfg(test)]
