@@ -47,7 +47,7 @@ use crate::core::engine::{Flight, Job, JobKind, Unsaved, World};
 use crate::core::events::{Event, SseEvent, SseType, SystemEvent, WorldEvent};
 use crate::core::ids::normalize_id;
 use crate::core::llm::types::{
-    CallPurpose, CallSettings, ChatMessage, LlmError, LlmEvent, Role, ToolCallPart,
+    CallPurpose, CallSettings, ChatMessage, LlmError, LlmEvent, Role, ToolCallPart, Usage,
 };
 use crate::core::mentions::{sender_type, SenderType};
 use crate::core::model::{
@@ -323,46 +323,19 @@ impl World {
             .await
             {
                 Ok(m) => m,
-                Err(e) => {
-                    self.emit_all(vec![
-                        Event::Sse(SseEvent {
-                            error: Some(e.to_string()),
-                            ..sse_payload(SseType::Error, agent_id, reply_id)
-                        }),
-                        Event::world_error(&e, Some(agent_id)),
-                    ]);
-                    return;
-                }
+                Err(e) => return self.input_failed(agent_id, reply_id, &e, true),
             }
         } else {
             // Step 1: M joins the responding agent's memory when the call leaves the queue.
-            let entry = MemoryEntry {
-                role: MemoryRole::User,
-                content: trigger.content.clone(),
-                sender: Some(trigger.sender.clone()),
-                message_id: trigger.message_id.clone(),
-                chat_id: job.chat_id.clone(),
-                created_at: self.now(),
-                tool_calls: Vec::new(),
-                tool_call_id: None,
-                tool_name: None,
-            };
+            let entry = self.trigger_entry(job, trigger);
             if let Err(e) = self
                 .hold_memory(job.chat_id.as_deref(), agent_id, entry)
                 .await
             {
                 // Without an up-to-date view the input would be wrong: the call is not made (its
                 // turn is spent, like any failed call) and the storage failure is reported on
-                // both topics. (The write lock already emitted the `system` event of a storage
-                // failure.)
-                self.emit_all(vec![Event::Sse(SseEvent {
-                    error: Some(e.to_string()),
-                    ..sse_payload(SseType::Error, agent_id, reply_id)
-                })]);
-                if e.reason().is_none() {
-                    self.emit_all(vec![Event::error(e.to_string(), e.code(), Some(agent_id))]);
-                }
-                return;
+                // both topics.
+                return self.input_failed(agent_id, reply_id, &e, false);
             }
             // Step 2: the input window.
             self.llm_input(&agent)
@@ -376,6 +349,48 @@ impl World {
             .await;
         // M, when nothing carried it (no reply, no tool step published or saved).
         self.save_unsaved(job.chat_id.as_deref(), agent_id).await;
+    }
+
+    /// The trigger M as the responding agent's memory entry (§5 step 1).
+    // Out of `run_job`'s poll (see `shared::cold`): plain code, so a plain call.
+    #[inline(never)]
+    fn trigger_entry(&self, job: &Job, trigger: &Message) -> MemoryEntry {
+        MemoryEntry {
+            role: MemoryRole::User,
+            content: trigger.content.clone(),
+            sender: Some(trigger.sender.clone()),
+            message_id: trigger.message_id.clone(),
+            chat_id: job.chat_id.clone(),
+            created_at: self.now(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            tool_name: None,
+        }
+    }
+
+    /// The input of a reply could not be built (`regenerating`: the memory before the old
+    /// reply could not be read; else M could not join the memory): SSE `error`, and the
+    /// `system` `error` (a storage failure's was already emitted by the write lock).
+    #[inline(never)]
+    fn input_failed(
+        &self,
+        agent_id: &str,
+        reply_id: &str,
+        e: &crate::core::error::WorldError,
+        regenerating: bool,
+    ) {
+        let sse = Event::Sse(SseEvent {
+            error: Some(e.to_string()),
+            ..sse_payload(SseType::Error, agent_id, reply_id)
+        });
+        if regenerating {
+            self.emit_all(vec![sse, Event::world_error(e, Some(agent_id))]);
+            return;
+        }
+        self.emit_all(vec![sse]);
+        if e.reason().is_none() {
+            self.emit_all(vec![Event::error(e.to_string(), e.code(), Some(agent_id))]);
+        }
     }
 
     /// What follows the steps of a reply (new or resumed): a pending approval (the reply waits,
@@ -406,29 +421,77 @@ impl World {
             // Kept in the chat the call belongs to, even when that chat was left meanwhile
             // (spec §4): not when it was deleted, and not with session mode off.
             if !text.trim().is_empty() && job.chat_id.is_some() {
-                let out = Outgoing {
-                    msg: Message {
-                        message_id: reply_id.to_string(),
-                        chat_id: None,
-                        sender: agent_id.clone(),
-                        content: text,
-                        created_at: self.now(),
-                        reply_to_message_id: Some(trigger.message_id.clone()),
-                        kind: MessageKind::Interrupted,
-                        tool_calls,
-                    },
-                    memory: Vec::new(),
-                    only_in: Some(job.chat_id.clone()),
-                    keep_if_left: true,
-                    edit: job_edit(job),
-                };
+                let out = self.interrupted(job, agent, trigger, reply_id, text, tool_calls);
                 cold(self.publish_or_report(out)).await;
             }
             return;
         }
+        if !self.end_reply(agent, trigger, reply_id, &text, usage) {
+            return;
+        }
+        let Some(out) = self.reply_outgoing(job, agent, trigger, reply_id, &text, tool_calls)
+        else {
+            return;
+        };
+        let published = match out.msg {
+            Some(msg) => self.publish_or_report(msg).await,
+            None => false,
+        };
+        if out.pass {
+            let reply_to = match published {
+                true => reply_id.to_string(),
+                false => trigger.message_id.clone(),
+            };
+            cold(self.publish_pass(job, agent, reply_to)).await;
+        }
+    }
+
+    /// The `interrupted` message that keeps the partial text of a failed reply.
+    #[inline(never)]
+    fn interrupted(
+        &self,
+        job: &Job,
+        agent: &Agent,
+        trigger: &Message,
+        reply_id: &str,
+        text: String,
+        tool_calls: Vec<ToolCallRecord>,
+    ) -> Outgoing {
+        Outgoing {
+            msg: Message {
+                message_id: reply_id.to_string(),
+                chat_id: None,
+                sender: agent.id.clone(),
+                content: text,
+                created_at: self.now(),
+                reply_to_message_id: Some(trigger.message_id.clone()),
+                kind: MessageKind::Interrupted,
+                tool_calls,
+            },
+            memory: Vec::new(),
+            only_in: Some(job.chat_id.clone()),
+            keep_if_left: true,
+            edit: job_edit(job),
+        }
+    }
+
+    /// The SSE `end` of a reply that did not fail (its one `chunk` first when it did not
+    /// stream), and the `llm_empty_response` error when its text is blank. Returns whether
+    /// there is text to publish.
+    // Out of `finish_reply`'s poll (see `shared::cold`): plain code, so a plain call.
+    #[inline(never)]
+    fn end_reply(
+        &self,
+        agent: &Agent,
+        trigger: &Message,
+        reply_id: &str,
+        text: &str,
+        usage: Option<Usage>,
+    ) -> bool {
+        let agent_id = &agent.id;
         if !agent.stream {
             self.emit(Event::Sse(SseEvent {
-                content: Some(text.clone()),
+                content: Some(text.to_string()),
                 ..sse_payload(SseType::Chunk, agent_id, reply_id)
             }));
         }
@@ -444,14 +507,18 @@ impl World {
                 reply_id,
                 &trigger.message_id,
             )]);
-            return;
+            return false;
         }
-        self.publish_reply(job, agent, trigger, reply_id, &text, tool_calls)
-            .await;
+        true
     }
 
-    /// Steps 6–10: clean, world tag, self-mentions, auto-mention, save and publish.
-    async fn publish_reply(
+    /// Steps 6–9 on the text of a reply: clean, world tag, self-mentions, auto-mention; the
+    /// message to save and publish (step 10), if any, and whether a `pass` notice follows it.
+    /// `None`: nothing to publish (a tag left no text and passes nothing, or the chat is no
+    /// longer current).
+    // Out of `finish_reply`'s poll (see `shared::cold`): plain code, so a plain call.
+    #[inline(never)]
+    fn reply_outgoing(
         &self,
         job: &Job,
         agent: &Agent,
@@ -459,7 +526,7 @@ impl World {
         reply_id: &str,
         raw: &str,
         tool_calls: Vec<ToolCallRecord>,
-    ) {
+    ) -> Option<ReplyOut> {
         let cleaned = clean_reply(raw);
         let (tag, rest) = extract_world_tag(&cleaned);
         let nonempty = |s: String| (!s.trim().is_empty()).then_some(s);
@@ -470,73 +537,72 @@ impl World {
             Some(WorldTag::To(names)) if names.is_empty() => (nonempty(rest), true, false),
             Some(WorldTag::To(names)) => (Some(apply_to_tag(&names, &rest)), true, false),
         };
-        let mut published: Option<String> = None;
-        if let Some(body) = body {
-            let mut reply = remove_self_mentions(&body, &agent.id);
-            let stype = sender_type(Some(&trigger.sender));
-            if !tag_applied
-                && stype != SenderType::Human
-                && normalize_id(&trigger.sender) != agent.id
-            {
-                reply = auto_mention(&reply, &trigger.sender);
-            }
-            let now = self.now();
-            let entry = MemoryEntry {
-                role: MemoryRole::Assistant,
-                content: reply.clone(),
-                sender: None,
+        let Some(body) = body else {
+            return pass.then_some(ReplyOut { msg: None, pass });
+        };
+        let mut reply = remove_self_mentions(&body, &agent.id);
+        let stype = sender_type(Some(&trigger.sender));
+        if !tag_applied && stype != SenderType::Human && normalize_id(&trigger.sender) != agent.id {
+            reply = auto_mention(&reply, &trigger.sender);
+        }
+        let now = self.now();
+        let entry = MemoryEntry {
+            role: MemoryRole::Assistant,
+            content: reply.clone(),
+            sender: None,
+            message_id: reply_id.to_string(),
+            chat_id: job.chat_id.clone(),
+            created_at: now,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            tool_name: None,
+        };
+        let same_chat = self.st().world.current_chat_id == job.chat_id;
+        if !same_chat {
+            return None;
+        }
+        let msg = Outgoing {
+            msg: Message {
                 message_id: reply_id.to_string(),
-                chat_id: job.chat_id.clone(),
+                chat_id: None,
+                sender: agent.id.clone(),
+                content: reply,
                 created_at: now,
+                reply_to_message_id: Some(trigger.message_id.clone()),
+                kind: MessageKind::Message,
+                tool_calls,
+            },
+            memory: vec![(agent.id.clone(), entry)],
+            only_in: Some(job.chat_id.clone()),
+            keep_if_left: false,
+            edit: job_edit(job),
+        };
+        Some(ReplyOut {
+            msg: Some(msg),
+            pass,
+        })
+    }
+
+    /// The `pass` notice of a reply tagged `<world>pass</world>`, answering `reply_to` (the
+    /// reply, or its trigger when the reply was not published).
+    async fn publish_pass(&self, job: &Job, agent: &Agent, reply_to: String) {
+        let out = Outgoing {
+            msg: Message {
+                message_id: self.inner.ids.new_id(),
+                chat_id: None,
+                sender: "system".to_string(),
+                content: format!("@human {} is passing control to you", agent.id),
+                created_at: self.now(),
+                reply_to_message_id: Some(reply_to),
+                kind: MessageKind::Pass,
                 tool_calls: Vec::new(),
-                tool_call_id: None,
-                tool_name: None,
-            };
-            let same_chat = self.st().world.current_chat_id == job.chat_id;
-            if !same_chat {
-                return;
-            }
-            let out = Outgoing {
-                msg: Message {
-                    message_id: reply_id.to_string(),
-                    chat_id: None,
-                    sender: agent.id.clone(),
-                    content: reply,
-                    created_at: now,
-                    reply_to_message_id: Some(trigger.message_id.clone()),
-                    kind: MessageKind::Message,
-                    tool_calls,
-                },
-                memory: vec![(agent.id.clone(), entry)],
-                only_in: Some(job.chat_id.clone()),
-                keep_if_left: false,
-                edit: job_edit(job),
-            };
-            if self.publish_or_report(out).await {
-                published = Some(reply_id.to_string());
-            }
-        }
-        if pass {
-            let out = Outgoing {
-                msg: Message {
-                    message_id: self.inner.ids.new_id(),
-                    chat_id: None,
-                    sender: "system".to_string(),
-                    content: format!("@human {} is passing control to you", agent.id),
-                    created_at: self.now(),
-                    reply_to_message_id: Some(
-                        published.unwrap_or_else(|| trigger.message_id.clone()),
-                    ),
-                    kind: MessageKind::Pass,
-                    tool_calls: Vec::new(),
-                },
-                memory: Vec::new(),
-                only_in: Some(job.chat_id.clone()),
-                keep_if_left: false,
-                edit: Edit::None,
-            };
-            self.publish_or_report(out).await;
-        }
+            },
+            memory: Vec::new(),
+            only_in: Some(job.chat_id.clone()),
+            keep_if_left: false,
+            edit: Edit::None,
+        };
+        self.publish_or_report(out).await;
     }
 
     /// Publishes; a failure becomes a `system` `error` event. Returns whether it was published.
@@ -595,6 +661,12 @@ impl World {
         if self.st().unsaved_of(agent_id, cid).next().is_none() {
             return;
         }
+        // Most calls publish a reply that carried M: the write is off the common path.
+        cold(self.write_unsaved(cid, agent_id)).await;
+    }
+
+    /// [`World::save_unsaved`] when entries are left to write.
+    async fn write_unsaved(&self, cid: &str, agent_id: &str) {
         let mut attempts = 0;
         loop {
             let Ok(_g) = self.write_lock_for(Some(agent_id)).await else {
@@ -825,4 +897,11 @@ pub(crate) fn sse_payload(kind: SseType, agent: &str, message_id: &str) -> SseEv
         args: None,
         result: None,
     }
+}
+
+/// What a reply publishes (see [`World::reply_outgoing`]): its message, if any text is left,
+/// and whether a `pass` notice follows it.
+struct ReplyOut {
+    msg: Option<Outgoing>,
+    pass: bool,
 }
