@@ -372,55 +372,7 @@ impl World {
             // returns, and `replanned!` plans again from scratch).
             self.persist(std::mem::take(&mut plan.ops)).await?;
         }
-        let mut cancelled = Vec::new();
-        let mut queued = false;
-        {
-            let mut st = self.st_mut();
-            if let Some(c) = new_chat {
-                st.world.current_chat_id = Some(c.id.clone());
-                st.world.last_updated = now;
-                st.no_chat_left = None;
-                st.chats.push(c);
-            }
-            for (id, count, last) in &plan.counters {
-                if let Some(i) = st.agent_index(id) {
-                    if let Some(a) = st.agents.get_mut(i) {
-                        a.agent.llm_call_count = *count;
-                        a.agent.last_llm_call = *last;
-                    }
-                }
-            }
-            if let Some(chat) = plan.chat {
-                if let Some(c) = st.chats.iter_mut().find(|c| c.id == chat.id) {
-                    *c = chat;
-                }
-            }
-            st.saved(&plan.flushed);
-            for (agent, entry) in plan.memory {
-                st.remember(&agent, entry);
-            }
-            if let Some(i) = st.agent_index(&plan.sender_id) {
-                if let Some(a) = st.agents.get_mut(i) {
-                    a.agent.last_active = now;
-                }
-            }
-            // Job ids are given at commit time: other work may have taken ids meanwhile. If a
-            // cancellation (stop, chat switch) happened while the batch was being written, the
-            // calls this message routed are cancelled too (they keep their turn).
-            if st.epoch == epoch {
-                queued = !plan.jobs.is_empty();
-                for mut job in plan.jobs {
-                    job.id = st.next_job;
-                    st.next_job += 1;
-                    st.queue.push_back(job);
-                }
-            } else {
-                cancelled = plan.jobs;
-            }
-            if let Some(t) = plan.title {
-                st.title = t;
-            }
-        }
+        let (queued, cancelled) = self.commit(&mut plan, new_chat, now, epoch);
         if !edited.is_empty() {
             // Entries left memory: the windows are read again (they may reach further back).
             self.forget(&edited);
@@ -439,6 +391,69 @@ impl World {
         self.emit_all(plan.events);
         self.emit_cancelled(cancelled);
         Ok(Some((plan.msg, plan.notices)))
+    }
+
+    /// The RAM side of a published batch: the new chat, counters, chat metadata, memory
+    /// windows, the sender's `lastActive`, the queued calls and the title candidate. Returns
+    /// whether calls were queued, and the calls cancelled instead (a cancellation happened
+    /// while the batch was written: `epoch` moved).
+    // Out of `publish`'s poll (see `shared::cold`): plain code, so a plain call.
+    #[inline(never)]
+    fn commit(
+        &self,
+        plan: &mut Plan,
+        new_chat: Option<Chat>,
+        now: Timestamp,
+        epoch: u64,
+    ) -> (bool, Vec<Job>) {
+        let mut cancelled = Vec::new();
+        let mut queued = false;
+        let mut st = self.st_mut();
+        if let Some(c) = new_chat {
+            st.world.current_chat_id = Some(c.id.clone());
+            st.world.last_updated = now;
+            st.no_chat_left = None;
+            st.chats.push(c);
+        }
+        for (id, count, last) in &plan.counters {
+            if let Some(i) = st.agent_index(id) {
+                if let Some(a) = st.agents.get_mut(i) {
+                    a.agent.llm_call_count = *count;
+                    a.agent.last_llm_call = *last;
+                }
+            }
+        }
+        if let Some(chat) = plan.chat.take() {
+            if let Some(c) = st.chats.iter_mut().find(|c| c.id == chat.id) {
+                *c = chat;
+            }
+        }
+        st.saved(&plan.flushed);
+        for (agent, entry) in std::mem::take(&mut plan.memory) {
+            st.remember(&agent, entry);
+        }
+        if let Some(i) = st.agent_index(&plan.sender_id) {
+            if let Some(a) = st.agents.get_mut(i) {
+                a.agent.last_active = now;
+            }
+        }
+        // Job ids are given at commit time: other work may have taken ids meanwhile. If a
+        // cancellation (stop, chat switch) happened while the batch was being written, the
+        // calls this message routed are cancelled too (they keep their turn).
+        if st.epoch == epoch {
+            queued = !plan.jobs.is_empty();
+            for mut job in std::mem::take(&mut plan.jobs) {
+                job.id = st.next_job;
+                st.next_job += 1;
+                st.queue.push_back(job);
+            }
+        } else {
+            cancelled = std::mem::take(&mut plan.jobs);
+        }
+        if let Some(t) = plan.title.take() {
+            st.title = t;
+        }
+        (queued, cancelled)
     }
 
     /// Appends `out` to chat `chat_id`, which is no longer current but exists (else `None`):
@@ -496,14 +511,7 @@ impl World {
         let mut ops = Vec::new();
         let mut events = Vec::new();
         if let Some(c) = &new_chat {
-            let mut world = st.world.clone();
-            world.current_chat_id = Some(c.id.clone());
-            world.last_updated = now;
-            ops.push(StoreOp::PutChat(c.clone()));
-            ops.push(StoreOp::PutWorld(world));
-            events.push(Event::System(SystemEvent::NewChatCreated {
-                chat_id: c.id.clone(),
-            }));
+            create_chat(st, c, now, &mut ops, &mut events);
         }
         let chat = new_chat.or_else(|| st.current_chat().cloned());
         msg.chat_id = chat.as_ref().map(|c| c.id.clone());
@@ -527,34 +535,7 @@ impl World {
                     });
                     c.message_count += 1;
                 }
-                Edit::Replaces { old } => {
-                    ops.push(StoreOp::ReplaceMessage {
-                        world_id: world_id.clone(),
-                        chat_id: c.id.clone(),
-                        old_message_id: old.clone(),
-                        message: msg.clone(),
-                    });
-                    // The log no longer holds `old`: this removes its memory entries.
-                    ops.push(StoreOp::DeleteMessages {
-                        world_id: world_id.clone(),
-                        chat_id: c.id.clone(),
-                        message_ids: vec![old.clone()],
-                    });
-                }
-                Edit::AfterRemoving { removed } => {
-                    ops.push(StoreOp::DeleteMessages {
-                        world_id: world_id.clone(),
-                        chat_id: c.id.clone(),
-                        message_ids: removed.clone(),
-                    });
-                    ops.push(StoreOp::AppendMessage {
-                        world_id: world_id.clone(),
-                        chat_id: c.id.clone(),
-                        message: msg.clone(),
-                    });
-                    let n = u64::try_from(removed.len()).unwrap_or(u64::MAX);
-                    c.message_count = c.message_count.saturating_sub(n) + 1;
-                }
+                edit => edit_ops(&world_id, &mut c, &msg, edit, &mut ops),
             }
             // A message of an agent carries the agent's unsaved entries of this chat (its M:
             // `State::unsaved`), written before the message's own entries.
@@ -642,14 +623,7 @@ impl World {
                         // The refused call gives its turn back: the counter is not incremented.
                         decision = Decision::QueueFull;
                         reason = Why::QueueFull(st.queue_limit);
-                        events.push(Event::error(
-                            format!(
-                                "the call queue is full ({} pending); {id} did not respond",
-                                st.queue_limit
-                            ),
-                            "queue_full",
-                            Some(id),
-                        ));
+                        events.push(queue_full(id, st.queue_limit));
                     } else {
                         count += 1;
                         last = Some(now);
@@ -669,38 +643,15 @@ impl World {
                 }
                 Decision::TurnLimit => {
                     let notice_id = self.inner.ids.new_id();
-                    events.push(Event::System(SystemEvent::TurnLimit {
-                        agent_name: id.clone(),
-                        agent_display_name: a.agent.name.clone(),
-                        message_id: notice_id.clone(),
-                        turn_limit,
-                    }));
-                    notices.push(Outgoing {
-                        msg: Message {
-                            message_id: notice_id,
-                            chat_id: None,
-                            sender: id.clone(),
-                            content: turn_limit_notice(turn_limit),
-                            created_at: now,
-                            reply_to_message_id: Some(msg.message_id.clone()),
-                            kind: MessageKind::TurnLimit,
-                            tool_calls: Vec::new(),
-                        },
-                        memory: Vec::new(),
-                        only_in: Some(msg.chat_id.clone()),
-                        keep_if_left: false,
-                        edit: Edit::None,
-                    });
+                    let (event, notice) =
+                        turn_limit_reached(&a.agent, &msg, notice_id, turn_limit, now);
+                    events.push(event);
+                    notices.push(notice);
                 }
                 Decision::Ignore | Decision::QueueFull => {}
             }
             if st.debug {
-                events.push(Event::System(SystemEvent::Debug {
-                    agent: id.clone(),
-                    message_id: msg.message_id.clone(),
-                    decision,
-                    reason: reason.text(),
-                }));
+                events.push(debug_event(id, &msg, decision, reason));
             }
             if changed {
                 counters.push((id.clone(), count, last));
@@ -739,4 +690,121 @@ impl World {
             notices,
         }
     }
+}
+
+/// The batch and event of a chat created for this message (no chat left).
+// Rare: out of `plan`, which the engine's JS hosts compile optimised (see `shared::cold`).
+#[cold]
+#[inline(never)]
+fn create_chat(
+    st: &State,
+    c: &Chat,
+    now: Timestamp,
+    ops: &mut Vec<StoreOp>,
+    events: &mut Vec<Event>,
+) {
+    let mut world = st.world.clone();
+    world.current_chat_id = Some(c.id.clone());
+    world.last_updated = now;
+    ops.push(StoreOp::PutChat(c.clone()));
+    ops.push(StoreOp::PutWorld(world));
+    events.push(Event::System(SystemEvent::NewChatCreated {
+        chat_id: c.id.clone(),
+    }));
+}
+
+/// The log ops of an edit (a message that replaces one, or follows removed ones) in chat `c`.
+#[cold]
+#[inline(never)]
+fn edit_ops(world_id: &str, c: &mut Chat, msg: &Message, edit: &Edit, ops: &mut Vec<StoreOp>) {
+    let world_id = world_id.to_string();
+    match edit {
+        Edit::None => {}
+        Edit::Replaces { old } => {
+            ops.push(StoreOp::ReplaceMessage {
+                world_id: world_id.clone(),
+                chat_id: c.id.clone(),
+                old_message_id: old.clone(),
+                message: msg.clone(),
+            });
+            // The log no longer holds `old`: this removes its memory entries.
+            ops.push(StoreOp::DeleteMessages {
+                world_id: world_id.clone(),
+                chat_id: c.id.clone(),
+                message_ids: vec![old.clone()],
+            });
+        }
+        Edit::AfterRemoving { removed } => {
+            ops.push(StoreOp::DeleteMessages {
+                world_id: world_id.clone(),
+                chat_id: c.id.clone(),
+                message_ids: removed.clone(),
+            });
+            ops.push(StoreOp::AppendMessage {
+                world_id: world_id.clone(),
+                chat_id: c.id.clone(),
+                message: msg.clone(),
+            });
+            let n = u64::try_from(removed.len()).unwrap_or(u64::MAX);
+            c.message_count = c.message_count.saturating_sub(n) + 1;
+        }
+    }
+}
+
+/// The `queue_full` error of a call the full queue refused.
+#[cold]
+#[inline(never)]
+fn queue_full(id: &str, limit: usize) -> Event {
+    Event::error(
+        format!("the call queue is full ({limit} pending); {id} did not respond"),
+        "queue_full",
+        Some(id),
+    )
+}
+
+/// The `turn-limit` event and the notice message of an agent that reached the turn limit.
+#[cold]
+#[inline(never)]
+fn turn_limit_reached(
+    agent: &crate::core::model::Agent,
+    msg: &Message,
+    notice_id: String,
+    turn_limit: u32,
+    now: Timestamp,
+) -> (Event, Outgoing) {
+    let event = Event::System(SystemEvent::TurnLimit {
+        agent_name: agent.id.clone(),
+        agent_display_name: agent.name.clone(),
+        message_id: notice_id.clone(),
+        turn_limit,
+    });
+    let notice = Outgoing {
+        msg: Message {
+            message_id: notice_id,
+            chat_id: None,
+            sender: agent.id.clone(),
+            content: turn_limit_notice(turn_limit),
+            created_at: now,
+            reply_to_message_id: Some(msg.message_id.clone()),
+            kind: MessageKind::TurnLimit,
+            tool_calls: Vec::new(),
+        },
+        memory: Vec::new(),
+        only_in: Some(msg.chat_id.clone()),
+        keep_if_left: false,
+        edit: Edit::None,
+    };
+    (event, notice)
+}
+
+/// The `debug` event of one agent's routing decision.
+#[cold]
+#[inline(never)]
+fn debug_event(id: &str, msg: &Message, decision: Decision, reason: Why) -> Event {
+    Event::System(SystemEvent::Debug {
+        agent: id.to_string(),
+        message_id: msg.message_id.clone(),
+        decision,
+        reason: reason.text(),
+    })
 }
