@@ -148,43 +148,13 @@ impl MemoryStore {
     fn apply_valid(&self, ops: Vec<StoreOp>) {
         let mut worlds = self.worlds.borrow_mut();
         for op in ops {
+            // The ops of a message and a reply here; the rest out of line (see `validate`).
             match op {
-                StoreOp::PutWorld(w) => {
-                    let id = w.id.clone();
-                    worlds.get_or_default(id).world = Some(w);
-                }
-                StoreOp::DeleteWorld { world_id } => {
-                    worlds.remove(&world_id);
-                }
                 StoreOp::ExpectRevision { .. } => {}
-                StoreOp::PutAgent { world_id, agent } => {
-                    let rec = worlds.get_or_default(world_id);
-                    match rec.agents.iter_mut().find(|a| a.id == agent.id) {
-                        Some(a) => *a = agent,
-                        None => rec.agents.push(agent),
-                    }
-                }
-                StoreOp::DeleteAgent { world_id, agent_id } => {
-                    if let Some(rec) = worlds.get_mut(&world_id) {
-                        rec.agents.retain(|a| a.id != agent_id);
-                        for c in rec.chats.values_mut() {
-                            if let Some(m) = c.memories.get_mut(&agent_id) {
-                                m.clear();
-                            }
-                            c.states.remove(&agent_id);
-                            c.approvals.retain(|_, a| a.agent_id != agent_id);
-                        }
-                    }
-                }
                 StoreOp::PutChat(c) => {
                     let (wid, cid) = (c.world_id.clone(), c.id.clone());
                     let rec = worlds.get_or_default(wid);
                     rec.chats.get_or_default(cid).chat = Some(c);
-                }
-                StoreOp::DeleteChat { world_id, chat_id } => {
-                    if let Some(rec) = worlds.get_mut(&world_id) {
-                        rec.chats.remove(&chat_id);
-                    }
                 }
                 StoreOp::AppendMessage {
                     world_id,
@@ -194,38 +164,6 @@ impl MemoryStore {
                     if let Some(chat) = chat_mut(&mut worlds, &world_id, &chat_id) {
                         chat.ids.insert(message.message_id.clone());
                         chat.messages.push(message);
-                    }
-                }
-                StoreOp::DeleteMessages {
-                    world_id,
-                    chat_id,
-                    message_ids,
-                } => {
-                    let doomed: VecSet<String> = message_ids.into_iter().collect();
-                    if let Some(chat) = chat_mut(&mut worlds, &world_id, &chat_id) {
-                        chat.messages.retain(|m| !doomed.contains(&m.message_id));
-                        chat.ids.retain(|id| !doomed.contains(id));
-                        for entries in chat.memories.values_mut() {
-                            entries.retain(|e| !doomed.contains(&e.message_id));
-                        }
-                    }
-                }
-                StoreOp::ReplaceMessage {
-                    world_id,
-                    chat_id,
-                    old_message_id,
-                    message,
-                } => {
-                    if let Some(chat) = chat_mut(&mut worlds, &world_id, &chat_id) {
-                        if let Some(m) = chat
-                            .messages
-                            .iter_mut()
-                            .find(|m| m.message_id == old_message_id)
-                        {
-                            chat.ids.remove(&old_message_id);
-                            chat.ids.insert(message.message_id.clone());
-                            *m = message;
-                        }
                     }
                 }
                 StoreOp::AppendMemory {
@@ -238,17 +176,6 @@ impl MemoryStore {
                         chat.memories.get_or_default(agent_id).push(entry);
                     }
                 }
-                StoreOp::ClearMemory {
-                    world_id,
-                    chat_id,
-                    agent_id,
-                } => {
-                    if let Some(c) = stored_chat_mut(&mut worlds, &world_id, &chat_id) {
-                        if let Some(m) = c.memories.get_mut(&agent_id) {
-                            m.clear();
-                        }
-                    }
-                }
                 StoreOp::PutAgentState {
                     world_id,
                     chat_id,
@@ -258,23 +185,112 @@ impl MemoryStore {
                         chat.states.insert(state.agent_id.clone(), state);
                     }
                 }
-                StoreOp::PutApproval(a) => {
-                    let chat_id = a.chat_id.clone().unwrap_or_default();
-                    if let Some(chat) = chat_mut(&mut worlds, &a.world_id, &chat_id) {
-                        chat.approvals.insert(a.approval_id.clone(), *a);
+                op => apply_rare(&mut worlds, op),
+            }
+        }
+    }
+}
+
+/// [`MemoryStore::apply_valid`] for the ops other than a message's and a reply's.
+#[cold]
+#[inline(never)]
+fn apply_rare(worlds: &mut VecMap<String, WorldRec>, op: StoreOp) {
+    let worlds = &mut *worlds;
+    match op {
+        StoreOp::PutWorld(w) => {
+            let id = w.id.clone();
+            worlds.get_or_default(id).world = Some(w);
+        }
+        StoreOp::DeleteWorld { world_id } => {
+            worlds.remove(&world_id);
+        }
+        StoreOp::PutAgent { world_id, agent } => {
+            let rec = worlds.get_or_default(world_id);
+            match rec.agents.iter_mut().find(|a| a.id == agent.id) {
+                Some(a) => *a = agent,
+                None => rec.agents.push(agent),
+            }
+        }
+        StoreOp::DeleteAgent { world_id, agent_id } => {
+            if let Some(rec) = worlds.get_mut(&world_id) {
+                rec.agents.retain(|a| a.id != agent_id);
+                for c in rec.chats.values_mut() {
+                    if let Some(m) = c.memories.get_mut(&agent_id) {
+                        m.clear();
                     }
-                }
-                StoreOp::DeleteApproval {
-                    world_id,
-                    chat_id,
-                    approval_id,
-                } => {
-                    if let Some(c) = stored_chat_mut(&mut worlds, &world_id, &chat_id) {
-                        c.approvals.remove(&approval_id);
-                    }
+                    c.states.remove(&agent_id);
+                    c.approvals.retain(|_, a| a.agent_id != agent_id);
                 }
             }
         }
+        StoreOp::DeleteChat { world_id, chat_id } => {
+            if let Some(rec) = worlds.get_mut(&world_id) {
+                rec.chats.remove(&chat_id);
+            }
+        }
+        StoreOp::DeleteMessages {
+            world_id,
+            chat_id,
+            message_ids,
+        } => {
+            let doomed: VecSet<String> = message_ids.into_iter().collect();
+            if let Some(chat) = chat_mut(worlds, &world_id, &chat_id) {
+                chat.messages.retain(|m| !doomed.contains(&m.message_id));
+                chat.ids.retain(|id| !doomed.contains(id));
+                for entries in chat.memories.values_mut() {
+                    entries.retain(|e| !doomed.contains(&e.message_id));
+                }
+            }
+        }
+        StoreOp::ReplaceMessage {
+            world_id,
+            chat_id,
+            old_message_id,
+            message,
+        } => {
+            if let Some(chat) = chat_mut(worlds, &world_id, &chat_id) {
+                if let Some(m) = chat
+                    .messages
+                    .iter_mut()
+                    .find(|m| m.message_id == old_message_id)
+                {
+                    chat.ids.remove(&old_message_id);
+                    chat.ids.insert(message.message_id.clone());
+                    *m = message;
+                }
+            }
+        }
+        StoreOp::ClearMemory {
+            world_id,
+            chat_id,
+            agent_id,
+        } => {
+            if let Some(c) = stored_chat_mut(worlds, &world_id, &chat_id) {
+                if let Some(m) = c.memories.get_mut(&agent_id) {
+                    m.clear();
+                }
+            }
+        }
+        StoreOp::PutApproval(a) => {
+            let chat_id = a.chat_id.clone().unwrap_or_default();
+            if let Some(chat) = chat_mut(worlds, &a.world_id, &chat_id) {
+                chat.approvals.insert(a.approval_id.clone(), *a);
+            }
+        }
+        StoreOp::DeleteApproval {
+            world_id,
+            chat_id,
+            approval_id,
+        } => {
+            if let Some(c) = stored_chat_mut(worlds, &world_id, &chat_id) {
+                c.approvals.remove(&approval_id);
+            }
+        }
+        StoreOp::PutChat(_)
+        | StoreOp::AppendMessage { .. }
+        | StoreOp::AppendMemory { .. }
+        | StoreOp::PutAgentState { .. }
+        | StoreOp::ExpectRevision { .. } => {}
     }
 }
 
