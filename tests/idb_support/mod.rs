@@ -810,40 +810,10 @@ pub async fn a_blocked_upgrade_fails_with_blocked() {
 /// A database made by the version-1 app (six stores, no `approvals`) is upgraded in place when
 /// this app opens it: its data stay, and pending approvals can be written and read.
 pub async fn a_version_1_database_gains_the_approvals_store() {
-    use indexed_db_futures::KeyPath;
     let name = fresh_name();
     let db = Database::open(name.as_str())
         .with_version(1u32)
-        .with_on_upgrade_needed(|_, db| {
-            // What version 1 created (idb_schema::v1), as a released app left it.
-            db.create_object_store("worlds")
-                .with_key_path(KeyPath::from("worldId"))
-                .build()?;
-            db.create_object_store("agents")
-                .with_key_path(KeyPath::from(["worldId", "agentId"]))
-                .build()?;
-            db.create_object_store("chats")
-                .with_key_path(KeyPath::from(["worldId", "chatId"]))
-                .build()?;
-            let messages = db
-                .create_object_store("messages")
-                .with_key_path(KeyPath::from(["worldId", "chatId", "seq"]))
-                .build()?;
-            messages
-                .create_index(
-                    "byMessageId",
-                    KeyPath::from(["worldId", "chatId", "messageId"]),
-                )
-                .with_unique(true)
-                .build()?;
-            db.create_object_store("memory")
-                .with_key_path(KeyPath::from(["worldId", "chatId", "agentId", "seq"]))
-                .build()?;
-            db.create_object_store("agent_states")
-                .with_key_path(KeyPath::from(["worldId", "chatId", "agentId"]))
-                .build()?;
-            Ok(())
-        })
+        .with_on_upgrade_needed(|_, db| version_1_schema(&db))
         .await
         .expect("version 1 open");
     db.close();
@@ -990,8 +960,8 @@ pub async fn a_write_in_one_burst_that_fails_a_check_writes_nothing() {
     delete_db(&name).await;
 }
 
-/// What database version 2 created (idb_schema's `v1` and `v2`), as a released app left it.
-fn version_2_schema(db: &Database) -> Result<(), indexed_db_futures::error::Error> {
+/// What database version 1 created (idb_schema's `v1`), as a released app left it.
+fn version_1_schema(db: &Database) -> Result<(), indexed_db_futures::error::Error> {
     use indexed_db_futures::KeyPath;
     db.create_object_store("worlds")
         .with_key_path(KeyPath::from("worldId"))
@@ -1019,6 +989,13 @@ fn version_2_schema(db: &Database) -> Result<(), indexed_db_futures::error::Erro
     db.create_object_store("agent_states")
         .with_key_path(KeyPath::from(["worldId", "chatId", "agentId"]))
         .build()?;
+    Ok(())
+}
+
+/// What database version 2 created (idb_schema's `v1` and `v2`), as a released app left it.
+fn version_2_schema(db: &Database) -> Result<(), indexed_db_futures::error::Error> {
+    use indexed_db_futures::KeyPath;
+    version_1_schema(db)?;
     db.create_object_store("approvals")
         .with_key_path(KeyPath::from(["worldId", "chatId", "approvalId"]))
         .build()?;
