@@ -139,7 +139,7 @@ impl MemoryStore {
         self.apply_valid(ops);
         let mut revs = self.revisions.borrow_mut();
         for w in named {
-            *revs.get_or_default(w) += 1;
+            *revs.get_or_default(&w) += 1;
         }
         Ok(())
     }
@@ -152,19 +152,17 @@ impl MemoryStore {
             match op {
                 StoreOp::ExpectRevision { .. } => {}
                 StoreOp::PutChat(c) => {
-                    let (wid, cid) = (c.world_id.clone(), c.id.clone());
-                    let rec = worlds.get_or_default(wid);
-                    rec.chats.get_or_default(cid).chat = Some(c);
+                    let chat = chat_mut(&mut worlds, &c.world_id, &c.id);
+                    chat.chat = Some(c);
                 }
                 StoreOp::AppendMessage {
                     world_id,
                     chat_id,
                     message,
                 } => {
-                    if let Some(chat) = chat_mut(&mut worlds, &world_id, &chat_id) {
-                        chat.ids.insert(message.message_id.clone());
-                        chat.messages.push(message);
-                    }
+                    let chat = chat_mut(&mut worlds, &world_id, &chat_id);
+                    chat.ids.insert(message.message_id.clone());
+                    chat.messages.push(message);
                 }
                 StoreOp::AppendMemory {
                     world_id,
@@ -172,18 +170,16 @@ impl MemoryStore {
                     agent_id,
                     entry,
                 } => {
-                    if let Some(chat) = chat_mut(&mut worlds, &world_id, &chat_id) {
-                        chat.memories.get_or_default(agent_id).push(entry);
-                    }
+                    let chat = chat_mut(&mut worlds, &world_id, &chat_id);
+                    chat.memories.get_or_default(&agent_id).push(entry);
                 }
                 StoreOp::PutAgentState {
                     world_id,
                     chat_id,
                     state,
                 } => {
-                    if let Some(chat) = chat_mut(&mut worlds, &world_id, &chat_id) {
-                        chat.states.insert(state.agent_id.clone(), state);
-                    }
+                    let chat = chat_mut(&mut worlds, &world_id, &chat_id);
+                    chat.states.insert(state.agent_id.clone(), state);
                 }
                 op => apply_rare(&mut worlds, op),
             }
@@ -195,17 +191,16 @@ impl MemoryStore {
 #[cold]
 #[inline(never)]
 fn apply_rare(worlds: &mut VecMap<String, WorldRec>, op: StoreOp) {
-    let worlds = &mut *worlds;
     match op {
         StoreOp::PutWorld(w) => {
-            let id = w.id.clone();
-            worlds.get_or_default(id).world = Some(w);
+            let rec = worlds.get_or_default(&w.id);
+            rec.world = Some(w);
         }
         StoreOp::DeleteWorld { world_id } => {
             worlds.remove(&world_id);
         }
         StoreOp::PutAgent { world_id, agent } => {
-            let rec = worlds.get_or_default(world_id);
+            let rec = worlds.get_or_default(&world_id);
             match rec.agents.iter_mut().find(|a| a.id == agent.id) {
                 Some(a) => *a = agent,
                 None => rec.agents.push(agent),
@@ -234,12 +229,11 @@ fn apply_rare(worlds: &mut VecMap<String, WorldRec>, op: StoreOp) {
             message_ids,
         } => {
             let doomed: VecSet<String> = message_ids.into_iter().collect();
-            if let Some(chat) = chat_mut(worlds, &world_id, &chat_id) {
-                chat.messages.retain(|m| !doomed.contains(&m.message_id));
-                chat.ids.retain(|id| !doomed.contains(id));
-                for entries in chat.memories.values_mut() {
-                    entries.retain(|e| !doomed.contains(&e.message_id));
-                }
+            let chat = chat_mut(worlds, &world_id, &chat_id);
+            chat.messages.retain(|m| !doomed.contains(&m.message_id));
+            chat.ids.retain(|id| !doomed.contains(id));
+            for entries in chat.memories.values_mut() {
+                entries.retain(|e| !doomed.contains(&e.message_id));
             }
         }
         StoreOp::ReplaceMessage {
@@ -248,16 +242,15 @@ fn apply_rare(worlds: &mut VecMap<String, WorldRec>, op: StoreOp) {
             old_message_id,
             message,
         } => {
-            if let Some(chat) = chat_mut(worlds, &world_id, &chat_id) {
-                if let Some(m) = chat
-                    .messages
-                    .iter_mut()
-                    .find(|m| m.message_id == old_message_id)
-                {
-                    chat.ids.remove(&old_message_id);
-                    chat.ids.insert(message.message_id.clone());
-                    *m = message;
-                }
+            let chat = chat_mut(worlds, &world_id, &chat_id);
+            if let Some(m) = chat
+                .messages
+                .iter_mut()
+                .find(|m| m.message_id == old_message_id)
+            {
+                chat.ids.remove(&old_message_id);
+                chat.ids.insert(message.message_id.clone());
+                *m = message;
             }
         }
         StoreOp::ClearMemory {
@@ -273,9 +266,8 @@ fn apply_rare(worlds: &mut VecMap<String, WorldRec>, op: StoreOp) {
         }
         StoreOp::PutApproval(a) => {
             let chat_id = a.chat_id.clone().unwrap_or_default();
-            if let Some(chat) = chat_mut(worlds, &a.world_id, &chat_id) {
-                chat.approvals.insert(a.approval_id.clone(), *a);
-            }
+            let chat = chat_mut(worlds, &a.world_id, &chat_id);
+            chat.approvals.insert(a.approval_id.clone(), *a);
         }
         StoreOp::DeleteApproval {
             world_id,
@@ -359,19 +351,11 @@ fn chat_mut<'a>(
     worlds: &'a mut VecMap<String, WorldRec>,
     world_id: &str,
     chat_id: &str,
-) -> Option<&'a mut ChatData> {
-    // Looked up first, made only when missing: `get_or_default` takes owned keys, two allocations
-    // (and frees) per op of every batch for records that nearly always exist (the batch's
-    // rules require the chat). Always `Some`.
-    let rec = if worlds.contains_key(world_id) {
-        worlds.get_mut(world_id)?
-    } else {
-        worlds.get_or_default(world_id.to_string())
-    };
-    if !rec.chats.contains_key(chat_id) {
-        return Some(rec.chats.get_or_default(chat_id.to_string()));
-    }
-    rec.chats.get_mut(chat_id)
+) -> &'a mut ChatData {
+    worlds
+        .get_or_default(world_id)
+        .chats
+        .get_or_default(chat_id)
 }
 
 impl Store for MemoryStore {
@@ -565,11 +549,7 @@ impl Store for MemoryStore {
         &'a self,
         world_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<WorldLockGuard, StoreError>> {
-        let lock = self
-            .locks
-            .borrow_mut()
-            .get_or_default(world_id.to_string())
-            .clone();
+        let lock = self.locks.borrow_mut().get_or_default(world_id).clone();
         Box::pin(async move { Ok(Box::new(lock.lock_owned().await) as WorldLockGuard) })
     }
 }

@@ -106,26 +106,24 @@ impl<K: Ord, V> VecMap<K, V> {
         Some(self.items.remove(i).1)
     }
 
-    /// The value of `key`, inserted with `make` first if it is missing.
-    pub fn get_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
-        let i = match self.find(&key) {
+    /// The value of `key`, inserted as `V::default()` first if it is missing
+    /// (`entry(key).or_default()`). The key is borrowed and copied only when an entry is
+    /// made: the maps are looked up far more often than they grow.
+    pub fn get_or_default<Q>(&mut self, key: &Q) -> &mut V
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+        V: Default,
+    {
+        let i = match self.find(key) {
             Ok(i) => i,
             Err(i) => {
-                self.items.insert(i, (key, make()));
+                self.items.insert(i, (key.to_owned(), V::default()));
                 i
             }
         };
         // `i` is in bounds: found, or just inserted there.
         &mut self.items[i].1
-    }
-
-    /// The value of `key`, inserted as `V::default()` first if it is missing
-    /// (`entry(key).or_default()`).
-    pub fn get_or_default(&mut self, key: K) -> &mut V
-    where
-        V: Default,
-    {
-        self.get_or_insert_with(key, V::default)
     }
 
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&K, &V)> + ExactSizeIterator {
@@ -354,7 +352,7 @@ mod tests {
         assert_eq!(ours.len(), theirs.len());
         assert!(ours.iter().eq(theirs.iter()));
         assert!(ours.range_from(&50).eq(theirs.range(50..)));
-        *ours.get_or_default(1000) += 7;
+        *ours.get_or_default(&1000) += 7;
         *theirs.entry(1000).or_default() += 7;
         assert!(ours.iter().rev().eq(theirs.iter().rev()));
     }

@@ -133,7 +133,7 @@ impl OpenAiCalls {
                 .get("index")
                 .and_then(Value::as_u64)
                 .unwrap_or(pos as u64);
-            let entry = self.calls.get_or_default(index);
+            let entry = self.calls.get_or_default(&index);
             if let Some(id) = str_of(item.get("id")) {
                 entry.0 = id.to_string();
             }
