@@ -70,8 +70,10 @@ try {
     log(`persisted send ${p.send_ms.median.toFixed(2)} ms vs bare put ${p.bare_put_ms.median.toFixed(2)} ms; ${p.turns} turns ${p.conversation_ms.toFixed(0)} ms`);
     const fill = await run(c, { mode: 'fill' });
     log(`imported ${fill.messages} messages in ${fill.import_ms.toFixed(0)} ms`);
+    // At least 11 reopens: the bare baseline (open + 50 records) takes a few ms, and with 5
+    // samples its median alone moved the ratio by a third between runs of the same build.
     const reopens = [];
-    for (let i = 0; i < reps; i++) reopens.push(await run(c, { mode: 'reopen', world: fill.id, chat: fill.chatId }));
+    for (let i = 0; i < Math.max(reps, 11); i++) reopens.push(await run(c, { mode: 'reopen', world: fill.id, chat: fill.chatId }));
     const f = (k) => stats(reopens.map((x) => x[k]));
     const reopen = { messages: fill.messages, open_ms: f('open_ms'), first_page_ms: f('first_page_ms'), total_ms: f('total_ms'),
       bare_total_ms: f('bare_total_ms'), bare_open_ms: f('bare_open_ms'), bare_page_ms: f('bare_page_ms'), raw: reopens };

@@ -133,7 +133,15 @@ export async function rawStream({ mockUrl, n }) {
   return { ms: last - head, callbacks };
 }
 
-/** Engine and raw loop alternated `reps` times per n (alternating spreads the noise evenly). */
+/**
+ * How many timed samples a stream of `n` chunks gets. A 1,000-chunk stream lasts a few
+ * milliseconds, the size of the scheduler's and the clock's noise on this shared machine: with
+ * `reps` samples its median moved 2–3× between runs of the same build. Short streams get as
+ * many samples as it takes to stream about 25,000 chunks (at least `reps`, at most 5×).
+ */
+export const samplesFor = (n, reps) => Math.max(reps, Math.min(5 * reps, Math.ceil(25000 / n)));
+
+/** Engine and raw loop alternated per n (alternating spreads the noise evenly). */
 export async function streamingBench({ AgentWorld, mockUrl, sizes, reps, storage, log = () => {} }) {
   const out = [];
   for (const n of sizes) {
@@ -147,7 +155,7 @@ export async function streamingBench({ AgentWorld, mockUrl, sizes, reps, storage
     const engine = [];
     const raw = [];
     let callbacks = 0;
-    for (let i = 0; i < reps; i++) {
+    for (let i = 0; i < samplesFor(n, reps); i++) {
       const e = await engineStream({ AgentWorld, mockUrl, n, storage });
       engine.push(e.ms);
       callbacks = e.callbacks;
@@ -186,7 +194,7 @@ export async function toolStreamBench({ AgentWorld, mockUrl, sizes, reps, storag
     const plain = [];
     const tool = [];
     const toolReply = [];
-    for (let i = 0; i < reps; i++) {
+    for (let i = 0; i < samplesFor(n, reps); i++) {
       plain.push((await engineStream({ AgentWorld, mockUrl, n, storage, script: 'reply' })).ms);
       const t = await engineStream({ AgentWorld, mockUrl, n, storage, script: 'tool' });
       tool.push(t.ms);

@@ -78,7 +78,7 @@ const check = (what, pass, figure) => checks.push({ what, pass, figure });
 
 const lines = [];
 lines.push(`Measured ${machine.date} on ${machine.nproc} cores (${machine.cpu}), Node ${machine.node}, Chromium ${machine.chromium}; ` +
-  `${native.reps} repetitions per figure, median (min–max); the whole \`make bench\` took ${machine.bench_seconds ?? '?'} s; ` +
+  `${native.reps} repetitions per figure (more for short streams and reopens, see above), median (min–max); the whole \`make bench\` took ${machine.bench_seconds ?? '?'} s; ` +
   `load average ${machine.load_start ?? '?'} at the start, ${machine.load_end.toFixed(2)} at the end${Math.max(machine.load_start ?? 0, machine.load_end) > machine.nproc ? ' (above the core count: the machine was shared, so the ratios are noisier than usual)' : ''}.`);
 
 lines.push('', `**Size** (budget: gzip of .wasm + glue ≤ ${kb(size.budget_gzip_bytes)} per target)`, '');
