@@ -140,6 +140,7 @@ impl JsCustomProvider {
         let request = request_json(settings, &messages);
         // The stream is started and its first `next()` called in one call into the host.
         let (id, settle) = Settled::reserve();
+        let mut step = Settled::awaiting(id);
         let pump = start(
             &self.object,
             &self.stream,
@@ -151,7 +152,6 @@ impl JsCustomProvider {
         )
         .map_err(start_error)?;
         signal.started(&pump);
-        let mut step = Settled::awaiting(id);
         loop {
             let value = match first_of(step, cancel.cancelled()).await {
                 Some((STEP_DONE, _)) => {
@@ -281,20 +281,45 @@ export function awwCustomStart(object, stream, request, getter, signalId, settle
   let next;
   try { next = isObject(it) ? it.next : undefined; } catch { next = undefined; }
   if (typeof next !== 'function') throw { awwCustomShape: 2 };
-  const pump = { it, next, options };
+  const pump = { it, next, options, ahead: undefined };
   awwCustomNext(pump, settle, awaitId);
   return pump;
 }
+const onStep = (deliver) => [(step) => {
+  let done = true;
+  let value;
+  if (isObject(step)) {
+    try { done = !!step.done; } catch { done = true; }
+    if (!done) try { value = step.value; } catch { value = undefined; }
+  }
+  deliver(done ? 0 : 1, value);
+}, (error) => deliver(2, error)];
+// Hands step `id` to the engine; after a value, the following step is asked for first, so
+// that it has usually settled by the time the engine (woken by `settle`) asks for it.
+function hand(pump, settle, id, kind, value) {
+  if (kind === 1) ahead(pump, settle);
+  settle(id, kind, value);
+}
+function ahead(pump, settle) {
+  const next = { id: undefined, kind: undefined, value: undefined };
+  pump.ahead = next;
+  const deliver = (kind, value) => {
+    if (next.id === undefined) { next.kind = kind; next.value = value; }
+    else hand(pump, settle, next.id, kind, value);
+  };
+  let p;
+  try { p = pump.next.call(pump.it); } catch (error) { deliver(2, error); return; }
+  Promise.resolve(p).then(...onStep(deliver));
+}
 export function awwCustomNext(pump, settle, id) {
-  Promise.resolve(pump.next.call(pump.it)).then((step) => {
-    let done = true;
-    let value;
-    if (isObject(step)) {
-      try { done = !!step.done; } catch { done = true; }
-      if (!done) try { value = step.value; } catch { value = undefined; }
-    }
-    settle(id, done ? 0 : 1, value);
-  }, (error) => settle(id, 2, error));
+  const next = pump.ahead;
+  if (next === undefined) {
+    Promise.resolve(pump.next.call(pump.it)).then(...onStep((kind, value) => hand(pump, settle, id, kind, value)));
+    return;
+  }
+  pump.ahead = undefined;
+  if (next.kind === undefined) next.id = id;
+  else hand(pump, settle, id, next.kind, next.value);
 }
 export function awwCustomStop(pump) {
   try {
@@ -327,9 +352,16 @@ extern "C" {
         settle: &JsValue,
         await_id: f64,
     ) -> Result<JsValue, JsValue>;
-    /// Calls `next()` and, once its promise settles, `settle(id, kind, value)`: kind
-    /// [`STEP_DONE`], 1 (a value: the step's `value`) or [`STEP_REJECTED`] (with the
+    /// Step `id`: calls `next()` and, once its promise settles, `settle(id, kind, value)`:
+    /// kind [`STEP_DONE`], 1 (a value: the step's `value`) or [`STEP_REJECTED`] (with the
     /// reason). Throws what `next()` throws.
+    ///
+    /// One step ahead: once a value is handed over, the following `next()` is called at
+    /// once (before `settle`), so when the engine, woken by that `settle`, asks for the step,
+    /// it has usually settled already (an async generator's next piece, or its end) and is
+    /// handed over synchronously, from within this call: a reply of one chunk wakes the
+    /// engine once, not twice (each wakeup a microtask, in Node an `AsyncResource`, and a
+    /// poll of the running calls). An early `next()` throwing is handed over as a rejection.
     #[wasm_bindgen(catch, js_name = awwCustomNext)]
     fn next_step(pump: &JsValue, settle: &JsValue, id: f64) -> Result<(), JsValue>;
     /// The iterator's `return()`, if it has one (errors ignored).
@@ -506,7 +538,8 @@ struct Settled {
 struct Awaited {
     id: u64,
     outcome: Option<(u32, JsValue)>,
-    /// Set at the first poll (the outcome always comes later: a promise reaction).
+    /// Set at a poll that finds no outcome yet (a step settled ahead is handed over before
+    /// the first poll: see [`next_step`]).
     waker: Option<Waker>,
 }
 
@@ -541,12 +574,16 @@ fn on_settled(id: f64, kind: u32, value: JsValue) {
 }
 
 impl Settled {
-    /// Calls the iterator's `next()`; its error if it throws.
+    /// Calls the iterator's `next()` (or takes the step asked for ahead); its error if it
+    /// throws.
     fn next(pump: &JsValue) -> Result<Self, JsValue> {
         let (id, handler) = Self::reserve();
-        // The host call outside the borrow; `then` never calls back synchronously.
+        // Awaited before the host call, which hands a step settled ahead over synchronously
+        // (`on_settled` from within it: no borrow is held across it). Dropped, with its
+        // entry, if `next()` throws.
+        let step = Self::awaiting(id);
         next_step(pump, &handler, id as f64)?;
-        Ok(Self::awaiting(id))
+        Ok(step)
     }
 
     /// The id of the next await and the thread's settle handler, for the host call that
@@ -565,7 +602,8 @@ impl Settled {
         })
     }
 
-    /// The await `id` (see [`Settled::reserve`]), whose `next()` was called.
+    /// The await `id` (see [`Settled::reserve`]), registered before its host call: its
+    /// outcome may come from within that call.
     fn awaiting(id: u64) -> Self {
         AWAITS.with(|a| {
             a.borrow_mut().pending.push(Awaited {
