@@ -662,9 +662,10 @@ impl Drop for Settled {
     }
 }
 
-/// `Some(output of a)` if `a` finishes first, `None` if `b` (the cancellation) does.
+/// `Some(output of a)` if `a` finishes first, `None` if `b` (the cancellation) does. Both
+/// pinned in place (two small futures), not boxed: two allocations fewer per step.
 async fn first_of<A: Future, B: Future<Output = ()>>(a: A, b: B) -> Option<A::Output> {
-    let (mut a, mut b) = (Box::pin(a), Box::pin(b));
+    let (mut a, mut b) = (std::pin::pin!(a), std::pin::pin!(b));
     std::future::poll_fn(|cx| {
         if let Poll::Ready(v) = a.as_mut().poll(cx) {
             return Poll::Ready(Some(v));
