@@ -136,12 +136,23 @@ impl JsCustomProvider {
         if cancel.is_cancelled() {
             return Err(aborted());
         }
-        let signal = LazySignal::new()?;
+        let mut signal = LazySignal::new();
         let request = request_json(settings, &messages);
-        let pump =
-            start(&self.object, &self.stream, &request, &signal.options).map_err(start_error)?;
+        // The stream is started and its first `next()` called in one call into the host.
+        let (id, settle) = Settled::reserve();
+        let mut step = Settled::awaiting(id);
+        let pump = start(
+            &self.object,
+            &self.stream,
+            &request,
+            &signal.getter,
+            signal.id as f64,
+            &settle,
+            id as f64,
+        )
+        .map_err(start_error)?;
+        signal.started(&pump);
         loop {
-            let step = Settled::next(&pump).map_err(|e| custom_error(message_of(&e)))?;
             let value = match first_of(step, cancel.cancelled()).await {
                 Some((STEP_DONE, _)) => {
                     on_event(LlmEvent::Done {
@@ -165,6 +176,7 @@ impl JsCustomProvider {
             } else {
                 other_chunk(&value, on_event)?;
             }
+            step = Settled::next(&pump).map_err(|e| custom_error(message_of(&e)))?;
         }
     }
 }
@@ -252,13 +264,10 @@ fn key(name: &'static str) -> JsValue {
 // read is `undefined`; `return()` is called on cancellation, its outcome ignored.
 #[wasm_bindgen(inline_js = r#"
 const isObject = (x) => x !== null && (typeof x === 'object' || typeof x === 'function');
-export function awwCustomOptions(getter, id) {
-  const options = { get signal() { return getter(id, options); } };
-  return options;
-}
-export function awwCustomStart(object, stream, request, options) {
+export function awwCustomStart(object, stream, request, getter, signalId, settle, awaitId) {
   let parsed;
   try { parsed = JSON.parse(request); } catch { throw { awwCustomShape: 3 }; }
+  const options = { get signal() { return getter(signalId, options); } };
   const iterable = stream.call(object, parsed, options);
   let it = iterable;
   let f;
@@ -272,18 +281,45 @@ export function awwCustomStart(object, stream, request, options) {
   let next;
   try { next = isObject(it) ? it.next : undefined; } catch { next = undefined; }
   if (typeof next !== 'function') throw { awwCustomShape: 2 };
-  return { it, next };
+  const pump = { it, next, options, ahead: undefined };
+  awwCustomNext(pump, settle, awaitId);
+  return pump;
+}
+const onStep = (deliver) => [(step) => {
+  let done = true;
+  let value;
+  if (isObject(step)) {
+    try { done = !!step.done; } catch { done = true; }
+    if (!done) try { value = step.value; } catch { value = undefined; }
+  }
+  deliver(done ? 0 : 1, value);
+}, (error) => deliver(2, error)];
+// Hands step `id` to the engine; after a value, the following step is asked for first, so
+// that it has usually settled by the time the engine (woken by `settle`) asks for it.
+function hand(pump, settle, id, kind, value) {
+  if (kind === 1) ahead(pump, settle);
+  settle(id, kind, value);
+}
+function ahead(pump, settle) {
+  const next = { id: undefined, kind: undefined, value: undefined };
+  pump.ahead = next;
+  const deliver = (kind, value) => {
+    if (next.id === undefined) { next.kind = kind; next.value = value; }
+    else hand(pump, settle, next.id, kind, value);
+  };
+  let p;
+  try { p = pump.next.call(pump.it); } catch (error) { deliver(2, error); return; }
+  Promise.resolve(p).then(...onStep(deliver));
 }
 export function awwCustomNext(pump, settle, id) {
-  Promise.resolve(pump.next.call(pump.it)).then((step) => {
-    let done = true;
-    let value;
-    if (isObject(step)) {
-      try { done = !!step.done; } catch { done = true; }
-      if (!done) try { value = step.value; } catch { value = undefined; }
-    }
-    settle(id, done ? 0 : 1, value);
-  }, (error) => settle(id, 2, error));
+  const next = pump.ahead;
+  if (next === undefined) {
+    Promise.resolve(pump.next.call(pump.it)).then(...onStep((kind, value) => hand(pump, settle, id, kind, value)));
+    return;
+  }
+  pump.ahead = undefined;
+  if (next.kind === undefined) next.id = id;
+  else hand(pump, settle, id, next.kind, next.value);
 }
 export function awwCustomStop(pump) {
   try {
@@ -293,28 +329,39 @@ export function awwCustomStop(pump) {
 }
 "#)]
 extern "C" {
-    /// `{ get signal() }`: an own enumerable, configurable accessor that calls
-    /// `getter(id, options)` (see [`LazySignal`]).
+    /// Calls `stream(request, options)`, where `options` is `{ get signal() }` (an own
+    /// enumerable, configurable accessor that calls `getter(signalId, options)`, see
+    /// [`LazySignal`]), then the iterator's first `next()` as [`next_step`] does with
+    /// `settle` and `awaitId`; returns `{ it, next, options }` (the async iterator and its
+    /// `next` method, read once, and the options). Throws what `stream()`,
+    /// `[Symbol.asyncIterator]()` or `next()` throw, or `{ awwCustomShape }` (see
+    /// [`start_error`]): thrown rather than returned, so that the usual answer is taken with
+    /// no second call into the host to tell them apart. One call where a reply of one chunk
+    /// used to make three (options, start, first `next()`).
     ///
     /// `catch` on every function of this snippet, though only `start` and `next_step` can
     /// throw: a function with no conversion to make is imported by wasm-bindgen straight from
     /// the snippet module (`import * as`), a form `scripts/package.mjs` does not inline.
-    #[wasm_bindgen(catch, js_name = awwCustomOptions)]
-    fn custom_options(getter: &JsValue, id: f64) -> Result<js_sys::Object, JsValue>;
-    /// Calls `stream(request, options)` and returns `{ it, next }` (the async iterator and its
-    /// `next` method, read once). Throws what `stream()` or `[Symbol.asyncIterator]()` throw,
-    /// or `{ awwCustomShape }` (see [`start_error`]): thrown rather than returned, so that the
-    /// usual answer is taken with no second call into the host to tell them apart.
     #[wasm_bindgen(catch, js_name = awwCustomStart)]
     fn start(
         object: &JsValue,
         stream: &js_sys::Function,
         request: &str,
-        options: &js_sys::Object,
+        getter: &JsValue,
+        signal_id: f64,
+        settle: &JsValue,
+        await_id: f64,
     ) -> Result<JsValue, JsValue>;
-    /// Calls `next()` and, once its promise settles, `settle(id, kind, value)`: kind
-    /// [`STEP_DONE`], 1 (a value: the step's `value`) or [`STEP_REJECTED`] (with the
+    /// Step `id`: calls `next()` and, once its promise settles, `settle(id, kind, value)`:
+    /// kind [`STEP_DONE`], 1 (a value: the step's `value`) or [`STEP_REJECTED`] (with the
     /// reason). Throws what `next()` throws.
+    ///
+    /// One step ahead: once a value is handed over, the following `next()` is called at
+    /// once (before `settle`), so when the engine, woken by that `settle`, asks for the step,
+    /// it has usually settled already (an async generator's next piece, or its end) and is
+    /// handed over synchronously, from within this call: a reply of one chunk wakes the
+    /// engine once, not twice (each wakeup a microtask, in Node an `AsyncResource`, and a
+    /// poll of the running calls). An early `next()` throwing is handed over as a rejection.
     #[wasm_bindgen(catch, js_name = awwCustomNext)]
     fn next_step(pump: &JsValue, settle: &JsValue, id: f64) -> Result<(), JsValue>;
     /// The iterator's `return()`, if it has one (errors ignored).
@@ -359,13 +406,17 @@ const STEP_REJECTED: u32 = 2;
 /// gets a signal that never aborts, as before.
 struct LazySignal {
     id: u64,
-    options: js_sys::Object,
+    /// The thread's accessor getter, passed to `awwCustomStart`, which makes the options.
+    getter: JsValue,
+    /// `{ it, next, options }` once the stream started: the options are read from it only
+    /// to abort a signal nobody read.
+    pump: Option<JsValue>,
 }
 
 struct Signals {
     next_id: u64,
-    /// The calls running now: their options and controller (once made).
-    live: Vec<(u64, js_sys::Object, Option<web_sys::AbortController>)>,
+    /// The calls running now: their controller (once made).
+    live: Vec<(u64, Option<web_sys::AbortController>)>,
     /// The accessor's `(id, options)` getter, made once per thread.
     getter: Option<Closure<dyn FnMut(f64, js_sys::Object) -> JsValue>>,
 }
@@ -399,7 +450,7 @@ fn read_signal(id: f64, options: js_sys::Object) -> JsValue {
         SIGNALS.with(|s| {
             if let Ok(mut s) = s.try_borrow_mut() {
                 if let Some(e) = s.live.iter_mut().find(|e| e.0 as f64 == id) {
-                    e.2 = Some(c.clone());
+                    e.1 = Some(c.clone());
                 }
             }
         });
@@ -408,8 +459,10 @@ fn read_signal(id: f64, options: js_sys::Object) -> JsValue {
 }
 
 impl LazySignal {
-    fn new() -> Result<Self, LlmError> {
-        let (id, getter) = SIGNALS.with(|s| {
+    /// A call's signal, live (readable through the getter) from now on: `stream()` may read
+    /// it before it returns.
+    fn new() -> Self {
+        SIGNALS.with(|s| {
             let mut s = s.borrow_mut();
             let id = s.next_id;
             s.next_id += 1;
@@ -418,14 +471,18 @@ impl LazySignal {
                 .get_or_insert_with(|| Closure::new(read_signal))
                 .as_ref()
                 .clone();
-            (id, getter)
-        });
-        // The host call outside the borrow; the getter runs only when `signal` is read.
-        // It cannot throw (an object literal); were it to, the call fails with its message.
-        let options =
-            custom_options(&getter, id as f64).map_err(|e| custom_error(message_of(&e)))?;
-        SIGNALS.with(|s| s.borrow_mut().live.push((id, options.clone(), None)));
-        Ok(Self { id, options })
+            s.live.push((id, None));
+            Self {
+                id,
+                getter,
+                pump: None,
+            }
+        })
+    }
+
+    /// The stream started: `pump` holds the options (see `awwCustomStart`).
+    fn started(&mut self, pump: &JsValue) {
+        self.pump = Some(pump.clone());
     }
 
     /// Aborts the signal, making it (already aborted) if nobody read it yet.
@@ -433,15 +490,20 @@ impl LazySignal {
         let made = SIGNALS.with(|s| {
             let mut s = s.borrow_mut();
             let e = s.live.iter_mut().find(|e| e.0 == self.id)?;
-            Some(e.2.clone())
+            Some(e.1.clone())
         });
         match made {
             Some(Some(controller)) => controller.abort(),
             Some(None) => {
-                if let Some(c) = materialize(&self.options, true) {
+                let options = self
+                    .pump
+                    .as_ref()
+                    .and_then(|p| js_sys::Reflect::get(p, &key("options")).ok())
+                    .and_then(|o| o.dyn_into::<js_sys::Object>().ok());
+                if let Some(c) = options.and_then(|o| materialize(&o, true)) {
                     SIGNALS.with(|s| {
                         if let Some(e) = s.borrow_mut().live.iter_mut().find(|e| e.0 == self.id) {
-                            e.2 = Some(c);
+                            e.1 = Some(c);
                         }
                     });
                 }
@@ -476,7 +538,8 @@ struct Settled {
 struct Awaited {
     id: u64,
     outcome: Option<(u32, JsValue)>,
-    /// Set at the first poll (the outcome always comes later: a promise reaction).
+    /// Set at a poll that finds no outcome yet (a step settled ahead is handed over before
+    /// the first poll: see [`next_step`]).
     waker: Option<Waker>,
 }
 
@@ -511,9 +574,22 @@ fn on_settled(id: f64, kind: u32, value: JsValue) {
 }
 
 impl Settled {
-    /// Calls the iterator's `next()`; its error if it throws.
+    /// Calls the iterator's `next()` (or takes the step asked for ahead); its error if it
+    /// throws.
     fn next(pump: &JsValue) -> Result<Self, JsValue> {
-        let (id, handler) = AWAITS.with(|a| {
+        let (id, handler) = Self::reserve();
+        // Awaited before the host call, which hands a step settled ahead over synchronously
+        // (`on_settled` from within it: no borrow is held across it). Dropped, with its
+        // entry, if `next()` throws.
+        let step = Self::awaiting(id);
+        next_step(pump, &handler, id as f64)?;
+        Ok(step)
+    }
+
+    /// The id of the next await and the thread's settle handler, for the host call that
+    /// calls `next()` ([`next_step`], or `awwCustomStart` for a stream's first step).
+    fn reserve() -> (u64, JsValue) {
+        AWAITS.with(|a| {
             let mut a = a.borrow_mut();
             let id = a.next_id;
             a.next_id += 1;
@@ -523,9 +599,12 @@ impl Settled {
                 .as_ref()
                 .clone();
             (id, handler)
-        });
-        // The host call outside the borrow; `then` never calls back synchronously.
-        next_step(pump, &handler, id as f64)?;
+        })
+    }
+
+    /// The await `id` (see [`Settled::reserve`]), registered before its host call: its
+    /// outcome may come from within that call.
+    fn awaiting(id: u64) -> Self {
         AWAITS.with(|a| {
             a.borrow_mut().pending.push(Awaited {
                 id,
@@ -533,7 +612,7 @@ impl Settled {
                 waker: None,
             })
         });
-        Ok(Self { id: Some(id) })
+        Self { id: Some(id) }
     }
 }
 
@@ -583,9 +662,10 @@ impl Drop for Settled {
     }
 }
 
-/// `Some(output of a)` if `a` finishes first, `None` if `b` (the cancellation) does.
+/// `Some(output of a)` if `a` finishes first, `None` if `b` (the cancellation) does. Both
+/// pinned in place (two small futures), not boxed: two allocations fewer per step.
 async fn first_of<A: Future, B: Future<Output = ()>>(a: A, b: B) -> Option<A::Output> {
-    let (mut a, mut b) = (Box::pin(a), Box::pin(b));
+    let (mut a, mut b) = (std::pin::pin!(a), std::pin::pin!(b));
     std::future::poll_fn(|cx| {
         if let Poll::Ready(v) = a.as_mut().poll(cx) {
             return Poll::Ready(Some(v));

@@ -101,6 +101,50 @@ test('the request carries every control character, at any position, and long pla
   });
 });
 
+test('the engine asks for one piece ahead, never more, and an early next() that throws fails the call', async () => {
+  // Read-ahead of one: once a piece is handed over, the next `next()` is called before the
+  // piece's chunk event (so a provider that answers at once wakes the engine once per reply).
+  const world = await AgentWorld.create({ name: name('Custom Ahead') });
+  const log = [];
+  let pieces = ['a', 'b', 'c'];
+  let throwAt = -1;
+  world.registerProvider({
+    stream() {
+      let i = 0;
+      return {
+        [Symbol.asyncIterator]() { return this; },
+        next() {
+          const k = i++;
+          log.push(`next${k}`);
+          if (k === throwAt) throw new Error('next() broke');
+          return Promise.resolve(k < pieces.length ? { done: false, value: pieces[k] } : { done: true });
+        },
+      };
+    },
+  });
+  await world.addAgent({ name: 'Ahead', provider: 'custom', model: 'm' });
+  const replies = [];
+  world.on('sse', (e) => e.type === 'chunk' && log.push(`chunk:${e.content}`));
+  world.on('message', (m) => m.sender === 'ahead' && replies.push(m.content));
+  const errors = [];
+  world.on('system', (e) => e.type === 'error' && errors.push(e));
+  await world.send('go');
+  await world.idle();
+  assert.deepEqual(replies, ['abc']);
+  assert.deepEqual(log, ['next0', 'next1', 'chunk:a', 'next2', 'chunk:b', 'next3', 'chunk:c']);
+  // The step asked for ahead throws: the call fails with its message, the text before it kept.
+  log.length = 0;
+  pieces = ['partial'];
+  throwAt = 1;
+  await world.send('again');
+  await world.idle();
+  assert.deepEqual(log, ['next0', 'next1', 'chunk:partial']);
+  assert.equal(errors.length, 1);
+  assert.equal(errors[0].code, 'llm_error');
+  assert.match(errors[0].message, /next\(\) broke/);
+  assert.deepEqual(replies, ['abc', 'partial']);
+});
+
 test('stop() aborts the provider signal and calls the iterator return()', async () => {
   const world = await AgentWorld.create({ name: name('Custom Stop') });
   let signal;

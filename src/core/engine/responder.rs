@@ -528,7 +528,13 @@ impl World {
         tool_calls: Vec<ToolCallRecord>,
     ) -> Option<ReplyOut> {
         let cleaned = clean_reply(raw);
-        let (tag, rest) = extract_world_tag(&cleaned);
+        // A tag opens with `<`: a reply without one (most) skips the scan for it (its code
+        // spans, then a copy of the whole reply as the text without a tag).
+        let (tag, rest) = if cleaned.contains('<') {
+            extract_world_tag(&cleaned)
+        } else {
+            (None, String::new())
+        };
         let nonempty = |s: String| (!s.trim().is_empty()).then_some(s);
         let (body, tag_applied, pass) = match tag {
             None => (Some(cleaned), false, false),

@@ -525,7 +525,8 @@ impl World {
         let mut memory = Vec::new();
         let mut own_memory = out.memory;
 
-        if let Some(mut c) = chat.clone() {
+        // `chat` is not read after this: moved, not cloned (a chat row per published message).
+        if let Some(mut c) = chat {
             match &out.edit {
                 Edit::None => {
                     ops.push(StoreOp::AppendMessage {
