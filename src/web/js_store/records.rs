@@ -164,6 +164,12 @@ fn unreadable(key: &str, why: String) -> StoreError {
     ))
 }
 
+/// Every row decoded, or the first error: a plain loop (a `collect` into a `Result` costs an
+/// iterator adapter stack per row type).
 pub(super) fn decode_all<T: FromJson>(rows: &[(String, String)]) -> Result<Vec<T>, StoreError> {
-    rows.iter().map(|(k, v)| decode(k, v)).collect()
+    let mut out = Vec::with_capacity(rows.len());
+    for (k, v) in rows {
+        out.push(decode(k, v)?);
+    }
+    Ok(out)
 }
