@@ -14,9 +14,8 @@
 //! in the world that holds the registered tool and is waiting for it.
 
 use serde::Serialize;
-use serde_json::Value;
 
-use crate::core::json::{deserialize_via_json, Fields, FromJson, JsonError};
+use crate::core::json::{deserialize_via_json, from_json_struct};
 
 use crate::core::llm::types::{ChatMessage, ThinkingBlock, ToolCallPart, Usage};
 use crate::core::model::{Message, Timestamp, ToolCallRecord};
@@ -96,43 +95,31 @@ pub struct PendingApproval {
 }
 
 // Decoding (see `crate::core::json`). Unknown fields are ignored, as they always were here.
-impl FromJson for ReplyState {
-    fn from_json(v: Value) -> Result<Self, JsonError> {
-        let mut f = Fields::new(v, &[], false)?;
-        let value = ReplyState {
-            step: f.req("step"),
-            messages: f.req("messages"),
-            text: f.req("text"),
-            usage: f.opt("usage"),
-            tool_calls: f.opt("toolCalls"),
-            step_text: f.opt("stepText"),
-            step_finish: f.opt("stepFinish"),
-            step_usage: f.opt("stepUsage"),
-            step_calls: f.req("stepCalls"),
-            step_thinking: f.opt("stepThinking"),
-            step_records: f.opt("stepRecords"),
-            used_ids: f.opt("usedIds"),
-        };
-        f.done(value)
-    }
-}
+from_json_struct!(ReplyState, allow, {
+    step: "step" req,
+    messages: "messages" req,
+    text: "text" req,
+    usage: "usage" opt,
+    tool_calls: "toolCalls" opt,
+    step_text: "stepText" opt,
+    step_finish: "stepFinish" opt,
+    step_usage: "stepUsage" opt,
+    step_calls: "stepCalls" req,
+    step_thinking: "stepThinking" opt,
+    step_records: "stepRecords" opt,
+    used_ids: "usedIds" opt,
+});
 
-impl FromJson for ApprovalRecord {
-    fn from_json(v: Value) -> Result<Self, JsonError> {
-        let mut f = Fields::new(v, &[], false)?;
-        let value = ApprovalRecord {
-            approval_id: f.req("approvalId"),
-            world_id: f.req("worldId"),
-            chat_id: f.opt("chatId"),
-            agent_id: f.req("agentId"),
-            reply_id: f.req("replyId"),
-            trigger: f.req("trigger"),
-            created_at: f.req("createdAt"),
-            state: f.req("state"),
-        };
-        f.done(value)
-    }
-}
+from_json_struct!(ApprovalRecord, allow, {
+    approval_id: "approvalId" req,
+    world_id: "worldId" req,
+    chat_id: "chatId" opt,
+    agent_id: "agentId" req,
+    reply_id: "replyId" req,
+    trigger: "trigger" req,
+    created_at: "createdAt" req,
+    state: "state" req,
+});
 
 deserialize_via_json!(ReplyState, ApprovalRecord);
 

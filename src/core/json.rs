@@ -7,7 +7,14 @@
 //! writes itself. Here a type's decoder is a plain function over an owned
 //! [`serde_json::Value`]: it takes its fields out of the object one by one through
 //! [`Fields`], whose helpers are shared by every type ([`FromJson`] for the field kinds:
-//! strings, integers, numbers, booleans, timestamps, lists, nested types).
+//! strings, integers, numbers, booleans, timestamps, lists, nested types). A struct's decoder
+//! is one `from_json_struct!` list (its fields, their JSON names and getters), the one source
+//! of both its reads and the names it knows.
+//!
+//! Small by design (the decoders are in every build): what does not depend on the decoded
+//! type is written once, not generic (taking a field out, missing fields, the first error and
+//! its path, walking a list or an object, building the error texts), and the per-type code is
+//! a thin shim over it: one getter per field type, one closure per list item type.
 //!
 //! The rules are serde's, so every stored row and export document reads exactly as before: a
 //! field without a default must be present; `Option` fields read `null` or a missing field as
@@ -193,31 +200,56 @@ impl<T: FromJson> FromJson for Option<T> {
 
 impl<T: FromJson> FromJson for Vec<T> {
     fn from_json(v: Value) -> Result<Self, JsonError> {
-        let Value::Array(items) = v else {
-            return Err(wrong("an array", &v));
-        };
-        let mut out = Vec::with_capacity(items.len());
-        for (i, item) in items.into_iter().enumerate() {
-            out.push(T::from_json(item).map_err(|e| e.in_item(i))?);
-        }
+        let mut out = Vec::new();
+        list(v, &mut |item| {
+            out.push(T::from_json(item)?);
+            Ok(())
+        })?;
         Ok(out)
     }
+}
+
+/// The walk of a list, once for every item type: `each` decodes and keeps one item; its
+/// error gets the item's index.
+#[inline(never)]
+fn list(v: Value, each: &mut dyn FnMut(Value) -> Result<(), JsonError>) -> Result<(), JsonError> {
+    let Value::Array(items) = v else {
+        return Err(wrong("an array", &v));
+    };
+    for (i, item) in items.into_iter().enumerate() {
+        each(item).map_err(|e| e.in_item(i))?;
+    }
+    Ok(())
 }
 
 /// An object of `T` values, keys in order.
 impl<T: FromJson> FromJson for crate::core::vec_map::VecMap<String, T> {
     fn from_json(v: Value) -> Result<Self, JsonError> {
-        let Value::Object(map) = v else {
-            return Err(wrong("an object", &v));
-        };
-        // `map` iterates in key order, so the collect's sort finds it sorted.
-        let mut out = Vec::with_capacity(map.len());
-        for (k, v) in map {
-            let item = T::from_json(v).map_err(|e| e.in_field(&excerpt(&k)))?;
-            out.push((k, item));
-        }
+        let mut out = Vec::new();
+        entries(v, &mut |k, v| {
+            let item = T::from_json(v)?;
+            out.push((std::mem::take(k), item));
+            Ok(())
+        })?;
+        // The object iterates in key order, so the collect's sort finds it sorted.
         Ok(out.into_iter().collect())
     }
+}
+
+/// The walk of an object's entries, once for every value type: `each` decodes the value and
+/// keeps the entry (taking the key); its error gets the key.
+#[inline(never)]
+fn entries(
+    v: Value,
+    each: &mut dyn FnMut(&mut String, Value) -> Result<(), JsonError>,
+) -> Result<(), JsonError> {
+    let Value::Object(map) = v else {
+        return Err(wrong("an object", &v));
+    };
+    for (mut k, v) in map {
+        each(&mut k, v).map_err(|e| e.in_field(&excerpt(&k)))?;
+    }
+    Ok(())
 }
 
 /// A string-valued enum: the index in `names` of the string `v` (the caller maps it to its
@@ -248,7 +280,9 @@ fn not_one_of(v: &Value, names: &[&str]) -> JsonError {
 /// returns a placeholder (`T::default()`), and [`Fields::done`] returns the error in place of
 /// the assembled value. A decoder is then one straight line of getter calls, with no early
 /// return (and no cleanup of the fields read so far) after each field: that is what keeps
-/// one decoder per type small.
+/// one decoder per type small. The work that does not depend on the field's type (taking
+/// the field out, missing, keeping the first error with its path, dropping what is left) is
+/// done by functions that are not generic, so a field type costs one small `Fields::get`.
 pub struct Fields {
     map: Map<String, Value>,
     err: Option<JsonError>,
@@ -259,23 +293,43 @@ impl Fields {
     /// is an error naming it (serde's `deny_unknown_fields`); otherwise unknown keys are
     /// ignored.
     pub fn new(v: Value, known: &[&str], deny_unknown: bool) -> Result<Self, JsonError> {
-        let Value::Object(map) = v else {
-            return Err(wrong("an object", &v));
-        };
-        if deny_unknown {
-            if let Some(k) = map.keys().find(|k| !known.contains(&k.as_str())) {
-                return Err(unknown_field(k, known));
-            }
+        let mut f = Fields::of(v, known, deny_unknown);
+        match f.err.take() {
+            Some(e) => Err(e),
+            None => Ok(f),
         }
-        Ok(Fields { map, err: None })
     }
 
-    /// The value of `name`, taken out; `None` when missing or once an error was kept.
-    fn take(&mut self, name: &str) -> Option<Value> {
+    /// [`Fields::new`] for a decoder: an error (not an object, an unknown field) is kept as
+    /// the first one, so the getters read nothing and [`Fields::done`] returns it; the
+    /// decoder has no early return to clean up after.
+    #[inline(never)]
+    pub fn of(v: Value, known: &[&str], deny_unknown: bool) -> Self {
+        let (map, err) = match v {
+            Value::Object(map) => {
+                let unknown = deny_unknown
+                    .then(|| map.keys().find(|k| !known.contains(&k.as_str())))
+                    .flatten()
+                    .map(|k| unknown_field(k, known));
+                (map, unknown)
+            }
+            v => (Map::new(), Some(wrong("an object", &v))),
+        };
+        Fields { map, err }
+    }
+
+    /// The value of `name`, taken out; `None` when missing (kept as an error when `required`)
+    /// or once an error was kept.
+    #[inline(never)]
+    fn take(&mut self, name: &str, required: bool) -> Option<Value> {
         if self.err.is_some() {
             return None;
         }
-        self.map.remove(name)
+        let v = self.map.remove(name);
+        if v.is_none() && required {
+            self.fail(JsonError::new("is missing"), name);
+        }
+        v
     }
 
     /// Keeps the first error, at the field `name`.
@@ -286,72 +340,89 @@ impl Fields {
         }
     }
 
-    /// `r`'s value, or `fallback` with the error kept.
-    fn keep<T>(&mut self, r: Result<T, JsonError>, name: &str, fallback: T) -> T {
-        match r {
-            Ok(t) => t,
-            Err(e) => {
-                self.fail(e, name);
-                fallback
+    /// The field `name` (missing is an error when `required`), or the placeholder
+    /// `T::default()` with the error kept: the one generic getter of a field type.
+    #[inline(never)]
+    fn get<T: FromJson + Default>(&mut self, name: &str, required: bool) -> T {
+        if let Some(v) = self.take(name, required) {
+            match T::from_json(v) {
+                Ok(t) => return t,
+                Err(e) => self.fail(e, name),
             }
         }
+        T::default()
     }
 
     /// A field without a default: missing is an error.
+    #[inline(always)]
     pub fn req<T: FromJson + Default>(&mut self, name: &str) -> T {
-        match self.take(name) {
-            Some(v) => self.keep(T::from_json(v), name, T::default()),
-            None => {
-                self.fail(JsonError::new("is missing"), name);
-                T::default()
-            }
-        }
+        self.get(name, true)
     }
 
     /// A required field of a type without a placeholder (`Default`): its error, or one kept
     /// before, is returned at once.
     pub fn need<T: FromJson>(&mut self, name: &str) -> Result<T, JsonError> {
-        if let Some(e) = self.err.take() {
-            return Err(e);
-        }
-        match self.map.remove(name) {
+        match self.take(name, true) {
             Some(v) => T::from_json(v).map_err(|e| e.in_field(name)),
-            None => Err(JsonError::new("is missing").in_field(name)),
+            None => Err(self.kept(name)),
         }
+    }
+
+    /// The error kept (for [`Fields::need`]: there is one when its field was not taken).
+    #[inline(never)]
+    fn kept(&mut self, name: &str) -> JsonError {
+        self.err
+            .take()
+            .unwrap_or_else(|| JsonError::new("is missing").in_field(name))
     }
 
     /// A field with a default (serde's `#[serde(default)]`, and every `Option` field): missing
     /// is `T::default()`; `null` is only accepted where `T` accepts it (an `Option`).
+    #[inline(always)]
     pub fn opt<T: FromJson + Default>(&mut self, name: &str) -> T {
-        self.or(name, T::default())
+        self.get(name, false)
     }
 
     /// A field with the default `default` when missing.
     pub fn or<T: FromJson>(&mut self, name: &str, default: T) -> T {
-        match self.take(name) {
-            Some(v) => self.keep(T::from_json(v), name, default),
-            None => default,
+        if let Some(v) = self.take(name, false) {
+            match T::from_json(v) {
+                Ok(t) => return t,
+                Err(e) => self.fail(e, name),
+            }
         }
+        default
     }
 
     /// A patch field: missing is `None` (keep), `null` is `Some(None)` (clear), a value is
     /// `Some(Some(v))`.
     pub fn patch<T: FromJson>(&mut self, name: &str) -> Option<Option<T>> {
-        match self.take(name) {
-            Some(v) => {
-                let r = Option::<T>::from_json(v).map(Some);
-                self.keep(r, name, None)
+        let v = self.take(name, false)?;
+        if v.is_null() {
+            return Some(None);
+        }
+        match T::from_json(v) {
+            Ok(t) => Some(Some(t)),
+            Err(e) => {
+                self.fail(e, name);
+                None
             }
-            None => None,
         }
     }
 
     /// The decoded value, or the first error a getter kept.
-    pub fn done<T>(self, value: T) -> Result<T, JsonError> {
-        match self.err {
+    #[inline(always)]
+    pub fn done<T>(mut self, value: T) -> Result<T, JsonError> {
+        match self.finish() {
             None => Ok(value),
             Some(e) => Err(e),
         }
+    }
+
+    /// The first error kept, taken out.
+    #[inline(never)]
+    fn finish(&mut self) -> Option<JsonError> {
+        self.err.take()
     }
 }
 
@@ -363,6 +434,40 @@ fn unknown_field(name: &str, known: &[&str]) -> JsonError {
     ))
     .in_field(&excerpt(name))
 }
+
+/// [`FromJson`] for a struct read field by field through [`Fields`]: the one list of its
+/// fields gives both the names it knows (the unknown-field check and its error, which lists
+/// them in this order) and the reads, in the same order (the first error is the first bad
+/// field of the list).
+///
+/// `from_json_struct!(Type, deny | allow, { field: "jsonName" getter, … })` where `deny`
+/// refuses unknown fields and `allow` ignores them, and the getter is one of [`Fields`]'
+/// `req`, `opt`, `patch`, `or(default)`, or `need` (a type without a placeholder: read last,
+/// its error returns at once).
+macro_rules! from_json_struct {
+    ($ty:ident, $unknown:ident, { $($field:ident: $name:literal $get:ident $(($default:expr))?),* $(,)? }) => {
+        impl $crate::core::json::FromJson for $ty {
+            fn from_json(
+                v: serde_json::Value,
+            ) -> Result<Self, $crate::core::json::JsonError> {
+                let mut f = $crate::core::json::Fields::of(
+                    v,
+                    &[$($name),*],
+                    $crate::core::json::from_json_struct!(@$unknown),
+                );
+                let value = $ty {
+                    $($field: $crate::core::json::from_json_struct!(@get f $get $name $(, $default)?),)*
+                };
+                f.done(value)
+            }
+        }
+    };
+    (@deny) => { true };
+    (@allow) => { false };
+    (@get $f:ident need $name:literal) => { $f.need($name)? };
+    (@get $f:ident $get:ident $name:literal $(, $default:expr)?) => { $f.$get($name $(, $default)?) };
+}
+pub(crate) use from_json_struct;
 
 /// `serde::Deserialize` for types that implement [`FromJson`]: read a `serde_json::Value`,
 /// then decode it by the crate's rules. Every serde entry point (`from_str`, `from_value`, a
@@ -444,6 +549,47 @@ mod tests {
             h.done(()).map_err(|e| e.to_string()),
             Err("x must be an integer from 0 to 4294967295 (got a string)".into()),
             "the first error is kept"
+        );
+    }
+
+    /// A `from_json_struct!` type: the unknown-field error lists the fields in the list's
+    /// order, it comes before any field's error, and of two bad fields the first listed wins.
+    #[test]
+    fn struct_decoders_check_in_list_order() {
+        use crate::core::model::{Agent, Reasoning, DEFAULT_MAX_STEPS};
+        use crate::core::store_contract as tpl;
+        let text = |r: Result<Reasoning, JsonError>| r.map_err(|e| e.to_string());
+        assert_eq!(
+            text(Reasoning::from_json(json!({"effort": 1, "zz": 1}))),
+            Err("zz is not a known field; the fields are effort, budgetTokens".into())
+        );
+        assert_eq!(
+            text(Reasoning::from_json(
+                json!({"budgetTokens": -1, "effort": "x"})
+            )),
+            Err(r#"effort must be one of "low", "medium", "high" (got "x")"#.into())
+        );
+        assert_eq!(
+            text(Reasoning::from_json(json!([]))),
+            Err("must be an object (got an array)".into())
+        );
+        assert_eq!(
+            text(Reasoning::from_json(json!({"budgetTokens": null}))),
+            Ok(Reasoning::default())
+        );
+        let mut agent = serde_json::to_value(tpl::agent("a")).unwrap_or_default();
+        agent["maxSteps"] = json!("many");
+        agent["status"] = json!(7);
+        assert_eq!(
+            Agent::from_json(agent.clone()).map_err(|e| e.to_string()),
+            Err("maxSteps must be an integer from 0 to 4294967295 (got a string)".into())
+        );
+        agent.as_object_mut().map(|o| o.remove("maxSteps"));
+        agent["status"] = json!("active");
+        assert_eq!(
+            Agent::from_json(agent).map(|a| a.max_steps),
+            Ok(DEFAULT_MAX_STEPS),
+            "a missing maxSteps is its default"
         );
     }
 

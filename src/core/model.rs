@@ -9,7 +9,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use crate::core::error::WorldError;
-use crate::core::json::{deserialize_via_json, one_of, Fields, FromJson, JsonError};
+use crate::core::json::{deserialize_via_json, from_json_struct, one_of, FromJson, JsonError};
 
 /// The default turn limit (spec §1: 0 or missing means 5).
 pub const DEFAULT_TURN_LIMIT: u32 = 5;
@@ -508,329 +508,142 @@ impl FromJson for TitleSource {
     }
 }
 
-impl FromJson for WorldData {
-    fn from_json(v: Value) -> Result<Self, JsonError> {
-        let mut f = Fields::new(
-            v,
-            &[
-                "id",
-                "name",
-                "description",
-                "turnLimit",
-                "historyLimit",
-                "currentChatId",
-                "chatLLMProvider",
-                "chatLLMModel",
-                "createdAt",
-                "lastUpdated",
-            ],
-            true,
-        )?;
-        let value = WorldData {
-            id: f.req("id"),
-            name: f.req("name"),
-            description: f.opt("description"),
-            turn_limit: f.req("turnLimit"),
-            history_limit: f.req("historyLimit"),
-            current_chat_id: f.opt("currentChatId"),
-            chat_llm_provider: f.opt("chatLLMProvider"),
-            chat_llm_model: f.opt("chatLLMModel"),
-            created_at: f.req("createdAt"),
-            last_updated: f.req("lastUpdated"),
-        };
-        f.done(value)
-    }
-}
+from_json_struct!(WorldData, deny, {
+    id: "id" req,
+    name: "name" req,
+    description: "description" opt,
+    turn_limit: "turnLimit" req,
+    history_limit: "historyLimit" req,
+    current_chat_id: "currentChatId" opt,
+    chat_llm_provider: "chatLLMProvider" opt,
+    chat_llm_model: "chatLLMModel" opt,
+    created_at: "createdAt" req,
+    last_updated: "lastUpdated" req,
+});
 
-impl FromJson for Agent {
-    fn from_json(v: Value) -> Result<Self, JsonError> {
-        let mut f = Fields::new(
-            v,
-            &[
-                "id",
-                "name",
-                "type",
-                "provider",
-                "model",
-                "systemPrompt",
-                "temperature",
-                "maxTokens",
-                "historyLimit",
-                "stream",
-                "tools",
-                "maxSteps",
-                "reasoning",
-                "llmCallCount",
-                "lastLLMCall",
-                "createdAt",
-                "lastActive",
-                "status",
-            ],
-            true,
-        )?;
-        let value = Agent {
-            id: f.req("id"),
-            name: f.req("name"),
-            agent_type: f.req("type"),
-            provider: f.req("provider"),
-            model: f.req("model"),
-            system_prompt: f.opt("systemPrompt"),
-            temperature: f.opt("temperature"),
-            max_tokens: f.opt("maxTokens"),
-            history_limit: f.opt("historyLimit"),
-            stream: f.req("stream"),
-            tools: f.opt("tools"),
-            max_steps: f.or("maxSteps", DEFAULT_MAX_STEPS),
-            reasoning: f.opt("reasoning"),
-            llm_call_count: f.opt("llmCallCount"),
-            last_llm_call: f.opt("lastLLMCall"),
-            created_at: f.req("createdAt"),
-            last_active: f.req("lastActive"),
-            status: f.req("status"),
-        };
-        f.done(value)
-    }
-}
+from_json_struct!(Agent, deny, {
+    id: "id" req,
+    name: "name" req,
+    agent_type: "type" req,
+    provider: "provider" req,
+    model: "model" req,
+    system_prompt: "systemPrompt" opt,
+    temperature: "temperature" opt,
+    max_tokens: "maxTokens" opt,
+    history_limit: "historyLimit" opt,
+    stream: "stream" req,
+    tools: "tools" opt,
+    max_steps: "maxSteps" or(DEFAULT_MAX_STEPS),
+    reasoning: "reasoning" opt,
+    llm_call_count: "llmCallCount" opt,
+    last_llm_call: "lastLLMCall" opt,
+    created_at: "createdAt" req,
+    last_active: "lastActive" req,
+    status: "status" req,
+});
 
-impl FromJson for Reasoning {
-    fn from_json(v: Value) -> Result<Self, JsonError> {
-        let mut f = Fields::new(v, &["effort", "budgetTokens"], true)?;
-        let value = Reasoning {
-            effort: f.opt("effort"),
-            budget_tokens: f.opt("budgetTokens"),
-        };
-        f.done(value)
-    }
-}
+from_json_struct!(Reasoning, deny, {
+    effort: "effort" opt,
+    budget_tokens: "budgetTokens" opt,
+});
 
-impl FromJson for ToolCallRecord {
-    fn from_json(v: Value) -> Result<Self, JsonError> {
-        let known = ["toolCallId", "toolName", "args", "result", "error"];
-        let mut f = Fields::new(v, &known, true)?;
-        let value = ToolCallRecord {
-            tool_call_id: f.req("toolCallId"),
-            tool_name: f.req("toolName"),
-            args: f.req("args"),
-            // As serde reads an `Option<Value>`: `null` is `None`.
-            result: f.opt("result"),
-            error: f.opt("error"),
-        };
-        f.done(value)
-    }
-}
+from_json_struct!(ToolCallRecord, deny, {
+    tool_call_id: "toolCallId" req,
+    tool_name: "toolName" req,
+    args: "args" req,
+    // As serde reads an `Option<Value>`: `null` is `None`.
+    result: "result" opt,
+    error: "error" opt,
+});
 
-impl FromJson for ToolCallRef {
-    fn from_json(v: Value) -> Result<Self, JsonError> {
-        let mut f = Fields::new(v, &["toolCallId", "toolName", "args"], true)?;
-        let value = ToolCallRef {
-            tool_call_id: f.req("toolCallId"),
-            tool_name: f.req("toolName"),
-            args: f.req("args"),
-        };
-        f.done(value)
-    }
-}
+from_json_struct!(ToolCallRef, deny, {
+    tool_call_id: "toolCallId" req,
+    tool_name: "toolName" req,
+    args: "args" req,
+});
 
-impl FromJson for Message {
-    fn from_json(v: Value) -> Result<Self, JsonError> {
-        let known = [
-            "messageId",
-            "chatId",
-            "sender",
-            "content",
-            "createdAt",
-            "replyToMessageId",
-            "kind",
-            "toolCalls",
-        ];
-        let mut f = Fields::new(v, &known, true)?;
-        let value = Message {
-            message_id: f.req("messageId"),
-            chat_id: f.opt("chatId"),
-            sender: f.req("sender"),
-            content: f.req("content"),
-            created_at: f.req("createdAt"),
-            reply_to_message_id: f.opt("replyToMessageId"),
-            kind: f.req("kind"),
-            tool_calls: f.opt("toolCalls"),
-        };
-        f.done(value)
-    }
-}
+from_json_struct!(Message, deny, {
+    message_id: "messageId" req,
+    chat_id: "chatId" opt,
+    sender: "sender" req,
+    content: "content" req,
+    created_at: "createdAt" req,
+    reply_to_message_id: "replyToMessageId" opt,
+    kind: "kind" req,
+    tool_calls: "toolCalls" opt,
+});
 
-impl FromJson for MemoryEntry {
-    fn from_json(v: Value) -> Result<Self, JsonError> {
-        let known = [
-            "role",
-            "content",
-            "sender",
-            "messageId",
-            "chatId",
-            "createdAt",
-            "toolCalls",
-            "toolCallId",
-            "toolName",
-        ];
-        let mut f = Fields::new(v, &known, true)?;
-        let value = MemoryEntry {
-            role: f.req("role"),
-            content: f.req("content"),
-            sender: f.opt("sender"),
-            message_id: f.req("messageId"),
-            chat_id: f.opt("chatId"),
-            created_at: f.req("createdAt"),
-            tool_calls: f.opt("toolCalls"),
-            tool_call_id: f.opt("toolCallId"),
-            tool_name: f.opt("toolName"),
-        };
-        f.done(value)
-    }
-}
+from_json_struct!(MemoryEntry, deny, {
+    role: "role" req,
+    content: "content" req,
+    sender: "sender" opt,
+    message_id: "messageId" req,
+    chat_id: "chatId" opt,
+    created_at: "createdAt" req,
+    tool_calls: "toolCalls" opt,
+    tool_call_id: "toolCallId" opt,
+    tool_name: "toolName" opt,
+});
 
-impl FromJson for Chat {
-    fn from_json(v: Value) -> Result<Self, JsonError> {
-        let known = [
-            "id",
-            "worldId",
-            "name",
-            "description",
-            "messageCount",
-            "titleSource",
-            "createdAt",
-            "updatedAt",
-        ];
-        let mut f = Fields::new(v, &known, true)?;
-        let value = Chat {
-            id: f.req("id"),
-            world_id: f.req("worldId"),
-            name: f.req("name"),
-            description: f.opt("description"),
-            message_count: f.req("messageCount"),
-            title_source: f.req("titleSource"),
-            created_at: f.req("createdAt"),
-            updated_at: f.req("updatedAt"),
-        };
-        f.done(value)
-    }
-}
+from_json_struct!(Chat, deny, {
+    id: "id" req,
+    world_id: "worldId" req,
+    name: "name" req,
+    description: "description" opt,
+    message_count: "messageCount" req,
+    title_source: "titleSource" req,
+    created_at: "createdAt" req,
+    updated_at: "updatedAt" req,
+});
 
-impl FromJson for CreateWorld {
-    fn from_json(v: Value) -> Result<Self, JsonError> {
-        let known = [
-            "name",
-            "description",
-            "turnLimit",
-            "historyLimit",
-            "chatLLMProvider",
-            "chatLLMModel",
-        ];
-        let mut f = Fields::new(v, &known, true)?;
-        let value = CreateWorld {
-            name: f.req("name"),
-            description: f.opt("description"),
-            turn_limit: f.opt("turnLimit"),
-            history_limit: f.opt("historyLimit"),
-            chat_llm_provider: f.opt("chatLLMProvider"),
-            chat_llm_model: f.opt("chatLLMModel"),
-        };
-        f.done(value)
-    }
-}
+from_json_struct!(CreateWorld, deny, {
+    name: "name" req,
+    description: "description" opt,
+    turn_limit: "turnLimit" opt,
+    history_limit: "historyLimit" opt,
+    chat_llm_provider: "chatLLMProvider" opt,
+    chat_llm_model: "chatLLMModel" opt,
+});
 
-impl FromJson for NewAgent {
-    fn from_json(v: Value) -> Result<Self, JsonError> {
-        let known = [
-            "name",
-            "type",
-            "provider",
-            "model",
-            "systemPrompt",
-            "temperature",
-            "maxTokens",
-            "historyLimit",
-            "stream",
-            "tools",
-            "maxSteps",
-            "reasoning",
-        ];
-        let mut f = Fields::new(v, &known, true)?;
-        let value = NewAgent {
-            name: f.req("name"),
-            agent_type: f.opt("type"),
-            provider: f.req("provider"),
-            model: f.req("model"),
-            system_prompt: f.opt("systemPrompt"),
-            temperature: f.opt("temperature"),
-            max_tokens: f.opt("maxTokens"),
-            history_limit: f.opt("historyLimit"),
-            stream: f.opt("stream"),
-            tools: f.opt("tools"),
-            max_steps: f.opt("maxSteps"),
-            reasoning: f.opt("reasoning"),
-        };
-        f.done(value)
-    }
-}
+from_json_struct!(NewAgent, deny, {
+    name: "name" req,
+    agent_type: "type" opt,
+    provider: "provider" req,
+    model: "model" req,
+    system_prompt: "systemPrompt" opt,
+    temperature: "temperature" opt,
+    max_tokens: "maxTokens" opt,
+    history_limit: "historyLimit" opt,
+    stream: "stream" opt,
+    tools: "tools" opt,
+    max_steps: "maxSteps" opt,
+    reasoning: "reasoning" opt,
+});
 
-impl FromJson for AgentPatch {
-    fn from_json(v: Value) -> Result<Self, JsonError> {
-        let known = [
-            "name",
-            "type",
-            "provider",
-            "model",
-            "systemPrompt",
-            "temperature",
-            "maxTokens",
-            "historyLimit",
-            "stream",
-            "status",
-            "tools",
-            "maxSteps",
-            "reasoning",
-        ];
-        let mut f = Fields::new(v, &known, true)?;
-        let value = AgentPatch {
-            name: f.opt("name"),
-            agent_type: f.opt("type"),
-            provider: f.opt("provider"),
-            model: f.opt("model"),
-            system_prompt: f.patch("systemPrompt"),
-            temperature: f.patch("temperature"),
-            max_tokens: f.patch("maxTokens"),
-            history_limit: f.patch("historyLimit"),
-            stream: f.opt("stream"),
-            status: f.opt("status"),
-            tools: f.patch("tools"),
-            max_steps: f.patch("maxSteps"),
-            reasoning: f.patch("reasoning"),
-        };
-        f.done(value)
-    }
-}
+from_json_struct!(AgentPatch, deny, {
+    name: "name" opt,
+    agent_type: "type" opt,
+    provider: "provider" opt,
+    model: "model" opt,
+    system_prompt: "systemPrompt" patch,
+    temperature: "temperature" patch,
+    max_tokens: "maxTokens" patch,
+    history_limit: "historyLimit" patch,
+    stream: "stream" opt,
+    status: "status" opt,
+    tools: "tools" patch,
+    max_steps: "maxSteps" patch,
+    reasoning: "reasoning" patch,
+});
 
-impl FromJson for WorldPatch {
-    fn from_json(v: Value) -> Result<Self, JsonError> {
-        let known = [
-            "name",
-            "description",
-            "turnLimit",
-            "historyLimit",
-            "chatLLMProvider",
-            "chatLLMModel",
-        ];
-        let mut f = Fields::new(v, &known, true)?;
-        let value = WorldPatch {
-            name: f.opt("name"),
-            description: f.patch("description"),
-            turn_limit: f.opt("turnLimit"),
-            history_limit: f.opt("historyLimit"),
-            chat_llm_provider: f.patch("chatLLMProvider"),
-            chat_llm_model: f.patch("chatLLMModel"),
-        };
-        f.done(value)
-    }
-}
+from_json_struct!(WorldPatch, deny, {
+    name: "name" opt,
+    description: "description" patch,
+    turn_limit: "turnLimit" opt,
+    history_limit: "historyLimit" opt,
+    chat_llm_provider: "chatLLMProvider" patch,
+    chat_llm_model: "chatLLMModel" patch,
+});
 
 deserialize_via_json!(
     Timestamp,

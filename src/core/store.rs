@@ -181,19 +181,12 @@ pub struct AgentChatState {
     pub last_llm_call: Option<Timestamp>,
 }
 
-/// Decoding (see `crate::core::json`): unknown fields are refused.
-impl crate::core::json::FromJson for AgentChatState {
-    fn from_json(v: serde_json::Value) -> Result<Self, crate::core::json::JsonError> {
-        let known = ["agentId", "llmCallCount", "lastLLMCall"];
-        let mut f = crate::core::json::Fields::new(v, &known, true)?;
-        let value = AgentChatState {
-            agent_id: f.req("agentId"),
-            llm_call_count: f.req("llmCallCount"),
-            last_llm_call: f.opt("lastLLMCall"),
-        };
-        f.done(value)
-    }
-}
+// Decoding (see `crate::core::json`): unknown fields are refused.
+crate::core::json::from_json_struct!(AgentChatState, deny, {
+    agent_id: "agentId" req,
+    llm_call_count: "llmCallCount" req,
+    last_llm_call: "lastLLMCall" opt,
+});
 
 crate::core::json::deserialize_via_json!(AgentChatState);
 

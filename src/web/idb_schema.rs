@@ -67,7 +67,7 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::core::approval::ApprovalRecord;
-use crate::core::json::{Fields, FromJson, JsonError};
+use crate::core::json::{from_json_struct, Fields, FromJson, JsonError};
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::store::AgentChatState;
 
@@ -335,37 +335,26 @@ pub fn below_range(parts: &[&str], seq: f64) -> KeyRange<JsValue> {
     KeyRange::Bound(key(parts).into(), false, seq_key(parts, seq), true)
 }
 
-/// Reads the rows back (see `crate::core::json`): unknown fields are refused, as before.
-macro_rules! idb_row {
-    ($row:ident [$($known:literal),*] { $($field:ident: $name:literal),* $(,)? } $payload:ident: $pname:literal) => {
-        impl FromJson for $row {
-            fn from_json(v: Value) -> Result<Self, JsonError> {
-                let mut f = Fields::new(v, &["v", $($known,)* $pname], true)?;
-                let v = f.req("v");
-                $(let $field = f.req($name);)*
-                let $payload = f.need($pname)?;
-                f.done($row { v, $($field,)* $payload })
-            }
-        }
-    };
-}
+// Reads the rows back (see `crate::core::json`): unknown fields are refused, as before; the
+// payload, last, is read by `need` (its type has no placeholder).
+from_json_struct!(ApprovalRow, deny, { v: "v" req, world_id: "worldId" req, chat_id: "chatId" req,
+    approval_id: "approvalId" req, approval: "approval" need });
+from_json_struct!(AgentRow, deny, { v: "v" req, world_id: "worldId" req, agent_id: "agentId" req,
+    order: "order" req, agent: "agent" need });
+from_json_struct!(ChatRow, deny, { v: "v" req, world_id: "worldId" req, chat_id: "chatId" req,
+    chat: "chat" need });
+from_json_struct!(MessageRow, deny, { v: "v" req, world_id: "worldId" req, chat_id: "chatId" req,
+    seq: "seq" req, message_id: "messageId" req, message: "message" need });
+from_json_struct!(MemoryRow, deny, { v: "v" req, world_id: "worldId" req, chat_id: "chatId" req,
+    agent_id: "agentId" req, seq: "seq" req, entry: "entry" need });
+from_json_struct!(StateRow, deny, { v: "v" req, world_id: "worldId" req, chat_id: "chatId" req,
+    agent_id: "agentId" req, state: "state" need });
 
-idb_row!(ApprovalRow ["worldId", "chatId", "approvalId"] { world_id: "worldId", chat_id: "chatId",
-    approval_id: "approvalId" } approval: "approval");
-idb_row!(AgentRow ["worldId", "agentId", "order"] { world_id: "worldId", agent_id: "agentId",
-    order: "order" } agent: "agent");
-idb_row!(ChatRow ["worldId", "chatId"] { world_id: "worldId", chat_id: "chatId" } chat: "chat");
-idb_row!(MessageRow ["worldId", "chatId", "seq", "messageId"] { world_id: "worldId",
-    chat_id: "chatId", seq: "seq", message_id: "messageId" } message: "message");
-idb_row!(MemoryRow ["worldId", "chatId", "agentId", "seq"] { world_id: "worldId",
-    chat_id: "chatId", agent_id: "agentId", seq: "seq" } entry: "entry");
-idb_row!(StateRow ["worldId", "chatId", "agentId"] { world_id: "worldId", chat_id: "chatId",
-    agent_id: "agentId" } state: "state");
-
-/// A `worlds` record; `rev` is absent in rows written before revisions existed (0).
+/// A `worlds` record; `rev` is absent in rows written before revisions existed (0). (Read by
+/// hand: `rev` is read before the payload but listed after it.)
 impl FromJson for WorldRow {
     fn from_json(v: Value) -> Result<Self, JsonError> {
-        let mut f = Fields::new(v, &["v", "worldId", "world", "rev"], true)?;
+        let mut f = Fields::of(v, &["v", "worldId", "world", "rev"], true);
         let v = f.req("v");
         let world_id = f.req("worldId");
         let rev = f.opt("rev");

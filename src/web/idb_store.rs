@@ -818,12 +818,18 @@ fn unreadable(store: &str, at: &str, why: String) -> StoreError {
     ))
 }
 
+/// Every record decoded, or the first error: a plain loop (a `collect` into a `Result` costs
+/// an iterator adapter stack per row type).
 pub(super) fn decode_all<T: FromJson>(
     rows: Vec<JsValue>,
     store: &str,
     at: &str,
 ) -> Result<Vec<T>, StoreError> {
-    rows.into_iter().map(|js| decode(js, store, at)).collect()
+    let mut out = Vec::with_capacity(rows.len());
+    for js in rows {
+        out.push(decode(js, store, at)?);
+    }
+    Ok(out)
 }
 
 // ---- error mapping ----

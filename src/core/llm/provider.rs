@@ -151,30 +151,16 @@ pub struct ProviderConfig {
     pub headers: VecMap<String, String>,
 }
 
-/// Decoding (see `crate::core::json`): unknown fields are refused, so a typo (`apikey`) is an
-/// error naming it.
-impl crate::core::json::FromJson for ProviderConfig {
-    fn from_json(v: serde_json::Value) -> Result<Self, crate::core::json::JsonError> {
-        let known = [
-            "apiKey",
-            "baseUrl",
-            "endpoint",
-            "deployment",
-            "apiVersion",
-            "headers",
-        ];
-        let mut f = crate::core::json::Fields::new(v, &known, true)?;
-        let value = ProviderConfig {
-            api_key: f.opt("apiKey"),
-            base_url: f.opt("baseUrl"),
-            endpoint: f.opt("endpoint"),
-            deployment: f.opt("deployment"),
-            api_version: f.opt("apiVersion"),
-            headers: f.opt("headers"),
-        };
-        f.done(value)
-    }
-}
+// Decoding (see `crate::core::json`): unknown fields are refused, so a typo (`apikey`) is an
+// error naming it.
+crate::core::json::from_json_struct!(ProviderConfig, deny, {
+    api_key: "apiKey" opt,
+    base_url: "baseUrl" opt,
+    endpoint: "endpoint" opt,
+    deployment: "deployment" opt,
+    api_version: "apiVersion" opt,
+    headers: "headers" opt,
+});
 
 crate::core::json::deserialize_via_json!(ProviderConfig);
 

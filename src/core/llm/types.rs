@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::core::json::{deserialize_via_json, one_of, Fields, FromJson, JsonError};
+use crate::core::json::{
+    deserialize_via_json, from_json_struct, one_of, Fields, FromJson, JsonError,
+};
 
 use crate::core::model::Reasoning;
 use crate::core::tools::ToolSpec;
@@ -186,22 +188,16 @@ impl FromJson for Role {
     }
 }
 
-impl FromJson for ToolCallPart {
-    fn from_json(v: Value) -> Result<Self, JsonError> {
-        let mut f = Fields::new(v, &[], false)?;
-        let value = ToolCallPart {
-            id: f.req("id"),
-            name: f.req("name"),
-            arguments: f.req("arguments"),
-            signature: f.opt("signature"),
-        };
-        f.done(value)
-    }
-}
+from_json_struct!(ToolCallPart, allow, {
+    id: "id" req,
+    name: "name" req,
+    arguments: "arguments" req,
+    signature: "signature" opt,
+});
 
 impl FromJson for ThinkingBlock {
     fn from_json(v: Value) -> Result<Self, JsonError> {
-        let mut f = Fields::new(v, &[], false)?;
+        let mut f = Fields::of(v, &[], false);
         let tag: Value = f.req("type");
         let value = match one_of(tag, &["thinking", "redacted"]) {
             Ok(0) => ThinkingBlock::Thinking {
@@ -222,41 +218,23 @@ impl FromJson for ThinkingBlock {
     }
 }
 
-impl FromJson for ToolResultPart {
-    fn from_json(v: Value) -> Result<Self, JsonError> {
-        let mut f = Fields::new(v, &[], false)?;
-        let value = ToolResultPart {
-            tool_call_id: f.req("toolCallId"),
-            tool_name: f.req("toolName"),
-        };
-        f.done(value)
-    }
-}
+from_json_struct!(ToolResultPart, allow, {
+    tool_call_id: "toolCallId" req,
+    tool_name: "toolName" req,
+});
 
-impl FromJson for ChatMessage {
-    fn from_json(v: Value) -> Result<Self, JsonError> {
-        let mut f = Fields::new(v, &[], false)?;
-        let value = ChatMessage {
-            role: f.req("role"),
-            content: f.req("content"),
-            tool_calls: f.opt("toolCalls"),
-            tool_result: f.opt("toolResult"),
-            thinking: f.opt("thinking"),
-        };
-        f.done(value)
-    }
-}
+from_json_struct!(ChatMessage, allow, {
+    role: "role" req,
+    content: "content" req,
+    tool_calls: "toolCalls" opt,
+    tool_result: "toolResult" opt,
+    thinking: "thinking" opt,
+});
 
-impl FromJson for Usage {
-    fn from_json(v: Value) -> Result<Self, JsonError> {
-        let mut f = Fields::new(v, &[], false)?;
-        let value = Usage {
-            input_tokens: f.opt("inputTokens"),
-            output_tokens: f.opt("outputTokens"),
-        };
-        f.done(value)
-    }
-}
+from_json_struct!(Usage, allow, {
+    input_tokens: "inputTokens" opt,
+    output_tokens: "outputTokens" opt,
+});
 
 deserialize_via_json!(
     Role,

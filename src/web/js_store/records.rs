@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::RECORD_VERSION;
 use crate::core::approval::ApprovalRecord;
-use crate::core::json::{Fields, FromJson, JsonError};
+use crate::core::json::{from_json_struct, FromJson};
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::store::{AgentChatState, StoreError};
 
@@ -118,31 +118,18 @@ pub(super) struct CounterRow {
     pub(super) next: u64,
 }
 
-/// The rows as they are read back: `v`, the numbers, then the payload, unknown fields ignored
-/// (by [`crate::core::json`]'s rules, which are serde's).
-macro_rules! row_from_json {
-    ($row:ident { $($field:ident: $name:literal),* $(,)? } $($payload:ident: $pname:literal)?) => {
-        impl FromJson for $row {
-            fn from_json(v: Value) -> Result<Self, JsonError> {
-                let mut f = Fields::new(v, &[], false)?;
-                let v = f.req("v");
-                $(let $field = f.req($name);)*
-                $(let $payload = f.need($pname)?;)?
-                f.done($row { v, $($field,)* $($payload)? })
-            }
-        }
-    };
-}
-
-row_from_json!(WorldRow {} world: "world");
-row_from_json!(AgentRow { order: "order", } agent: "agent");
-row_from_json!(ChatRow {} chat: "chat");
-row_from_json!(MessageRow { seq: "seq", } message: "message");
-row_from_json!(SeqRow { seq: "seq" });
-row_from_json!(MemoryRow { agent_id: "agentId", seq: "seq", } entry: "entry");
-row_from_json!(StateRow {} state: "state");
-row_from_json!(ApprovalRow {} approval: "approval");
-row_from_json!(CounterRow { next: "next" });
+// The rows as they are read back: `v`, the numbers, then the payload (`need`: its type has no
+// placeholder), unknown fields ignored (by `crate::core::json`'s rules, which are serde's).
+from_json_struct!(WorldRow, allow, { v: "v" req, world: "world" need });
+from_json_struct!(AgentRow, allow, { v: "v" req, order: "order" req, agent: "agent" need });
+from_json_struct!(ChatRow, allow, { v: "v" req, chat: "chat" need });
+from_json_struct!(MessageRow, allow, { v: "v" req, seq: "seq" req, message: "message" need });
+from_json_struct!(SeqRow, allow, { v: "v" req, seq: "seq" req });
+from_json_struct!(MemoryRow, allow, { v: "v" req, agent_id: "agentId" req, seq: "seq" req,
+    entry: "entry" need });
+from_json_struct!(StateRow, allow, { v: "v" req, state: "state" need });
+from_json_struct!(ApprovalRow, allow, { v: "v" req, approval: "approval" need });
+from_json_struct!(CounterRow, allow, { v: "v" req, next: "next" req });
 
 pub(super) fn encode<T: Serialize>(row: &T, key: &str) -> Result<String, StoreError> {
     serde_json::to_string(row)
@@ -177,6 +164,12 @@ fn unreadable(key: &str, why: String) -> StoreError {
     ))
 }
 
+/// Every row decoded, or the first error: a plain loop (a `collect` into a `Result` costs an
+/// iterator adapter stack per row type).
 pub(super) fn decode_all<T: FromJson>(rows: &[(String, String)]) -> Result<Vec<T>, StoreError> {
-    rows.iter().map(|(k, v)| decode(k, v)).collect()
+    let mut out = Vec::with_capacity(rows.len());
+    for (k, v) in rows {
+        out.push(decode(k, v)?);
+    }
+    Ok(out)
 }
