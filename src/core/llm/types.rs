@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::core::json::{deserialize_via_json, one_of, Fields, FromJson, JsonError};
+use crate::core::json_write::{Obj, ToJson};
 
 use crate::core::model::Reasoning;
 use crate::core::tools::ToolSpec;
@@ -175,6 +176,15 @@ pub enum CallPurpose {
 pub struct Usage {
     pub input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
+}
+
+impl ToJson for Usage {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("inputTokens", &self.input_tokens)
+            .field("outputTokens", &self.output_tokens)
+            .end();
+    }
 }
 
 // ---- Decoding (see `crate::core::json`): these are read back from stored approval records ----
