@@ -89,6 +89,23 @@ pub fn write_u64(out: &mut String, mut n: u64) {
     }
 }
 
+/// A number much as JavaScript prints it, for error texts that quote a rejected input: integers
+/// without a fraction (`3`, `-1`), other finite numbers through serde_json's float writer
+/// (`2.5`, `1e+21`), and `NaN`, `Infinity`, `-Infinity`. Not `{}` of the `f64`: Rust's float
+/// formatting (`core::fmt::float`, flt2dec) is some 16 KB of wasm that nothing else needs, and
+/// it prints `inf` and `1000000000000000000000`, which is not what the caller passed.
+pub fn number_text(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "Infinity" } else { "-Infinity" }.into()
+    } else if v.fract() == 0.0 && v.abs() < 1e18 {
+        (v as i64).to_json()
+    } else {
+        v.to_json()
+    }
+}
+
 impl ToJson for str {
     fn write_json(&self, out: &mut String) {
         write_str(out, self);
@@ -297,6 +314,26 @@ mod tests {
         }
         assert_eq!(1.0f64.to_json(), "1.0");
         assert_eq!(f64::NAN.to_json(), "null");
+    }
+
+    #[test]
+    fn numbers_print_as_javascript_does() {
+        let cases = [
+            (3.0, "3"),
+            (-1.0, "-1"),
+            (-0.0, "0"),
+            (2.5, "2.5"),
+            (0.1, "0.1"),
+            (-1.5e-7, "-1.5e-7"),
+            (1e21, "1e+21"),
+            (9_007_199_254_740_992.0, "9007199254740992"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+        ];
+        for (v, text) in cases {
+            assert_eq!(number_text(v), text, "{v:?}");
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::core::error::WorldError;
 use crate::core::json::{deserialize_via_json, one_of, Fields, FromJson, JsonError};
-use crate::core::json_write::{write_str, Obj, ToJson};
+use crate::core::json_write::{number_text, write_str, Obj, ToJson};
 
 /// The default turn limit (spec §1: 0 or missing means 5).
 pub const DEFAULT_TURN_LIMIT: u32 = 5;
@@ -1038,7 +1038,7 @@ pub fn validate_turn_limit(v: Option<f64>) -> Result<u32, WorldError> {
         Some(x) if x.is_finite() && x.fract() == 0.0 && x >= 1.0 && x <= f64::from(u32::MAX) => {
             Ok(x as u32)
         }
-        Some(x) => Err(WorldError::InvalidTurnLimit(x.to_string())),
+        Some(x) => Err(WorldError::InvalidTurnLimit(number_text(x))),
     }
 }
 
@@ -1201,7 +1201,10 @@ pub fn validate_temperature(v: f64) -> Result<f64, WorldError> {
     } else {
         Err(WorldError::input(
             "temperature",
-            format!("{v} is out of range; use a number from 0 to 2"),
+            format!(
+                "{} is out of range; use a number from 0 to 2",
+                number_text(v)
+            ),
         ))
     }
 }
@@ -1225,7 +1228,10 @@ pub fn validate_max_steps(v: f64) -> Result<u32, WorldError> {
     } else {
         Err(WorldError::input(
             "maxSteps",
-            format!("{v} is out of range; use an integer from 1 to {MAX_MAX_STEPS}"),
+            format!(
+                "{} is out of range; use an integer from 1 to {MAX_MAX_STEPS}",
+                number_text(v)
+            ),
         ))
     }
 }
@@ -1379,6 +1385,45 @@ mod tests {
             assert_eq!(
                 validate_turn_limit(Some(bad)).map_err(|e| e.code()),
                 Err("invalid_turn_limit")
+            );
+        }
+    }
+
+    /// The texts quote the rejected number as the JS caller wrote it (`Infinity`, `1e+21`, not
+    /// Rust's `inf` and 22 digits), name the field and say what to pass instead.
+    #[test]
+    fn number_errors_quote_the_value_as_js_does() {
+        let text = |r: Result<u32, WorldError>| r.err().map(|e| e.to_string());
+        assert_eq!(
+            text(validate_turn_limit(Some(2.5))).as_deref(),
+            Some("turnLimit 2.5 is invalid; use an integer of at least 1 (0 or none means 5)")
+        );
+        assert_eq!(
+            text(validate_turn_limit(Some(f64::INFINITY))).as_deref(),
+            Some("turnLimit Infinity is invalid; use an integer of at least 1 (0 or none means 5)")
+        );
+        assert_eq!(
+            text(validate_turn_limit(Some(-1.0))).as_deref(),
+            Some("turnLimit -1 is invalid; use an integer of at least 1 (0 or none means 5)")
+        );
+        assert_eq!(
+            text(validate_max_steps(1e21)).as_deref(),
+            Some("invalid maxSteps: 1e+21 is out of range; use an integer from 1 to 50")
+        );
+        assert_eq!(
+            text(validate_max_steps(0.5)).as_deref(),
+            Some("invalid maxSteps: 0.5 is out of range; use an integer from 1 to 50")
+        );
+        for (v, shown) in [
+            (f64::NEG_INFINITY, "-Infinity"),
+            (f64::NAN, "NaN"),
+            (3.0, "3"),
+        ] {
+            assert_eq!(
+                validate_temperature(v).err().map(|e| e.to_string()),
+                Some(format!(
+                    "invalid temperature: {shown} is out of range; use a number from 0 to 2"
+                ))
             );
         }
     }
