@@ -360,9 +360,12 @@ mod tests {
     mod against_serde {
         use serde_json::json;
 
+        use crate::core::approval::{ApprovalRecord, PendingApproval, ReplyState};
         use crate::core::events::*;
         use crate::core::json_write::ToJson;
-        use crate::core::llm::types::Usage;
+        use crate::core::llm::types::{
+            ChatMessage, Role, ThinkingBlock, ToolCallPart, ToolResultPart, Usage,
+        };
         use crate::core::model::*;
 
         const NASTY: &str = "q\"b\\s/\u{1}\u{8}\u{c}\n\r\t\u{1f}\u{7f} é😀";
@@ -654,6 +657,89 @@ mod tests {
                 }));
             }
             out
+        }
+
+        fn chat_message(full: bool, role: Role) -> ChatMessage {
+            ChatMessage {
+                role,
+                content: s("c"),
+                tool_calls: if full {
+                    vec![part(true), part(false)]
+                } else {
+                    vec![]
+                },
+                tool_result: full.then(|| ToolResultPart {
+                    tool_call_id: s("i"),
+                    tool_name: s("t"),
+                }),
+                thinking: if full {
+                    vec![
+                        ThinkingBlock::Thinking {
+                            thinking: s("th"),
+                            signature: s("sig"),
+                        },
+                        ThinkingBlock::Redacted { data: s("d") },
+                    ]
+                } else {
+                    vec![]
+                },
+            }
+        }
+
+        fn part(full: bool) -> ToolCallPart {
+            ToolCallPart {
+                id: s("i"),
+                name: s("n"),
+                arguments: s("{\"a\":1}"),
+                signature: full.then(|| s("sig")),
+            }
+        }
+
+        #[test]
+        fn approval_records() {
+            for full in [true, false] {
+                for role in [Role::System, Role::User, Role::Assistant] {
+                    same(&chat_message(full, role));
+                }
+                let state = ReplyState {
+                    step: 2,
+                    messages: vec![
+                        chat_message(true, Role::User),
+                        chat_message(false, Role::Assistant),
+                    ],
+                    text: s("t"),
+                    usage: full.then(|| usage(true)),
+                    tool_calls: if full { vec![record(true)] } else { vec![] },
+                    step_text: s("st"),
+                    step_finish: full.then(|| s("tool_calls")),
+                    step_usage: full.then(|| usage(false)),
+                    step_calls: if full { vec![part(true)] } else { vec![] },
+                    step_thinking: chat_message(full, Role::Assistant).thinking,
+                    step_records: if full { vec![record(false)] } else { vec![] },
+                    used_ids: if full { vec![s("a"), s("b")] } else { vec![] },
+                };
+                same(&state);
+                same(&ApprovalRecord {
+                    approval_id: s("p"),
+                    world_id: s("w"),
+                    chat_id: full.then(|| s("c")),
+                    agent_id: s("a"),
+                    reply_id: s("r"),
+                    trigger: message(full, MessageKind::Message),
+                    created_at: Timestamp(77),
+                    state,
+                });
+                same(&PendingApproval {
+                    approval_id: s("p"),
+                    agent_name: s("a"),
+                    message_id: s("m"),
+                    tool_call_id: s("i"),
+                    tool_name: s("t"),
+                    args: args(),
+                    chat_id: full.then(|| s("c")),
+                    created_at: Timestamp(3),
+                });
+            }
         }
 
         #[test]
