@@ -14,13 +14,14 @@
 //! `\u00xx`; nothing else escaped), integers in decimal, and floats through serde_json's own
 //! float writer (shortest round-trip form, non-finite values as `null`).
 //!
-//! Status: the writers exist and are proven identical to serde's output, but the shipping
-//! paths (`to_js`, the stores' `encode`, the export) still call `serde_json::to_string`. The
-//! size only drops once no `derive(Serialize)` type is left on those paths (then serde's
-//! generic map/sequence code goes too); bridging a written type back into serde for the
-//! containers that still derive it was measured larger, not smaller (+4.6 KB gzip: serde_json's
-//! `raw_value` feature adds raw-value handling to every `Value` parse). So the switch is
-//! meant to be made for all row, event and export types at once.
+//! Every shipping path writes through here: `to_js` (events and results to JS), the stores'
+//! rows (IndexedDB and the adapter store), the export document, the LLM request bodies
+//! (`Value`'s writer; [`json_value!`] builds them without `serde_json::to_value`) and tool
+//! values. Nothing in the module calls a serde serializer, so none of serde's serializer code
+//! is compiled in (about 30 KB raw). The `derive(Serialize)` left on the model types is dead
+//! code in the module: the tests compare each writer against it, byte for byte. Keep it so:
+//! one `serde_json::to_string`, `to_value`, `json!` interpolation or `Value` `Display`
+//! (`.to_string()`, `{}`) on a shipping path brings serde's serializer back.
 
 use serde_json::Value;
 
@@ -146,22 +147,48 @@ impl ToJson for i64 {
 }
 
 impl ToJson for f64 {
-    /// serde_json's float writer (shortest round-trip digits; `null` when not finite), kept
-    /// rather than re-implemented: one small instance, and the output cannot drift.
+    /// serde_json's float text (its `Number`'s `Display`: shortest round-trip digits, `1.0`
+    /// for whole numbers), `null` when not finite, as its serializer writes it. Through
+    /// `Number` rather than `serde_json::to_string`, so no serde serializer is instantiated.
     fn write_json(&self, out: &mut String) {
-        match serde_json::to_string(self) {
-            Ok(text) => out.push_str(&text),
-            Err(_) => out.push_str("null"),
+        match serde_json::Number::from_f64(*self) {
+            Some(n) => write_number(out, &n),
+            None => out.push_str("null"),
         }
     }
 }
 
+/// Appends a JSON number as serde_json writes it (its `Display`: integers in decimal, floats in
+/// the shortest round-trip form).
+#[inline(never)]
+fn write_number(out: &mut String, n: &serde_json::Number) {
+    use std::fmt::Write;
+    // Writing to a `String` cannot fail.
+    let _ = write!(out, "{n}");
+}
+
 impl ToJson for Value {
-    /// Through serde_json's own writer of `Value` (one instance, shared with every caller).
+    /// Compact, as serde_json's `to_string` of a `Value` writes it: object keys in the map's
+    /// own order, strings with [`write_str`]'s escapes, numbers through [`write_number`].
     fn write_json(&self, out: &mut String) {
-        match serde_json::to_string(self) {
-            Ok(text) => out.push_str(&text),
-            Err(_) => out.push_str("null"),
+        match self {
+            Value::Null => out.push_str("null"),
+            Value::Bool(b) => b.write_json(out),
+            Value::Number(n) => write_number(out, n),
+            Value::String(s) => write_str(out, s),
+            Value::Array(items) => items.write_json(out),
+            Value::Object(map) => {
+                out.push('{');
+                for (i, (k, v)) in map.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write_str(out, k);
+                    out.push(':');
+                    v.write_json(out);
+                }
+                out.push('}');
+            }
         }
     }
 }
@@ -169,6 +196,12 @@ impl ToJson for Value {
 impl ToJson for Timestamp {
     fn write_json(&self, out: &mut String) {
         write_str(out, &self.to_iso());
+    }
+}
+
+impl<T: ToJson + ?Sized> ToJson for &T {
+    fn write_json(&self, out: &mut String) {
+        (**self).write_json(out);
     }
 }
 
@@ -260,9 +293,137 @@ impl<'a> Obj<'a> {
     }
 }
 
+/// A value [`json_value!`] interpolates: a plain conversion to a `serde_json::Value`.
+pub trait ToValue {
+    fn to_value(&self) -> Value;
+}
+
+impl ToValue for str {
+    fn to_value(&self) -> Value {
+        Value::String(self.to_owned())
+    }
+}
+
+impl ToValue for String {
+    fn to_value(&self) -> Value {
+        Value::String(self.clone())
+    }
+}
+
+impl ToValue for Value {
+    fn to_value(&self) -> Value {
+        self.clone()
+    }
+}
+
+impl ToValue for bool {
+    fn to_value(&self) -> Value {
+        Value::Bool(*self)
+    }
+}
+
+impl ToValue for u32 {
+    fn to_value(&self) -> Value {
+        Value::from(*self)
+    }
+}
+
+impl ToValue for u64 {
+    fn to_value(&self) -> Value {
+        Value::from(*self)
+    }
+}
+
+impl<T: ToValue + ?Sized> ToValue for &T {
+    fn to_value(&self) -> Value {
+        (**self).to_value()
+    }
+}
+
+impl<T: ToValue> ToValue for Option<T> {
+    fn to_value(&self) -> Value {
+        self.as_ref().map_or(Value::Null, T::to_value)
+    }
+}
+
+impl<T: ToValue> ToValue for Vec<T> {
+    fn to_value(&self) -> Value {
+        Value::Array(self.iter().map(T::to_value).collect())
+    }
+}
+
+/// `serde_json::json!` for the crate's own documents (the LLM request bodies): the same
+/// syntax (`{"key": value, ...}` with literal keys, `[...]`, `null`, nested), the same `Value`,
+/// but each interpolated value goes through [`ToValue`] instead of `serde_json::to_value`,
+/// which would bring serde's serializer into `Value` (`serde_core::ser`) back into the module.
+macro_rules! json_value {
+    (null) => {
+        serde_json::Value::Null
+    };
+    ([ $($tt:tt)* ]) => {
+        serde_json::Value::Array($crate::core::json_write::json_items!(@[] $($tt)*))
+    };
+    ({ $($tt:tt)* }) => {{
+        #[allow(unused_mut)]
+        let mut map = serde_json::Map::new();
+        $crate::core::json_write::json_fields!(map; $($tt)*);
+        serde_json::Value::Object(map)
+    }};
+    ($e:expr) => {
+        $crate::core::json_write::ToValue::to_value(&$e)
+    };
+}
+
+/// The fields of a [`json_value!`] object, one at a time.
+macro_rules! json_fields {
+    ($m:ident;) => {};
+    ($m:ident; $k:literal : null $(, $($rest:tt)*)?) => {
+        $m.insert($k.into(), serde_json::Value::Null);
+        $crate::core::json_write::json_fields!($m; $($($rest)*)?);
+    };
+    ($m:ident; $k:literal : [ $($v:tt)* ] $(, $($rest:tt)*)?) => {
+        $m.insert($k.into(), $crate::core::json_write::json_value!([ $($v)* ]));
+        $crate::core::json_write::json_fields!($m; $($($rest)*)?);
+    };
+    ($m:ident; $k:literal : { $($v:tt)* } $(, $($rest:tt)*)?) => {
+        $m.insert($k.into(), $crate::core::json_write::json_value!({ $($v)* }));
+        $crate::core::json_write::json_fields!($m; $($($rest)*)?);
+    };
+    ($m:ident; $k:literal : $v:expr $(, $($rest:tt)*)?) => {
+        $m.insert($k.into(), $crate::core::json_write::json_value!($v));
+        $crate::core::json_write::json_fields!($m; $($($rest)*)?);
+    };
+}
+
+/// The items of a [`json_value!`] array, one at a time, into a `vec![]`.
+macro_rules! json_items {
+    (@[$($done:expr,)*]) => {
+        vec![$($done,)*]
+    };
+    (@[$($done:expr,)*] null $(, $($rest:tt)*)?) => {
+        $crate::core::json_write::json_items!(
+            @[$($done,)* serde_json::Value::Null,] $($($rest)*)?)
+    };
+    (@[$($done:expr,)*] [ $($x:tt)* ] $(, $($rest:tt)*)?) => {
+        $crate::core::json_write::json_items!(
+            @[$($done,)* $crate::core::json_write::json_value!([ $($x)* ]),] $($($rest)*)?)
+    };
+    (@[$($done:expr,)*] { $($x:tt)* } $(, $($rest:tt)*)?) => {
+        $crate::core::json_write::json_items!(
+            @[$($done,)* $crate::core::json_write::json_value!({ $($x)* }),] $($($rest)*)?)
+    };
+    (@[$($done:expr,)*] $x:expr $(, $($rest:tt)*)?) => {
+        $crate::core::json_write::json_items!(
+            @[$($done,)* $crate::core::json_write::json_value!($x),] $($($rest)*)?)
+    };
+}
+
+pub(crate) use {json_fields, json_items, json_value};
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn strings_are_escaped_as_serde_json_does() {
@@ -314,6 +475,47 @@ mod tests {
         }
         assert_eq!(1.0f64.to_json(), "1.0");
         assert_eq!(f64::NAN.to_json(), "null");
+    }
+
+    /// `Value`s of every kind, nested, as serde_json's `to_string` writes them (keys in the
+    /// map's order, integers and floats apart).
+    #[test]
+    fn values_match_serde_json() {
+        let values = [
+            json!(null),
+            json!({}),
+            json!([]),
+            json!({"b": [1, -2, 2.5, 1e21, 5e-324, 1.0, -0.0, u64::MAX, i64::MIN],
+                "a": {"x\n": "q\"\u{1}", "t": true, "f": false, "n": null}, "é": [[], {}]}),
+            json!("\u{7f}\u{2028}😀"),
+            json!(0.1),
+        ];
+        for v in values {
+            assert_eq!(v.to_json(), serde_json::to_string(&v).unwrap_or_default());
+            assert_eq!(v.to_json(), v.to_string());
+        }
+    }
+
+    /// `json_value!` builds what `json!` builds, for every shape the request bodies use.
+    #[test]
+    fn json_value_is_json() {
+        let text = "t\"x".to_string();
+        let none: Option<String> = None;
+        let list = vec![json!({"a": 1}), json!(null)];
+        let schema = json!({"type": "object"});
+        let n = 7u32;
+        assert_eq!(
+            json_value!({"role": "user", "text": text, "none": none, "some": Some(&text),
+                "list": list, "schema": schema, "n": n, "flag": true, "null": null,
+                "nested": {"deep": [{"x": text.as_str()}, null, [n, 5u64]], "empty": {}},
+                "arr": []}),
+            json!({"role": "user", "text": text, "none": none, "some": Some(&text),
+                "list": list, "schema": schema, "n": n, "flag": true, "null": null,
+                "nested": {"deep": [{"x": text.as_str()}, null, [n, 5u64]], "empty": {}},
+                "arr": []})
+        );
+        assert_eq!(json_value!([{ "a": text }]), json!([{ "a": text }]));
+        assert_eq!(json_value!(text), json!(text));
     }
 
     #[test]

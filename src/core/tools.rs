@@ -22,6 +22,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::core::json_write::{json_value, ToJson};
+
 use crate::core::error::WorldError;
 use crate::core::llm_client::CancelToken;
 use crate::core::model::{is_tool_name, MAX_PROMPT_CHARS};
@@ -255,7 +257,7 @@ pub fn check_args(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
     }
     if let Some(Value::Array(options)) = obj.get("enum") {
         if !options.contains(v) {
-            let list: Vec<String> = options.iter().map(Value::to_string).collect();
+            let list: Vec<String> = options.iter().map(ToJson::to_json).collect();
             return Err(format!("{path}: expected one of {}", list.join(", ")));
         }
     }
@@ -356,7 +358,7 @@ pub trait ToolExecutor {
 
 /// `{"error": "<what is wrong>"}`, the result a bad or failed call gives the model.
 pub fn error_result(message: &str) -> Value {
-    serde_json::json!({ "error": message })
+    json_value!({ "error": message })
 }
 
 /// The text of a timeout result: `timed out after 30 s` (`1.5 s` for 1,500 ms).
