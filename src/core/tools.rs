@@ -22,7 +22,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::core::json_write::{json_value, ToJson};
+use crate::core::json_write::{json_value, number_text, ToJson};
 
 use crate::core::error::WorldError;
 use crate::core::llm_client::CancelToken;
@@ -363,7 +363,8 @@ pub fn error_result(message: &str) -> Value {
 
 /// The text of a timeout result: `timed out after 30 s` (`1.5 s` for 1,500 ms).
 pub fn timeout_message(timeout_ms: u32) -> String {
-    let s = f64::from(timeout_ms) / 1000.0;
+    // `number_text`, not `{}` of the f64: the same digits here, without Rust's float printing.
+    let s = number_text(f64::from(timeout_ms) / 1000.0);
     format!("timed out after {s} s")
 }
 
@@ -511,5 +512,8 @@ mod tests {
     fn timeout_text() {
         assert_eq!(timeout_message(30_000), "timed out after 30 s");
         assert_eq!(timeout_message(1_500), "timed out after 1.5 s");
+        assert_eq!(timeout_message(50), "timed out after 0.05 s");
+        assert_eq!(timeout_message(1), "timed out after 0.001 s");
+        assert_eq!(timeout_message(u32::MAX), "timed out after 4294967.295 s");
     }
 }

@@ -90,7 +90,7 @@ use super::idb_write::{named_worlds, write_batch, Stores};
 use super::tabs::{self, ChangeChannel};
 use crate::core::approval::ApprovalRecord;
 use crate::core::json::FromJson;
-use crate::core::json_write::ToJson;
+use crate::core::json_write::{number_text, ToJson};
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::sort::sort_by;
 use crate::core::store::{
@@ -306,8 +306,9 @@ impl IdbStore {
                 "database {name:?} is closed; open it again"
             ))),
             ConnState::VersionChanged(Some(v)) => Some(StoreError::Closed(format!(
-                "another tab upgraded database {name:?} to version {v} (this app uses version \
-                 {DB_VERSION}) and this connection was closed; reload the page"
+                "another tab upgraded database {name:?} to version {} (this app uses version \
+                 {DB_VERSION}) and this connection was closed; reload the page",
+                number_text(v)
             ))),
             ConnState::VersionChanged(None) => Some(StoreError::Closed(format!(
                 "another tab deleted database {name:?} and this connection was closed; reload \
