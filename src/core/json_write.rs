@@ -14,14 +14,14 @@
 //! `\u00xx`; nothing else escaped), integers in decimal, and floats through serde_json's own
 //! float writer (shortest round-trip form, non-finite values as `null`).
 //!
-//! Every shipping path writes through here: `to_js` (events and results to JS), the stores'
-//! rows (IndexedDB and the adapter store), the export document, the LLM request bodies
-//! (`Value`'s writer; [`json_value!`] builds them without `serde_json::to_value`) and tool
-//! values. Nothing in the module calls a serde serializer, so none of serde's serializer code
-//! is compiled in (about 30 KB raw). The `derive(Serialize)` left on the model types is dead
-//! code in the module: the tests compare each writer against it, byte for byte. Keep it so:
-//! one `serde_json::to_string`, `to_value`, `json!` interpolation or `Value` `Display`
-//! (`.to_string()`, `{}`) on a shipping path brings serde's serializer back.
+//! Every shipping path writes through here: `to_js` (events and results to JS), the stores' rows
+//! (IndexedDB and the adapter store), the export document, the LLM request bodies (`Value`'s
+//! writer; the crate macro `json_value!` builds them without `serde_json::to_value`) and tool
+//! values. Nothing in the module calls a serde serializer, so none of serde's serializer code is
+//! compiled in (about 30 KB raw). The `derive(Serialize)` left on the model types is dead code in
+//! the module: the tests compare each writer against it, byte for byte. Keep it so: one
+//! `serde_json::to_string`, `to_value`, `json!` interpolation or `Value` `Display` (`.to_string()`,
+//! `{}`) on a shipping path brings serde's serializer back.
 
 use serde_json::Value;
 
@@ -169,7 +169,8 @@ fn write_number(out: &mut String, n: &serde_json::Number) {
 
 impl ToJson for Value {
     /// Compact, as serde_json's `to_string` of a `Value` writes it: object keys in the map's
-    /// own order, strings with [`write_str`]'s escapes, numbers through [`write_number`].
+    /// own order, strings with [`write_str`]'s escapes, numbers as serde_json's `Number`
+    /// prints them.
     fn write_json(&self, out: &mut String) {
         match self {
             Value::Null => out.push_str("null"),
@@ -293,7 +294,7 @@ impl<'a> Obj<'a> {
     }
 }
 
-/// A value [`json_value!`] interpolates: a plain conversion to a `serde_json::Value`.
+/// A value the crate macro `json_value!` interpolates: a plain conversion to a `serde_json::Value`.
 pub trait ToValue {
     fn to_value(&self) -> Value;
 }
