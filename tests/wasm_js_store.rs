@@ -209,6 +209,116 @@ fn adapter_error_message(err: &StoreError) -> String {
     String::from(error.message())
 }
 
+/// The text stored for each record kind, byte for byte: an application's own code reads these
+/// values, so the writer (hand-written since serde's derived serializer left the module) must
+/// give exactly the derived form's text (field order, skipped fields, number forms).
+#[wasm_bindgen_test]
+async fn stored_values_keep_the_derived_forms_exact_text() {
+    use agent_world_wasm::core::model::{MemoryEntry, MemoryRole, ToolCallRecord};
+    use agent_world_wasm::core::store::AgentChatState;
+    use agent_world_wasm::core::store_contract::{agent, approval};
+    let adapter = make_map_adapter(false);
+    let s = store_over(&adapter);
+    let mut m = msg("c", "m1");
+    m.content = "quote \" backslash \\ newline \n tab \t \u{1} é".into();
+    m.tool_calls = vec![ToolCallRecord {
+        tool_call_id: "call-1".into(),
+        tool_name: "get_weather".into(),
+        args: serde_json::json!({"city": "Paris", "days": [1, 2.5, 1e21], "z": null}),
+        result: Some(serde_json::json!({"temp": -0.5})),
+        error: None,
+    }];
+    let entry = MemoryEntry {
+        role: MemoryRole::User,
+        content: "hi".into(),
+        sender: Some("HUMAN".into()),
+        message_id: "m1".into(),
+        chat_id: Some("c".into()),
+        created_at: Timestamp(1_764_000_000_123),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+        tool_name: None,
+    };
+    let state = AgentChatState {
+        agent_id: "a".into(),
+        llm_call_count: 3,
+        last_llm_call: None,
+    };
+    let record = approval("w", "c", "ap1", "a", 5);
+    s.apply(vec![
+        StoreOp::PutWorld(world("w")),
+        StoreOp::PutAgent {
+            world_id: "w".into(),
+            agent: agent("a"),
+        },
+        StoreOp::PutChat(chat("w", "c")),
+        StoreOp::AppendMessage {
+            world_id: "w".into(),
+            chat_id: "c".into(),
+            message: m.clone(),
+        },
+        StoreOp::AppendMemory {
+            world_id: "w".into(),
+            chat_id: "c".into(),
+            agent_id: "a".into(),
+            entry: entry.clone(),
+        },
+        StoreOp::PutAgentState {
+            world_id: "w".into(),
+            chat_id: "c".into(),
+            state: state.clone(),
+        },
+        StoreOp::PutApproval(Box::new(record.clone())),
+    ])
+    .await
+    .unwrap();
+    let cases = [
+        (
+            "aww/w/w",
+            format!(r#"{{"v":2,"world":{}}}"#, text(&world("w"))),
+        ),
+        (
+            "aww/a/",
+            format!(r#"{{"v":2,"order":0,"agent":{}}}"#, text(&agent("a"))),
+        ),
+        (
+            "aww/c/w/",
+            format!(r#"{{"v":2,"chat":{}}}"#, text(&chat("w", "c"))),
+        ),
+        (
+            "aww/m/w/c/",
+            format!(r#"{{"v":2,"seq":1,"message":{}}}"#, text(&m)),
+        ),
+        (
+            "aww/mem/w/c/a/",
+            format!(
+                r#"{{"v":2,"agentId":"a","seq":1,"entry":{}}}"#,
+                text(&entry)
+            ),
+        ),
+        (
+            "aww/s/w/c/",
+            format!(r#"{{"v":2,"state":{}}}"#, text(&state)),
+        ),
+        (
+            "aww/ap/w/c/",
+            format!(r#"{{"v":2,"approval":{}}}"#, text(&record)),
+        ),
+    ];
+    for (prefix, want) in cases {
+        assert_eq!(
+            raw_first(&adapter, prefix).as_deref(),
+            Some(want.as_str()),
+            "{prefix}"
+        );
+    }
+}
+
+/// serde_json's text of the derived `Serialize` (the reference form of the stored payloads).
+fn text<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap()
+}
+
 /// Format 2 (the tool fields): values are written with `v: 2`, so an app of format 1 reports a
 /// record using `toolCalls` as newer rather than corrupted; format 1 values still read.
 #[wasm_bindgen_test]

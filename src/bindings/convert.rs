@@ -4,24 +4,29 @@
 //! (`from_js`); async methods return the one kind of promise (`promise`). Keeping one route
 //! per direction keeps one serializer instance per type, and no serde deserializer at all.
 
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::bindings::error::invalid_argument;
 use crate::bindings::input::{get, is_plain_object, read_object};
 use crate::core::json::{FromJson, JsonError};
+use crate::core::json_write::ToJson;
 
 /// Converts a Rust value to a plain JS object (maps as objects, `None` fields left out, `None`
-/// values kept as `null`) by way of JSON text: `serde_json::to_string`, then `JSON.parse`.
-/// Every type then has one `Serialize` instance (the one export and the stores use too), and
-/// one `JSON.parse` builds the object instead of a boundary call per field.
-pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
-    let internal =
-        |e: String| crate::bindings::error::agent_world_error("internal_error", &e, None);
-    let text = serde_json::to_string(value).map_err(|e| internal(e.to_string()))?;
-    js_sys::JSON::parse(&text)
-        .map_err(|e| internal(crate::web::js_tools::message_of(&e, "JSON.parse failed")))
+/// values kept as `null`) by way of JSON text: the type's hand-written writer
+/// ([`crate::core::json_write`]), then `JSON.parse`. Every type then has one writer (the one
+/// export and the stores use too), and one `JSON.parse` builds the object instead of a
+/// boundary call per field.
+pub(crate) fn to_js<T: ToJson + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
+    parse_json(&value.to_json())
+}
+
+#[inline(never)]
+fn parse_json(text: &str) -> Result<JsValue, JsValue> {
+    js_sys::JSON::parse(text).map_err(|e| {
+        let message = crate::web::js_tools::message_of(&e, "JSON.parse failed");
+        crate::bindings::error::agent_world_error("internal_error", &message, None)
+    })
 }
 
 /// Reads a JS object argument into a Rust input type, naming `what` in the error. The value is

@@ -10,7 +10,6 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use crate::bindings::convert::{promise, to_js};
@@ -18,6 +17,7 @@ use crate::bindings::types::SendOptionsArg;
 use crate::bindings::world::AgentWorld;
 use crate::core::engine::World;
 use crate::core::events::{Event, SystemEvent, Topic};
+use crate::core::json_write::{Obj, ToJson};
 use crate::core::model::Message;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -124,11 +124,20 @@ impl Track {
     }
 }
 
-#[derive(Serialize)]
 struct SendResult<'a> {
     message: JsonValue,
     replies: Vec<&'a Message>,
     errors: Vec<&'a SystemEvent>,
+}
+
+impl ToJson for SendResult<'_> {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("message", &self.message)
+            .field("replies", &self.replies)
+            .field("errors", &self.errors)
+            .end();
+    }
 }
 
 type JsonValue = serde_json::Value;

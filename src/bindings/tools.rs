@@ -5,13 +5,13 @@
 
 use std::rc::Rc;
 
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::bindings::convert::{string_arg, to_js};
 use crate::bindings::error::{from_world_error, invalid_argument};
 use crate::bindings::world::AgentWorld;
+use crate::core::json_write::{Obj, ToJson};
 use crate::core::tools::{
     NeedsApproval, ToolDefinition, ToolSpec, DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS,
 };
@@ -136,14 +136,24 @@ fn read_tool(def: &JsValue) -> Result<(ToolDefinition, JsTool), JsValue> {
 }
 
 /// What `tools()` lists (the functions stay with the application).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct ToolInfo<'a> {
     name: &'a str,
     description: &'a str,
     parameters: &'a serde_json::Value,
     needs_approval: bool,
     timeout_ms: u32,
+}
+
+impl ToJson for ToolInfo<'_> {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .str("name", self.name)
+            .str("description", self.description)
+            .field("parameters", self.parameters)
+            .field("needsApproval", &self.needs_approval)
+            .field("timeoutMs", &self.timeout_ms)
+            .end();
+    }
 }
 
 #[wasm_bindgen(typescript_custom_section)]

@@ -16,6 +16,7 @@
 use serde::Serialize;
 
 use crate::core::json::{deserialize_via_json, from_json_struct};
+use crate::core::json_write::{Obj, ToJson};
 
 use crate::core::llm::types::{ChatMessage, ThinkingBlock, ToolCallPart, Usage};
 use crate::core::model::{Message, Timestamp, ToolCallRecord};
@@ -92,6 +93,56 @@ pub struct PendingApproval {
     pub args: serde_json::Value,
     pub chat_id: Option<String>,
     pub created_at: Timestamp,
+}
+
+// Writing (see `crate::core::json_write`: the derived form's field order and skip rules).
+impl ToJson for ReplyState {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("step", &self.step)
+            .field("messages", &self.messages)
+            .str("text", &self.text)
+            .opt("usage", &self.usage)
+            .field("toolCalls", &self.tool_calls)
+            .str("stepText", &self.step_text)
+            .opt("stepFinish", &self.step_finish)
+            .opt("stepUsage", &self.step_usage)
+            .field("stepCalls", &self.step_calls)
+            .list("stepThinking", &self.step_thinking)
+            .field("stepRecords", &self.step_records)
+            .field("usedIds", &self.used_ids)
+            .end();
+    }
+}
+
+impl ToJson for ApprovalRecord {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .str("approvalId", &self.approval_id)
+            .str("worldId", &self.world_id)
+            .field("chatId", &self.chat_id)
+            .str("agentId", &self.agent_id)
+            .str("replyId", &self.reply_id)
+            .field("trigger", &self.trigger)
+            .field("createdAt", &self.created_at)
+            .field("state", &self.state)
+            .end();
+    }
+}
+
+impl ToJson for PendingApproval {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .str("approvalId", &self.approval_id)
+            .str("agentName", &self.agent_name)
+            .str("messageId", &self.message_id)
+            .str("toolCallId", &self.tool_call_id)
+            .str("toolName", &self.tool_name)
+            .field("args", &self.args)
+            .field("chatId", &self.chat_id)
+            .field("createdAt", &self.created_at)
+            .end();
+    }
 }
 
 // Decoding (see `crate::core::json`). Unknown fields are ignored, as they always were here.

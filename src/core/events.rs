@@ -16,6 +16,7 @@ use std::rc::{Rc, Weak};
 
 use serde::Serialize;
 
+use crate::core::json_write::{write_str, Obj, ToJson};
 use crate::core::llm::types::Usage;
 use crate::core::model::{Agent, Message, TitleSource, ToolCallRecord, WorldData};
 
@@ -273,6 +274,261 @@ pub enum Event {
     Sse(SseEvent),
     System(SystemEvent),
     World(WorldEvent),
+}
+
+// ---- Writing (see `crate::core::json_write`: the derived form's field order and skip rules;
+// `system` and `world` events are flat objects led by their `type`) ----
+
+impl ToJson for Topic {
+    fn write_json(&self, out: &mut String) {
+        write_str(out, self.as_str());
+    }
+}
+
+impl ToJson for SseType {
+    fn write_json(&self, out: &mut String) {
+        write_str(
+            out,
+            match self {
+                SseType::Start => "start",
+                SseType::Chunk => "chunk",
+                SseType::Reasoning => "reasoning",
+                SseType::End => "end",
+                SseType::Error => "error",
+                SseType::ToolCall => "tool-call",
+                SseType::ToolResult => "tool-result",
+            },
+        );
+    }
+}
+
+impl ToJson for SseEvent {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("type", &self.kind)
+            .str("agentName", &self.agent_name)
+            .str("messageId", &self.message_id)
+            .opt("content", &self.content)
+            .opt("error", &self.error)
+            .opt("partialContent", &self.partial_content)
+            .opt("usage", &self.usage)
+            .opt("toolCallId", &self.tool_call_id)
+            .opt("toolName", &self.tool_name)
+            .opt("args", &self.args)
+            .opt("result", &self.result)
+            .end();
+    }
+}
+
+impl ToJson for Decision {
+    fn write_json(&self, out: &mut String) {
+        write_str(
+            out,
+            match self {
+                Decision::Respond => "respond",
+                Decision::Ignore => "ignore",
+                Decision::TurnLimit => "turn-limit",
+                Decision::QueueFull => "queue-full",
+            },
+        );
+    }
+}
+
+impl ToJson for UnansweredReason {
+    fn write_json(&self, out: &mut String) {
+        write_str(
+            out,
+            match self {
+                UnansweredReason::MidLineMention => "mid-line-mention",
+                UnansweredReason::UnknownMention => "unknown-mention",
+                UnansweredReason::NoAgents => "no-agents",
+            },
+        );
+    }
+}
+
+impl ToJson for SystemEvent {
+    fn write_json(&self, out: &mut String) {
+        let mut o = Obj::new(out);
+        match self {
+            SystemEvent::Error {
+                message,
+                code,
+                agent_name,
+                agent_display_name,
+                reason,
+                message_id,
+                reply_to_message_id,
+            } => o
+                .str("type", "error")
+                .str("message", message)
+                .str("code", code)
+                .opt("agentName", agent_name)
+                .opt("agentDisplayName", agent_display_name)
+                .opt("reason", reason)
+                .opt("messageId", message_id)
+                .opt("replyToMessageId", reply_to_message_id),
+            SystemEvent::TurnLimit {
+                agent_name,
+                agent_display_name,
+                message_id,
+                turn_limit,
+            } => o
+                .str("type", "turn-limit")
+                .str("agentName", agent_name)
+                .str("agentDisplayName", agent_display_name)
+                .str("messageId", message_id)
+                .field("turnLimit", turn_limit),
+            SystemEvent::ChatTitleUpdated {
+                chat_id,
+                name,
+                title_source,
+            } => o
+                .str("type", "chat-title-updated")
+                .str("chatId", chat_id)
+                .str("name", name)
+                .field("titleSource", title_source),
+            SystemEvent::ChatSaved {
+                chat_id,
+                message_count,
+            } => o
+                .str("type", "chat-saved")
+                .str("chatId", chat_id)
+                .field("messageCount", message_count),
+            SystemEvent::ChatReused { chat_id } => {
+                o.str("type", "chat-reused").str("chatId", chat_id)
+            }
+            SystemEvent::NewChatCreated { chat_id } => {
+                o.str("type", "new-chat-created").str("chatId", chat_id)
+            }
+            SystemEvent::ChatLoaded { chat_id } => {
+                o.str("type", "chat-loaded").str("chatId", chat_id)
+            }
+            SystemEvent::ChatDeleted {
+                chat_id,
+                new_current_chat_id,
+            } => o
+                .str("type", "chat-deleted")
+                .str("chatId", chat_id)
+                .field("newCurrentChatId", new_current_chat_id),
+            SystemEvent::Debug {
+                agent,
+                message_id,
+                decision,
+                reason,
+            } => o
+                .str("type", "debug")
+                .str("agent", agent)
+                .str("messageId", message_id)
+                .field("decision", decision)
+                .str("reason", reason),
+            SystemEvent::Unanswered {
+                message_id,
+                reason,
+                mentions,
+            } => o
+                .str("type", "unanswered")
+                .str("messageId", message_id)
+                .field("reason", reason)
+                .field("mentions", mentions),
+            SystemEvent::MessageReplaced {
+                old_message_id,
+                message_id,
+            } => o
+                .str("type", "message-replaced")
+                .str("oldMessageId", old_message_id)
+                .str("messageId", message_id),
+            SystemEvent::StepFinish {
+                agent_name,
+                message_id,
+                step,
+                finish_reason,
+                usage,
+                tool_calls,
+            } => o
+                .str("type", "step-finish")
+                .str("agentName", agent_name)
+                .str("messageId", message_id)
+                .field("step", step)
+                .field("finishReason", finish_reason)
+                .opt("usage", usage)
+                .field("toolCalls", tool_calls),
+            SystemEvent::ApprovalRequest {
+                approval_id,
+                agent_name,
+                message_id,
+                tool_call_id,
+                tool_name,
+                args,
+            } => o
+                .str("type", "approval-request")
+                .str("approvalId", approval_id)
+                .str("agentName", agent_name)
+                .str("messageId", message_id)
+                .str("toolCallId", tool_call_id)
+                .str("toolName", tool_name)
+                .field("args", args),
+            SystemEvent::ApprovalResolved {
+                approval_id,
+                outcome,
+            } => o
+                .str("type", "approval-resolved")
+                .str("approvalId", approval_id)
+                .field("outcome", outcome),
+        }
+        .end();
+    }
+}
+
+impl ToJson for ApprovalOutcome {
+    fn write_json(&self, out: &mut String) {
+        write_str(
+            out,
+            match self {
+                ApprovalOutcome::Approved => "approved",
+                ApprovalOutcome::Denied => "denied",
+                ApprovalOutcome::Cancelled => "cancelled",
+            },
+        );
+    }
+}
+
+impl ToJson for WorldEvent {
+    fn write_json(&self, out: &mut String) {
+        let mut o = Obj::new(out);
+        match self {
+            WorldEvent::AgentAdded { agent } => o.str("type", "agent-added").field("agent", agent),
+            WorldEvent::AgentUpdated { agent } => {
+                o.str("type", "agent-updated").field("agent", agent)
+            }
+            WorldEvent::AgentRemoved { agent_id } => {
+                o.str("type", "agent-removed").str("agentId", agent_id)
+            }
+            WorldEvent::WorldUpdated { world } => {
+                o.str("type", "world-updated").field("world", world)
+            }
+            WorldEvent::ExternalChange {
+                world_id,
+                current_chat_id,
+            } => o
+                .str("type", "external-change")
+                .str("worldId", world_id)
+                .field("currentChatId", current_chat_id),
+            WorldEvent::Idle => o.str("type", "idle"),
+        }
+        .end();
+    }
+}
+
+impl ToJson for Event {
+    fn write_json(&self, out: &mut String) {
+        match self {
+            Event::Message(m) => m.write_json(out),
+            Event::Sse(e) => e.write_json(out),
+            Event::System(e) => e.write_json(out),
+            Event::World(e) => e.write_json(out),
+        }
+    }
 }
 
 impl Event {

@@ -10,6 +10,7 @@ pub mod error;
 pub mod events;
 pub mod ids;
 pub mod json;
+pub mod json_write;
 pub mod llm;
 pub mod llm_client;
 pub(crate) mod lock;

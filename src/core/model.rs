@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::core::error::WorldError;
 use crate::core::json::{deserialize_via_json, from_json_struct, one_of, FromJson, JsonError};
+use crate::core::json_write::{number_text, write_str, Obj, ToJson};
 
 /// The default turn limit (spec §1: 0 or missing means 5).
 pub const DEFAULT_TURN_LIMIT: u32 = 5;
@@ -477,6 +478,183 @@ pub struct WorldPatch {
     pub chat_llm_model: Option<Option<String>>,
 }
 
+// ---- Writing (see `crate::core::json_write`: one hand-written writer per type, the derived
+// form's field order and skip rules) ----
+
+impl ToJson for WorldData {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .str("id", &self.id)
+            .str("name", &self.name)
+            .opt("description", &self.description)
+            .field("turnLimit", &self.turn_limit)
+            .field("historyLimit", &self.history_limit)
+            .field("currentChatId", &self.current_chat_id)
+            .opt("chatLLMProvider", &self.chat_llm_provider)
+            .opt("chatLLMModel", &self.chat_llm_model)
+            .field("createdAt", &self.created_at)
+            .field("lastUpdated", &self.last_updated)
+            .end();
+    }
+}
+
+impl ToJson for Agent {
+    fn write_json(&self, out: &mut String) {
+        let mut o = Obj::new(out);
+        o.str("id", &self.id)
+            .str("name", &self.name)
+            .str("type", &self.agent_type)
+            .str("provider", &self.provider)
+            .str("model", &self.model)
+            .opt("systemPrompt", &self.system_prompt)
+            .opt("temperature", &self.temperature)
+            .opt("maxTokens", &self.max_tokens)
+            .opt("historyLimit", &self.history_limit)
+            .field("stream", &self.stream)
+            .list("tools", &self.tools);
+        if !is_default_max_steps(&self.max_steps) {
+            o.field("maxSteps", &self.max_steps);
+        }
+        o.opt("reasoning", &self.reasoning)
+            .field("llmCallCount", &self.llm_call_count)
+            .opt("lastLLMCall", &self.last_llm_call)
+            .field("createdAt", &self.created_at)
+            .field("lastActive", &self.last_active)
+            .str("status", &self.status)
+            .end();
+    }
+}
+
+impl ToJson for ReasoningEffort {
+    fn write_json(&self, out: &mut String) {
+        write_str(
+            out,
+            match self {
+                ReasoningEffort::Low => "low",
+                ReasoningEffort::Medium => "medium",
+                ReasoningEffort::High => "high",
+            },
+        );
+    }
+}
+
+impl ToJson for Reasoning {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .opt("effort", &self.effort)
+            .opt("budgetTokens", &self.budget_tokens)
+            .end();
+    }
+}
+
+impl ToJson for ToolCallRecord {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .str("toolCallId", &self.tool_call_id)
+            .str("toolName", &self.tool_name)
+            .field("args", &self.args)
+            .opt("result", &self.result)
+            .opt("error", &self.error)
+            .end();
+    }
+}
+
+impl ToJson for ToolCallRef {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .str("toolCallId", &self.tool_call_id)
+            .str("toolName", &self.tool_name)
+            .field("args", &self.args)
+            .end();
+    }
+}
+
+impl ToJson for MessageKind {
+    fn write_json(&self, out: &mut String) {
+        write_str(
+            out,
+            match self {
+                MessageKind::Message => "message",
+                MessageKind::TurnLimit => "turn-limit",
+                MessageKind::Pass => "pass",
+                MessageKind::Interrupted => "interrupted",
+            },
+        );
+    }
+}
+
+impl ToJson for Message {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .str("messageId", &self.message_id)
+            .field("chatId", &self.chat_id)
+            .str("sender", &self.sender)
+            .str("content", &self.content)
+            .field("createdAt", &self.created_at)
+            .opt("replyToMessageId", &self.reply_to_message_id)
+            .field("kind", &self.kind)
+            .list("toolCalls", &self.tool_calls)
+            .end();
+    }
+}
+
+impl ToJson for MemoryRole {
+    fn write_json(&self, out: &mut String) {
+        write_str(
+            out,
+            match self {
+                MemoryRole::User => "user",
+                MemoryRole::Assistant => "assistant",
+                MemoryRole::Tool => "tool",
+            },
+        );
+    }
+}
+
+impl ToJson for MemoryEntry {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("role", &self.role)
+            .str("content", &self.content)
+            .opt("sender", &self.sender)
+            .str("messageId", &self.message_id)
+            .opt("chatId", &self.chat_id)
+            .field("createdAt", &self.created_at)
+            .list("toolCalls", &self.tool_calls)
+            .opt("toolCallId", &self.tool_call_id)
+            .opt("toolName", &self.tool_name)
+            .end();
+    }
+}
+
+impl ToJson for TitleSource {
+    fn write_json(&self, out: &mut String) {
+        write_str(
+            out,
+            match self {
+                TitleSource::Default => "default",
+                TitleSource::Auto => "auto",
+                TitleSource::Manual => "manual",
+            },
+        );
+    }
+}
+
+impl ToJson for Chat {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .str("id", &self.id)
+            .str("worldId", &self.world_id)
+            .str("name", &self.name)
+            .opt("description", &self.description)
+            .field("messageCount", &self.message_count)
+            .field("titleSource", &self.title_source)
+            .field("createdAt", &self.created_at)
+            .field("updatedAt", &self.updated_at)
+            .end();
+    }
+}
+
 // ---- Decoding (see `crate::core::json`: one hand-written reader per type, serde's rules) ----
 
 impl FromJson for ReasoningEffort {
@@ -673,7 +851,7 @@ pub fn validate_turn_limit(v: Option<f64>) -> Result<u32, WorldError> {
         Some(x) if x.is_finite() && x.fract() == 0.0 && x >= 1.0 && x <= f64::from(u32::MAX) => {
             Ok(x as u32)
         }
-        Some(x) => Err(WorldError::InvalidTurnLimit(x.to_string())),
+        Some(x) => Err(WorldError::InvalidTurnLimit(number_text(x))),
     }
 }
 
@@ -836,7 +1014,10 @@ pub fn validate_temperature(v: f64) -> Result<f64, WorldError> {
     } else {
         Err(WorldError::input(
             "temperature",
-            format!("{v} is out of range; use a number from 0 to 2"),
+            format!(
+                "{} is out of range; use a number from 0 to 2",
+                number_text(v)
+            ),
         ))
     }
 }
@@ -860,7 +1041,10 @@ pub fn validate_max_steps(v: f64) -> Result<u32, WorldError> {
     } else {
         Err(WorldError::input(
             "maxSteps",
-            format!("{v} is out of range; use an integer from 1 to {MAX_MAX_STEPS}"),
+            format!(
+                "{} is out of range; use an integer from 1 to {MAX_MAX_STEPS}",
+                number_text(v)
+            ),
         ))
     }
 }
@@ -1014,6 +1198,45 @@ mod tests {
             assert_eq!(
                 validate_turn_limit(Some(bad)).map_err(|e| e.code()),
                 Err("invalid_turn_limit")
+            );
+        }
+    }
+
+    /// The texts quote the rejected number as the JS caller wrote it (`Infinity`, `1e+21`, not
+    /// Rust's `inf` and 22 digits), name the field and say what to pass instead.
+    #[test]
+    fn number_errors_quote_the_value_as_js_does() {
+        let text = |r: Result<u32, WorldError>| r.err().map(|e| e.to_string());
+        assert_eq!(
+            text(validate_turn_limit(Some(2.5))).as_deref(),
+            Some("turnLimit 2.5 is invalid; use an integer of at least 1 (0 or none means 5)")
+        );
+        assert_eq!(
+            text(validate_turn_limit(Some(f64::INFINITY))).as_deref(),
+            Some("turnLimit Infinity is invalid; use an integer of at least 1 (0 or none means 5)")
+        );
+        assert_eq!(
+            text(validate_turn_limit(Some(-1.0))).as_deref(),
+            Some("turnLimit -1 is invalid; use an integer of at least 1 (0 or none means 5)")
+        );
+        assert_eq!(
+            text(validate_max_steps(1e21)).as_deref(),
+            Some("invalid maxSteps: 1e+21 is out of range; use an integer from 1 to 50")
+        );
+        assert_eq!(
+            text(validate_max_steps(0.5)).as_deref(),
+            Some("invalid maxSteps: 0.5 is out of range; use an integer from 1 to 50")
+        );
+        for (v, shown) in [
+            (f64::NEG_INFINITY, "-Infinity"),
+            (f64::NAN, "NaN"),
+            (3.0, "3"),
+        ] {
+            assert_eq!(
+                validate_temperature(v).err().map(|e| e.to_string()),
+                Some(format!(
+                    "invalid temperature: {shown} is out of range; use a number from 0 to 2"
+                ))
             );
         }
     }

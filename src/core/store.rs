@@ -190,6 +190,17 @@ crate::core::json::from_json_struct!(AgentChatState, deny, {
 
 crate::core::json::deserialize_via_json!(AgentChatState);
 
+/// Writing (see `crate::core::json_write`): the derived form's names and skip rule.
+impl crate::core::json_write::ToJson for AgentChatState {
+    fn write_json(&self, out: &mut String) {
+        crate::core::json_write::Obj::new(out)
+            .str("agentId", &self.agent_id)
+            .field("llmCallCount", &self.llm_call_count)
+            .opt("lastLLMCall", &self.last_llm_call)
+            .end();
+    }
+}
+
 /// Everything one chat holds, for export.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ChatDump {

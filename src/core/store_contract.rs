@@ -1113,7 +1113,17 @@ pub async fn a_stale_expected_revision_writes_nothing(s: Rc<dyn Store>) {
             ),
             "expected revision {stale} while the world is at {r2:?}: a conflict, got {refused:?}"
         );
-        assert_eq!(refused.err().map(|e| e.reason()), Some("aborted"));
+        assert_eq!(refused.clone().err().map(|e| e.reason()), Some("aborted"));
+        if let Err(StoreError::Conflict(text)) = refused.map_err(StoreError::without_cause) {
+            // Revisions are integers, and written as such by every store.
+            assert_eq!(
+                text,
+                format!(
+                    "world \"w\" is at revision {}, the batch expected {stale}",
+                    r2.unwrap_or(0)
+                )
+            );
+        }
         assert_eq!(ok(s.revision("w").await, "revision"), r2, "nothing counted");
         let msgs = ok(s.messages("w", "c", None, 10).await, "messages");
         let ids: Vec<&str> = msgs.iter().map(|m| m.message_id.as_str()).collect();

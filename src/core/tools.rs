@@ -22,6 +22,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::core::json_write::{json_value, number_text, ToJson};
+
 use crate::core::error::WorldError;
 use crate::core::llm_client::CancelToken;
 use crate::core::model::{is_tool_name, MAX_PROMPT_CHARS};
@@ -255,7 +257,7 @@ pub fn check_args(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
     }
     if let Some(Value::Array(options)) = obj.get("enum") {
         if !options.contains(v) {
-            let list: Vec<String> = options.iter().map(Value::to_string).collect();
+            let list: Vec<String> = options.iter().map(ToJson::to_json).collect();
             return Err(format!("{path}: expected one of {}", list.join(", ")));
         }
     }
@@ -356,12 +358,13 @@ pub trait ToolExecutor {
 
 /// `{"error": "<what is wrong>"}`, the result a bad or failed call gives the model.
 pub fn error_result(message: &str) -> Value {
-    serde_json::json!({ "error": message })
+    json_value!({ "error": message })
 }
 
 /// The text of a timeout result: `timed out after 30 s` (`1.5 s` for 1,500 ms).
 pub fn timeout_message(timeout_ms: u32) -> String {
-    let s = f64::from(timeout_ms) / 1000.0;
+    // `number_text`, not `{}` of the f64: the same digits here, without Rust's float printing.
+    let s = number_text(f64::from(timeout_ms) / 1000.0);
     format!("timed out after {s} s")
 }
 
@@ -509,5 +512,8 @@ mod tests {
     fn timeout_text() {
         assert_eq!(timeout_message(30_000), "timed out after 30 s");
         assert_eq!(timeout_message(1_500), "timed out after 1.5 s");
+        assert_eq!(timeout_message(50), "timed out after 0.05 s");
+        assert_eq!(timeout_message(1), "timed out after 0.001 s");
+        assert_eq!(timeout_message(u32::MAX), "timed out after 4294967.295 s");
     }
 }

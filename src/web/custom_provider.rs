@@ -20,6 +20,7 @@ use std::task::{Poll, Waker};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+use crate::core::json_write::ToJson;
 use crate::core::llm::byte_search::string_stop;
 use crate::core::llm::types::{
     CallPurpose, CallSettings, ChatMessage, LlmError, LlmEvent, Role, ToolCallPart,
@@ -778,7 +779,7 @@ fn request_json(settings: &CallSettings, messages: &[ChatMessage]) -> String {
     if let Some(t) = settings.temperature {
         push_key(&mut out, false, "temperature");
         // Non-finite values never pass validation; `null` would be what JSON can say of them.
-        out.push_str(&serde_json::to_string(&t).unwrap_or_else(|_| "null".into()));
+        t.write_json(&mut out);
     }
     if let Some(m) = settings.max_tokens {
         push_key(&mut out, false, "maxTokens");
@@ -796,17 +797,13 @@ fn request_json(settings: &CallSettings, messages: &[ChatMessage]) -> String {
         push_key(&mut out, false, "description");
         push_json_str(&mut out, &t.description);
         push_key(&mut out, false, "parameters");
-        out.push_str(&t.parameters.to_string());
+        t.parameters.write_json(&mut out);
         out.push('}');
     }
     out.push(']');
-    if let Some(r) = settings
-        .reasoning
-        .as_ref()
-        .and_then(|r| serde_json::to_string(r).ok())
-    {
+    if let Some(r) = &settings.reasoning {
         push_key(&mut out, false, "reasoning");
-        out.push_str(&r);
+        r.write_json(&mut out);
     }
     if let Some(name) = &settings.agent_name {
         push_key(&mut out, false, "agentName");
@@ -834,7 +831,7 @@ fn push_call(out: &mut String, id: &str, name: &str, arguments: &str) {
     push_json_str(out, name);
     push_key(out, false, "args");
     match serde_json::from_str::<serde_json::Value>(arguments) {
-        Ok(v) => out.push_str(&v.to_string()),
+        Ok(v) => v.write_json(out),
         Err(_) => push_json_str(out, arguments),
     }
     out.push('}');
@@ -873,7 +870,7 @@ fn read_tool_calls(calls: &JsValue) -> Result<Vec<ToolCallPart>, LlmError> {
                         "custom provider: toolCalls[{i}].args is not JSON: {p}"
                     ))
                 })?
-                .to_string()
+                .to_json()
         };
         out.push(ToolCallPart {
             id,

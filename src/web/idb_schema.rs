@@ -62,12 +62,12 @@ use indexed_db_futures::error::Error as IdbError;
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::{KeyPath, KeyRange};
 use js_sys::Array;
-use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::core::approval::ApprovalRecord;
 use crate::core::json::{from_json_struct, Fields, FromJson, JsonError};
+use crate::core::json_write::{Obj, ToJson};
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::store::AgentChatState;
 
@@ -225,8 +225,7 @@ pub fn rev_key(w: &str, rev: f64) -> JsValue {
 }
 
 /// An `approvals` record (a pending approval with the reply's state).
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug)]
 pub struct ApprovalRow {
     pub v: u32,
     pub world_id: String,
@@ -236,8 +235,7 @@ pub struct ApprovalRow {
 }
 
 /// A `worlds` record.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug)]
 pub struct WorldRow {
     pub v: u32,
     pub world_id: String,
@@ -245,17 +243,11 @@ pub struct WorldRow {
     /// The world's revision in database version 2 (raised by every committed batch that
     /// names the world). Version 3 keeps revisions in the `revisions` store: its upgrade copies
     /// this value there, and it is no longer written (a row written since has none) or read.
-    #[serde(skip_serializing_if = "is_zero")]
     pub rev: f64,
 }
 
-fn is_zero(v: &f64) -> bool {
-    *v == 0.0
-}
-
 /// An `agents` record; `order` is the first-put position within the world.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug)]
 pub struct AgentRow {
     pub v: u32,
     pub world_id: String,
@@ -265,8 +257,7 @@ pub struct AgentRow {
 }
 
 /// A `chats` record.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug)]
 pub struct ChatRow {
     pub v: u32,
     pub world_id: String,
@@ -275,8 +266,7 @@ pub struct ChatRow {
 }
 
 /// A `messages` record; `messageId` is copied out of `message` for the unique index.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug)]
 pub struct MessageRow {
     pub v: u32,
     pub world_id: String,
@@ -287,8 +277,7 @@ pub struct MessageRow {
 }
 
 /// A `memory` record.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug)]
 pub struct MemoryRow {
     pub v: u32,
     pub world_id: String,
@@ -299,14 +288,102 @@ pub struct MemoryRow {
 }
 
 /// An `agent_states` record.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug)]
 pub struct StateRow {
     pub v: u32,
     pub world_id: String,
     pub chat_id: String,
     pub agent_id: String,
     pub state: AgentChatState,
+}
+
+// Writing (see `crate::core::json_write`): camelCase names in declaration order.
+
+impl ToJson for ApprovalRow {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("v", &self.v)
+            .str("worldId", &self.world_id)
+            .str("chatId", &self.chat_id)
+            .str("approvalId", &self.approval_id)
+            .field("approval", &self.approval)
+            .end();
+    }
+}
+
+impl ToJson for WorldRow {
+    fn write_json(&self, out: &mut String) {
+        let mut o = Obj::new(out);
+        o.field("v", &self.v)
+            .str("worldId", &self.world_id)
+            .field("world", &self.world);
+        // A zero revision is left out (rows since database version 3 have none).
+        if self.rev != 0.0 {
+            o.field("rev", &self.rev);
+        }
+        o.end();
+    }
+}
+
+impl ToJson for AgentRow {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("v", &self.v)
+            .str("worldId", &self.world_id)
+            .str("agentId", &self.agent_id)
+            .field("order", &self.order)
+            .field("agent", &self.agent)
+            .end();
+    }
+}
+
+impl ToJson for ChatRow {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("v", &self.v)
+            .str("worldId", &self.world_id)
+            .str("chatId", &self.chat_id)
+            .field("chat", &self.chat)
+            .end();
+    }
+}
+
+impl ToJson for MessageRow {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("v", &self.v)
+            .str("worldId", &self.world_id)
+            .str("chatId", &self.chat_id)
+            .field("seq", &self.seq)
+            .str("messageId", &self.message_id)
+            .field("message", &self.message)
+            .end();
+    }
+}
+
+impl ToJson for MemoryRow {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("v", &self.v)
+            .str("worldId", &self.world_id)
+            .str("chatId", &self.chat_id)
+            .str("agentId", &self.agent_id)
+            .field("seq", &self.seq)
+            .field("entry", &self.entry)
+            .end();
+    }
+}
+
+impl ToJson for StateRow {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("v", &self.v)
+            .str("worldId", &self.world_id)
+            .str("chatId", &self.chat_id)
+            .str("agentId", &self.agent_id)
+            .field("state", &self.state)
+            .end();
+    }
 }
 
 /// A compound key of string parts.

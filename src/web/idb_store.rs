@@ -77,7 +77,6 @@ use indexed_db_futures::object_store::ObjectStore;
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::{Transaction, TransactionMode};
 use indexed_db_futures::KeyRange;
-use serde::Serialize;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -91,6 +90,7 @@ use super::idb_write::{named_worlds, write_batch, Stores};
 use super::tabs::{self, ChangeChannel};
 use crate::core::approval::ApprovalRecord;
 use crate::core::json::FromJson;
+use crate::core::json_write::{number_text, ToJson};
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::sort::sort_by;
 use crate::core::store::{
@@ -306,8 +306,9 @@ impl IdbStore {
                 "database {name:?} is closed; open it again"
             ))),
             ConnState::VersionChanged(Some(v)) => Some(StoreError::Closed(format!(
-                "another tab upgraded database {name:?} to version {v} (this app uses version \
-                 {DB_VERSION}) and this connection was closed; reload the page"
+                "another tab upgraded database {name:?} to version {} (this app uses version \
+                 {DB_VERSION}) and this connection was closed; reload the page",
+                number_text(v)
             ))),
             ConnState::VersionChanged(None) => Some(StoreError::Closed(format!(
                 "another tab deleted database {name:?} and this connection was closed; reload \
@@ -569,13 +570,18 @@ fn blocked_signal() -> (
 // ---- request helpers: each awaits exactly one IndexedDB request (or a cursor walk) ----
 
 /// A row as the plain object IndexedDB stores, by way of JSON text (`JSON.parse`): the row
-/// types share their one `Serialize` instance with the export and the adapter store.
-pub(super) fn encode<T: Serialize>(row: &T, context: &str) -> Result<JsValue, StoreError> {
-    let fail =
-        |e: String| StoreError::Backend(format!("{context}: could not encode the record: {e}"));
-    let text = serde_json::to_string(row).map_err(|e| fail(e.to_string()))?;
-    js_sys::JSON::parse(&text)
-        .map_err(|e| fail(crate::web::js_tools::message_of(&e, "JSON.parse failed")))
+/// types share their hand-written writers ([`crate::core::json_write`]) with the export and
+/// the adapter store.
+pub(super) fn encode<T: ToJson>(row: &T, context: &str) -> Result<JsValue, StoreError> {
+    parse_row(&row.to_json(), context)
+}
+
+#[inline(never)]
+fn parse_row(text: &str, context: &str) -> Result<JsValue, StoreError> {
+    js_sys::JSON::parse(text).map_err(|e| {
+        let e = crate::web::js_tools::message_of(&e, "JSON.parse failed");
+        StoreError::Backend(format!("{context}: could not encode the record: {e}"))
+    })
 }
 
 pub(super) async fn get_key(

@@ -38,7 +38,6 @@ use indexed_db_futures::object_store::ObjectStore;
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::Transaction;
 use indexed_db_futures::KeyRange;
-use serde::Serialize;
 use wasm_bindgen::JsValue;
 
 use super::idb_fast::{add_revision, put_world, write_common, Learned};
@@ -51,6 +50,7 @@ use super::idb_store::{
     decode, decode_all, describe, encode, get_all, get_all_keys, get_index_key, get_key, get_raw,
     get_row, key_part, map_idb_error, next_agent_order, next_seq,
 };
+use crate::core::json_write::{number_text, ToJson};
 use crate::core::store::{LocalBoxFuture, StoreError, StoreOp};
 use crate::core::store_rules::{self, Rec, Stored};
 
@@ -82,7 +82,8 @@ pub(super) async fn write_batch(
                 .unwrap_or(0.0);
             if now != *rev as f64 {
                 return Err(StoreError::Conflict(format!(
-                    "world {world_id:?} is at revision {now}, the batch expected {rev}"
+                    "world {world_id:?} is at revision {}, the batch expected {rev}",
+                    number_text(now)
                 )));
             }
         }
@@ -700,7 +701,7 @@ pub(super) fn issue<F>(
     }
 }
 
-fn put<T: Serialize>(store: &ObjectStore<'_>, row: &T, context: &str) -> Result<(), StoreError> {
+fn put<T: ToJson>(store: &ObjectStore<'_>, row: &T, context: &str) -> Result<(), StoreError> {
     let value = encode(row, context)?;
     issue(store.put(value).primitive(), context)
 }

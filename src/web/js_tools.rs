@@ -26,6 +26,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::core::engine::{InstructionsProvider, InstructionsRequest};
+use crate::core::json_write::ToJson;
 use crate::core::store::LocalBoxFuture;
 use crate::core::tools::{ToolContext, ToolError, ToolExecutor};
 use crate::web::timer::sleep;
@@ -104,8 +105,8 @@ fn is_index(key: &str) -> bool {
 
 /// A JSON value as a plain JS value (objects as objects), via `JSON.parse`.
 pub fn from_json(value: &Value) -> JsValue {
-    // serde_json always serialises a Value, and JSON.parse reads what it writes.
-    js_sys::JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
+    // A Value's JSON text always parses.
+    js_sys::JSON::parse(&value.to_json()).unwrap_or(JsValue::NULL)
 }
 
 fn set(target: &js_sys::Object, key: &str, value: &JsValue) {
@@ -269,9 +270,8 @@ impl JsInstructions {
                 .as_deref()
                 .map_or(JsValue::NULL, JsValue::from_str),
         );
-        let message = serde_json::to_value(&req.message)
-            .map(|m| from_json(&m))
-            .unwrap_or(JsValue::NULL);
+        // A message's JSON text always parses.
+        let message = js_sys::JSON::parse(&req.message.to_json()).unwrap_or(JsValue::NULL);
         set(&input, "message", &message);
         let returned = self
             .function

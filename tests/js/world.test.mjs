@@ -100,6 +100,27 @@ test('bad input is an AgentWorldError with a stable code, never a trap', async (
   assert.throws(() => world.configureProvider('opnai', {}), (e) => e.code === 'provider_not_configured');
 });
 
+test('errors quote a rejected number as JavaScript writes it', async () => {
+  const world = await AgentWorld.create({ name: uniqueName('Numbers') });
+  const cases = [
+    [() => world.addAgent({ name: 'A', provider: 'openai', model: 'm', maxSteps: 1e21 }),
+      'invalid_input', 'invalid maxSteps: 1e+21 is out of range; use an integer from 1 to 50'],
+    [() => world.addAgent({ name: 'B', provider: 'openai', model: 'm', temperature: 1e300 }),
+      'invalid_input', 'invalid temperature: 1e+300 is out of range; use a number from 0 to 2'],
+    [() => world.addAgent({ name: 'C', provider: 'openai', model: 'm', temperature: -0.5 }),
+      'invalid_input', 'invalid temperature: -0.5 is out of range; use a number from 0 to 2'],
+    [() => AgentWorld.create({ name: uniqueName('Bad'), turnLimit: 2.5 }),
+      'invalid_turn_limit', 'turnLimit 2.5 is invalid; use an integer of at least 1 (0 or none means 5)'],
+  ];
+  for (const [call, code, text] of cases) {
+    await assert.rejects(call, (e) => {
+      assert.equal(e.code, code, e.message);
+      assert.ok(e.message.includes(text), e.message);
+      return true;
+    });
+  }
+});
+
 test('configureProvider refuses a key, header or URL that fetch cannot send; the world keeps answering', async () => {
   const world = await AgentWorld.create({ name: uniqueName('Bad Key') });
   const secret = 'sk-test-SECRET';

@@ -885,7 +885,7 @@ pub(crate) fn memory_to_input(e: &MemoryEntry) -> ChatMessage {
 pub(crate) fn args_text(args: &serde_json::Value) -> String {
     match args {
         serde_json::Value::String(raw) => raw.clone(),
-        v => v.to_string(),
+        v => crate::core::json_write::ToJson::to_json(v),
     }
 }
 

@@ -53,6 +53,7 @@ use crate::core::engine::responder::sse_payload;
 use crate::core::engine::tools::{InstructionsProvider, InstructionsRequest, RegisteredTool};
 use crate::core::engine::{Job, World};
 use crate::core::events::{Event, SseEvent, SseType, SystemEvent};
+use crate::core::json_write::ToJson;
 use crate::core::llm::types::{
     CallPurpose, CallSettings, ChatMessage, LlmError, LlmEvent, Role, ThinkingBlock, ToolCallPart,
     Usage,
@@ -456,8 +457,8 @@ impl World {
         }];
         for r in &records {
             let content = match (&r.result, &r.error) {
-                (Some(v), _) => v.to_string(),
-                (None, e) => error_result(e.as_deref().unwrap_or("no result")).to_string(),
+                (Some(v), _) => v.to_json(),
+                (None, e) => error_result(e.as_deref().unwrap_or("no result")).to_json(),
             };
             messages.push(ChatMessage::tool_result(
                 r.tool_call_id.clone(),

@@ -30,13 +30,13 @@
 
 use crate::core::vec_map::VecSet;
 
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::core::engine::{Services, World};
 use crate::core::error::WorldError;
 use crate::core::ids::{agent_id, world_id};
 use crate::core::json::{FromJson, JsonError};
+use crate::core::json_write::{Obj, ToJson};
 use crate::core::model::{
     validate_agent_tools, validate_chat_llm_provider, validate_chat_name, validate_content,
     validate_history_limit, validate_id, validate_max_tokens, validate_name, validate_provider,
@@ -50,15 +50,15 @@ use crate::core::store::{AgentChatState, StoreOp};
 /// The export format this engine writes.
 pub const FORMAT_VERSION: u64 = 3;
 
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
+#[cfg_attr(test, derive(serde::Serialize), serde(rename_all = "camelCase"))]
 struct ExportMemory {
     agent_id: String,
     entries: Vec<MemoryEntry>,
 }
 
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
+#[cfg_attr(test, derive(serde::Serialize), serde(rename_all = "camelCase"))]
 struct ExportChat {
     chat: Chat,
     messages: Vec<Message>,
@@ -66,13 +66,47 @@ struct ExportChat {
     memories: Vec<ExportMemory>,
 }
 
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
+#[cfg_attr(test, derive(serde::Serialize), serde(rename_all = "camelCase"))]
 struct ExportDoc {
     format_version: u64,
     world: WorldData,
     agents: Vec<Agent>,
     chats: Vec<ExportChat>,
+}
+
+// Writing (see `crate::core::json_write`): camelCase names in declaration order, as the
+// derived form wrote them (the tests compare the two).
+
+impl ToJson for ExportMemory {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .str("agentId", &self.agent_id)
+            .field("entries", &self.entries)
+            .end();
+    }
+}
+
+impl ToJson for ExportChat {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("chat", &self.chat)
+            .field("messages", &self.messages)
+            .field("agentStates", &self.agent_states)
+            .field("memories", &self.memories)
+            .end();
+    }
+}
+
+impl ToJson for ExportDoc {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("formatVersion", &self.format_version)
+            .field("world", &self.world)
+            .field("agents", &self.agents)
+            .field("chats", &self.chats)
+            .end();
+    }
 }
 
 fn invalid(path: &str, problem: impl Into<String>) -> WorldError {
@@ -546,8 +580,7 @@ impl World {
             agents: self.agents(),
             chats,
         };
-        serde_json::to_string(&doc)
-            .map_err(|e| WorldError::input("export", format!("could not serialise: {e}")))
+        Ok(doc.to_json())
     }
 
     /// Imports an export document (any supported version) as a new world and opens it. The
@@ -715,6 +748,59 @@ mod tests {
         ];
         for (extra, want) in cases {
             assert_eq!(path(doc(extra)), want);
+        }
+    }
+
+    /// The export document's hand-written writer gives the derived form's bytes (field names,
+    /// order, the states' skipped `lastLLMCall`), with and without chats.
+    #[test]
+    fn export_document_is_written_as_the_derived_form() {
+        use crate::core::store::StoreOp;
+        let (message, entry) = match (
+            tpl::append("w", "c", "m1"),
+            tpl::remember("w", "c", "a", "e1"),
+        ) {
+            (StoreOp::AppendMessage { message, .. }, StoreOp::AppendMemory { entry, .. }) => {
+                (message, entry)
+            }
+            _ => unreachable!("append and remember build these ops"),
+        };
+        let states = vec![
+            AgentChatState {
+                agent_id: "a".into(),
+                llm_call_count: 2,
+                last_llm_call: None,
+            },
+            AgentChatState {
+                agent_id: "b\"q".into(),
+                llm_call_count: 0,
+                last_llm_call: Some(crate::core::model::Timestamp(1_764_000_000_123)),
+            },
+        ];
+        let full = ExportDoc {
+            format_version: FORMAT_VERSION,
+            world: tpl::world("w"),
+            agents: vec![tpl::agent("a"), tpl::agent("b")],
+            chats: vec![ExportChat {
+                chat: tpl::chat("w", "c"),
+                messages: vec![message],
+                agent_states: states,
+                memories: vec![ExportMemory {
+                    agent_id: "a".into(),
+                    entries: vec![entry],
+                }],
+            }],
+        };
+        let empty = ExportDoc {
+            format_version: FORMAT_VERSION,
+            world: tpl::world("w"),
+            agents: vec![],
+            chats: vec![],
+        };
+        for doc in [full, empty] {
+            let want = serde_json::to_string(&doc).unwrap_or_default();
+            assert!(want.starts_with("{\"formatVersion\":3,"));
+            assert_eq!(doc.to_json(), want);
         }
     }
 }

@@ -22,7 +22,9 @@
 //! `message_delta` with a `stop_reason` but before `message_stop` lost nothing of the text and
 //! is accepted; anything shorter was cut: `Decode` error.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
+
+use crate::core::json_write::json_value;
 
 use super::errors::{excerpt, json_error_message};
 use super::http::HttpRequest;
@@ -67,7 +69,7 @@ pub(crate) fn encode(
                 } else {
                     "user"
                 };
-                json!({ "role": role, "content": text })
+                json_value!({ "role": role, "content": text })
             })
             .collect();
         (alt.system, turns)
@@ -92,7 +94,7 @@ pub(crate) fn encode(
         Some(budget) => {
             body.insert(
                 "thinking".into(),
-                json!({"type": "enabled", "budget_tokens": budget}),
+                json_value!({"type": "enabled", "budget_tokens": budget}),
             );
         }
         None => put(&mut body, "temperature", temperature(settings)),

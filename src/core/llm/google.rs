@@ -19,7 +19,9 @@
 //! End-of-stream rule: Gemini sends no terminator besides `finishReason`, so `Done` is emitted
 //! when the body ends after one; a body that ends without it was cut: `Decode` error.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
+
+use crate::core::json_write::json_value;
 
 use super::errors::json_error_message;
 use super::http::HttpRequest;
@@ -69,7 +71,7 @@ pub(crate) fn encode(
                 } else {
                     "user"
                 };
-                json!({ "role": role, "parts": [{ "text": text }] })
+                json_value!({ "role": role, "parts": [{ "text": text }] })
             })
             .collect();
         (alt.system, contents)
@@ -82,7 +84,7 @@ pub(crate) fn encode(
     if let Some(system) = system {
         body.insert(
             "systemInstruction".into(),
-            json!({ "parts": [{ "text": system }] }),
+            json_value!({ "parts": [{ "text": system }] }),
         );
     }
     let mut generation = Map::new();

@@ -25,7 +25,9 @@
 
 use std::borrow::Cow;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
+
+use crate::core::json_write::json_value;
 
 use super::byte_search::same;
 
@@ -79,7 +81,10 @@ pub(crate) fn encode(
     };
     put(&mut body, limit_field, settings.max_tokens);
     if settings.stream {
-        body.insert("stream_options".into(), json!({ "include_usage": true }));
+        body.insert(
+            "stream_options".into(),
+            json_value!({ "include_usage": true }),
+        );
     }
 
     let key = config.api_key().map(str::to_string);

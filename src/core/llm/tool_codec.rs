@@ -38,10 +38,11 @@
 
 use crate::core::vec_map::VecMap;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::types::{ChatMessage, LlmEvent, Role, ThinkingBlock, ToolCallPart};
 use super::wire::{str_of, OPENING_USER_TURN};
+use crate::core::json_write::{json_value, ToJson};
 use crate::core::model::{Reasoning, ReasoningEffort};
 use crate::core::tools::ToolSpec;
 
@@ -76,7 +77,7 @@ pub(crate) fn openai_tools(tools: &[ToolSpec]) -> Value {
         tools
             .iter()
             .map(|t| {
-                json!({"type": "function", "function": {
+                json_value!({"type": "function", "function": {
                     "name": t.name, "description": t.description, "parameters": t.parameters}})
             })
             .collect(),
@@ -86,14 +87,14 @@ pub(crate) fn openai_tools(tools: &[ToolSpec]) -> Value {
 /// One input entry; a plain entry is `{role, content}` exactly as before tools.
 pub(crate) fn openai_message(m: &ChatMessage) -> Value {
     if let Some(r) = &m.tool_result {
-        return json!({"role": "tool", "tool_call_id": r.tool_call_id, "content": m.content});
+        return json_value!({"role": "tool", "tool_call_id": r.tool_call_id, "content": m.content});
     }
     if m.role == Role::Assistant && !m.tool_calls.is_empty() {
         let calls: Vec<Value> = m
             .tool_calls
             .iter()
             .map(|c| {
-                json!({"id": c.id, "type": "function",
+                json_value!({"id": c.id, "type": "function",
                     "function": {"name": c.name, "arguments": c.arguments}})
             })
             .collect();
@@ -102,9 +103,9 @@ pub(crate) fn openai_message(m: &ChatMessage) -> Value {
         } else {
             Value::from(m.content.clone())
         };
-        return json!({"role": "assistant", "content": content, "tool_calls": calls});
+        return json_value!({"role": "assistant", "content": content, "tool_calls": calls});
     }
-    json!({ "role": m.role.as_str(), "content": m.content })
+    json_value!({ "role": m.role.as_str(), "content": m.content })
 }
 
 pub(crate) fn openai_reasoning_effort(r: Option<&Reasoning>) -> Option<&'static str> {
@@ -143,7 +144,7 @@ impl OpenAiCalls {
             match item.pointer("/function/arguments") {
                 Some(Value::String(a)) => entry.2.push_str(a),
                 // A few servers send the arguments as an object.
-                Some(v @ Value::Object(_)) => entry.2.push_str(&v.to_string()),
+                Some(v @ Value::Object(_)) => v.write_json(&mut entry.2),
                 _ => {}
             }
         }
@@ -174,7 +175,7 @@ pub(crate) fn anthropic_tools(tools: &[ToolSpec]) -> Value {
     Value::Array(
         tools
             .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+            .map(|t| json_value!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
             .collect(),
     )
 }
@@ -186,7 +187,7 @@ pub(crate) fn anthropic_turns(messages: &[ChatMessage]) -> (Option<String>, Vec<
     let mut turns: Vec<(Role, Vec<Value>)> = Vec::new();
     for m in messages {
         let (role, blocks) = if let Some(r) = &m.tool_result {
-            let block = json!({"type": "tool_result", "tool_use_id": r.tool_call_id,
+            let block = json_value!({"type": "tool_result", "tool_use_id": r.tool_call_id,
                 "content": m.content});
             (Role::User, vec![block])
         } else if m.role == Role::System {
@@ -196,10 +197,10 @@ pub(crate) fn anthropic_turns(messages: &[ChatMessage]) -> (Option<String>, Vec<
             // The step's thinking blocks first, exactly as received (the API checks them).
             let mut blocks: Vec<Value> = m.thinking.iter().map(anthropic_thinking_block).collect();
             if !m.content.trim().is_empty() {
-                blocks.push(json!({"type": "text", "text": m.content}));
+                blocks.push(json_value!({"type": "text", "text": m.content}));
             }
             for c in &m.tool_calls {
-                blocks.push(json!({"type": "tool_use", "id": c.id, "name": c.name,
+                blocks.push(json_value!({"type": "tool_use", "id": c.id, "name": c.name,
                     "input": args_object(&c.arguments)}));
             }
             (m.role, blocks)
@@ -217,7 +218,7 @@ pub(crate) fn anthropic_turns(messages: &[ChatMessage]) -> (Option<String>, Vec<
             0,
             (
                 Role::User,
-                vec![json!({"type": "text", "text": OPENING_USER_TURN})],
+                vec![json_value!({"type": "text", "text": OPENING_USER_TURN})],
             ),
         );
     }
@@ -229,7 +230,7 @@ pub(crate) fn anthropic_turns(messages: &[ChatMessage]) -> (Option<String>, Vec<
             } else {
                 "user"
             };
-            json!({"role": role, "content": content})
+            json_value!({"role": role, "content": content})
         })
         .collect();
     let system = (!system.is_empty()).then(|| system.join("\n\n"));
@@ -242,8 +243,10 @@ fn anthropic_thinking_block(b: &ThinkingBlock) -> Value {
         ThinkingBlock::Thinking {
             thinking,
             signature,
-        } => json!({"type": "thinking", "thinking": thinking, "signature": signature}),
-        ThinkingBlock::Redacted { data } => json!({"type": "redacted_thinking", "data": data}),
+        } => json_value!({"type": "thinking", "thinking": thinking, "signature": signature}),
+        ThinkingBlock::Redacted { data } => {
+            json_value!({"type": "redacted_thinking", "data": data})
+        }
     }
 }
 
@@ -348,7 +351,7 @@ pub(crate) fn anthropic_call(
     let arguments = if !json.trim().is_empty() {
         json
     } else if input.is_object() {
-        input.to_string()
+        input.to_json()
     } else if let Value::String(raw) = input {
         raw.clone()
     } else {
@@ -396,11 +399,11 @@ pub(crate) fn gemini_tools(tools: &[ToolSpec]) -> Value {
     let decls: Vec<Value> = tools
         .iter()
         .map(|t| {
-            json!({"name": t.name, "description": t.description,
+            json_value!({"name": t.name, "description": t.description,
             "parameters": gemini_schema(&t.parameters)})
         })
         .collect();
-    json!([{ "functionDeclarations": decls }])
+    json_value!([{ "functionDeclarations": decls }])
 }
 
 /// System prompt and part-based contents (roles `user` / `model`, alternating, opening with
@@ -412,10 +415,11 @@ pub(crate) fn gemini_contents(messages: &[ChatMessage]) -> (Option<String>, Vec<
         let (role, parts) = if let Some(r) = &m.tool_result {
             let response = match serde_json::from_str::<Value>(&m.content) {
                 Ok(v @ Value::Object(_)) => v,
-                Ok(other) => json!({ "result": other }),
-                Err(_) => json!({ "result": m.content }),
+                Ok(other) => json_value!({ "result": other }),
+                Err(_) => json_value!({ "result": m.content }),
             };
-            let part = json!({"functionResponse": {"name": r.tool_name, "response": response}});
+            let part =
+                json_value!({"functionResponse": {"name": r.tool_name, "response": response}});
             (Role::User, vec![part])
         } else if m.role == Role::System {
             system.push(&m.content);
@@ -423,10 +427,10 @@ pub(crate) fn gemini_contents(messages: &[ChatMessage]) -> (Option<String>, Vec<
         } else {
             let mut parts = Vec::new();
             if !m.content.trim().is_empty() {
-                parts.push(json!({ "text": m.content }));
+                parts.push(json_value!({ "text": m.content }));
             }
             for c in &m.tool_calls {
-                let mut part = json!({"functionCall": {"name": c.name,
+                let mut part = json_value!({"functionCall": {"name": c.name,
                     "args": args_object(&c.arguments)}});
                 if let (Some(sig), Value::Object(p)) = (&c.signature, &mut part) {
                     p.insert("thoughtSignature".into(), Value::from(sig.clone()));
@@ -444,7 +448,10 @@ pub(crate) fn gemini_contents(messages: &[ChatMessage]) -> (Option<String>, Vec<
         }
     }
     if turns.first().map(|(r, _)| *r) != Some(Role::User) {
-        turns.insert(0, (Role::User, vec![json!({ "text": OPENING_USER_TURN })]));
+        turns.insert(
+            0,
+            (Role::User, vec![json_value!({ "text": OPENING_USER_TURN })]),
+        );
     }
     let contents = turns
         .into_iter()
@@ -454,7 +461,7 @@ pub(crate) fn gemini_contents(messages: &[ChatMessage]) -> (Option<String>, Vec<
             } else {
                 "user"
             };
-            json!({"role": role, "parts": parts})
+            json_value!({"role": role, "parts": parts})
         })
         .collect();
     let system = (!system.is_empty()).then(|| system.join("\n\n"));
@@ -463,7 +470,7 @@ pub(crate) fn gemini_contents(messages: &[ChatMessage]) -> (Option<String>, Vec<
 
 pub(crate) fn gemini_thinking(r: Option<&Reasoning>) -> Option<Value> {
     let budget = effort_budget(r?, 1024, 8192, 24_576)?;
-    Some(json!({"thinkingBudget": budget, "includeThoughts": true}))
+    Some(json_value!({"thinkingBudget": budget, "includeThoughts": true}))
 }
 
 /// A `functionCall` part as a complete call (`n` numbers the calls without an id).
@@ -471,7 +478,7 @@ pub(crate) fn gemini_call(part: &Value, n: &mut u64) -> Option<ToolCallPart> {
     let call = part.get("functionCall")?;
     let name = str_of(call.get("name"))?.to_string();
     let arguments = match call.get("args") {
-        Some(v @ Value::Object(_)) => v.to_string(),
+        Some(v @ Value::Object(_)) => v.to_json(),
         // Not Gemini's own shape (`args` is a protobuf Struct), but a proxy may send text: keep
         // it, as for Anthropic's `input`, so the engine reports it rather than running `{}`.
         Some(Value::String(raw)) => raw.clone(),
@@ -494,17 +501,17 @@ pub(crate) fn gemini_call(part: &Value, n: &mut u64) -> Option<ToolCallPart> {
 
 pub(crate) fn ollama_message(m: &ChatMessage) -> Value {
     if let Some(r) = &m.tool_result {
-        return json!({"role": "tool", "tool_name": r.tool_name, "content": m.content});
+        return json_value!({"role": "tool", "tool_name": r.tool_name, "content": m.content});
     }
     if m.role == Role::Assistant && !m.tool_calls.is_empty() {
         let calls: Vec<Value> = m
             .tool_calls
             .iter()
-            .map(|c| json!({"function": {"name": c.name, "arguments": args_object(&c.arguments)}}))
+            .map(|c| json_value!({"function": {"name": c.name, "arguments": args_object(&c.arguments)}}))
             .collect();
-        return json!({"role": "assistant", "content": m.content, "tool_calls": calls});
+        return json_value!({"role": "assistant", "content": m.content, "tool_calls": calls});
     }
-    json!({ "role": m.role.as_str(), "content": m.content })
+    json_value!({ "role": m.role.as_str(), "content": m.content })
 }
 
 /// `message.tool_calls` of an Ollama line, as complete calls.
@@ -518,7 +525,7 @@ pub(crate) fn ollama_calls(v: &Value, n: &mut u64, out: &mut Vec<LlmEvent>) {
         };
         let arguments = match c.pointer("/function/arguments") {
             Some(Value::String(s)) => s.clone(),
-            Some(v @ Value::Object(_)) => v.to_string(),
+            Some(v @ Value::Object(_)) => v.to_json(),
             _ => "{}".to_string(),
         };
         let id = match str_of(c.get("id")) {

@@ -6,6 +6,7 @@ use serde_json::Value;
 use crate::core::json::{
     deserialize_via_json, from_json_struct, one_of, Fields, FromJson, JsonError,
 };
+use crate::core::json_write::{write_str, Obj, ToJson};
 
 use crate::core::model::Reasoning;
 use crate::core::tools::ToolSpec;
@@ -177,6 +178,70 @@ pub enum CallPurpose {
 pub struct Usage {
     pub input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
+}
+
+impl ToJson for Role {
+    fn write_json(&self, out: &mut String) {
+        write_str(out, self.as_str());
+    }
+}
+
+impl ToJson for ToolCallPart {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .str("id", &self.id)
+            .str("name", &self.name)
+            .str("arguments", &self.arguments)
+            .opt("signature", &self.signature)
+            .end();
+    }
+}
+
+impl ToJson for ThinkingBlock {
+    fn write_json(&self, out: &mut String) {
+        let mut o = Obj::new(out);
+        match self {
+            ThinkingBlock::Thinking {
+                thinking,
+                signature,
+            } => o
+                .str("type", "thinking")
+                .str("thinking", thinking)
+                .str("signature", signature),
+            ThinkingBlock::Redacted { data } => o.str("type", "redacted").str("data", data),
+        }
+        .end();
+    }
+}
+
+impl ToJson for ToolResultPart {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .str("toolCallId", &self.tool_call_id)
+            .str("toolName", &self.tool_name)
+            .end();
+    }
+}
+
+impl ToJson for ChatMessage {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("role", &self.role)
+            .str("content", &self.content)
+            .list("toolCalls", &self.tool_calls)
+            .opt("toolResult", &self.tool_result)
+            .list("thinking", &self.thinking)
+            .end();
+    }
+}
+
+impl ToJson for Usage {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("inputTokens", &self.input_tokens)
+            .field("outputTokens", &self.output_tokens)
+            .end();
+    }
 }
 
 // ---- Decoding (see `crate::core::json`): these are read back from stored approval records ----

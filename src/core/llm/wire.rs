@@ -10,6 +10,7 @@ use super::errors::excerpt;
 use super::http::HttpRequest;
 use super::provider::{ProviderConfig, ProviderKind};
 use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role, STREAM_CUT};
+use crate::core::json_write::ToJson;
 
 /// A provider's request encoder: `(kind, base URL, config, settings, messages, browser_like)`.
 /// `kind` tells the OpenAI format's dialects apart; `browser_like` is true where CORS applies.
@@ -118,7 +119,7 @@ pub(crate) fn json_post(url: String, headers: Vec<(&str, String)>, body: &Value)
         method: "POST".to_string(),
         url,
         headers: all,
-        body: body.to_string(),
+        body: body.to_json(),
     }
 }
 

@@ -9,10 +9,9 @@
 use crate::core::vec_map::{VecMap, VecSet};
 use std::cell::{Cell, RefCell};
 
-use serde::Serialize;
-
 use super::records::*;
 use super::{JsStore, RECORD_VERSION};
+use crate::core::json_write::ToJson;
 use crate::core::store::{StoreError, StoreOp};
 use crate::core::store_rules::{self, Rec, Stored};
 
@@ -156,18 +155,13 @@ impl Tx<'_> {
 
     /// Writes a record; a dry pass (see [`Reads::dry`]) only notes the key, unless `always`
     /// (the counters and sequence rows later ops of the pass read back).
-    fn put<T: Serialize>(&mut self, key: String, row: &T) -> Result<(), StoreError> {
+    fn put<T: ToJson>(&mut self, key: String, row: &T) -> Result<(), StoreError> {
         self.put_row(key, row, false)
     }
 
-    fn put_row<T: Serialize>(
-        &mut self,
-        key: String,
-        row: &T,
-        always: bool,
-    ) -> Result<(), StoreError> {
+    fn put_row<T: ToJson>(&mut self, key: String, row: &T, always: bool) -> Result<(), StoreError> {
         let value = if always || !self.reads.dry.get() {
-            encode(row, &key)?
+            encode(row)
         } else {
             String::new()
         };

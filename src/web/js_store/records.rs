@@ -2,12 +2,12 @@
 //! types, and how a row becomes the JSON text stored at its key and back (format version
 //! checked first).
 
-use serde::Serialize;
 use serde_json::Value;
 
 use super::RECORD_VERSION;
 use crate::core::approval::ApprovalRecord;
 use crate::core::json::{from_json_struct, FromJson};
+use crate::core::json_write::{Obj, ToJson};
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::store::{AgentChatState, StoreError};
 
@@ -59,40 +59,33 @@ pub(super) fn last_part(k: &str) -> &str {
 
 // The record types are generic in their payload so that a write serialises a borrowed payload
 // (`WorldRow<&WorldData>`) and a read decodes an owned one (the default; `FromJson` below).
-#[derive(Serialize)]
 pub(super) struct WorldRow<T = WorldData> {
     pub(super) v: u32,
     pub(super) world: T,
 }
 
-#[derive(Serialize)]
 pub(super) struct AgentRow<T = Agent> {
     pub(super) v: u32,
     pub(super) order: u64,
     pub(super) agent: T,
 }
 
-#[derive(Serialize)]
 pub(super) struct ChatRow<T = Chat> {
     pub(super) v: u32,
     pub(super) chat: T,
 }
 
-#[derive(Serialize)]
 pub(super) struct MessageRow<T = Message> {
     pub(super) v: u32,
     pub(super) seq: u64,
     pub(super) message: T,
 }
 
-#[derive(Serialize)]
 pub(super) struct SeqRow {
     pub(super) v: u32,
     pub(super) seq: u64,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 pub(super) struct MemoryRow<S = String, T = MemoryEntry> {
     pub(super) v: u32,
     pub(super) agent_id: S,
@@ -100,22 +93,106 @@ pub(super) struct MemoryRow<S = String, T = MemoryEntry> {
     pub(super) entry: T,
 }
 
-#[derive(Serialize)]
 pub(super) struct StateRow<T = AgentChatState> {
     pub(super) v: u32,
     pub(super) state: T,
 }
 
-#[derive(Serialize)]
 pub(super) struct ApprovalRow<T = ApprovalRecord> {
     pub(super) v: u32,
     pub(super) approval: T,
 }
 
-#[derive(Serialize)]
 pub(super) struct CounterRow {
     pub(super) v: u32,
     pub(super) next: u64,
+}
+
+// Writing (see `crate::core::json_write`): the fields in declaration order, camelCase.
+
+impl<T: ToJson> ToJson for WorldRow<T> {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("v", &self.v)
+            .field("world", &self.world)
+            .end();
+    }
+}
+
+impl<T: ToJson> ToJson for AgentRow<T> {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("v", &self.v)
+            .field("order", &self.order)
+            .field("agent", &self.agent)
+            .end();
+    }
+}
+
+impl<T: ToJson> ToJson for ChatRow<T> {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("v", &self.v)
+            .field("chat", &self.chat)
+            .end();
+    }
+}
+
+impl<T: ToJson> ToJson for MessageRow<T> {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("v", &self.v)
+            .field("seq", &self.seq)
+            .field("message", &self.message)
+            .end();
+    }
+}
+
+impl ToJson for SeqRow {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("v", &self.v)
+            .field("seq", &self.seq)
+            .end();
+    }
+}
+
+impl<S: ToJson, T: ToJson> ToJson for MemoryRow<S, T> {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("v", &self.v)
+            .field("agentId", &self.agent_id)
+            .field("seq", &self.seq)
+            .field("entry", &self.entry)
+            .end();
+    }
+}
+
+impl<T: ToJson> ToJson for StateRow<T> {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("v", &self.v)
+            .field("state", &self.state)
+            .end();
+    }
+}
+
+impl<T: ToJson> ToJson for ApprovalRow<T> {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("v", &self.v)
+            .field("approval", &self.approval)
+            .end();
+    }
+}
+
+impl ToJson for CounterRow {
+    fn write_json(&self, out: &mut String) {
+        Obj::new(out)
+            .field("v", &self.v)
+            .field("next", &self.next)
+            .end();
+    }
 }
 
 // The rows as they are read back: `v`, the numbers, then the payload (`need`: its type has no
@@ -131,9 +208,10 @@ from_json_struct!(StateRow, allow, { v: "v" req, state: "state" need });
 from_json_struct!(ApprovalRow, allow, { v: "v" req, approval: "approval" need });
 from_json_struct!(CounterRow, allow, { v: "v" req, next: "next" req });
 
-pub(super) fn encode<T: Serialize>(row: &T, key: &str) -> Result<String, StoreError> {
-    serde_json::to_string(row)
-        .map_err(|e| StoreError::Backend(format!("could not encode the record {key:?}: {e}")))
+/// A record's stored text (its hand-written writer: byte-identical to the derived form it
+/// replaced, so values already stored and read by an application's own code do not change).
+pub(super) fn encode<T: ToJson>(row: &T) -> String {
+    row.to_json()
 }
 
 /// Decodes the value stored at `key`, checking its format version first.
