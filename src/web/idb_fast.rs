@@ -52,6 +52,7 @@ use super::idb_schema::{
 };
 use super::idb_store::encode;
 use super::idb_write::{issue, Found, Stores};
+use crate::core::model::Chat;
 use crate::core::store::{StoreError, StoreOp};
 use crate::core::store_rules;
 
@@ -68,6 +69,10 @@ pub(super) struct Known {
     message_seq: HashMap<(String, String), f64>,
     /// The next memory `seq` of each `(world, chat, agent)`.
     memory_seq: HashMap<(String, String, String), f64>,
+    /// Chats as readers see them at that revision (their record with the stamp of their
+    /// newest message), for those this connection wrote: what lets a burst leave a chat's
+    /// record unwritten (see [`plan`]).
+    rows: HashMap<(String, String), Chat>,
 }
 
 impl Known {
@@ -84,6 +89,7 @@ impl Known {
         self.chats.retain(|(x, _)| x != w);
         self.message_seq.retain(|(x, _), _| x != w);
         self.memory_seq.retain(|(x, _, _), _| x != w);
+        self.rows.retain(|(x, _), _| x != w);
     }
 
     /// Sets world `w` at `rev`, keeping what was known of it only when it was known at `from`
@@ -102,7 +108,14 @@ impl Known {
         chats: Vec<(String, String)>,
         message_seq: HashMap<(String, String), f64>,
         memory_seq: HashMap<(String, String, String), f64>,
+        rows: Vec<Chat>,
     ) {
+        for chat in rows {
+            if self.rev(&chat.world_id).is_some() {
+                let k = (chat.world_id.clone(), chat.id.clone());
+                self.rows.insert(k, chat);
+            }
+        }
         for k in chats {
             if self.rev(&k.0).is_some() && !self.chats.contains(&k) {
                 self.chats.push(k);
@@ -150,13 +163,30 @@ pub(super) fn learn(known: &mut Known, ops: &[StoreOp], learned: Learned) {
                 if *world_id == w)
         });
         if exists && !wipes {
-            // What was known at the revision this batch started from still holds.
-            known.set(w, rev_before, rev_before + 1.0);
+            // What was known at the revision this batch started from still holds, but for
+            // the chats whose messages it deleted or replaced (their stamp may have moved).
+            known.set(w.clone(), rev_before, rev_before + 1.0);
+            for op in ops {
+                if let StoreOp::DeleteMessages { chat_id, .. }
+                | StoreOp::ReplaceMessage { chat_id, .. } = op
+                {
+                    known.rows.remove(&(w.clone(), chat_id.clone()));
+                }
+            }
         } else {
             known.forget(&w);
         }
     }
-    known.extend(chats, message_seq, memory_seq);
+    // Each chat the batch put, as it put it (the record is newer than any stamp): the last
+    // put of each wins.
+    let rows = ops
+        .iter()
+        .filter_map(|op| match op {
+            StoreOp::PutChat(chat) => Some(chat.clone()),
+            _ => None,
+        })
+        .collect();
+    known.extend(chats, message_seq, memory_seq, rows);
 }
 
 /// Records a committed burst: `after` (from [`write`]) over what was known, which still
@@ -166,7 +196,8 @@ pub(super) fn committed(known: &mut Known, after: Known) {
     for (w, rev) in after.worlds {
         known.set(w, rev - 1.0, rev);
     }
-    known.extend(after.chats, after.message_seq, after.memory_seq);
+    let rows = after.rows.into_values().collect();
+    known.extend(after.chats, after.message_seq, after.memory_seq, rows);
 }
 
 /// A batch the burst can do: everything it needs to know, taken from [`Known`].
@@ -177,6 +208,12 @@ pub(super) struct Plan {
     chats: Vec<(String, String)>,
     /// The `seq` of each append of the batch, in op order.
     seqs: Vec<f64>,
+    /// By op index: the `PutChat`s not written, and the stamp each carries instead, on the
+    /// chat's last `AppendMessage` of the batch (see [`plan`]).
+    unwritten: Vec<usize>,
+    stamps: HashMap<usize, (f64, f64)>,
+    /// Each chat the batch puts, as readers will see it.
+    rows: HashMap<(String, String), Chat>,
     /// The next `seq`s after the batch.
     message_seq: HashMap<(String, String), f64>,
     memory_seq: HashMap<(String, String, String), f64>,
@@ -285,14 +322,89 @@ pub(super) fn plan(
             _ => return None,
         }
     }
+    let (unwritten, stamps, rows) = chat_rows(known, ops)?;
     Some(Plan {
         worlds,
         chats,
         seqs,
+        unwritten,
+        stamps,
+        rows,
         message_seq,
         memory_seq,
         scope,
     })
+}
+
+/// What the burst writes of the chats of `ops`, by op index: the `PutChat`s it leaves
+/// unwritten, the stamps it writes on messages instead, and each chat put as readers will
+/// see it; `None` when it cannot know (the batch then goes through the read round).
+///
+/// A chat's record need not be written when the batch appends a message to the chat and
+/// changes nothing of it but `messageCount` and a later `updatedAt` (every message and
+/// reply of the engine): the chat's last appended message carries them as its stamp, which
+/// readers take over the record's older ones (`idb_schema::with_stamp`). That needs the chat
+/// as readers see it now, known from this connection's own writes. A batch that appends to a
+/// chat it does not put stamps what readers see now, so that its message, the chat's newest,
+/// keeps the chat reading the same.
+#[allow(clippy::type_complexity)]
+fn chat_rows(
+    known: &Known,
+    ops: &[StoreOp],
+) -> Option<(
+    Vec<usize>,
+    HashMap<usize, (f64, f64)>,
+    HashMap<(String, String), Chat>,
+)> {
+    // The index of each chat's last append and of each of its puts.
+    let mut last_append: HashMap<(String, String), usize> = HashMap::new();
+    let mut puts: HashMap<(String, String), Vec<usize>> = HashMap::new();
+    for (i, op) in ops.iter().enumerate() {
+        match op {
+            StoreOp::AppendMessage {
+                world_id, chat_id, ..
+            } => {
+                last_append.insert((world_id.clone(), chat_id.clone()), i);
+            }
+            StoreOp::PutChat(chat) => {
+                let k = (chat.world_id.clone(), chat.id.clone());
+                puts.entry(k).or_default().push(i);
+            }
+            _ => {}
+        }
+    }
+    let stamp = |c: &Chat| (c.message_count as f64, c.updated_at.0 as f64);
+    let mut unwritten = Vec::new();
+    let mut stamps = HashMap::new();
+    let mut rows = HashMap::new();
+    for (k, at) in puts {
+        let mut chat = None;
+        for i in &at {
+            if let Some(StoreOp::PutChat(c)) = ops.get(*i) {
+                chat = Some(c);
+            }
+        }
+        let Some(chat) = chat else { continue };
+        let only_counts = |now: &Chat| {
+            let mut c = chat.clone();
+            c.message_count = now.message_count;
+            c.updated_at = now.updated_at;
+            c == *now && chat.updated_at > now.updated_at
+        };
+        if let (&[i], Some(j), Some(now)) = (&at[..], last_append.get(&k), known.rows.get(&k)) {
+            if only_counts(now) {
+                unwritten.push(i);
+                stamps.insert(*j, stamp(chat));
+            }
+        }
+        rows.insert(k, chat.clone());
+    }
+    for (k, j) in last_append {
+        if !rows.contains_key(&k) {
+            stamps.insert(j, stamp(known.rows.get(&k)?));
+        }
+    }
+    Some((unwritten, stamps, rows))
 }
 
 /// Issues the burst: each named world's next revision record (the check), then every write in
@@ -304,22 +416,23 @@ pub(super) fn write(s: &Stores<'_>, ops: &[StoreOp], plan: Plan) -> Result<Known
         chats: plan.chats,
         message_seq: plan.message_seq,
         memory_seq: plan.memory_seq,
+        rows: plan.rows,
     };
     for (w, rev) in plan.worlds {
         add_revision(s, &w, rev + 1.0)?;
         after.worlds.push((w, rev + 1.0));
     }
     let mut seqs = plan.seqs.into_iter();
-    for op in ops {
+    for (i, op) in ops.iter().enumerate() {
         match op {
             StoreOp::ExpectRevision { .. } => {}
             StoreOp::PutWorld(world) => put_world(s, world)?,
-            StoreOp::PutChat(_)
-            | StoreOp::AppendMessage { .. }
-            | StoreOp::AppendMemory { .. }
-            | StoreOp::PutAgentState { .. } => {
-                write_common(s, op, seqs.next().unwrap_or_default())?;
+            StoreOp::PutChat(_) if plan.unwritten.contains(&i) => {}
+            StoreOp::AppendMessage { .. } | StoreOp::AppendMemory { .. } => {
+                let seq = seqs.next().unwrap_or_default();
+                write_op(s, op, seq, plan.stamps.get(&i).copied())?;
             }
+            StoreOp::PutChat(_) | StoreOp::PutAgentState { .. } => write_common(s, op, 0.0)?,
             // `plan` accepts no other op.
             _ => {
                 return Err(StoreError::Backend(
@@ -360,6 +473,16 @@ pub(super) fn put_world(
 /// Issues the write of one of the common ops (a chat, a message or memory entry at `seq`, an
 /// agent's counters), as the burst and the read round both write it. Other ops: nothing.
 pub(super) fn write_common(s: &Stores<'_>, op: &StoreOp, seq: f64) -> Result<(), StoreError> {
+    write_op(s, op, seq, None)
+}
+
+/// [`write_common`], a message with the chat's stamp `(messageCount, updatedAt)` if given.
+fn write_op(
+    s: &Stores<'_>,
+    op: &StoreOp,
+    seq: f64,
+    stamp: Option<(f64, f64)>,
+) -> Result<(), StoreError> {
     match op {
         StoreOp::PutChat(chat) => {
             let row = ChatRow {
@@ -383,6 +506,8 @@ pub(super) fn write_common(s: &Stores<'_>, op: &StoreOp, seq: f64) -> Result<(),
                 seq,
                 message_id: message.message_id.clone(),
                 message: message.clone(),
+                chat_count: stamp.map(|(n, _)| n),
+                chat_updated_at: stamp.map(|(_, t)| t),
             };
             let ctx = "appending a message";
             issue(s.messages()?.add(encode(&row, ctx)?).primitive(), ctx)

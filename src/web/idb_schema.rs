@@ -68,11 +68,11 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crate::core::approval::ApprovalRecord;
 use crate::core::json::{Fields, FromJson, JsonError};
-use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
+use crate::core::model::{Agent, Chat, MemoryEntry, Message, Timestamp, WorldData};
 use crate::core::store::AgentChatState;
 
 /// The IndexedDB database version this code creates and understands.
-pub const DB_VERSION: u32 = 3;
+pub const DB_VERSION: u32 = 4;
 /// The format version written into every record's `v` field.
 pub const RECORD_VERSION: u32 = 3;
 
@@ -121,6 +121,10 @@ pub const UPGRADE_STEPS: &[Step] = &[
     Step {
         version: 3,
         apply: v3,
+    },
+    Step {
+        version: 4,
+        apply: v4,
     },
 ];
 
@@ -219,6 +223,15 @@ fn v3(db: &Database, tx: &web_sys::IdbTransaction) -> Result<(), IdbError> {
     Ok(())
 }
 
+/// Version 4: a `chats` record's `messageCount` and `updatedAt` may be older than a stamp on
+/// the chat's newest message (see the module docs). No record changes: a version 3 database
+/// has no stamps, so its chat records read as before. The version is raised so that an app
+/// that knows only version 3, which would show the record's stale counts, refuses the
+/// database as written by a newer app (the browser's `VersionError`).
+fn v4(_db: &Database, _tx: &web_sys::IdbTransaction) -> Result<(), IdbError> {
+    Ok(())
+}
+
 /// The key of world `w`'s revision record `rev`.
 pub fn rev_key(w: &str, rev: f64) -> JsValue {
     seq_key(&[w], rev)
@@ -275,6 +288,9 @@ pub struct ChatRow {
 }
 
 /// A `messages` record; `messageId` is copied out of `message` for the unique index.
+/// `chatCount` and `chatUpdatedAt` (epoch milliseconds), both or neither, are the chat's
+/// stamp: its `messageCount` and `updatedAt` after the batch that appended this message
+/// without writing the chat's record (see the module docs, database version 4).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MessageRow {
@@ -284,6 +300,34 @@ pub struct MessageRow {
     pub seq: f64,
     pub message_id: String,
     pub message: Message,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chat_count: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chat_updated_at: Option<f64>,
+}
+
+impl MessageRow {
+    /// The chat's stamp on this message, `(messageCount, updatedAt)`, if it has one.
+    pub fn stamp(&self) -> Option<(f64, f64)> {
+        self.chat_count.zip(self.chat_updated_at)
+    }
+}
+
+/// `chat` as a reader sees it: its record's `messageCount` and `updatedAt`, unless the stamp
+/// on the chat's newest message (`newest`) is newer. A chat's `updatedAt` rises with every
+/// write that changes its count (spec §1), and a batch that writes the record writes what the
+/// chat is after it; so the newer of the two is the chat's state, and on a tie (a later
+/// record written without raising `updatedAt`, e.g. a delete) the record is.
+pub fn with_stamp(chat: &mut Chat, newest: Option<&MessageRow>) {
+    let Some((count, updated_at)) = newest.and_then(MessageRow::stamp) else {
+        return;
+    };
+    // Stamps are whole numbers this code wrote from a `u64` count and an `i64` time.
+    let updated_at = Timestamp(updated_at as i64);
+    if updated_at > chat.updated_at {
+        chat.message_count = count as u64;
+        chat.updated_at = updated_at;
+    }
 }
 
 /// A `memory` record.
@@ -355,12 +399,49 @@ idb_row!(ApprovalRow ["worldId", "chatId", "approvalId"] { world_id: "worldId", 
 idb_row!(AgentRow ["worldId", "agentId", "order"] { world_id: "worldId", agent_id: "agentId",
     order: "order" } agent: "agent");
 idb_row!(ChatRow ["worldId", "chatId"] { world_id: "worldId", chat_id: "chatId" } chat: "chat");
-idb_row!(MessageRow ["worldId", "chatId", "seq", "messageId"] { world_id: "worldId",
-    chat_id: "chatId", seq: "seq", message_id: "messageId" } message: "message");
 idb_row!(MemoryRow ["worldId", "chatId", "agentId", "seq"] { world_id: "worldId",
     chat_id: "chatId", agent_id: "agentId", seq: "seq" } entry: "entry");
 idb_row!(StateRow ["worldId", "chatId", "agentId"] { world_id: "worldId", chat_id: "chatId",
     agent_id: "agentId" } state: "state");
+
+/// A `messages` record; the chat's stamp is absent in most (and in every record written
+/// before database version 4).
+impl FromJson for MessageRow {
+    fn from_json(v: Value) -> Result<Self, JsonError> {
+        let mut f = Fields::new(
+            v,
+            &[
+                "v",
+                "worldId",
+                "chatId",
+                "seq",
+                "messageId",
+                "message",
+                "chatCount",
+                "chatUpdatedAt",
+            ],
+            true,
+        )?;
+        let v = f.req("v");
+        let world_id = f.req("worldId");
+        let chat_id = f.req("chatId");
+        let seq = f.req("seq");
+        let message_id = f.req("messageId");
+        let chat_count = f.opt("chatCount");
+        let chat_updated_at = f.opt("chatUpdatedAt");
+        let message = f.need("message")?;
+        f.done(MessageRow {
+            v,
+            world_id,
+            chat_id,
+            seq,
+            message_id,
+            message,
+            chat_count,
+            chat_updated_at,
+        })
+    }
+}
 
 /// A `worlds` record; `rev` is absent in rows written before revisions existed (0).
 impl FromJson for WorldRow {

@@ -65,7 +65,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::rc::Rc;
 
-use futures_util::future::{join, select, Either};
+use futures_util::future::{join, select, try_join_all, Either};
 use indexed_db_futures::cursor::CursorDirection;
 use indexed_db_futures::database::{Database, VersionChangeEvent};
 use indexed_db_futures::error::{
@@ -83,9 +83,9 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use super::idb_fast::{self, Known, Learned};
 use super::idb_schema::{
-    below_range, key, prefix_range, AgentRow, ApprovalRow, ChatRow, MemoryRow, MessageRow,
-    StateRow, WorldRow, AGENTS, AGENT_STATES, ALL_STORES, APPROVALS, CHATS, DB_VERSION, MEMORY,
-    MESSAGES, MESSAGES_BY_ID, RECORD_VERSION, REVISIONS, WORLDS,
+    below_range, key, prefix_range, with_stamp, AgentRow, ApprovalRow, ChatRow, MemoryRow,
+    MessageRow, StateRow, WorldRow, AGENTS, AGENT_STATES, ALL_STORES, APPROVALS, CHATS, DB_VERSION,
+    MEMORY, MESSAGES, MESSAGES_BY_ID, RECORD_VERSION, REVISIONS, WORLDS,
 };
 use super::idb_write::{named_worlds, write_batch, Stores};
 use super::tabs::{self, ChangeChannel};
@@ -658,7 +658,7 @@ pub(super) async fn get_all_keys(
 
 /// The last `n` records of `range` in key order (oldest first), read by a reverse cursor that
 /// stops after `n` records: never the whole range.
-async fn last_n(
+pub(super) async fn last_n(
     store: &ObjectStore<'_>,
     range: KeyRange<JsValue>,
     n: usize,
@@ -933,11 +933,26 @@ impl Store for IdbStore {
 
     fn chats<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<Vec<Chat>, StoreError>> {
         Box::pin(async move {
-            let tx = self.transaction(&[CHATS], TransactionMode::Readonly)?;
+            let tx = self.transaction(&[CHATS, MESSAGES], TransactionMode::Readonly)?;
             let chats = self.store(&tx, CHATS)?;
-            let rows = get_all(&chats, prefix_range(&[world_id]), "reading chats").await?;
+            let ctx = "reading chats";
+            let rows = get_all(&chats, prefix_range(&[world_id]), ctx).await?;
             let rows: Vec<ChatRow> = decode_all(rows, CHATS, &format!("in world {world_id:?}"))?;
-            Ok(rows.into_iter().map(|r| r.chat).collect())
+            // Each chat's newest message, for its stamp (one request per chat, issued at once).
+            let messages = self.store(&tx, MESSAGES)?;
+            let newest = rows
+                .iter()
+                .map(|r| last_n(&messages, prefix_range(&[world_id, &r.chat_id]), 1, ctx));
+            let newest = try_join_all(newest).await?;
+            let mut out = Vec::with_capacity(rows.len());
+            for (row, newest) in rows.into_iter().zip(newest) {
+                let at = format!("in chat {:?} of world {world_id:?}", row.chat_id);
+                let newest: Vec<MessageRow> = decode_all(newest, MESSAGES, &at)?;
+                let mut chat = row.chat;
+                with_stamp(&mut chat, newest.last());
+                out.push(chat);
+            }
+            Ok(out)
         })
     }
 
@@ -1062,8 +1077,10 @@ impl Store for IdbStore {
                 }
                 let rows = get_all(&states, prefix_range(&parts), ctx).await?;
                 let st: Vec<StateRow> = decode_all(rows, AGENT_STATES, &at)?;
+                let mut chat = row.chat;
+                with_stamp(&mut chat, msgs.last());
                 chats.push(ChatDump {
-                    chat: Some(row.chat),
+                    chat: Some(chat),
                     messages: msgs.into_iter().map(|m| m.message).collect(),
                     memories,
                     states: st.into_iter().map(|s| s.state).collect(),
