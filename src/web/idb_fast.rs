@@ -19,8 +19,10 @@
 //! wrote the world since `R`, so what the connection knew at `R` still holds: the chats exist
 //! (no chat check is needed) and the `seq`s are the next ones. The world row is not written
 //! unless the batch puts the world: it holds the world's settings, which a message or a reply
-//! does not change. The chat row is: it holds the chat's `messageCount` and `updatedAt`, which
-//! the chat list shows.
+//! does not change. Nor is the chat row, when all the batch changes of the chat is its
+//! `messageCount` and a later `updatedAt` (database version 4): the chat's last message of the
+//! batch carries them as its stamp (see [`idb_schema`](super::idb_schema) and `chat_rows`), so
+//! a send is two requests, the revision record and the message.
 //!
 //! A burst whose commit fails with `ConstraintError` (a revision another writer took, a
 //! duplicate message id through the unique index, a stale `seq`) left nothing written and
@@ -73,6 +75,9 @@ pub(super) struct Known {
     /// newest message), for those this connection wrote: what lets a burst leave a chat's
     /// record unwritten (see [`plan`]).
     rows: HashMap<(String, String), Chat>,
+    /// Whether a chat's record is as readers see it (no stamp on its newest message is newer),
+    /// for the chats known either way: an append to it that does not put it need not stamp.
+    current: HashMap<(String, String), bool>,
 }
 
 impl Known {
@@ -90,6 +95,7 @@ impl Known {
         self.message_seq.retain(|(x, _), _| x != w);
         self.memory_seq.retain(|(x, _, _), _| x != w);
         self.rows.retain(|(x, _), _| x != w);
+        self.current.retain(|(x, _), _| x != w);
     }
 
     /// Sets world `w` at `rev`, keeping what was known of it only when it was known at `from`
@@ -109,11 +115,17 @@ impl Known {
         message_seq: HashMap<(String, String), f64>,
         memory_seq: HashMap<(String, String, String), f64>,
         rows: Vec<Chat>,
+        current: HashMap<(String, String), bool>,
     ) {
         for chat in rows {
             if self.rev(&chat.world_id).is_some() {
                 let k = (chat.world_id.clone(), chat.id.clone());
                 self.rows.insert(k, chat);
+            }
+        }
+        for (k, is) in current {
+            if self.rev(&k.0).is_some() {
+                self.current.insert(k, is);
             }
         }
         for k in chats {
@@ -145,6 +157,8 @@ pub(super) struct Learned {
     pub(super) message_seq: HashMap<(String, String), f64>,
     /// The next `seq` of each memory the batch appended to or looked up.
     pub(super) memory_seq: HashMap<(String, String, String), f64>,
+    /// The chats whose record is as readers see them after the batch (see [`Known`]).
+    pub(super) current: Vec<(String, String)>,
 }
 
 /// Records what a batch committed through the read round with its revision raised taught.
@@ -156,6 +170,7 @@ pub(super) fn learn(known: &mut Known, ops: &[StoreOp], learned: Learned) {
         chats,
         message_seq,
         memory_seq,
+        current,
     } = learned;
     for (w, rev_before, exists) in worlds {
         let wipes = ops.iter().any(|op| {
@@ -163,22 +178,15 @@ pub(super) fn learn(known: &mut Known, ops: &[StoreOp], learned: Learned) {
                 if *world_id == w)
         });
         if exists && !wipes {
-            // What was known at the revision this batch started from still holds, but for
-            // the chats whose messages it deleted or replaced (their stamp may have moved).
-            known.set(w.clone(), rev_before, rev_before + 1.0);
-            for op in ops {
-                if let StoreOp::DeleteMessages { chat_id, .. }
-                | StoreOp::ReplaceMessage { chat_id, .. } = op
-                {
-                    known.rows.remove(&(w.clone(), chat_id.clone()));
-                }
-            }
+            // What was known at the revision this batch started from still holds.
+            known.set(w, rev_before, rev_before + 1.0);
         } else {
             known.forget(&w);
         }
     }
     // Each chat the batch put, as it put it (the record is newer than any stamp): the last
-    // put of each wins.
+    // put of each wins. (The connection forgot the batch's worlds before the read round, so
+    // nothing older of them is kept.)
     let rows = ops
         .iter()
         .filter_map(|op| match op {
@@ -186,7 +194,8 @@ pub(super) fn learn(known: &mut Known, ops: &[StoreOp], learned: Learned) {
             _ => None,
         })
         .collect();
-    known.extend(chats, message_seq, memory_seq, rows);
+    let current = current.into_iter().map(|k| (k, true)).collect();
+    known.extend(chats, message_seq, memory_seq, rows, current);
 }
 
 /// Records a committed burst: `after` (from [`write`]) over what was known, which still
@@ -197,7 +206,13 @@ pub(super) fn committed(known: &mut Known, after: Known) {
         known.set(w, rev - 1.0, rev);
     }
     let rows = after.rows.into_values().collect();
-    known.extend(after.chats, after.message_seq, after.memory_seq, rows);
+    known.extend(
+        after.chats,
+        after.message_seq,
+        after.memory_seq,
+        rows,
+        after.current,
+    );
 }
 
 /// A batch the burst can do: everything it needs to know, taken from [`Known`].
@@ -212,8 +227,9 @@ pub(super) struct Plan {
     /// chat's last `AppendMessage` of the batch (see [`plan`]).
     unwritten: Vec<usize>,
     stamps: HashMap<usize, (f64, f64)>,
-    /// Each chat the batch puts, as readers will see it.
+    /// Each chat the batch puts, as readers will see it, and whether its record will be.
     rows: HashMap<(String, String), Chat>,
+    current: HashMap<(String, String), bool>,
     /// The next `seq`s after the batch.
     message_seq: HashMap<(String, String), f64>,
     memory_seq: HashMap<(String, String, String), f64>,
@@ -322,7 +338,12 @@ pub(super) fn plan(
             _ => return None,
         }
     }
-    let (unwritten, stamps, rows) = chat_rows(known, ops)?;
+    let ChatPlan {
+        unwritten,
+        stamps,
+        rows,
+        current,
+    } = chat_rows(known, ops)?;
     Some(Plan {
         worlds,
         chats,
@@ -330,32 +351,34 @@ pub(super) fn plan(
         unwritten,
         stamps,
         rows,
+        current,
         message_seq,
         memory_seq,
         scope,
     })
 }
 
+/// What the burst writes of the chats of a batch (see [`chat_rows`]).
+struct ChatPlan {
+    unwritten: Vec<usize>,
+    stamps: HashMap<usize, (f64, f64)>,
+    rows: HashMap<(String, String), Chat>,
+    current: HashMap<(String, String), bool>,
+}
+
 /// What the burst writes of the chats of `ops`, by op index: the `PutChat`s it leaves
 /// unwritten, the stamps it writes on messages instead, and each chat put as readers will
-/// see it; `None` when it cannot know (the batch then goes through the read round).
+/// see it and whether its record will be; `None` when it cannot know (the batch then goes
+/// through the read round).
 ///
 /// A chat's record need not be written when the batch appends a message to the chat and
 /// changes nothing of it but `messageCount` and a later `updatedAt` (every message and
 /// reply of the engine): the chat's last appended message carries them as its stamp, which
 /// readers take over the record's older ones (`idb_schema::with_stamp`). That needs the chat
 /// as readers see it now, known from this connection's own writes. A batch that appends to a
-/// chat it does not put stamps what readers see now, so that its message, the chat's newest,
-/// keeps the chat reading the same.
-#[allow(clippy::type_complexity)]
-fn chat_rows(
-    known: &Known,
-    ops: &[StoreOp],
-) -> Option<(
-    Vec<usize>,
-    HashMap<usize, (f64, f64)>,
-    HashMap<(String, String), Chat>,
-)> {
+/// chat it does not put keeps the chat reading the same: nothing to do when the chat's record
+/// is as readers see it, else its message, the chat's newest, carries what they see now.
+fn chat_rows(known: &Known, ops: &[StoreOp]) -> Option<ChatPlan> {
     // The index of each chat's last append and of each of its puts.
     let mut last_append: HashMap<(String, String), usize> = HashMap::new();
     let mut puts: HashMap<(String, String), Vec<usize>> = HashMap::new();
@@ -377,6 +400,7 @@ fn chat_rows(
     let mut unwritten = Vec::new();
     let mut stamps = HashMap::new();
     let mut rows = HashMap::new();
+    let mut current = HashMap::new();
     for (k, at) in puts {
         let mut chat = None;
         for i in &at {
@@ -391,20 +415,29 @@ fn chat_rows(
             c.updated_at = now.updated_at;
             c == *now && chat.updated_at > now.updated_at
         };
+        let mut written = true;
         if let (&[i], Some(j), Some(now)) = (&at[..], last_append.get(&k), known.rows.get(&k)) {
             if only_counts(now) {
                 unwritten.push(i);
                 stamps.insert(*j, stamp(chat));
+                written = false;
             }
         }
-        rows.insert(k, chat.clone());
+        rows.insert(k.clone(), chat.clone());
+        current.insert(k, written);
     }
     for (k, j) in last_append {
-        if !rows.contains_key(&k) {
-            stamps.insert(j, stamp(known.rows.get(&k)?));
+        if rows.contains_key(&k) || known.current.get(&k) == Some(&true) {
+            continue;
         }
+        stamps.insert(j, stamp(known.rows.get(&k)?));
     }
-    Some((unwritten, stamps, rows))
+    Some(ChatPlan {
+        unwritten,
+        stamps,
+        rows,
+        current,
+    })
 }
 
 /// Issues the burst: each named world's next revision record (the check), then every write in
@@ -417,6 +450,7 @@ pub(super) fn write(s: &Stores<'_>, ops: &[StoreOp], plan: Plan) -> Result<Known
         message_seq: plan.message_seq,
         memory_seq: plan.memory_seq,
         rows: plan.rows,
+        current: plan.current,
     };
     for (w, rev) in plan.worlds {
         add_revision(s, &w, rev + 1.0)?;

@@ -56,6 +56,21 @@
 //! bytes per committed batch is the price. The upgrade copies each world row's `rev`
 //! (database version 2's place for it, which version 3 no longer writes or reads) into its
 //! first revision record, so revisions go on from where they were.
+//!
+//! Version 4 changes what a `chats` record's `messageCount` and `updatedAt` mean: they may be
+//! older than the chat's, whose newest values can ride on a message instead. A batch that
+//! appends a message to a chat and changes nothing of it but those two (every message and
+//! reply of the engine) need not rewrite the chat's record: its last appended message carries
+//! `chatCount` and `chatUpdatedAt` (epoch milliseconds), the chat's stamp, and a reader of the
+//! chat ([`with_stamp`]: the chat list, the export) takes the stamp of the chat's newest
+//! message (one step of a reverse cursor per chat) when it is newer than the record's
+//! `updatedAt`. That is the chat: its `updatedAt` rises with every write that changes its count,
+//! and a batch that writes the record writes the chat as it is after it. A batch that does not
+//! put the chat keeps it reading the same (`idb_write`): a replaced message keeps its stamp,
+//! and before an append or a delete would leave a stamped newest message behind, the record is
+//! written as readers see it. No record is rewritten by the upgrade (a version 3 database has
+//! no stamps); the version is raised so that an app of version 3, which would show the
+//! records' stale counts and call a stamped message corrupted, refuses the database instead.
 
 use indexed_db_futures::database::Database;
 use indexed_db_futures::error::Error as IdbError;
@@ -226,7 +241,7 @@ fn v3(db: &Database, tx: &web_sys::IdbTransaction) -> Result<(), IdbError> {
 /// Version 4: a `chats` record's `messageCount` and `updatedAt` may be older than a stamp on
 /// the chat's newest message (see the module docs). No record changes: a version 3 database
 /// has no stamps, so its chat records read as before. The version is raised so that an app
-/// that knows only version 3, which would show the record's stale counts, refuses the
+/// that knows only version 3, which would show the records' stale counts, refuses the
 /// database as written by a newer app (the browser's `VersionError`).
 fn v4(_db: &Database, _tx: &web_sys::IdbTransaction) -> Result<(), IdbError> {
     Ok(())
@@ -314,10 +329,10 @@ impl MessageRow {
 }
 
 /// `chat` as a reader sees it: its record's `messageCount` and `updatedAt`, unless the stamp
-/// on the chat's newest message (`newest`) is newer. A chat's `updatedAt` rises with every
-/// write that changes its count (spec §1), and a batch that writes the record writes what the
-/// chat is after it; so the newer of the two is the chat's state, and on a tie (a later
-/// record written without raising `updatedAt`, e.g. a delete) the record is.
+/// on the chat's newest message (`newest`) is newer. The engine raises a chat's `updatedAt`
+/// with every write of the chat (`chat_update_time`: above every chat's), and a batch that
+/// writes the record writes what the chat is after it; so the newer of the two is the chat,
+/// and on a tie (only a record written after the stamp can tie with it) the record is.
 pub fn with_stamp(chat: &mut Chat, newest: Option<&MessageRow>) {
     let Some((count, updated_at)) = newest.and_then(MessageRow::stamp) else {
         return;

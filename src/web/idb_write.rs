@@ -500,6 +500,7 @@ impl Batch {
             chats: self.chats,
             message_seq: self.message_seq,
             memory_seq: self.memory_seq,
+            current: self.current.into_iter().collect(),
         }
     }
 

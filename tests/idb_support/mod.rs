@@ -23,7 +23,8 @@ macro_rules! idb_cases {
             a_version_2_database_keeps_its_data_and_revisions,
             a_deleted_world_keeps_its_revision_rising,
             a_change_notice_makes_the_connection_read_before_writing,
-            a_send_leaves_the_chat_record_and_every_reader_sees_its_count);
+            a_send_leaves_the_chat_record_and_every_reader_sees_its_count,
+            a_version_3_database_keeps_its_chats);
         #[wasm_bindgen_test]
         fn dom_exceptions_map_to_typed_errors() {
             idb_support::dom_exceptions_map_to_typed_errors();
@@ -1397,5 +1398,39 @@ pub async fn a_send_leaves_the_chat_record_and_every_reader_sees_its_count() {
         .unwrap();
     assert_eq!(reopened.chats("w").await.unwrap(), vec![]);
     drop(reopened);
+    delete_db(&name).await;
+}
+
+/// A database of version 3 (chat records hold their counts, no message has a stamp) opens at
+/// version 4 with its data and revisions, and the chat reads as it did; sends go on from it.
+pub async fn a_version_3_database_keeps_its_chats() {
+    let name = fresh_name();
+    let old = IdbStore::open_version(&name, 3).await.unwrap();
+    // No `ExpectRevision`: written through the read round, as version 3 wrote every batch.
+    old.apply(seed()).await.unwrap();
+    let mut c = chat("w", "c");
+    c.message_count = 3;
+    c.updated_at = Timestamp(5);
+    old.apply(vec![append("w", "c", "m3"), StoreOp::PutChat(c.clone())])
+        .await
+        .unwrap();
+    old.close();
+    drop(old);
+
+    let s = open(&name).await;
+    let raw = Database::open(name.as_str()).await.expect("raw open");
+    assert_eq!(raw.version(), 4.0);
+    raw.close();
+    assert_eq!(rev(&s).await, 2);
+    chat_everywhere(&name, &s, &c).await;
+    for id in ["s1", "s2"] {
+        s.apply(sent(rev(&s).await, &mut c, id)).await.unwrap();
+    }
+    chat_everywhere(&name, &s, &c).await;
+    assert_eq!(
+        ids(&s.messages("w", "c", None, 10).await.unwrap()),
+        ["m1", "m2", "m3", "s1", "s2"]
+    );
+    drop(s);
     delete_db(&name).await;
 }
