@@ -284,20 +284,6 @@ pub(super) fn plan(
     }
     let mut chats = Vec::new();
     let mut seqs = Vec::new();
-    let mut scope = vec![REVISIONS];
-    for op in ops {
-        let store = match op {
-            StoreOp::PutWorld(_) => WORLDS,
-            StoreOp::PutChat(_) => CHATS,
-            StoreOp::AppendMessage { .. } => MESSAGES,
-            StoreOp::AppendMemory { .. } => MEMORY,
-            StoreOp::PutAgentState { .. } => AGENT_STATES,
-            _ => continue,
-        };
-        if !scope.contains(&store) {
-            scope.push(store);
-        }
-    }
     let mut message_seq: HashMap<(String, String), f64> = HashMap::new();
     let mut memory_seq: HashMap<(String, String, String), f64> = HashMap::new();
     for op in ops {
@@ -344,6 +330,22 @@ pub(super) fn plan(
         rows,
         current,
     } = chat_rows(known, ops)?;
+    // The stores written: a `PutChat` left unwritten needs no `chats` in the scope.
+    let mut scope = vec![REVISIONS];
+    for (i, op) in ops.iter().enumerate() {
+        let store = match op {
+            StoreOp::PutWorld(_) => WORLDS,
+            StoreOp::PutChat(_) if unwritten.contains(&i) => continue,
+            StoreOp::PutChat(_) => CHATS,
+            StoreOp::AppendMessage { .. } => MESSAGES,
+            StoreOp::AppendMemory { .. } => MEMORY,
+            StoreOp::PutAgentState { .. } => AGENT_STATES,
+            _ => continue,
+        };
+        if !scope.contains(&store) {
+            scope.push(store);
+        }
+    }
     Some(Plan {
         worlds,
         chats,
