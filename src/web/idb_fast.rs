@@ -59,7 +59,8 @@ use crate::core::store::{StoreError, StoreOp};
 use crate::core::store_rules;
 
 /// What one connection knows of the worlds it committed to (see the module docs). Flat maps
-/// of the key types the read round uses, and a list of worlds (a connection has few).
+/// of the key types the read round uses, and lists of worlds and chats (a connection has
+/// few).
 #[derive(Default)]
 pub(super) struct Known {
     /// Each world with the revision this connection's last commit to it raised it to.
@@ -71,13 +72,20 @@ pub(super) struct Known {
     message_seq: HashMap<(String, String), f64>,
     /// The next memory `seq` of each `(world, chat, agent)`.
     memory_seq: HashMap<(String, String, String), f64>,
-    /// Chats as readers see them at that revision (their record with the stamp of their
-    /// newest message), for those this connection wrote: what lets a burst leave a chat's
-    /// record unwritten (see [`plan`]).
-    rows: HashMap<(String, String), Chat>,
-    /// Whether a chat's record is as readers see it (no stamp on its newest message is newer),
-    /// for the chats known either way: an append to it that does not put it need not stamp.
-    current: HashMap<(String, String), bool>,
+    /// What is known of chats' records and stamps at that revision (see [`Seen`]).
+    seen: Vec<Seen>,
+}
+
+/// What a connection knows of one chat's record (see [`chat_rows`]).
+pub(super) struct Seen {
+    world: String,
+    chat: String,
+    /// The chat as readers see it (its record with the stamp of its newest message), for a
+    /// chat this connection put: what lets a burst leave the record unwritten.
+    view: Option<Chat>,
+    /// Whether the record is as readers see the chat (no stamp on its newest message is
+    /// newer): an append to the chat that does not put it then needs no stamp.
+    current: bool,
 }
 
 impl Known {
@@ -94,8 +102,11 @@ impl Known {
         self.chats.retain(|(x, _)| x != w);
         self.message_seq.retain(|(x, _), _| x != w);
         self.memory_seq.retain(|(x, _, _), _| x != w);
-        self.rows.retain(|(x, _), _| x != w);
-        self.current.retain(|(x, _), _| x != w);
+        self.seen.retain(|s| s.world != w);
+    }
+
+    fn seen(&self, w: &str, c: &str) -> Option<&Seen> {
+        self.seen.iter().find(|s| s.world == w && s.chat == c)
     }
 
     /// Sets world `w` at `rev`, keeping what was known of it only when it was known at `from`
@@ -114,18 +125,24 @@ impl Known {
         chats: Vec<(String, String)>,
         message_seq: HashMap<(String, String), f64>,
         memory_seq: HashMap<(String, String, String), f64>,
-        rows: Vec<Chat>,
-        current: HashMap<(String, String), bool>,
+        seen: Vec<Seen>,
     ) {
-        for chat in rows {
-            if self.rev(&chat.world_id).is_some() {
-                let k = (chat.world_id.clone(), chat.id.clone());
-                self.rows.insert(k, chat);
+        for s in seen {
+            if self.rev(&s.world).is_none() {
+                continue;
             }
-        }
-        for (k, is) in current {
-            if self.rev(&k.0).is_some() {
-                self.current.insert(k, is);
+            match self
+                .seen
+                .iter_mut()
+                .find(|x| x.world == s.world && x.chat == s.chat)
+            {
+                Some(x) => {
+                    if s.view.is_some() {
+                        x.view = s.view;
+                    }
+                    x.current = s.current;
+                }
+                None => self.seen.push(s),
             }
         }
         for k in chats {
@@ -187,15 +204,30 @@ pub(super) fn learn(known: &mut Known, ops: &[StoreOp], learned: Learned) {
     // Each chat the batch put, as it put it (the record is newer than any stamp): the last
     // put of each wins. (The connection forgot the batch's worlds before the read round, so
     // nothing older of them is kept.)
-    let rows = ops
-        .iter()
-        .filter_map(|op| match op {
-            StoreOp::PutChat(chat) => Some(chat.clone()),
-            _ => None,
-        })
-        .collect();
-    let current = current.into_iter().map(|k| (k, true)).collect();
-    known.extend(chats, message_seq, memory_seq, rows, current);
+    let mut seen: Vec<Seen> = Vec::new();
+    for op in ops.iter().rev() {
+        if let StoreOp::PutChat(c) = op {
+            if !seen.iter().any(|s| s.world == c.world_id && s.chat == c.id) {
+                seen.push(Seen {
+                    world: c.world_id.clone(),
+                    chat: c.id.clone(),
+                    view: Some(c.clone()),
+                    current: true,
+                });
+            }
+        }
+    }
+    for (w, c) in current {
+        if !seen.iter().any(|s| s.world == w && s.chat == c) {
+            seen.push(Seen {
+                world: w,
+                chat: c,
+                view: None,
+                current: true,
+            });
+        }
+    }
+    known.extend(chats, message_seq, memory_seq, seen);
 }
 
 /// Records a committed burst: `after` (from [`write`]) over what was known, which still
@@ -205,14 +237,7 @@ pub(super) fn committed(known: &mut Known, after: Known) {
     for (w, rev) in after.worlds {
         known.set(w, rev - 1.0, rev);
     }
-    let rows = after.rows.into_values().collect();
-    known.extend(
-        after.chats,
-        after.message_seq,
-        after.memory_seq,
-        rows,
-        after.current,
-    );
+    known.extend(after.chats, after.message_seq, after.memory_seq, after.seen);
 }
 
 /// A batch the burst can do: everything it needs to know, taken from [`Known`].
@@ -226,10 +251,9 @@ pub(super) struct Plan {
     /// By op index: the `PutChat`s not written, and the stamp each carries instead, on the
     /// chat's last `AppendMessage` of the batch (see [`plan`]).
     unwritten: Vec<usize>,
-    stamps: HashMap<usize, (f64, f64)>,
+    stamps: Vec<(usize, (f64, f64))>,
     /// Each chat the batch puts, as readers will see it, and whether its record will be.
-    rows: HashMap<(String, String), Chat>,
-    current: HashMap<(String, String), bool>,
+    seen: Vec<Seen>,
     /// The next `seq`s after the batch.
     message_seq: HashMap<(String, String), f64>,
     memory_seq: HashMap<(String, String, String), f64>,
@@ -327,8 +351,7 @@ pub(super) fn plan(
     let ChatPlan {
         unwritten,
         stamps,
-        rows,
-        current,
+        seen,
     } = chat_rows(known, ops)?;
     // The stores written: a `PutChat` left unwritten needs no `chats` in the scope.
     let mut scope = vec![REVISIONS];
@@ -352,8 +375,7 @@ pub(super) fn plan(
         seqs,
         unwritten,
         stamps,
-        rows,
-        current,
+        seen,
         message_seq,
         memory_seq,
         scope,
@@ -361,11 +383,11 @@ pub(super) fn plan(
 }
 
 /// What the burst writes of the chats of a batch (see [`chat_rows`]).
+#[derive(Default)]
 struct ChatPlan {
     unwritten: Vec<usize>,
-    stamps: HashMap<usize, (f64, f64)>,
-    rows: HashMap<(String, String), Chat>,
-    current: HashMap<(String, String), bool>,
+    stamps: Vec<(usize, (f64, f64))>,
+    seen: Vec<Seen>,
 }
 
 /// What the burst writes of the chats of `ops`, by op index: the `PutChat`s it leaves
@@ -381,65 +403,62 @@ struct ChatPlan {
 /// chat it does not put keeps the chat reading the same: nothing to do when the chat's record
 /// is as readers see it, else its message, the chat's newest, carries what they see now.
 fn chat_rows(known: &Known, ops: &[StoreOp]) -> Option<ChatPlan> {
-    // The index of each chat's last append and of each of its puts.
-    let mut last_append: HashMap<(String, String), usize> = HashMap::new();
-    let mut puts: HashMap<(String, String), Vec<usize>> = HashMap::new();
+    let last = |k| ops.iter().rposition(|op| chat_key(op) == Some(k));
+    let stamp = |c: &Chat| (c.message_count as f64, c.updated_at.0 as f64);
+    let mut plan = ChatPlan::default();
     for (i, op) in ops.iter().enumerate() {
         match op {
+            // The last put of a chat is what it is after the batch.
+            StoreOp::PutChat(chat) if last((&chat.world_id, &chat.id, true)) == Some(i) => {
+                let (w, c) = (chat.world_id.as_str(), chat.id.as_str());
+                let puts = ops.iter().filter(|op| chat_key(op) == Some((w, c, true)));
+                let puts = puts.count();
+                let view = known.seen(w, c).and_then(|s| s.view.as_ref());
+                let mut current = true;
+                if let (1, Some(j), Some(now)) = (puts, last((w, c, false)), view) {
+                    let mut same = chat.clone();
+                    same.message_count = now.message_count;
+                    same.updated_at = now.updated_at;
+                    if same == *now && chat.updated_at > now.updated_at {
+                        plan.unwritten.push(i);
+                        plan.stamps.push((j, stamp(chat)));
+                        current = false;
+                    }
+                }
+                plan.seen.push(Seen {
+                    world: w.to_string(),
+                    chat: c.to_string(),
+                    view: Some(chat.clone()),
+                    current,
+                });
+            }
             StoreOp::AppendMessage {
                 world_id, chat_id, ..
             } => {
-                last_append.insert((world_id.clone(), chat_id.clone()), i);
-            }
-            StoreOp::PutChat(chat) => {
-                let k = (chat.world_id.clone(), chat.id.clone());
-                puts.entry(k).or_default().push(i);
+                let (w, c) = (world_id.as_str(), chat_id.as_str());
+                if last((w, c, false)) != Some(i) || last((w, c, true)).is_some() {
+                    continue;
+                }
+                let seen = known.seen(w, c)?;
+                if !seen.current {
+                    plan.stamps.push((i, stamp(seen.view.as_ref()?)));
+                }
             }
             _ => {}
         }
     }
-    let stamp = |c: &Chat| (c.message_count as f64, c.updated_at.0 as f64);
-    let mut unwritten = Vec::new();
-    let mut stamps = HashMap::new();
-    let mut rows = HashMap::new();
-    let mut current = HashMap::new();
-    for (k, at) in puts {
-        let mut chat = None;
-        for i in &at {
-            if let Some(StoreOp::PutChat(c)) = ops.get(*i) {
-                chat = Some(c);
-            }
-        }
-        let Some(chat) = chat else { continue };
-        let only_counts = |now: &Chat| {
-            let mut c = chat.clone();
-            c.message_count = now.message_count;
-            c.updated_at = now.updated_at;
-            c == *now && chat.updated_at > now.updated_at
-        };
-        let mut written = true;
-        if let (&[i], Some(j), Some(now)) = (&at[..], last_append.get(&k), known.rows.get(&k)) {
-            if only_counts(now) {
-                unwritten.push(i);
-                stamps.insert(*j, stamp(chat));
-                written = false;
-            }
-        }
-        rows.insert(k.clone(), chat.clone());
-        current.insert(k, written);
+    Some(plan)
+}
+
+/// `(world, chat, is a put)` of an op that appends a message to or puts a chat.
+fn chat_key(op: &StoreOp) -> Option<(&str, &str, bool)> {
+    match op {
+        StoreOp::AppendMessage {
+            world_id, chat_id, ..
+        } => Some((world_id.as_str(), chat_id.as_str(), false)),
+        StoreOp::PutChat(c) => Some((c.world_id.as_str(), c.id.as_str(), true)),
+        _ => None,
     }
-    for (k, j) in last_append {
-        if rows.contains_key(&k) || known.current.get(&k) == Some(&true) {
-            continue;
-        }
-        stamps.insert(j, stamp(known.rows.get(&k)?));
-    }
-    Some(ChatPlan {
-        unwritten,
-        stamps,
-        rows,
-        current,
-    })
 }
 
 /// Issues the burst: each named world's next revision record (the check), then every write in
@@ -451,8 +470,7 @@ pub(super) fn write(s: &Stores<'_>, ops: &[StoreOp], plan: Plan) -> Result<Known
         chats: plan.chats,
         message_seq: plan.message_seq,
         memory_seq: plan.memory_seq,
-        rows: plan.rows,
-        current: plan.current,
+        seen: plan.seen,
     };
     for (w, rev) in plan.worlds {
         add_revision(s, &w, rev + 1.0)?;
@@ -466,7 +484,8 @@ pub(super) fn write(s: &Stores<'_>, ops: &[StoreOp], plan: Plan) -> Result<Known
             StoreOp::PutChat(_) if plan.unwritten.contains(&i) => {}
             StoreOp::AppendMessage { .. } | StoreOp::AppendMemory { .. } => {
                 let seq = seqs.next().unwrap_or_default();
-                write_op(s, op, seq, plan.stamps.get(&i).copied())?;
+                let stamp = plan.stamps.iter().find(|(j, _)| *j == i).map(|(_, t)| *t);
+                write_op(s, op, seq, stamp)?;
             }
             StoreOp::PutChat(_) | StoreOp::PutAgentState { .. } => write_common(s, op, 0.0)?,
             // `plan` accepts no other op.

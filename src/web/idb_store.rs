@@ -65,7 +65,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::rc::Rc;
 
-use futures_util::future::{join, select, try_join_all, Either};
+use futures_util::future::{join, select, Either};
 use indexed_db_futures::cursor::CursorDirection;
 use indexed_db_futures::database::{Database, VersionChangeEvent};
 use indexed_db_futures::error::{
@@ -938,18 +938,36 @@ impl Store for IdbStore {
             let ctx = "reading chats";
             let rows = get_all(&chats, prefix_range(&[world_id]), ctx).await?;
             let rows: Vec<ChatRow> = decode_all(rows, CHATS, &format!("in world {world_id:?}"))?;
-            // Each chat's newest message, for its stamp (one request per chat, issued at once).
+            // Each chat's newest message, for its stamp: one reverse cursor per chat, all
+            // issued before the first is awaited.
             let messages = self.store(&tx, MESSAGES)?;
-            let newest = rows
-                .iter()
-                .map(|r| last_n(&messages, prefix_range(&[world_id, &r.chat_id]), 1, ctx));
-            let newest = try_join_all(newest).await?;
+            let mut cursors = Vec::with_capacity(rows.len());
+            for r in &rows {
+                let request = messages
+                    .open_cursor()
+                    .with_query::<JsValue, _>(prefix_range(&[world_id, &r.chat_id]))
+                    .with_direction(CursorDirection::Prev)
+                    .primitive()
+                    .map_err(|e| map_idb_error(ctx, e))?;
+                cursors.push(request);
+            }
             let mut out = Vec::with_capacity(rows.len());
-            for (row, newest) in rows.into_iter().zip(newest) {
+            for (row, request) in rows.into_iter().zip(cursors) {
+                let newest = match request.await.map_err(|e| map_idb_error(ctx, e))? {
+                    // The cursor's first record is read without a request.
+                    Some(mut cursor) => cursor
+                        .next_record::<JsValue>()
+                        .await
+                        .map_err(|e| map_idb_error(ctx, e))?,
+                    None => None,
+                };
                 let at = format!("in chat {:?} of world {world_id:?}", row.chat_id);
-                let newest: Vec<MessageRow> = decode_all(newest, MESSAGES, &at)?;
+                let newest: Option<MessageRow> = match newest {
+                    Some(js) => Some(decode(js, MESSAGES, &at)?),
+                    None => None,
+                };
                 let mut chat = row.chat;
-                with_stamp(&mut chat, newest.last());
+                with_stamp(&mut chat, newest.as_ref());
                 out.push(chat);
             }
             Ok(out)

@@ -475,7 +475,7 @@ struct Batch {
     chats: Vec<(String, String)>,
     /// The chats whose record is as readers see them whatever the batch does to their
     /// messages: those the batch puts, and those `keep_stamp` wrote.
-    current: HashSet<(String, String)>,
+    current: Vec<(String, String)>,
 }
 
 impl Batch {
@@ -500,7 +500,7 @@ impl Batch {
             chats: self.chats,
             message_seq: self.message_seq,
             memory_seq: self.memory_seq,
-            current: self.current.into_iter().collect(),
+            current: self.current,
         }
     }
 
@@ -523,7 +523,7 @@ impl Batch {
                 let prefix = (world_id.clone(), chat_id.clone());
                 if !self.current.contains(&prefix) {
                     keep_stamp(s, world_id, chat_id, None, "appending a message").await?;
-                    self.current.insert(prefix.clone());
+                    self.current.push(prefix.clone());
                 }
                 let seq = match self.message_seq.get(&prefix) {
                     Some(seq) => *seq,
