@@ -19,8 +19,10 @@
 //! wrote the world since `R`, so what the connection knew at `R` still holds: the chats exist
 //! (no chat check is needed) and the `seq`s are the next ones. The world row is not written
 //! unless the batch puts the world: it holds the world's settings, which a message or a reply
-//! does not change. The chat row is: it holds the chat's `messageCount` and `updatedAt`, which
-//! the chat list shows.
+//! does not change. Nor is the chat row, when all the batch changes of the chat is its
+//! `messageCount` and a later `updatedAt` (database version 4): the chat's last message of the
+//! batch carries them as its stamp (see [`idb_schema`](super::idb_schema) and `chat_rows`), so
+//! a send is two requests, the revision record and the message.
 //!
 //! A burst whose commit fails with `ConstraintError` (a revision another writer took, a
 //! duplicate message id through the unique index, a stale `seq`) left nothing written and
@@ -52,11 +54,13 @@ use super::idb_schema::{
 };
 use super::idb_store::encode;
 use super::idb_write::{issue, Found, Stores};
+use crate::core::model::Chat;
 use crate::core::store::{StoreError, StoreOp};
 use crate::core::store_rules;
 
 /// What one connection knows of the worlds it committed to (see the module docs). Flat maps
-/// of the key types the read round uses, and a list of worlds (a connection has few).
+/// of the key types the read round uses, and lists of worlds and chats (a connection has
+/// few).
 #[derive(Default)]
 pub(super) struct Known {
     /// Each world with the revision this connection's last commit to it raised it to.
@@ -68,6 +72,20 @@ pub(super) struct Known {
     message_seq: HashMap<(String, String), f64>,
     /// The next memory `seq` of each `(world, chat, agent)`.
     memory_seq: HashMap<(String, String, String), f64>,
+    /// What is known of chats' records and stamps at that revision (see [`Seen`]).
+    seen: Vec<Seen>,
+}
+
+/// What a connection knows of one chat's record (see [`chat_rows`]).
+pub(super) struct Seen {
+    world: String,
+    chat: String,
+    /// The chat as readers see it (its record with the stamp of its newest message), for a
+    /// chat this connection put: what lets a burst leave the record unwritten.
+    view: Option<Chat>,
+    /// Whether the record is as readers see the chat (no stamp on its newest message is
+    /// newer): an append to the chat that does not put it then needs no stamp.
+    current: bool,
 }
 
 impl Known {
@@ -84,6 +102,11 @@ impl Known {
         self.chats.retain(|(x, _)| x != w);
         self.message_seq.retain(|(x, _), _| x != w);
         self.memory_seq.retain(|(x, _, _), _| x != w);
+        self.seen.retain(|s| s.world != w);
+    }
+
+    fn seen(&self, w: &str, c: &str) -> Option<&Seen> {
+        self.seen.iter().find(|s| s.world == w && s.chat == c)
     }
 
     /// Sets world `w` at `rev`, keeping what was known of it only when it was known at `from`
@@ -102,7 +125,26 @@ impl Known {
         chats: Vec<(String, String)>,
         message_seq: HashMap<(String, String), f64>,
         memory_seq: HashMap<(String, String, String), f64>,
+        seen: Vec<Seen>,
     ) {
+        for s in seen {
+            if self.rev(&s.world).is_none() {
+                continue;
+            }
+            match self
+                .seen
+                .iter_mut()
+                .find(|x| x.world == s.world && x.chat == s.chat)
+            {
+                Some(x) => {
+                    if s.view.is_some() {
+                        x.view = s.view;
+                    }
+                    x.current = s.current;
+                }
+                None => self.seen.push(s),
+            }
+        }
         for k in chats {
             if self.rev(&k.0).is_some() && !self.chats.contains(&k) {
                 self.chats.push(k);
@@ -132,6 +174,8 @@ pub(super) struct Learned {
     pub(super) message_seq: HashMap<(String, String), f64>,
     /// The next `seq` of each memory the batch appended to or looked up.
     pub(super) memory_seq: HashMap<(String, String, String), f64>,
+    /// The chats whose record is as readers see them after the batch (see [`Known`]).
+    pub(super) current: Vec<(String, String)>,
 }
 
 /// Records what a batch committed through the read round with its revision raised taught.
@@ -143,6 +187,7 @@ pub(super) fn learn(known: &mut Known, ops: &[StoreOp], learned: Learned) {
         chats,
         message_seq,
         memory_seq,
+        current,
     } = learned;
     for (w, rev_before, exists) in worlds {
         let wipes = ops.iter().any(|op| {
@@ -156,7 +201,33 @@ pub(super) fn learn(known: &mut Known, ops: &[StoreOp], learned: Learned) {
             known.forget(&w);
         }
     }
-    known.extend(chats, message_seq, memory_seq);
+    // Each chat the batch put, as it put it (the record is newer than any stamp): the last
+    // put of each wins. (The connection forgot the batch's worlds before the read round, so
+    // nothing older of them is kept.)
+    let mut seen: Vec<Seen> = Vec::new();
+    for op in ops.iter().rev() {
+        if let StoreOp::PutChat(c) = op {
+            if !seen.iter().any(|s| s.world == c.world_id && s.chat == c.id) {
+                seen.push(Seen {
+                    world: c.world_id.clone(),
+                    chat: c.id.clone(),
+                    view: Some(c.clone()),
+                    current: true,
+                });
+            }
+        }
+    }
+    for (w, c) in current {
+        if !seen.iter().any(|s| s.world == w && s.chat == c) {
+            seen.push(Seen {
+                world: w,
+                chat: c,
+                view: None,
+                current: true,
+            });
+        }
+    }
+    known.extend(chats, message_seq, memory_seq, seen);
 }
 
 /// Records a committed burst: `after` (from [`write`]) over what was known, which still
@@ -166,7 +237,7 @@ pub(super) fn committed(known: &mut Known, after: Known) {
     for (w, rev) in after.worlds {
         known.set(w, rev - 1.0, rev);
     }
-    known.extend(after.chats, after.message_seq, after.memory_seq);
+    known.extend(after.chats, after.message_seq, after.memory_seq, after.seen);
 }
 
 /// A batch the burst can do: everything it needs to know, taken from [`Known`].
@@ -177,6 +248,12 @@ pub(super) struct Plan {
     chats: Vec<(String, String)>,
     /// The `seq` of each append of the batch, in op order.
     seqs: Vec<f64>,
+    /// By op index: the `PutChat`s not written, and the stamp each carries instead, on the
+    /// chat's last `AppendMessage` of the batch (see [`plan`]).
+    unwritten: Vec<usize>,
+    stamps: Vec<(usize, (f64, f64))>,
+    /// Each chat the batch puts, as readers will see it, and whether its record will be.
+    seen: Vec<Seen>,
     /// The next `seq`s after the batch.
     message_seq: HashMap<(String, String), f64>,
     memory_seq: HashMap<(String, String, String), f64>,
@@ -231,20 +308,6 @@ pub(super) fn plan(
     }
     let mut chats = Vec::new();
     let mut seqs = Vec::new();
-    let mut scope = vec![REVISIONS];
-    for op in ops {
-        let store = match op {
-            StoreOp::PutWorld(_) => WORLDS,
-            StoreOp::PutChat(_) => CHATS,
-            StoreOp::AppendMessage { .. } => MESSAGES,
-            StoreOp::AppendMemory { .. } => MEMORY,
-            StoreOp::PutAgentState { .. } => AGENT_STATES,
-            _ => continue,
-        };
-        if !scope.contains(&store) {
-            scope.push(store);
-        }
-    }
     let mut message_seq: HashMap<(String, String), f64> = HashMap::new();
     let mut memory_seq: HashMap<(String, String, String), f64> = HashMap::new();
     for op in ops {
@@ -285,14 +348,117 @@ pub(super) fn plan(
             _ => return None,
         }
     }
+    let ChatPlan {
+        unwritten,
+        stamps,
+        seen,
+    } = chat_rows(known, ops)?;
+    // The stores written: a `PutChat` left unwritten needs no `chats` in the scope.
+    let mut scope = vec![REVISIONS];
+    for (i, op) in ops.iter().enumerate() {
+        let store = match op {
+            StoreOp::PutWorld(_) => WORLDS,
+            StoreOp::PutChat(_) if unwritten.contains(&i) => continue,
+            StoreOp::PutChat(_) => CHATS,
+            StoreOp::AppendMessage { .. } => MESSAGES,
+            StoreOp::AppendMemory { .. } => MEMORY,
+            StoreOp::PutAgentState { .. } => AGENT_STATES,
+            _ => continue,
+        };
+        if !scope.contains(&store) {
+            scope.push(store);
+        }
+    }
     Some(Plan {
         worlds,
         chats,
         seqs,
+        unwritten,
+        stamps,
+        seen,
         message_seq,
         memory_seq,
         scope,
     })
+}
+
+/// What the burst writes of the chats of a batch (see [`chat_rows`]).
+#[derive(Default)]
+struct ChatPlan {
+    unwritten: Vec<usize>,
+    stamps: Vec<(usize, (f64, f64))>,
+    seen: Vec<Seen>,
+}
+
+/// What the burst writes of the chats of `ops`, by op index: the `PutChat`s it leaves
+/// unwritten, the stamps it writes on messages instead, and each chat put as readers will
+/// see it and whether its record will be; `None` when it cannot know (the batch then goes
+/// through the read round).
+///
+/// A chat's record need not be written when the batch appends a message to the chat and
+/// changes nothing of it but `messageCount` and a later `updatedAt` (every message and
+/// reply of the engine): the chat's last appended message carries them as its stamp, which
+/// readers take over the record's older ones (`idb_schema::with_stamp`). That needs the chat
+/// as readers see it now, known from this connection's own writes. A batch that appends to a
+/// chat it does not put keeps the chat reading the same: nothing to do when the chat's record
+/// is as readers see it, else its message, the chat's newest, carries what they see now.
+fn chat_rows(known: &Known, ops: &[StoreOp]) -> Option<ChatPlan> {
+    let last = |k| ops.iter().rposition(|op| chat_key(op) == Some(k));
+    let stamp = |c: &Chat| (c.message_count as f64, c.updated_at.0 as f64);
+    let mut plan = ChatPlan::default();
+    for (i, op) in ops.iter().enumerate() {
+        match op {
+            // The last put of a chat is what it is after the batch.
+            StoreOp::PutChat(chat) if last((&chat.world_id, &chat.id, true)) == Some(i) => {
+                let (w, c) = (chat.world_id.as_str(), chat.id.as_str());
+                let puts = ops.iter().filter(|op| chat_key(op) == Some((w, c, true)));
+                let puts = puts.count();
+                let view = known.seen(w, c).and_then(|s| s.view.as_ref());
+                let mut current = true;
+                if let (1, Some(j), Some(now)) = (puts, last((w, c, false)), view) {
+                    let mut same = chat.clone();
+                    same.message_count = now.message_count;
+                    same.updated_at = now.updated_at;
+                    if same == *now && chat.updated_at > now.updated_at {
+                        plan.unwritten.push(i);
+                        plan.stamps.push((j, stamp(chat)));
+                        current = false;
+                    }
+                }
+                plan.seen.push(Seen {
+                    world: w.to_string(),
+                    chat: c.to_string(),
+                    view: Some(chat.clone()),
+                    current,
+                });
+            }
+            StoreOp::AppendMessage {
+                world_id, chat_id, ..
+            } => {
+                let (w, c) = (world_id.as_str(), chat_id.as_str());
+                if last((w, c, false)) != Some(i) || last((w, c, true)).is_some() {
+                    continue;
+                }
+                let seen = known.seen(w, c)?;
+                if !seen.current {
+                    plan.stamps.push((i, stamp(seen.view.as_ref()?)));
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(plan)
+}
+
+/// `(world, chat, is a put)` of an op that appends a message to or puts a chat.
+fn chat_key(op: &StoreOp) -> Option<(&str, &str, bool)> {
+    match op {
+        StoreOp::AppendMessage {
+            world_id, chat_id, ..
+        } => Some((world_id.as_str(), chat_id.as_str(), false)),
+        StoreOp::PutChat(c) => Some((c.world_id.as_str(), c.id.as_str(), true)),
+        _ => None,
+    }
 }
 
 /// Issues the burst: each named world's next revision record (the check), then every write in
@@ -304,22 +470,24 @@ pub(super) fn write(s: &Stores<'_>, ops: &[StoreOp], plan: Plan) -> Result<Known
         chats: plan.chats,
         message_seq: plan.message_seq,
         memory_seq: plan.memory_seq,
+        seen: plan.seen,
     };
     for (w, rev) in plan.worlds {
         add_revision(s, &w, rev + 1.0)?;
         after.worlds.push((w, rev + 1.0));
     }
     let mut seqs = plan.seqs.into_iter();
-    for op in ops {
+    for (i, op) in ops.iter().enumerate() {
         match op {
             StoreOp::ExpectRevision { .. } => {}
             StoreOp::PutWorld(world) => put_world(s, world)?,
-            StoreOp::PutChat(_)
-            | StoreOp::AppendMessage { .. }
-            | StoreOp::AppendMemory { .. }
-            | StoreOp::PutAgentState { .. } => {
-                write_common(s, op, seqs.next().unwrap_or_default())?;
+            StoreOp::PutChat(_) if plan.unwritten.contains(&i) => {}
+            StoreOp::AppendMessage { .. } | StoreOp::AppendMemory { .. } => {
+                let seq = seqs.next().unwrap_or_default();
+                let stamp = plan.stamps.iter().find(|(j, _)| *j == i).map(|(_, t)| *t);
+                write_op(s, op, seq, stamp)?;
             }
+            StoreOp::PutChat(_) | StoreOp::PutAgentState { .. } => write_common(s, op, 0.0)?,
             // `plan` accepts no other op.
             _ => {
                 return Err(StoreError::Backend(
@@ -360,6 +528,16 @@ pub(super) fn put_world(
 /// Issues the write of one of the common ops (a chat, a message or memory entry at `seq`, an
 /// agent's counters), as the burst and the read round both write it. Other ops: nothing.
 pub(super) fn write_common(s: &Stores<'_>, op: &StoreOp, seq: f64) -> Result<(), StoreError> {
+    write_op(s, op, seq, None)
+}
+
+/// [`write_common`], a message with the chat's stamp `(messageCount, updatedAt)` if given.
+fn write_op(
+    s: &Stores<'_>,
+    op: &StoreOp,
+    seq: f64,
+    stamp: Option<(f64, f64)>,
+) -> Result<(), StoreError> {
     match op {
         StoreOp::PutChat(chat) => {
             let row = ChatRow {
@@ -383,6 +561,8 @@ pub(super) fn write_common(s: &Stores<'_>, op: &StoreOp, seq: f64) -> Result<(),
                 seq,
                 message_id: message.message_id.clone(),
                 message: message.clone(),
+                chat_count: stamp.map(|(n, _)| n),
+                chat_updated_at: stamp.map(|(_, t)| t),
             };
             let ctx = "appending a message";
             issue(s.messages()?.add(encode(&row, ctx)?).primitive(), ctx)

@@ -56,6 +56,21 @@
 //! bytes per committed batch is the price. The upgrade copies each world row's `rev`
 //! (database version 2's place for it, which version 3 no longer writes or reads) into its
 //! first revision record, so revisions go on from where they were.
+//!
+//! Version 4 changes what a `chats` record's `messageCount` and `updatedAt` mean: they may be
+//! older than the chat's, whose newest values can ride on a message instead. A batch that
+//! appends a message to a chat and changes nothing of it but those two (every message and
+//! reply of the engine) need not rewrite the chat's record: its last appended message carries
+//! `chatCount` and `chatUpdatedAt` (epoch milliseconds), the chat's stamp, and a reader of the
+//! chat ([`with_stamp`]: the chat list, the export) takes the stamp of the chat's newest
+//! message (one step of a reverse cursor per chat) when it is newer than the record's
+//! `updatedAt`. That is the chat: its `updatedAt` rises with every write that changes its count,
+//! and a batch that writes the record writes the chat as it is after it. A batch that does not
+//! put the chat keeps it reading the same (`idb_write`): a replaced message keeps its stamp,
+//! and before an append or a delete would leave a stamped newest message behind, the record is
+//! written as readers see it. No record is rewritten by the upgrade (a version 3 database has
+//! no stamps); the version is raised so that an app of version 3, which would show the
+//! records' stale counts and call a stamped message corrupted, refuses the database instead.
 
 use indexed_db_futures::database::Database;
 use indexed_db_futures::error::Error as IdbError;
@@ -68,11 +83,11 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::core::approval::ApprovalRecord;
 use crate::core::json::{from_json_struct, Fields, FromJson, JsonError};
 use crate::core::json_write::{Obj, ToJson};
-use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
+use crate::core::model::{Agent, Chat, MemoryEntry, Message, Timestamp, WorldData};
 use crate::core::store::AgentChatState;
 
 /// The IndexedDB database version this code creates and understands.
-pub const DB_VERSION: u32 = 3;
+pub const DB_VERSION: u32 = 4;
 /// The format version written into every record's `v` field.
 pub const RECORD_VERSION: u32 = 3;
 
@@ -121,6 +136,10 @@ pub const UPGRADE_STEPS: &[Step] = &[
     Step {
         version: 3,
         apply: v3,
+    },
+    Step {
+        version: 4,
+        apply: v4,
     },
 ];
 
@@ -219,6 +238,15 @@ fn v3(db: &Database, tx: &web_sys::IdbTransaction) -> Result<(), IdbError> {
     Ok(())
 }
 
+/// Version 4: a `chats` record's `messageCount` and `updatedAt` may be older than a stamp on
+/// the chat's newest message (see the module docs). No record changes: a version 3 database
+/// has no stamps, so its chat records read as before. The version is raised so that an app
+/// that knows only version 3, which would show the records' stale counts, refuses the
+/// database as written by a newer app (the browser's `VersionError`).
+fn v4(_db: &Database, _tx: &web_sys::IdbTransaction) -> Result<(), IdbError> {
+    Ok(())
+}
+
 /// The key of world `w`'s revision record `rev`.
 pub fn rev_key(w: &str, rev: f64) -> JsValue {
     seq_key(&[w], rev)
@@ -266,6 +294,9 @@ pub struct ChatRow {
 }
 
 /// A `messages` record; `messageId` is copied out of `message` for the unique index.
+/// `chatCount` and `chatUpdatedAt` (epoch milliseconds), both or neither, are the chat's
+/// stamp: its `messageCount` and `updatedAt` after the batch that appended this message
+/// without writing the chat's record (see the module docs, database version 4).
 #[derive(Debug)]
 pub struct MessageRow {
     pub v: u32,
@@ -274,6 +305,32 @@ pub struct MessageRow {
     pub seq: f64,
     pub message_id: String,
     pub message: Message,
+    pub chat_count: Option<f64>,
+    pub chat_updated_at: Option<f64>,
+}
+
+impl MessageRow {
+    /// The chat's stamp on this message, `(messageCount, updatedAt)`, if it has one.
+    pub fn stamp(&self) -> Option<(f64, f64)> {
+        self.chat_count.zip(self.chat_updated_at)
+    }
+}
+
+/// `chat` as a reader sees it: its record's `messageCount` and `updatedAt`, unless the stamp
+/// on the chat's newest message (`newest`) is newer. The engine raises a chat's `updatedAt`
+/// with every write of the chat (`chat_update_time`: above every chat's), and a batch that
+/// writes the record writes what the chat is after it; so the newer of the two is the chat,
+/// and on a tie (only a record written after the stamp can tie with it) the record is.
+pub fn with_stamp(chat: &mut Chat, newest: Option<&MessageRow>) {
+    let Some((count, updated_at)) = newest.and_then(MessageRow::stamp) else {
+        return;
+    };
+    // Stamps are whole numbers this code wrote from a `u64` count and an `i64` time.
+    let updated_at = Timestamp(updated_at as i64);
+    if updated_at > chat.updated_at {
+        chat.message_count = count as u64;
+        chat.updated_at = updated_at;
+    }
 }
 
 /// A `memory` record.
@@ -357,6 +414,8 @@ impl ToJson for MessageRow {
             .field("seq", &self.seq)
             .str("messageId", &self.message_id)
             .field("message", &self.message)
+            .opt("chatCount", &self.chat_count)
+            .opt("chatUpdatedAt", &self.chat_updated_at)
             .end();
     }
 }
@@ -420,8 +479,11 @@ from_json_struct!(AgentRow, deny, { v: "v" req, world_id: "worldId" req, agent_i
     order: "order" req, agent: "agent" need });
 from_json_struct!(ChatRow, deny, { v: "v" req, world_id: "worldId" req, chat_id: "chatId" req,
     chat: "chat" need });
+// A `messages` record's chat stamp is absent in most (and in every record written before
+// database version 4).
 from_json_struct!(MessageRow, deny, { v: "v" req, world_id: "worldId" req, chat_id: "chatId" req,
-    seq: "seq" req, message_id: "messageId" req, message: "message" need });
+    seq: "seq" req, message_id: "messageId" req, message: "message" need,
+    chat_count: "chatCount" opt, chat_updated_at: "chatUpdatedAt" opt });
 from_json_struct!(MemoryRow, deny, { v: "v" req, world_id: "worldId" req, chat_id: "chatId" req,
     agent_id: "agentId" req, seq: "seq" req, entry: "entry" need });
 from_json_struct!(StateRow, deny, { v: "v" req, world_id: "worldId" req, chat_id: "chatId" req,

@@ -82,9 +82,9 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use super::idb_fast::{self, Known, Learned};
 use super::idb_schema::{
-    below_range, key, prefix_range, AgentRow, ApprovalRow, ChatRow, MemoryRow, MessageRow,
-    StateRow, WorldRow, AGENTS, AGENT_STATES, ALL_STORES, APPROVALS, CHATS, DB_VERSION, MEMORY,
-    MESSAGES, MESSAGES_BY_ID, RECORD_VERSION, REVISIONS, WORLDS,
+    below_range, key, prefix_range, with_stamp, AgentRow, ApprovalRow, ChatRow, MemoryRow,
+    MessageRow, StateRow, WorldRow, AGENTS, AGENT_STATES, ALL_STORES, APPROVALS, CHATS, DB_VERSION,
+    MEMORY, MESSAGES, MESSAGES_BY_ID, RECORD_VERSION, REVISIONS, WORLDS,
 };
 use super::idb_write::{named_worlds, write_batch, Stores};
 use super::tabs::{self, ChangeChannel};
@@ -664,7 +664,7 @@ pub(super) async fn get_all_keys(
 
 /// The last `n` records of `range` in key order (oldest first), read by a reverse cursor that
 /// stops after `n` records: never the whole range.
-async fn last_n(
+pub(super) async fn last_n(
     store: &ObjectStore<'_>,
     range: KeyRange<JsValue>,
     n: usize,
@@ -945,11 +945,44 @@ impl Store for IdbStore {
 
     fn chats<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<Vec<Chat>, StoreError>> {
         Box::pin(async move {
-            let tx = self.transaction(&[CHATS], TransactionMode::Readonly)?;
+            let tx = self.transaction(&[CHATS, MESSAGES], TransactionMode::Readonly)?;
             let chats = self.store(&tx, CHATS)?;
-            let rows = get_all(&chats, prefix_range(&[world_id]), "reading chats").await?;
+            let ctx = "reading chats";
+            let rows = get_all(&chats, prefix_range(&[world_id]), ctx).await?;
             let rows: Vec<ChatRow> = decode_all(rows, CHATS, &format!("in world {world_id:?}"))?;
-            Ok(rows.into_iter().map(|r| r.chat).collect())
+            // Each chat's newest message, for its stamp: one reverse cursor per chat, all
+            // issued before the first is awaited.
+            let messages = self.store(&tx, MESSAGES)?;
+            let mut cursors = Vec::with_capacity(rows.len());
+            for r in &rows {
+                let request = messages
+                    .open_cursor()
+                    .with_query::<JsValue, _>(prefix_range(&[world_id, &r.chat_id]))
+                    .with_direction(CursorDirection::Prev)
+                    .primitive()
+                    .map_err(|e| map_idb_error(ctx, e))?;
+                cursors.push(request);
+            }
+            let mut out = Vec::with_capacity(rows.len());
+            for (row, request) in rows.into_iter().zip(cursors) {
+                let newest = match request.await.map_err(|e| map_idb_error(ctx, e))? {
+                    // The cursor's first record is read without a request.
+                    Some(mut cursor) => cursor
+                        .next_record::<JsValue>()
+                        .await
+                        .map_err(|e| map_idb_error(ctx, e))?,
+                    None => None,
+                };
+                let at = format!("in chat {:?} of world {world_id:?}", row.chat_id);
+                let newest: Option<MessageRow> = match newest {
+                    Some(js) => Some(decode(js, MESSAGES, &at)?),
+                    None => None,
+                };
+                let mut chat = row.chat;
+                with_stamp(&mut chat, newest.as_ref());
+                out.push(chat);
+            }
+            Ok(out)
         })
     }
 
@@ -1074,8 +1107,10 @@ impl Store for IdbStore {
                 }
                 let rows = get_all(&states, prefix_range(&parts), ctx).await?;
                 let st: Vec<StateRow> = decode_all(rows, AGENT_STATES, &at)?;
+                let mut chat = row.chat;
+                with_stamp(&mut chat, msgs.last());
                 chats.push(ChatDump {
-                    chat: Some(row.chat),
+                    chat: Some(chat),
                     messages: msgs.into_iter().map(|m| m.message).collect(),
                     memories,
                     states: st.into_iter().map(|s| s.state).collect(),

@@ -42,13 +42,13 @@ use wasm_bindgen::JsValue;
 
 use super::idb_fast::{add_revision, put_world, write_common, Learned};
 use super::idb_schema::{
-    key, prefix_range, seq_key, AgentRow, ApprovalRow, MemoryRow, MessageRow, AGENTS, AGENT_STATES,
-    ALL_STORES, APPROVALS, CHATS, MEMORY, MESSAGES, MESSAGES_BY_ID, RECORD_VERSION, REVISIONS,
-    WORLDS,
+    key, prefix_range, seq_key, with_stamp, AgentRow, ApprovalRow, ChatRow, MemoryRow, MessageRow,
+    AGENTS, AGENT_STATES, ALL_STORES, APPROVALS, CHATS, MEMORY, MESSAGES, MESSAGES_BY_ID,
+    RECORD_VERSION, REVISIONS, WORLDS,
 };
 use super::idb_store::{
     decode, decode_all, describe, encode, get_all, get_all_keys, get_index_key, get_key, get_raw,
-    get_row, key_part, map_idb_error, next_agent_order, next_seq,
+    get_row, key_part, last_n, map_idb_error, next_agent_order, next_seq,
 };
 use crate::core::json_write::{number_text, ToJson};
 use crate::core::store::{LocalBoxFuture, StoreError, StoreOp};
@@ -121,9 +121,18 @@ pub(super) async fn write_batch(
             chats.push((c.world_id.clone(), c.id.clone()));
         }
     }
+    // The chats whose record the batch writes: their stamps need no keeping (`keep_stamp`).
+    let current = ops
+        .iter()
+        .filter_map(|op| match op {
+            StoreOp::PutChat(c) => Some((c.world_id.clone(), c.id.clone())),
+            _ => None,
+        })
+        .collect();
     let mut batch = Batch {
         revs,
         chats,
+        current,
         message_seq: pre.message_seq,
         memory_seq: pre.memory_seq,
         worlds: found.worlds,
@@ -136,6 +145,36 @@ pub(super) async fn write_batch(
         batch.raise_revisions(s)?;
     }
     Ok(batch.learned())
+}
+
+/// Before a batch that does not put chat `[w, c]` appends to it or deletes its messages
+/// (`deleted`): when the newest message carries the chat's stamp (and is among those
+/// deleted), the chat's record is written as readers see the chat, so that the stamp no
+/// longer being the newest does not take the chat back to an older count (see
+/// `idb_schema::with_stamp`). The engine's batches put the chat whenever they append or
+/// delete; this keeps the others (the store contract's) reading as they did.
+async fn keep_stamp(
+    s: &Stores<'_>,
+    w: &str,
+    c: &str,
+    deleted: Option<&[String]>,
+    ctx: &str,
+) -> Result<(), StoreError> {
+    let at = format!("in chat {c:?} of world {w:?}");
+    let newest = last_n(s.messages()?, prefix_range(&[w, c]), 1, ctx).await?;
+    let Some(newest) = decode_all::<MessageRow>(newest, MESSAGES, &at)?.pop() else {
+        return Ok(());
+    };
+    let goes = deleted.is_none_or(|ids| ids.contains(&newest.message_id));
+    if newest.stamp().is_none() || !goes {
+        return Ok(());
+    }
+    let k: JsValue = key(&[w, c]).into();
+    let Some(mut row) = get_row::<ChatRow>(s.chats()?, &k, CHATS, ctx).await? else {
+        return Ok(());
+    };
+    with_stamp(&mut row.chat, Some(&newest));
+    put(s.chats()?, &row, ctx)
 }
 
 /// The worlds a batch names, each with what the other contexts are told (`"delete"` when the
@@ -435,6 +474,9 @@ struct Batch {
     revs: Vec<f64>,
     /// The chats that exist after the batch (for [`Learned`]).
     chats: Vec<(String, String)>,
+    /// The chats whose record is as readers see them whatever the batch does to their
+    /// messages: those the batch puts, and those `keep_stamp` wrote.
+    current: Vec<(String, String)>,
 }
 
 impl Batch {
@@ -459,6 +501,7 @@ impl Batch {
             chats: self.chats,
             message_seq: self.message_seq,
             memory_seq: self.memory_seq,
+            current: self.current,
         }
     }
 
@@ -479,6 +522,10 @@ impl Batch {
                 world_id, chat_id, ..
             } => {
                 let prefix = (world_id.clone(), chat_id.clone());
+                if !self.current.contains(&prefix) {
+                    keep_stamp(s, world_id, chat_id, None, "appending a message").await?;
+                    self.current.push(prefix.clone());
+                }
                 let seq = match self.message_seq.get(&prefix) {
                     Some(seq) => *seq,
                     None => next_seq(s.messages()?, &[world_id, chat_id], MESSAGES).await?,
@@ -590,6 +637,9 @@ impl Batch {
             } => {
                 let (w, c) = (world_id.as_str(), chat_id.as_str());
                 let ctx = "deleting messages";
+                if !self.current.contains(&(world_id.clone(), chat_id.clone())) {
+                    keep_stamp(s, w, c, Some(&message_ids), ctx).await?;
+                }
                 let by_id = s
                     .messages()?
                     .index(MESSAGES_BY_ID)
@@ -640,6 +690,9 @@ impl Batch {
                     seq: old.seq,
                     message_id: message.message_id.clone(),
                     message,
+                    // The chat's stamp stays with its place (see `idb_schema::with_stamp`).
+                    chat_count: old.chat_count,
+                    chat_updated_at: old.chat_updated_at,
                 };
                 put(s.messages()?, &row, ctx)?;
             }

@@ -22,7 +22,9 @@ macro_rules! idb_cases {
             a_write_in_one_burst_that_fails_a_check_writes_nothing,
             a_version_2_database_keeps_its_data_and_revisions,
             a_deleted_world_keeps_its_revision_rising,
-            a_change_notice_makes_the_connection_read_before_writing);
+            a_change_notice_makes_the_connection_read_before_writing,
+            a_send_leaves_the_chat_record_and_every_reader_sees_its_count,
+            a_version_3_database_keeps_its_chats);
         #[wasm_bindgen_test]
         fn dom_exceptions_map_to_typed_errors() {
             idb_support::dom_exceptions_map_to_typed_errors();
@@ -1210,5 +1212,225 @@ pub async fn a_change_notice_makes_the_connection_read_before_writing() {
     assert_eq!(a.chats("w").await.unwrap(), vec![]);
     other.close();
     drop(a);
+    delete_db(&name).await;
+}
+
+/// `chat.messageCount` of the raw `chats` record `[w, c]`, as stored.
+async fn raw_chat_count(name: &str, w: &str, c: &str) -> f64 {
+    let db = Database::open(name).await.expect("raw open");
+    let tx = db.transaction("chats").build().expect("raw tx");
+    let k: JsValue = js_sys::Array::of2(&JsValue::from_str(w), &JsValue::from_str(c)).into();
+    let row: Option<JsValue> = tx
+        .object_store("chats")
+        .expect("raw store")
+        .get::<JsValue, JsValue, _>(indexed_db_futures::KeyRange::Only(k))
+        .primitive()
+        .expect("raw get")
+        .await
+        .expect("raw get done");
+    let row = row.expect("the record");
+    let chat = js_sys::Reflect::get(&row, &JsValue::from_str("chat")).unwrap();
+    let n = js_sys::Reflect::get(&chat, &JsValue::from_str("messageCount"))
+        .unwrap()
+        .as_f64()
+        .unwrap();
+    drop(tx);
+    db.close();
+    n
+}
+
+/// Chat `c` of world `w` as every reader of the store sees it: `chats`, `dump` (export), a
+/// second connection (another tab) and, after closing, a reopened one.
+async fn chat_everywhere(name: &str, s: &IdbStore, want: &agent_world_wasm::core::model::Chat) {
+    assert_eq!(s.chats("w").await.unwrap(), vec![want.clone()], "chats");
+    let dump = s.dump("w").await.unwrap();
+    assert_eq!(
+        dump.chats.first().and_then(|c| c.chat.clone()),
+        Some(want.clone()),
+        "dump"
+    );
+    let other = open(name).await;
+    assert_eq!(other.chats("w").await.unwrap(), vec![want.clone()], "other");
+    other.close();
+}
+
+/// World `w`'s revision as `s` reads it.
+async fn rev(s: &IdbStore) -> u64 {
+    s.revision("w").await.unwrap().unwrap()
+}
+
+/// The engine's message: the chat's count one up and its `updatedAt` later, with the revision
+/// the connection committed last (what a send and a reply do).
+fn sent(rev: u64, c: &mut agent_world_wasm::core::model::Chat, id: &str) -> Vec<StoreOp> {
+    c.message_count += 1;
+    c.updated_at = Timestamp(c.updated_at.0 + 10);
+    vec![
+        StoreOp::ExpectRevision {
+            world_id: "w".into(),
+            rev,
+        },
+        append("w", "c", id),
+        remember("w", "c", "a", id),
+        StoreOp::PutChat(c.clone()),
+    ]
+}
+
+/// A message or a reply appends to the chat without rewriting its record (database version
+/// 4): the count and `updatedAt` ride on the message. Every reader sees the chat as it was
+/// put, through sends, a rename, an edit that deletes, deletes and replaces that do not put
+/// the chat, appends by another connection, and a reopen.
+pub async fn a_send_leaves_the_chat_record_and_every_reader_sees_its_count() {
+    let name = fresh_name();
+    let s = open(&name).await;
+    s.apply(seed()).await.unwrap();
+    // The seed taught the connection the chat: every send is one burst.
+    let mut c = chat("w", "c");
+    for id in ["s1", "s2", "s3"] {
+        s.apply(sent(rev(&s).await, &mut c, id)).await.unwrap();
+    }
+    assert_eq!(c.message_count, 3);
+    assert_eq!(
+        raw_chat_count(&name, "w", "c").await,
+        0.0,
+        "the sends left the record"
+    );
+    chat_everywhere(&name, &s, &c).await;
+
+    // A rename is written (and counts go on from it).
+    c.name = "Renamed".into();
+    c.updated_at = Timestamp(c.updated_at.0 + 10);
+    let r = rev(&s).await;
+    s.apply(vec![
+        StoreOp::ExpectRevision {
+            world_id: "w".into(),
+            rev: r,
+        },
+        StoreOp::PutChat(c.clone()),
+    ])
+    .await
+    .unwrap();
+    assert_eq!(raw_chat_count(&name, "w", "c").await, 3.0);
+    s.apply(sent(rev(&s).await, &mut c, "s4")).await.unwrap();
+    chat_everywhere(&name, &s, &c).await;
+
+    // The engine's delete of the newest message puts the chat.
+    c.message_count -= 1;
+    c.updated_at = Timestamp(c.updated_at.0 + 10);
+    s.apply(vec![
+        StoreOp::DeleteMessages {
+            world_id: "w".into(),
+            chat_id: "c".into(),
+            message_ids: vec!["s4".into()],
+        },
+        StoreOp::PutChat(c.clone()),
+    ])
+    .await
+    .unwrap();
+    chat_everywhere(&name, &s, &c).await;
+
+    // Batches that change the newest message without putting the chat leave it as it was:
+    // a delete of the newest (stamped) message, a replace of it, appends (in one burst and
+    // through the read round of another connection).
+    s.apply(sent(rev(&s).await, &mut c, "s5")).await.unwrap();
+    s.apply(sent(rev(&s).await, &mut c, "s6")).await.unwrap();
+    s.apply(vec![StoreOp::DeleteMessages {
+        world_id: "w".into(),
+        chat_id: "c".into(),
+        message_ids: vec!["s6".into()],
+    }])
+    .await
+    .unwrap();
+    chat_everywhere(&name, &s, &c).await;
+    s.apply(sent(rev(&s).await, &mut c, "s7")).await.unwrap();
+    s.apply(vec![StoreOp::ReplaceMessage {
+        world_id: "w".into(),
+        chat_id: "c".into(),
+        old_message_id: "s7".into(),
+        message: msg("c", "s7b"),
+    }])
+    .await
+    .unwrap();
+    chat_everywhere(&name, &s, &c).await;
+    s.apply(sent(rev(&s).await, &mut c, "s8")).await.unwrap();
+    let r = rev(&s).await;
+    s.apply(vec![
+        StoreOp::ExpectRevision {
+            world_id: "w".into(),
+            rev: r,
+        },
+        append("w", "c", "s9"),
+    ])
+    .await
+    .unwrap();
+    chat_everywhere(&name, &s, &c).await;
+    let other = open(&name).await;
+    s.apply(sent(rev(&s).await, &mut c, "s10")).await.unwrap();
+    other.apply(vec![append("w", "c", "o1")]).await.unwrap();
+    chat_everywhere(&name, &s, &c).await;
+    // The other connection's send (read round, then a burst) and this one's after it.
+    other
+        .apply(sent(rev(&other).await, &mut c, "o2"))
+        .await
+        .unwrap();
+    other
+        .apply(sent(rev(&other).await, &mut c, "o3"))
+        .await
+        .unwrap();
+    s.apply(sent(rev(&s).await, &mut c, "s11")).await.unwrap();
+    chat_everywhere(&name, &other, &c).await;
+    assert_eq!(
+        ids(&s.messages("w", "c", None, 100).await.unwrap()),
+        ["m1", "m2", "s1", "s2", "s3", "s5", "s7b", "s8", "s9", "s10", "o1", "o2", "o3", "s11"]
+    );
+
+    // Closed and reopened: the same chat; deleted: gone.
+    s.close();
+    other.close();
+    drop((s, other));
+    let reopened = open(&name).await;
+    chat_everywhere(&name, &reopened, &c).await;
+    reopened
+        .apply(vec![StoreOp::DeleteChat {
+            world_id: "w".into(),
+            chat_id: "c".into(),
+        }])
+        .await
+        .unwrap();
+    assert_eq!(reopened.chats("w").await.unwrap(), vec![]);
+    drop(reopened);
+    delete_db(&name).await;
+}
+
+/// A database of version 3 (chat records hold their counts, no message has a stamp) opens at
+/// version 4 with its data and revisions, and the chat reads as it did; sends go on from it.
+pub async fn a_version_3_database_keeps_its_chats() {
+    let name = fresh_name();
+    let old = IdbStore::open_version(&name, 3).await.unwrap();
+    // No `ExpectRevision`: written through the read round, as version 3 wrote every batch.
+    old.apply(seed()).await.unwrap();
+    let mut c = chat("w", "c");
+    c.message_count = 3;
+    c.updated_at = Timestamp(5);
+    old.apply(vec![append("w", "c", "m3"), StoreOp::PutChat(c.clone())])
+        .await
+        .unwrap();
+    old.close();
+    drop(old);
+
+    let s = open(&name).await;
+    let raw = Database::open(name.as_str()).await.expect("raw open");
+    assert_eq!(raw.version(), 4.0);
+    raw.close();
+    assert_eq!(rev(&s).await, 2);
+    chat_everywhere(&name, &s, &c).await;
+    for id in ["s1", "s2"] {
+        s.apply(sent(rev(&s).await, &mut c, id)).await.unwrap();
+    }
+    chat_everywhere(&name, &s, &c).await;
+    assert_eq!(
+        ids(&s.messages("w", "c", None, 10).await.unwrap()),
+        ["m1", "m2", "m3", "s1", "s2"]
+    );
+    drop(s);
     delete_db(&name).await;
 }
