@@ -72,10 +72,7 @@
 //! no stamps); the version is raised so that an app of version 3, which would show the
 //! records' stale counts and call a stamped message corrupted, refuses the database instead.
 
-use indexed_db_futures::database::Database;
-use indexed_db_futures::error::Error as IdbError;
-use indexed_db_futures::prelude::*;
-use indexed_db_futures::{KeyPath, KeyRange};
+use indexed_db_futures::KeyRange;
 use js_sys::Array;
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
@@ -115,12 +112,14 @@ pub const ALL_STORES: [&str; 8] = [
 
 /// One migration: brings the database from `version - 1` to `version`. It gets the database
 /// (to create or delete stores) and the version-change transaction (to reach existing stores:
-/// add an index, rewrite records with a cursor). indexed_db_futures' upgrade callback does not
-/// hand that transaction over, so [`IdbStore::open`](super::idb_store::IdbStore::open) takes
-/// it from the open request.
+/// add an index, rewrite records with a cursor), both as web-sys objects:
+/// [`IdbStore::open`](super::idb_store::IdbStore::open) handles the open request's
+/// `upgradeneeded` itself (indexed_db_futures' upgrade listener formats its errors with
+/// `Display`, which links the float formatter into the wasm). An `Err` is the DOMException (or
+/// other JS error) of the failed call; the open reports it and the upgrade is aborted.
 pub struct Step {
     pub version: u32,
-    pub apply: fn(&Database, &web_sys::IdbTransaction) -> Result<(), IdbError>,
+    pub apply: fn(&web_sys::IdbDatabase, &web_sys::IdbTransaction) -> Result<(), JsValue>,
 }
 
 /// The migrations, oldest first. Append; never edit a released step.
@@ -145,11 +144,11 @@ pub const UPGRADE_STEPS: &[Step] = &[
 
 /// Runs the steps above `old_version` up to `new_version` (the `upgradeneeded` handler).
 pub fn upgrade(
-    db: &Database,
+    db: &web_sys::IdbDatabase,
     tx: &web_sys::IdbTransaction,
     old_version: f64,
     new_version: Option<f64>,
-) -> Result<(), IdbError> {
+) -> Result<(), JsValue> {
     let new_version = new_version.unwrap_or(f64::from(DB_VERSION));
     for step in UPGRADE_STEPS {
         let v = f64::from(step.version);
@@ -160,43 +159,52 @@ pub fn upgrade(
     Ok(())
 }
 
+/// Creates object store `name` with in-line keys at `key_path`: one name is a plain key path
+/// (`"worldId"`), several an array key path; none means out-of-line keys.
+fn create_store(
+    db: &web_sys::IdbDatabase,
+    name: &str,
+    key_path: &[&str],
+) -> Result<web_sys::IdbObjectStore, JsValue> {
+    let params = web_sys::IdbObjectStoreParameters::new();
+    match key_path {
+        [] => {}
+        [one] => params.set_key_path(&JsValue::from_str(one)),
+        many => params.set_key_path(&names_array(many)),
+    }
+    db.create_object_store_with_optional_parameters(name, &params)
+}
+
+fn names_array(names: &[&str]) -> JsValue {
+    names
+        .iter()
+        .map(|n| JsValue::from_str(n))
+        .collect::<Array>()
+        .into()
+}
+
 /// Version 1: the six stores and the message-id index (a fresh database: no transaction work).
-fn v1(db: &Database, _tx: &web_sys::IdbTransaction) -> Result<(), IdbError> {
-    db.create_object_store(WORLDS)
-        .with_key_path(KeyPath::from("worldId"))
-        .build()?;
-    db.create_object_store(AGENTS)
-        .with_key_path(KeyPath::from(["worldId", "agentId"]))
-        .build()?;
-    db.create_object_store(CHATS)
-        .with_key_path(KeyPath::from(["worldId", "chatId"]))
-        .build()?;
-    let messages = db
-        .create_object_store(MESSAGES)
-        .with_key_path(KeyPath::from(["worldId", "chatId", "seq"]))
-        .build()?;
-    messages
-        .create_index(
-            MESSAGES_BY_ID,
-            KeyPath::from(["worldId", "chatId", "messageId"]),
-        )
-        .with_unique(true)
-        .build()?;
-    db.create_object_store(MEMORY)
-        .with_key_path(KeyPath::from(["worldId", "chatId", "agentId", "seq"]))
-        .build()?;
-    db.create_object_store(AGENT_STATES)
-        .with_key_path(KeyPath::from(["worldId", "chatId", "agentId"]))
-        .build()?;
+fn v1(db: &web_sys::IdbDatabase, _tx: &web_sys::IdbTransaction) -> Result<(), JsValue> {
+    create_store(db, WORLDS, &["worldId"])?;
+    create_store(db, AGENTS, &["worldId", "agentId"])?;
+    create_store(db, CHATS, &["worldId", "chatId"])?;
+    let messages = create_store(db, MESSAGES, &["worldId", "chatId", "seq"])?;
+    let unique = web_sys::IdbIndexParameters::new();
+    unique.set_unique(true);
+    messages.create_index_with_str_sequence_and_optional_parameters(
+        MESSAGES_BY_ID,
+        &names_array(&["worldId", "chatId", "messageId"]),
+        &unique,
+    )?;
+    create_store(db, MEMORY, &["worldId", "chatId", "agentId", "seq"])?;
+    create_store(db, AGENT_STATES, &["worldId", "chatId", "agentId"])?;
     Ok(())
 }
 
 /// Version 2: the `approvals` store (spec §9 pending approvals), keyed by chat so a chat's
 /// approvals are one key range and go with the chat's other records.
-fn v2(db: &Database, _tx: &web_sys::IdbTransaction) -> Result<(), IdbError> {
-    db.create_object_store(APPROVALS)
-        .with_key_path(KeyPath::from(["worldId", "chatId", "approvalId"]))
-        .build()?;
+fn v2(db: &web_sys::IdbDatabase, _tx: &web_sys::IdbTransaction) -> Result<(), JsValue> {
+    create_store(db, APPROVALS, &["worldId", "chatId", "approvalId"])?;
     Ok(())
 }
 
@@ -205,8 +213,8 @@ fn v2(db: &Database, _tx: &web_sys::IdbTransaction) -> Result<(), IdbError> {
 /// and the records added from its success handler, while the transaction is still active; a
 /// failed request aborts the transaction, and with it the upgrade (the open then fails and the
 /// database stays at its old version).
-fn v3(db: &Database, tx: &web_sys::IdbTransaction) -> Result<(), IdbError> {
-    db.create_object_store(REVISIONS).build()?;
+fn v3(db: &web_sys::IdbDatabase, tx: &web_sys::IdbTransaction) -> Result<(), JsValue> {
+    create_store(db, REVISIONS, &[])?;
     let worlds = tx.object_store(WORLDS)?;
     let request = worlds.get_all()?;
     let tx = tx.clone();
@@ -243,7 +251,7 @@ fn v3(db: &Database, tx: &web_sys::IdbTransaction) -> Result<(), IdbError> {
 /// has no stamps, so its chat records read as before. The version is raised so that an app
 /// that knows only version 3, which would show the records' stale counts, refuses the
 /// database as written by a newer app (the browser's `VersionError`).
-fn v4(_db: &Database, _tx: &web_sys::IdbTransaction) -> Result<(), IdbError> {
+fn v4(_db: &web_sys::IdbDatabase, _tx: &web_sys::IdbTransaction) -> Result<(), JsValue> {
     Ok(())
 }
 

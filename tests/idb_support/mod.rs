@@ -19,6 +19,7 @@ macro_rules! idb_cases {
             the_world_lock_serialises_connections,
             a_format_1_world_record_gets_its_first_revision, a_blocked_upgrade_fails_with_blocked,
             a_version_1_database_gains_the_approvals_store,
+            a_failing_upgrade_step_reports_its_error_and_keeps_the_old_version,
             a_write_in_one_burst_that_fails_a_check_writes_nothing,
             a_version_2_database_keeps_its_data_and_revisions,
             a_deleted_world_keeps_its_revision_rising,
@@ -848,6 +849,43 @@ pub async fn a_version_1_database_gains_the_approvals_store() {
         .unwrap();
     assert_eq!(s.approvals("w", "c").await.unwrap(), vec![a]);
     drop(s);
+    delete_db(&name).await;
+}
+
+/// An upgrade step that fails (here version 2's, whose `approvals` store another program
+/// already made in a version-1 database) fails the open with the step's own error, not the
+/// browser's abort of the upgrade it causes, and leaves the database at its old version.
+pub async fn a_failing_upgrade_step_reports_its_error_and_keeps_the_old_version() {
+    let name = fresh_name();
+    let db = Database::open(name.as_str())
+        .with_version(1u32)
+        .with_on_upgrade_needed(|_, db| {
+            version_1_schema(&db)?;
+            db.create_object_store("approvals").build()?;
+            Ok(())
+        })
+        .await
+        .expect("version 1 open");
+    db.close();
+
+    let err = IdbStore::open(&name).await.unwrap_err();
+    // The step's ConstraintError (the abort would be `aborted`: "the transaction was aborted").
+    assert_eq!(err.reason(), "invalid", "got {err:?}");
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!("opening database {name:?}: ")) && text.contains("exists"),
+        "{text}"
+    );
+    let old = Database::open(name.as_str())
+        .await
+        .expect("the database still opens");
+    assert_eq!(old.version(), 1.0, "the upgrade was rolled back");
+    assert!(
+        !old.object_store_names().any(|s| s == "revisions"),
+        "no store of the failed upgrade is kept"
+    );
+    old.close();
+    drop(err);
     delete_db(&name).await;
 }
 
