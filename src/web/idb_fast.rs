@@ -43,8 +43,6 @@
 //! deleted would still be believed to exist, so an append to it made before the notice
 //! arrives would be written (and its chat row put back) instead of refused.
 
-use std::collections::HashMap;
-
 use indexed_db_futures::prelude::*;
 use wasm_bindgen::JsValue;
 
@@ -57,6 +55,7 @@ use super::idb_write::{issue, Found, Stores};
 use crate::core::model::Chat;
 use crate::core::store::{StoreError, StoreOp};
 use crate::core::store_rules;
+use crate::core::vec_map::VecMap;
 
 /// What one connection knows of the worlds it committed to (see the module docs). Flat maps
 /// of the key types the read round uses, and lists of worlds and chats (a connection has
@@ -69,9 +68,9 @@ pub(super) struct Known {
     /// to few).
     chats: Vec<(String, String)>,
     /// The next message `seq` of each `(world, chat)`.
-    message_seq: HashMap<(String, String), f64>,
+    message_seq: VecMap<(String, String), f64>,
     /// The next memory `seq` of each `(world, chat, agent)`.
-    memory_seq: HashMap<(String, String, String), f64>,
+    memory_seq: VecMap<(String, String, String), f64>,
     /// What is known of chats' records and stamps at that revision (see [`Seen`]).
     seen: Vec<Seen>,
 }
@@ -123,8 +122,8 @@ impl Known {
     fn extend(
         &mut self,
         chats: Vec<(String, String)>,
-        message_seq: HashMap<(String, String), f64>,
-        memory_seq: HashMap<(String, String, String), f64>,
+        message_seq: VecMap<(String, String), f64>,
+        memory_seq: VecMap<(String, String, String), f64>,
         seen: Vec<Seen>,
     ) {
         for s in seen {
@@ -171,9 +170,9 @@ pub(super) struct Learned {
     /// The chats the batch found or put (they exist after it, unless it deleted them).
     pub(super) chats: Vec<(String, String)>,
     /// The next `seq` of each chat the batch appended to or looked up.
-    pub(super) message_seq: HashMap<(String, String), f64>,
+    pub(super) message_seq: VecMap<(String, String), f64>,
     /// The next `seq` of each memory the batch appended to or looked up.
-    pub(super) memory_seq: HashMap<(String, String, String), f64>,
+    pub(super) memory_seq: VecMap<(String, String, String), f64>,
     /// The chats whose record is as readers see them after the batch (see [`Known`]).
     pub(super) current: Vec<(String, String)>,
 }
@@ -255,8 +254,8 @@ pub(super) struct Plan {
     /// Each chat the batch puts, as readers will see it, and whether its record will be.
     seen: Vec<Seen>,
     /// The next `seq`s after the batch.
-    message_seq: HashMap<(String, String), f64>,
-    memory_seq: HashMap<(String, String, String), f64>,
+    message_seq: VecMap<(String, String), f64>,
+    memory_seq: VecMap<(String, String, String), f64>,
     /// The object stores the burst writes, `revisions` first.
     scope: Vec<&'static str>,
 }
@@ -308,8 +307,8 @@ pub(super) fn plan(
     }
     let mut chats = Vec::new();
     let mut seqs = Vec::new();
-    let mut message_seq: HashMap<(String, String), f64> = HashMap::new();
-    let mut memory_seq: HashMap<(String, String, String), f64> = HashMap::new();
+    let mut message_seq: VecMap<(String, String), f64> = VecMap::new();
+    let mut memory_seq: VecMap<(String, String, String), f64> = VecMap::new();
     for op in ops {
         match op {
             // Every named world's is checked above; a second one for it must agree.

@@ -62,7 +62,6 @@
 //! the current revision from the newest key of the world's revision records.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
 use std::rc::Rc;
 
 use futures_util::future::{join, select, Either};
@@ -98,6 +97,7 @@ use crate::core::store::{
     AgentChatState, Cause, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
     WorldLockGuard,
 };
+use crate::core::vec_map::VecSet;
 
 /// The state of this store's connection, set by `close()` and the connection's event handlers.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -238,7 +238,7 @@ impl IdbStore {
     }
 
     fn from_connection(db_name: &str, db: Database) -> Result<IdbStore, StoreError> {
-        let present: HashSet<String> = db.object_store_names().collect();
+        let present: VecSet<String> = db.object_store_names().collect();
         if let Some(missing) = ALL_STORES.iter().find(|s| !present.contains(**s)) {
             db.close();
             return Err(StoreError::Backend(format!(

@@ -31,7 +31,6 @@
 //! rolls back everything; the caller's `commit().await` then reports the transaction's error.
 
 use std::cell::{OnceCell, RefCell};
-use std::collections::{HashMap, HashSet};
 
 use futures_util::future::try_join_all;
 use indexed_db_futures::object_store::ObjectStore;
@@ -53,6 +52,7 @@ use super::idb_store::{
 use crate::core::json_write::{number_text, ToJson};
 use crate::core::store::{LocalBoxFuture, StoreError, StoreOp};
 use crate::core::store_rules::{self, Rec, Stored};
+use crate::core::vec_map::{VecMap, VecSet};
 
 /// Everything `apply` does inside its transaction (see the module docs). `bump`: raise the
 /// revisions of the named worlds (always, except for the over-quota retry of a batch that only
@@ -136,7 +136,7 @@ pub(super) async fn write_batch(
         message_seq: pre.message_seq,
         memory_seq: pre.memory_seq,
         worlds: found.worlds,
-        written: HashMap::new(),
+        written: VecMap::new(),
     };
     for op in ops {
         batch.run(s, op).await?;
@@ -208,7 +208,7 @@ pub(super) struct Found {
     /// The named worlds' rows (`None`: no such world).
     worlds: Vec<(String, Option<JsValue>)>,
     /// Whether each record read is stored, by its key parts.
-    recs: HashMap<Vec<String>, bool>,
+    recs: VecMap<Vec<String>, bool>,
     /// The records a pass asked about that were not read, by their key parts.
     pub(super) noted: RefCell<Vec<Vec<String>>>,
 }
@@ -278,11 +278,11 @@ struct Prefetched {
     /// `worlds` order.
     revs: Vec<f64>,
     /// Whether each record a first pass of the rules noted is stored (see [`Found`]).
-    recs: HashMap<Vec<String>, bool>,
+    recs: VecMap<Vec<String>, bool>,
     /// The next `seq` of each chat the batch appends a message to.
-    message_seq: HashMap<(String, String), f64>,
+    message_seq: VecMap<(String, String), f64>,
     /// The next `seq` of each memory (`[world, chat, agent]`) the batch appends to.
-    memory_seq: HashMap<(String, String, String), f64>,
+    memory_seq: VecMap<(String, String, String), f64>,
 }
 
 impl Prefetched {
@@ -463,13 +463,13 @@ impl<'t> Stores<'t> {
 /// [`Prefetched`] and are cached so a long batch asks the database once per chat.
 struct Batch {
     /// Next `seq` per message key prefix `[world, chat]`.
-    message_seq: HashMap<(String, String), f64>,
+    message_seq: VecMap<(String, String), f64>,
     /// Next `seq` per memory key prefix `[world, chat, agent]`.
-    memory_seq: HashMap<(String, String, String), f64>,
+    memory_seq: VecMap<(String, String, String), f64>,
     /// The named worlds' rows as stored before the batch (`None`: no such world).
     worlds: Vec<(String, Option<JsValue>)>,
     /// Worlds the batch wrote (`true`) or deleted (`false`), by its last op on each.
-    written: HashMap<String, bool>,
+    written: VecMap<String, bool>,
     /// The named worlds' revisions before the batch, in `worlds` order.
     revs: Vec<f64>,
     /// The chats that exist after the batch (for [`Learned`]).
@@ -652,7 +652,7 @@ impl Batch {
                 }
                 // Memory is keyed by agent then seq: one read of the chat's entries finds the
                 // ones that came from these messages (editing is rare; appends stay O(1)).
-                let doomed: HashSet<&str> = message_ids.iter().map(String::as_str).collect();
+                let doomed: VecSet<&str> = message_ids.iter().map(String::as_str).collect();
                 for js in get_all(s.memory()?, prefix_range(&[w, c]), ctx).await? {
                     let row: MemoryRow = decode(js, MEMORY, &format!("chat {c:?}"))?;
                     if doomed.contains(row.entry.message_id.as_str()) {
