@@ -20,7 +20,6 @@
 //! error event into a 30 s stall).
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -36,6 +35,7 @@ use crate::core::llm::{
 };
 use crate::core::llm_client::{CancelToken, LlmClient};
 use crate::core::store::LocalBoxFuture;
+use crate::core::vec_map::VecMap;
 use crate::web::clock::now_ms;
 use crate::web::fetch::{fetch_streaming_until, FetchError, HttpCall, ReadOn, ResponseHead};
 use crate::web::timer::{sleep, sleep_until};
@@ -64,7 +64,7 @@ const ERROR_BODY_LIMIT: usize = 16 * 1024;
 /// Calls LLM providers over `fetch`. `custom` calls go to the client registered with
 /// [`FetchLlm::set_custom`] (a JavaScript provider), which the engine does not retry.
 pub struct FetchLlm {
-    providers: RefCell<HashMap<ProviderKind, ProviderConfig>>,
+    providers: RefCell<VecMap<ProviderKind, ProviderConfig>>,
     custom: RefCell<Option<Rc<dyn LlmClient>>>,
     timeouts: Cell<Timeouts>,
     browser_like: bool,
@@ -75,7 +75,7 @@ impl FetchLlm {
     /// providers that gate browser access (Anthropic) get their opt-in header.
     pub fn new(browser_like: bool) -> Self {
         Self {
-            providers: RefCell::new(HashMap::new()),
+            providers: RefCell::new(VecMap::new()),
             custom: RefCell::new(None),
             timeouts: Cell::new(Timeouts::default()),
             browser_like,

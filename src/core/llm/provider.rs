@@ -30,7 +30,7 @@ pub const OLLAMA_BASE_URL: &str = "http://127.0.0.1:11434";
 pub const AZURE_API_VERSION: &str = "2024-10-21";
 
 /// An LLM provider the engine can call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ProviderKind {
     OpenAi,
     Azure,
