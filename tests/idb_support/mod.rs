@@ -194,6 +194,14 @@ fn msg(chat_id: &str, id: &str) -> Message {
     }
 }
 
+/// The engine's revision check for world `w`: the batch commits only at revision `rev`.
+fn expect_rev(rev: u64) -> StoreOp {
+    StoreOp::ExpectRevision {
+        world_id: "w".into(),
+        rev,
+    }
+}
+
 fn append(w: &str, c: &str, id: &str) -> StoreOp {
     StoreOp::AppendMessage {
         world_id: w.into(),
@@ -897,16 +905,12 @@ pub async fn a_write_in_one_burst_that_fails_a_check_writes_nothing() {
     let name = fresh_name();
     let a = open(&name).await;
     a.apply(seed()).await.unwrap();
-    let expect = |rev: u64| StoreOp::ExpectRevision {
-        world_id: "w".into(),
-        rev,
-    };
     let rev = a.revision("w").await.unwrap().unwrap();
     let mut renamed = chat("w", "c");
     renamed.name = "Renamed".into();
     // A turn the connection knows everything of: written.
     a.apply(vec![
-        expect(rev),
+        expect_rev(rev),
         append("w", "c", "m3"),
         remember("w", "c", "a", "m3"),
         put_state("w", "c", "a", 5),
@@ -920,7 +924,7 @@ pub async fn a_write_in_one_burst_that_fails_a_check_writes_nothing() {
     // A chat that does not exist (the connection does not know it: the read round reports it).
     let err = a
         .apply(vec![
-            expect(rev),
+            expect_rev(rev),
             append("w", "c", "m4"),
             StoreOp::PutChat(renamed.clone()),
             put_state("w", "gone", "a", 1),
@@ -934,7 +938,7 @@ pub async fn a_write_in_one_burst_that_fails_a_check_writes_nothing() {
     // A message id that is stored already (the unique index refuses the add).
     let err = a
         .apply(vec![
-            expect(rev),
+            expect_rev(rev),
             append("w", "c", "m4"),
             StoreOp::PutChat(renamed.clone()),
             append("w", "c", "m1"),
@@ -947,17 +951,17 @@ pub async fn a_write_in_one_burst_that_fails_a_check_writes_nothing() {
     );
     // A failed burst forgets what the connection knew; the next write (through the read round)
     // teaches it again.
-    a.apply(vec![expect(rev), append("w", "c", "m4")])
+    a.apply(vec![expect_rev(rev), append("w", "c", "m4")])
         .await
         .unwrap();
     // Another connection moved the world: the burst's revision check fails, nothing is written.
     let b = open(&name).await;
-    b.apply(vec![expect(rev + 1), append("w", "c", "b1")])
+    b.apply(vec![expect_rev(rev + 1), append("w", "c", "b1")])
         .await
         .unwrap();
     let err = a
         .apply(vec![
-            expect(rev + 1),
+            expect_rev(rev + 1),
             StoreOp::PutChat(renamed.clone()),
             put_state("w", "c", "a", 6),
         ])
@@ -980,13 +984,13 @@ pub async fn a_write_in_one_burst_that_fails_a_check_writes_nothing() {
     // Once the engine has reloaded (the revision read again), the same connection writes on:
     // what it knew of the chat's `seq`s is not used past another writer.
     a.apply(vec![
-        expect(rev + 2),
+        expect_rev(rev + 2),
         append("w", "c", "m5"),
         remember("w", "c", "a", "m5"),
     ])
     .await
     .unwrap();
-    a.apply(vec![expect(rev + 3), append("w", "c", "m6")])
+    a.apply(vec![expect_rev(rev + 3), append("w", "c", "m6")])
         .await
         .unwrap();
     assert_eq!(
@@ -1097,32 +1101,28 @@ pub async fn a_version_2_database_keeps_its_data_and_revisions() {
     assert_eq!(ids(&a.messages("w", "c", None, 10).await.unwrap()), ["m1"]);
     assert_eq!(a.revision("w").await.unwrap(), Some(5));
     assert_eq!(a.revision("old").await.unwrap(), Some(0));
-    let expect = |rev: u64| StoreOp::ExpectRevision {
-        world_id: "w".into(),
-        rev,
-    };
     let err = a
-        .apply(vec![expect(4), append("w", "c", "stale")])
+        .apply(vec![expect_rev(4), append("w", "c", "stale")])
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
     // The first write reads, the next ones go in one burst.
     for (i, id) in ["m2", "m3"].iter().enumerate() {
-        a.apply(vec![expect(5 + i as u64), append("w", "c", id)])
+        a.apply(vec![expect_rev(5 + i as u64), append("w", "c", id)])
             .await
             .unwrap();
     }
     let b = open(&name).await;
     assert_eq!(b.revision("w").await.unwrap(), Some(7));
-    b.apply(vec![expect(7), append("w", "c", "b1")])
+    b.apply(vec![expect_rev(7), append("w", "c", "b1")])
         .await
         .unwrap();
     let err = a
-        .apply(vec![expect(7), append("w", "c", "a-stale")])
+        .apply(vec![expect_rev(7), append("w", "c", "a-stale")])
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
-    a.apply(vec![expect(8), append("w", "c", "m4")])
+    a.apply(vec![expect_rev(8), append("w", "c", "m4")])
         .await
         .unwrap();
     assert_eq!(
@@ -1154,13 +1154,9 @@ pub async fn a_deleted_world_keeps_its_revision_rising() {
     let name = fresh_name();
     let a = open(&name).await;
     a.apply(seed()).await.unwrap();
-    let expect = |rev: u64| StoreOp::ExpectRevision {
-        world_id: "w".into(),
-        rev,
-    };
     // `a` knows the world at this revision (it wrote it twice: the second write in one burst).
     let r = a.revision("w").await.unwrap().unwrap();
-    a.apply(vec![expect(r), append("w", "c", "m3")])
+    a.apply(vec![expect_rev(r), append("w", "c", "m3")])
         .await
         .unwrap();
     let known = r + 1;
@@ -1169,18 +1165,18 @@ pub async fn a_deleted_world_keeps_its_revision_rising() {
     let delete = StoreOp::DeleteWorld {
         world_id: "w".into(),
     };
-    b.apply(vec![expect(known), delete]).await.unwrap();
+    b.apply(vec![expect_rev(known), delete]).await.unwrap();
     let after_delete = b.revision("w").await.unwrap().unwrap();
-    let mut again = vec![expect(after_delete)];
+    let mut again = vec![expect_rev(after_delete)];
     again.extend(seed());
     b.apply(again).await.unwrap();
     let rev = b.revision("w").await.unwrap().unwrap();
-    b.apply(vec![expect(rev), put_state("w", "c", "a", 7)])
+    b.apply(vec![expect_rev(rev), put_state("w", "c", "a", 7)])
         .await
         .unwrap();
     // `a` still believes the world is the one it knew.
     let err = a
-        .apply(vec![expect(known), append("w", "c", "m4")])
+        .apply(vec![expect_rev(known), append("w", "c", "m4")])
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
@@ -1203,13 +1199,9 @@ pub async fn a_change_notice_makes_the_connection_read_before_writing() {
     let name = fresh_name();
     let a = open(&name).await;
     a.apply(seed()).await.unwrap();
-    let expect = |rev: u64| StoreOp::ExpectRevision {
-        world_id: "w".into(),
-        rev,
-    };
     let rev = a.revision("w").await.unwrap().unwrap();
     // `a` knows the world now (this write went in one burst after the seed taught it).
-    a.apply(vec![expect(rev), append("w", "c", "m3")])
+    a.apply(vec![expect_rev(rev), append("w", "c", "m3")])
         .await
         .unwrap();
     // What the other tab's over-quota retry leaves: the chat gone, the revision unmoved, and
@@ -1237,7 +1229,7 @@ pub async fn a_change_notice_makes_the_connection_read_before_writing() {
     assert_eq!(a.revision("w").await.unwrap(), Some(rev + 1));
     let err = a
         .apply(vec![
-            expect(rev + 1),
+            expect_rev(rev + 1),
             append("w", "c", "m4"),
             StoreOp::PutChat(chat("w", "c")),
         ])
@@ -1303,10 +1295,7 @@ fn sent(rev: u64, c: &mut agent_world_wasm::core::model::Chat, id: &str) -> Vec<
     c.message_count += 1;
     c.updated_at = Timestamp(c.updated_at.0 + 10);
     vec![
-        StoreOp::ExpectRevision {
-            world_id: "w".into(),
-            rev,
-        },
+        expect_rev(rev),
         append("w", "c", id),
         remember("w", "c", "a", id),
         StoreOp::PutChat(c.clone()),
@@ -1338,15 +1327,9 @@ pub async fn a_send_leaves_the_chat_record_and_every_reader_sees_its_count() {
     c.name = "Renamed".into();
     c.updated_at = Timestamp(c.updated_at.0 + 10);
     let r = rev(&s).await;
-    s.apply(vec![
-        StoreOp::ExpectRevision {
-            world_id: "w".into(),
-            rev: r,
-        },
-        StoreOp::PutChat(c.clone()),
-    ])
-    .await
-    .unwrap();
+    s.apply(vec![expect_rev(r), StoreOp::PutChat(c.clone())])
+        .await
+        .unwrap();
     assert_eq!(raw_chat_count(&name, "w", "c").await, 3.0);
     s.apply(sent(rev(&s).await, &mut c, "s4")).await.unwrap();
     chat_everywhere(&name, &s, &c).await;
@@ -1391,15 +1374,9 @@ pub async fn a_send_leaves_the_chat_record_and_every_reader_sees_its_count() {
     chat_everywhere(&name, &s, &c).await;
     s.apply(sent(rev(&s).await, &mut c, "s8")).await.unwrap();
     let r = rev(&s).await;
-    s.apply(vec![
-        StoreOp::ExpectRevision {
-            world_id: "w".into(),
-            rev: r,
-        },
-        append("w", "c", "s9"),
-    ])
-    .await
-    .unwrap();
+    s.apply(vec![expect_rev(r), append("w", "c", "s9")])
+        .await
+        .unwrap();
     chat_everywhere(&name, &s, &c).await;
     let other = open(&name).await;
     s.apply(sent(rev(&s).await, &mut c, "s10")).await.unwrap();
