@@ -20,8 +20,7 @@ use std::task::{Poll, Waker};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::core::json_write::ToJson;
-use crate::core::llm::byte_search::string_stop;
+use crate::core::json_write::{write_str, ToJson};
 use crate::core::llm::types::{
     CallPurpose, CallSettings, ChatMessage, LlmError, LlmEvent, Role, ToolCallPart,
 };
@@ -679,51 +678,12 @@ async fn first_of<A: Future, B: Future<Output = ()>>(a: A, b: B) -> Option<A::Ou
     .await
 }
 
-/// `s` as a JSON string literal, written in place: serde_json's serializer allocated a
-/// `String` per value and ran its generic writer for every one of the dozens of strings of a
-/// request. Escapes what JSON requires (`"`, `\\`, control characters), as serde_json does.
-/// The plain runs between them are found eight bytes at a time and copied whole: a request
-/// holds the agent's whole input window (some 900 bytes for nine short messages), and the
-/// byte-by-byte loop (an iterator step and a `String::push` call per byte at the size-first
-/// optimisation level) was the largest cost of a custom provider's call in a fresh process.
-fn push_json_str(out: &mut String, s: &str) {
-    out.push('"');
-    let mut rest = s;
-    while let Some(i) = string_stop(rest.as_bytes()) {
-        // `i` is at an ASCII byte (a quote, a backslash or a control character): a character
-        // boundary, and so is `i + 1`.
-        out.push_str(rest.get(..i).unwrap_or_default());
-        let b = rest.as_bytes().get(i).copied().unwrap_or(b'"');
-        let esc = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            _ => "",
-        };
-        if esc.is_empty() {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.push_str("\\u00");
-            out.push(char::from(HEX[usize::from(b >> 4)]));
-            out.push(char::from(HEX[usize::from(b & 0x0f)]));
-        } else {
-            out.push_str(esc);
-        }
-        rest = rest.get(i + 1..).unwrap_or_default();
-    }
-    out.push_str(rest);
-    out.push('"');
-}
-
 /// `,"name":` (or without the comma for the first property).
 fn push_key(out: &mut String, first: bool, name: &str) {
     if !first {
         out.push(',');
     }
-    push_json_str(out, name);
+    write_str(out, name);
     out.push(':');
 }
 
@@ -746,9 +706,9 @@ fn request_json(settings: &CallSettings, messages: &[ChatMessage]) -> String {
             // OpenAI-style wire formats, with the call it answers.
             (_, Some(result)) => {
                 push_key(&mut out, true, "toolCallId");
-                push_json_str(&mut out, &result.tool_call_id);
+                write_str(&mut out, &result.tool_call_id);
                 push_key(&mut out, false, "toolName");
-                push_json_str(&mut out, &result.tool_name);
+                write_str(&mut out, &result.tool_name);
                 out.push(',');
                 "tool"
             }
@@ -757,9 +717,9 @@ fn request_json(settings: &CallSettings, messages: &[ChatMessage]) -> String {
             (Role::Assistant, None) => "assistant",
         };
         push_key(&mut out, true, "role");
-        push_json_str(&mut out, role);
+        write_str(&mut out, role);
         push_key(&mut out, false, "content");
-        push_json_str(&mut out, &m.content);
+        write_str(&mut out, &m.content);
         if !m.tool_calls.is_empty() {
             push_key(&mut out, false, "toolCalls");
             out.push('[');
@@ -775,7 +735,7 @@ fn request_json(settings: &CallSettings, messages: &[ChatMessage]) -> String {
     }
     out.push(']');
     push_key(&mut out, false, "model");
-    push_json_str(&mut out, &settings.model);
+    write_str(&mut out, &settings.model);
     if let Some(t) = settings.temperature {
         push_key(&mut out, false, "temperature");
         // Non-finite values never pass validation; `null` would be what JSON can say of them.
@@ -793,9 +753,9 @@ fn request_json(settings: &CallSettings, messages: &[ChatMessage]) -> String {
         }
         out.push('{');
         push_key(&mut out, true, "name");
-        push_json_str(&mut out, &t.name);
+        write_str(&mut out, &t.name);
         push_key(&mut out, false, "description");
-        push_json_str(&mut out, &t.description);
+        write_str(&mut out, &t.description);
         push_key(&mut out, false, "parameters");
         t.parameters.write_json(&mut out);
         out.push('}');
@@ -807,10 +767,10 @@ fn request_json(settings: &CallSettings, messages: &[ChatMessage]) -> String {
     }
     if let Some(name) = &settings.agent_name {
         push_key(&mut out, false, "agentName");
-        push_json_str(&mut out, name);
+        write_str(&mut out, name);
     }
     push_key(&mut out, false, "purpose");
-    push_json_str(
+    write_str(
         &mut out,
         match settings.purpose {
             CallPurpose::Reply => "reply",
@@ -826,13 +786,13 @@ fn request_json(settings: &CallSettings, messages: &[ChatMessage]) -> String {
 fn push_call(out: &mut String, id: &str, name: &str, arguments: &str) {
     out.push('{');
     push_key(out, true, "id");
-    push_json_str(out, id);
+    write_str(out, id);
     push_key(out, false, "name");
-    push_json_str(out, name);
+    write_str(out, name);
     push_key(out, false, "args");
     match serde_json::from_str::<serde_json::Value>(arguments) {
         Ok(v) => v.write_json(out),
-        Err(_) => push_json_str(out, arguments),
+        Err(_) => write_str(out, arguments),
     }
     out.push('}');
 }
