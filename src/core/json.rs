@@ -289,9 +289,9 @@ pub struct Fields {
 }
 
 impl Fields {
-    /// The fields of `v`, which must be an object. With `deny_unknown`, a key outside `known`
-    /// is an error naming it (serde's `deny_unknown_fields`); otherwise unknown keys are
-    /// ignored.
+    /// [`Fields::of`] with its first error returned at once: what the tests of the getters
+    /// start from (the decoders use `of`).
+    #[cfg(test)]
     pub fn new(v: Value, known: &[&str], deny_unknown: bool) -> Result<Self, JsonError> {
         let mut f = Fields::of(v, known, deny_unknown);
         match f.err.take() {
@@ -300,9 +300,11 @@ impl Fields {
         }
     }
 
-    /// [`Fields::new`] for a decoder: an error (not an object, an unknown field) is kept as
-    /// the first one, so the getters read nothing and [`Fields::done`] returns it; the
-    /// decoder has no early return to clean up after.
+    /// The fields of `v`, which must be an object. With `deny_unknown`, a key outside `known`
+    /// is an error naming it (serde's `deny_unknown_fields`); otherwise unknown keys are
+    /// ignored. An error (not an object, an unknown field) is kept as the first one, so the
+    /// getters read nothing and [`Fields::done`] returns it; the decoder has no early return
+    /// to clean up after.
     #[inline(never)]
     pub fn of(v: Value, known: &[&str], deny_unknown: bool) -> Self {
         let (map, err) = match v {
