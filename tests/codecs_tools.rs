@@ -17,6 +17,15 @@ use agent_world_wasm::core::model::{Reasoning, ReasoningEffort};
 use agent_world_wasm::core::tools::ToolSpec;
 use serde_json::{json, Value};
 
+/// serde_json's `json!`, as the crate's own JSON value (what tool arguments, results and
+/// schemas are).
+macro_rules! cjson {
+    ($($t:tt)+) => {
+        serde_json::from_value::<agent_world_wasm::core::json::Value>(serde_json::json!($($t)+))
+            .unwrap()
+    };
+}
+
 // ---- encoding ----
 
 fn conversation() -> Vec<ChatMessage> {
@@ -49,7 +58,7 @@ fn weather_spec() -> ToolSpec {
     ToolSpec {
         name: "get_weather".into(),
         description: "Current weather".into(),
-        parameters: json!({"type": "object", "additionalProperties": false,
+        parameters: cjson!({"type": "object", "additionalProperties": false,
             "properties": {"city": {"type": "string"},
                            "opts": {"type": "object", "additionalProperties": false,
                                     "properties": {"unit": {"type": "string"}}}},

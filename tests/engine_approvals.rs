@@ -19,12 +19,21 @@ use engine_harness::*;
 use futures_executor::block_on;
 use serde_json::{json, Value};
 
+/// serde_json's `json!`, as the crate's own JSON value (what tool arguments, results and
+/// schemas are).
+macro_rules! cjson {
+    ($($t:tt)+) => {
+        serde_json::from_value::<agent_world_wasm::core::json::Value>(serde_json::json!($($t)+))
+            .unwrap()
+    };
+}
+
 fn def(name: &str, needs: NeedsApproval) -> ToolDefinition {
     ToolDefinition {
         spec: ToolSpec {
             name: name.into(),
             description: format!("the {name} tool"),
-            parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+            parameters: cjson!({"type": "object", "properties": {"city": {"type": "string"}}}),
         },
         needs_approval: needs,
         timeout_ms: 30_000,
@@ -49,9 +58,9 @@ fn world_with_tools() -> (H, Rc<ScriptedTools>) {
     let h = harness();
     let exec = Rc::new(ScriptedTools::new());
     register(&h.world, &exec);
-    exec.reply("pay", ToolReply::Value(json!({"paid": true})));
-    exec.reply("lookup", ToolReply::Value(json!({"found": 1})));
-    exec.reply("fetch", ToolReply::Value(json!({"body": "ok"})));
+    exec.reply("pay", ToolReply::Value(cjson!({"paid": true})));
+    exec.reply("lookup", ToolReply::Value(cjson!({"found": 1})));
+    exec.reply("fetch", ToolReply::Value(cjson!({"body": "ok"})));
     h.add_with(NewAgent {
         name: "alice".into(),
         provider: "openai".into(),
@@ -163,13 +172,13 @@ fn approve_runs_the_tool_and_resumes_the_reply_as_one_turn() {
     );
     let runs = exec.runs();
     assert_eq!(runs.len(), 1);
-    assert_eq!(runs[0].args, json!({"city": "Oslo"}));
+    assert_eq!(runs[0].args, cjson!({"city": "Oslo"}));
     assert_eq!(result_given(&h, "call_1"), json!({"paid": true}));
     let t = h.transcript();
     assert_eq!(t.len(), 2);
     assert_eq!(t[1].content, "Let me do that.\n\nPaid.");
     assert_eq!(t[1].tool_calls.len(), 1);
-    assert_eq!(t[1].tool_calls[0].result, Some(json!({"paid": true})));
+    assert_eq!(t[1].tool_calls[0].result, Some(cjson!({"paid": true})));
     assert_eq!(h.sse("end").len(), 1);
     assert_eq!(h.count("alice"), 1, "still one turn");
     assert!(h.world.pending_approvals().is_empty());
@@ -229,7 +238,7 @@ fn deny_gives_the_model_an_error_result_with_the_reason_and_resumes() {
 #[test]
 fn a_function_of_the_args_decides_and_a_throwing_one_asks() {
     let (h, exec) = world_with_tools();
-    exec.ask_when("fetch", AskWhen::ArgIs("city".into(), json!("Paris")));
+    exec.ask_when("fetch", AskWhen::ArgIs("city".into(), cjson!("Paris")));
     script_call(&h, "fetch", r#"{"city":"Oslo"}"#);
     h.llm.reply("alice", "Fetched.");
     h.send("Fetch Oslo");
@@ -237,7 +246,7 @@ fn a_function_of_the_args_decides_and_a_throwing_one_asks() {
     assert_eq!(exec.runs().len(), 1, "ran without asking");
     assert_eq!(
         exec.asked(),
-        vec![("fetch".to_string(), json!({"city": "Oslo"}))]
+        vec![("fetch".to_string(), cjson!({"city": "Oslo"}))]
     );
 
     script_call(&h, "fetch", r#"{"city":"Paris"}"#);
@@ -322,7 +331,7 @@ fn a_resumed_step_sends_back_its_signed_thinking_after_a_reopen() {
     let view = format!("{:?}", w2.pending_approvals());
     assert!(view.contains("call_1") && !view.contains("sig-"), "{view}");
     let exec2 = Rc::new(ScriptedTools::new());
-    exec2.reply("pay", ToolReply::Value(json!({"paid": true})));
+    exec2.reply("pay", ToolReply::Value(cjson!({"paid": true})));
     register(&w2, &exec2);
     h.llm.reply("alice", "Paid.");
     block_on(w2.approve(&id)).unwrap();
@@ -351,7 +360,7 @@ fn a_pending_approval_survives_a_reopen_and_resumes_from_its_persisted_state() {
     assert_eq!(p[0].approval_id, id);
     assert_eq!(p[0].chat_id.as_deref(), Some(chat.as_str()));
     let exec2 = Rc::new(ScriptedTools::new());
-    exec2.reply("pay", ToolReply::Value(json!({"paid": "after reload"})));
+    exec2.reply("pay", ToolReply::Value(cjson!({"paid": "after reload"})));
     register(&w2, &exec2);
     h.llm.reply("alice", "Paid after the reload.");
     block_on(w2.approve(&id)).unwrap();
@@ -479,7 +488,7 @@ fn two_writers_never_answer_one_approval_twice() {
     // A second writer that already knew the approval (loaded after the request).
     let b = h.reopen();
     let exec_b = Rc::new(ScriptedTools::new());
-    exec_b.reply("pay", ToolReply::Value(json!({"paid": "by B"})));
+    exec_b.reply("pay", ToolReply::Value(cjson!({"paid": "by B"})));
     register(&b, &exec_b);
     assert_eq!(b.pending_approvals().len(), 1);
     h.llm.reply("alice", "Paid.");
@@ -607,7 +616,7 @@ fn a_cancellation_that_reaches_the_store_after_another_tab_approved_keeps_nothin
     let id = approval_id(&h);
     let b = h.reopen();
     let exec_b = Rc::new(ScriptedTools::new());
-    exec_b.reply("pay", ToolReply::Value(json!({"paid": "by B"})));
+    exec_b.reply("pay", ToolReply::Value(cjson!({"paid": "by B"})));
     register(&b, &exec_b);
     h.world.stop();
     h.llm.reply("alice", "Paid by B.");

@@ -227,12 +227,21 @@ use agent_world_wasm::core::store::LocalBoxFuture;
 use agent_world_wasm::core::testing::{ScriptedTools, Step, ToolReply};
 use agent_world_wasm::core::tools::{NeedsApproval, ToolDefinition, ToolSpec};
 
+/// serde_json's `json!`, as the crate's own JSON value (what tool arguments, results and
+/// schemas are).
+macro_rules! cjson {
+    ($($t:tt)+) => {
+        serde_json::from_value::<agent_world_wasm::core::json::Value>(serde_json::json!($($t)+))
+            .unwrap()
+    };
+}
+
 fn def(name: &str, parameters: Value) -> ToolDefinition {
     ToolDefinition {
         spec: ToolSpec {
             name: name.into(),
             description: format!("the {name} tool"),
-            parameters,
+            parameters: serde_json::from_value(parameters).unwrap(),
         },
         needs_approval: NeedsApproval::Never,
         timeout_ms: 30_000,
@@ -316,7 +325,7 @@ fn a_tool_call_runs_and_the_next_step_answers_one_turn_one_message_id() {
     let (h, exec) = tool_world(&["get_weather"], |_| {});
     exec.reply(
         "get_weather",
-        ToolReply::Value(json!({"sky": "sunny", "c": 21})),
+        ToolReply::Value(cjson!({"sky": "sunny", "c": 21})),
     );
     h.llm.script(
         "alice",
@@ -363,7 +372,7 @@ fn a_tool_call_runs_and_the_next_step_answers_one_turn_one_message_id() {
     // The tool got the parsed arguments and its context.
     let runs = exec.runs();
     assert_eq!(runs.len(), 1);
-    assert_eq!(runs[0].args, json!({"city": "Oslo"}));
+    assert_eq!(runs[0].args, cjson!({"city": "Oslo"}));
     assert_eq!(runs[0].ctx.agent_name, "alice");
     assert_eq!(runs[0].ctx.tool_call_id, "call_1");
 
@@ -468,8 +477,8 @@ fn a_steps_signed_thinking_goes_back_with_its_calls_in_the_next_step() {
             budget_tokens: None,
         });
     });
-    exec.reply("get_weather", ToolReply::Value(json!({"sky": "sunny"})));
-    exec.reply("calc", ToolReply::Value(json!(2)));
+    exec.reply("get_weather", ToolReply::Value(cjson!({"sky": "sunny"})));
+    exec.reply("calc", ToolReply::Value(cjson!(2)));
     let thinking = ThinkingBlock::Thinking {
         thinking: "Weather first.".into(),
         signature: "sig-anthropic-1".into(),
@@ -539,7 +548,7 @@ fn a_steps_signed_thinking_goes_back_with_its_calls_in_the_next_step() {
 fn parallel_calls_run_in_the_order_the_model_gave() {
     let (h, exec) = tool_world(&["get_weather", "calc"], |_| {});
     exec.reply("get_weather", ToolReply::Echo);
-    exec.reply("calc", ToolReply::Value(json!(4)));
+    exec.reply("calc", ToolReply::Value(cjson!(4)));
     h.llm.script(
         "alice",
         vec![
@@ -568,17 +577,17 @@ fn parallel_calls_run_in_the_order_the_model_gave() {
         "a step without text adds no blank line"
     );
     assert_eq!(reply.tool_calls.len(), 2);
-    assert_eq!(reply.tool_calls[0].result, Some(json!(4)));
+    assert_eq!(reply.tool_calls[0].result, Some(cjson!(4)));
     assert_eq!(
         reply.tool_calls[1].result,
-        Some(json!({"echo": {"city": "Rome"}}))
+        Some(cjson!({"echo": {"city": "Rome"}}))
     );
 }
 
 #[test]
 fn max_steps_bounds_a_reply_and_the_last_step_is_offered_no_tools() {
     let (h, exec) = tool_world(&["calc"], |a| a.max_steps = Some(2.0));
-    exec.reply("calc", ToolReply::Value(json!(1)));
+    exec.reply("calc", ToolReply::Value(cjson!(1)));
     h.llm.script("alice", vec![Step::call("1", "calc", "{}")]);
     // The last step calls a tool anyway: it is not run, the reply ends with its text.
     h.llm.script(
@@ -622,7 +631,7 @@ fn max_steps_one_is_a_plain_reply_without_tools_offered() {
 fn bad_calls_are_answered_with_errors_and_never_executed() {
     let (h, exec) = tool_world(&["get_weather"], |_| {});
     exec.reply("get_weather", ToolReply::Echo);
-    exec.reply("calc", ToolReply::Value(json!("ran")));
+    exec.reply("calc", ToolReply::Value(cjson!("ran")));
     h.llm.script(
         "alice",
         vec![
@@ -637,7 +646,7 @@ fn bad_calls_are_answered_with_errors_and_never_executed() {
     // Only the valid call ran; `calc` is registered but alice does not list it.
     let runs = exec.runs();
     assert_eq!(runs.len(), 1);
-    assert_eq!(runs[0].args, json!({"city": "Oslo"}));
+    assert_eq!(runs[0].args, cjson!({"city": "Oslo"}));
     let second = &h.llm.calls_to("alice")[1].messages;
     let results: Vec<Value> = second
         .iter()
@@ -661,7 +670,7 @@ fn bad_calls_are_answered_with_errors_and_never_executed() {
     assert_eq!(results[3], json!({"echo": {"city": "Oslo"}}));
     // The published reply records them: malformed arguments as their raw text.
     let reply = &h.transcript()[1];
-    assert_eq!(reply.tool_calls[0].args, json!(r#"{"city": "Os"#));
+    assert_eq!(reply.tool_calls[0].args, cjson!(r#"{"city": "Os"#));
     assert_eq!(reply.tool_calls[0].result, None);
     assert_eq!(reply.tool_calls[1].error.as_deref(), Some(err(1).as_str()));
     let errors: Vec<Value> = h
@@ -787,7 +796,7 @@ fn stop_aborts_the_running_tool_and_keeps_the_partial_text_and_calls() {
 fn the_steps_text_gets_the_reply_pipeline_as_a_whole() {
     // Auto-mention of the whole joined reply to an agent sender, cleaning, world tags.
     let (h, exec) = tool_world(&["calc"], |_| {});
-    exec.reply("calc", ToolReply::Value(json!(4)));
+    exec.reply("calc", ToolReply::Value(cjson!(4)));
     h.llm.script(
         "alice",
         vec![
@@ -821,7 +830,7 @@ fn the_steps_text_gets_the_reply_pipeline_as_a_whole() {
 #[test]
 fn an_empty_reply_after_tool_steps_is_llm_empty_response() {
     let (h, exec) = tool_world(&["calc"], |_| {});
-    exec.reply("calc", ToolReply::Value(json!(4)));
+    exec.reply("calc", ToolReply::Value(cjson!(4)));
     h.llm.script("alice", vec![Step::call("1", "calc", "{}")]);
     h.llm.reply("alice", "  ");
     h.send("compute");
@@ -833,7 +842,7 @@ fn an_empty_reply_after_tool_steps_is_llm_empty_response() {
 #[test]
 fn a_non_streaming_agent_gets_one_chunk_with_the_whole_joined_text() {
     let (h, exec) = tool_world(&["calc"], |a| a.stream = Some(false));
-    exec.reply("calc", ToolReply::Value(json!(4)));
+    exec.reply("calc", ToolReply::Value(cjson!(4)));
     h.llm.script(
         "alice",
         vec![Step::Text("One.".into()), Step::call("1", "calc", "{}")],
@@ -849,7 +858,7 @@ fn a_non_streaming_agent_gets_one_chunk_with_the_whole_joined_text() {
 fn usage_on_end_is_summed_over_the_steps_and_step_finish_has_each_steps_own() {
     use agent_world_wasm::core::llm::types::Usage;
     let (h, exec) = tool_world(&["calc"], |_| {});
-    exec.reply("calc", ToolReply::Value(json!(4)));
+    exec.reply("calc", ToolReply::Value(cjson!(4)));
     let u = |i, o| {
         Step::Usage(Usage {
             input_tokens: Some(i),
@@ -879,7 +888,7 @@ fn usage_on_end_is_summed_over_the_steps_and_step_finish_has_each_steps_own() {
 // ---- memory and the history window ----
 
 fn one_tool_reply(h: &H, exec: &ScriptedTools, question: &str) {
-    exec.reply("calc", ToolReply::Value(json!(4)));
+    exec.reply("calc", ToolReply::Value(cjson!(4)));
     h.llm.script("alice", vec![Step::call("k", "calc", "{}")]);
     h.llm.reply("alice", "Four.");
     h.send(question);
@@ -931,7 +940,7 @@ fn later_replies_see_whole_tool_groups_and_a_cut_group_is_left_out_whole() {
 fn a_reply_longer_than_the_history_limit_keeps_its_own_context_between_steps() {
     // historyLimit 2 with three tool steps: the reply's context is its own, not the window.
     let (h, exec) = tool_world(&["calc"], |a| a.history_limit = Some(2));
-    exec.reply("calc", ToolReply::Value(json!(1)));
+    exec.reply("calc", ToolReply::Value(cjson!(1)));
     for i in 0..3 {
         h.llm
             .script("alice", vec![Step::call(&format!("k{i}"), "calc", "{}")]);
@@ -1061,7 +1070,7 @@ fn a_chat_switch_cancels_the_running_tool_and_nothing_lands_in_the_new_chat() {
 fn call_ids_are_unique_within_a_reply_even_when_the_provider_repeats_or_omits_them() {
     // Providers without ids (Gemini, Ollama) get ids numbered per step by their codecs.
     let (h, exec) = tool_world(&["calc"], |_| {});
-    exec.reply("calc", ToolReply::Value(json!(1)));
+    exec.reply("calc", ToolReply::Value(cjson!(1)));
     h.llm
         .script("alice", vec![Step::call("call_0", "calc", "{}")]);
     h.llm.script(

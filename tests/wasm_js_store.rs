@@ -224,8 +224,11 @@ async fn stored_values_keep_the_derived_forms_exact_text() {
     m.tool_calls = vec![ToolCallRecord {
         tool_call_id: "call-1".into(),
         tool_name: "get_weather".into(),
-        args: serde_json::json!({"city": "Paris", "days": [1, 2.5, 1e21], "z": null}),
-        result: Some(serde_json::json!({"temp": -0.5})),
+        args: serde_json::from_value(
+            serde_json::json!({"city": "Paris", "days": [1, 2.5, 1e21], "z": null}),
+        )
+        .unwrap(),
+        result: Some(serde_json::from_value(serde_json::json!({"temp": -0.5})).unwrap()),
         error: None,
     }];
     let entry = MemoryEntry {
@@ -330,8 +333,8 @@ async fn values_are_written_in_format_2_and_format_1_values_still_read() {
     m.tool_calls = vec![ToolCallRecord {
         tool_call_id: "call-1".into(),
         tool_name: "get_weather".into(),
-        args: serde_json::json!({"city": "Paris"}),
-        result: Some(serde_json::json!({"temp": 21})),
+        args: serde_json::from_value(serde_json::json!({"city": "Paris"})).unwrap(),
+        result: Some(serde_json::from_value(serde_json::json!({"temp": 21})).unwrap()),
         error: None,
     }];
     s.apply(vec![

@@ -44,10 +44,10 @@ pub(crate) fn from_js<T: FromJson>(value: &JsValue, what: &str) -> Result<T, JsV
 /// decoder of [`crate::core::json`]); the error names the field: `addAgent config.temperature
 /// must be a number (got a string)`.
 pub(crate) fn from_fields<T: FromJson>(
-    fields: serde_json::Map<String, serde_json::Value>,
+    fields: crate::core::json::Map<String, crate::core::json::Value>,
     what: &str,
 ) -> Result<T, JsValue> {
-    T::from_json(serde_json::Value::Object(fields)).map_err(|e| input_error(what, &e))
+    T::from_json(crate::core::json::Value::Object(fields)).map_err(|e| input_error(what, &e))
 }
 
 #[inline(never)]

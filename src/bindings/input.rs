@@ -15,7 +15,7 @@
 //!   of the value; they never turn into `null` (which a patch would read as "clear this field").
 //!   An `undefined` property counts as absent, as in `JSON.stringify`.
 
-use serde_json::{Map, Number, Value};
+use crate::core::json::{Map, Number, Value};
 use wasm_bindgen::prelude::*;
 
 use crate::bindings::error::agent_world_error;

@@ -140,7 +140,7 @@ impl ToJson for SendResult<'_> {
     }
 }
 
-type JsonValue = serde_json::Value;
+type JsonValue = crate::core::json::Value;
 
 #[wasm_bindgen]
 impl AgentWorld {

@@ -126,7 +126,7 @@ pub struct CommonOptions {
     /// is warned about on the console (see `outcome.rs`).
     pub warn_unhandled_errors: bool,
     /// The remaining fields, for the engine's own (strict) input type.
-    pub rest: serde_json::Map<String, serde_json::Value>,
+    pub rest: crate::core::json::Map<String, crate::core::json::Value>,
 }
 
 impl CommonOptions {
@@ -156,8 +156,8 @@ impl CommonOptions {
             },
         };
         let debug = match rest.remove("debug") {
-            None | Some(serde_json::Value::Null) => false,
-            Some(serde_json::Value::Bool(b)) => b,
+            None | Some(crate::core::json::Value::Null) => false,
+            Some(crate::core::json::Value::Bool(b)) => b,
             Some(_) => {
                 return Err(invalid_argument(
                     &format!("{what}.debug"),
@@ -166,8 +166,8 @@ impl CommonOptions {
             }
         };
         let warn_unhandled_errors = match rest.remove("warnUnhandledErrors") {
-            None | Some(serde_json::Value::Null) => true,
-            Some(serde_json::Value::Bool(b)) => b,
+            None | Some(crate::core::json::Value::Null) => true,
+            Some(crate::core::json::Value::Bool(b)) => b,
             Some(_) => {
                 return Err(invalid_argument(
                     &format!("{what}.warnUnhandledErrors"),
@@ -192,8 +192,8 @@ impl CommonOptions {
         choices: &[&str],
     ) -> Result<Option<String>, JsValue> {
         let v = match self.rest.remove(key) {
-            None | Some(serde_json::Value::Null) => return Ok(None),
-            Some(serde_json::Value::String(s)) => Some(s),
+            None | Some(crate::core::json::Value::Null) => return Ok(None),
+            Some(crate::core::json::Value::String(s)) => Some(s),
             Some(_) => None,
         };
         match v {

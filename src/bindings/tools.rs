@@ -139,7 +139,7 @@ fn read_tool(def: &JsValue) -> Result<(ToolDefinition, JsTool), JsValue> {
 struct ToolInfo<'a> {
     name: &'a str,
     description: &'a str,
-    parameters: &'a serde_json::Value,
+    parameters: &'a crate::core::json::Value,
     needs_approval: bool,
     timeout_ms: u32,
 }

@@ -90,7 +90,7 @@ pub struct PendingApproval {
     pub tool_call_id: String,
     pub tool_name: String,
     /// The parsed arguments (the call passed the schema check before it was asked about).
-    pub args: serde_json::Value,
+    pub args: crate::core::json::Value,
     pub chat_id: Option<String>,
     pub created_at: Timestamp,
 }
@@ -184,8 +184,8 @@ impl ApprovalRecord {
             tool_call_id: call.map(|c| c.id.clone()).unwrap_or_default(),
             tool_name: call.map(|c| c.name.clone()).unwrap_or_default(),
             args: call
-                .and_then(|c| serde_json::from_str(&c.arguments).ok())
-                .unwrap_or_else(|| serde_json::Value::Object(Default::default())),
+                .and_then(|c| crate::core::json::from_str(&c.arguments).ok())
+                .unwrap_or_else(|| crate::core::json::Value::Object(Default::default())),
             chat_id: self.chat_id.clone(),
             created_at: self.created_at,
         }

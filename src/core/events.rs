@@ -83,9 +83,9 @@ pub struct SseEvent {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub args: Option<serde_json::Value>,
+    pub args: Option<crate::core::json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<serde_json::Value>,
+    pub result: Option<crate::core::json::Value>,
 }
 
 /// What a routing decision was, for `debug` events.
@@ -217,7 +217,7 @@ pub enum SystemEvent {
         message_id: String,
         tool_call_id: String,
         tool_name: String,
-        args: serde_json::Value,
+        args: crate::core::json::Value,
     },
     /// A pending approval was answered or cancelled.
     ApprovalResolved {
@@ -819,7 +819,7 @@ mod tests {
             chat_id: "c".into(),
             new_current_chat_id: None,
         });
-        let v = serde_json::to_value(&e).unwrap_or_default();
+        let v = crate::core::json::to_value(&e);
         assert_eq!(v["type"], "chat-deleted");
         assert_eq!(v["chatId"], "c");
         assert!(v["newCurrentChatId"].is_null());
@@ -836,11 +836,11 @@ mod tests {
             args: None,
             result: None,
         });
-        let v = serde_json::to_value(&e).unwrap_or_default();
+        let v = crate::core::json::to_value(&e);
         assert_eq!(v["type"], "error");
         assert_eq!(v["agentName"], "a");
         assert_eq!(v["partialContent"], "p");
-        let v = serde_json::to_value(Event::World(WorldEvent::Idle)).unwrap_or_default();
+        let v = crate::core::json::to_value(&Event::World(WorldEvent::Idle));
         assert_eq!(v["type"], "idle");
         let v = serde_json::to_value(Event::System(SystemEvent::TurnLimit {
             agent_name: "a".into(),

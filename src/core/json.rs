@@ -4,8 +4,8 @@
 //! Why: every `derive(Deserialize)` type read with `serde_json::from_value` got its own copy of
 //! serde_json's `Value` deserializer (the map walk, the array walk, the field visitors): about
 //! 110 KB of the wasm module in some forty instances, one per type, for formats this crate
-//! writes itself. Here a type's decoder is a plain function over an owned
-//! [`serde_json::Value`]: it takes its fields out of the object one by one through
+//! writes itself. Here a type's decoder is a plain function over an owned [`Value`] (the
+//! crate's own, `crate::core::json_value`, read from text by [`from_str`]): it takes its fields out of the object one by one through
 //! [`Fields`], whose helpers are shared by every type ([`FromJson`] for the field kinds:
 //! strings, integers, numbers, booleans, timestamps, lists, nested types). A struct's decoder
 //! is one `from_json_struct!` list (its fields, their JSON names and getters), the one source
@@ -24,12 +24,14 @@
 //! formatting; a long string is never copied into a message).
 //!
 //! The model types still implement `serde::Deserialize` (`deserialize_via_json!`): by way of
-//! a `serde_json::Value`, so that any serde deserializer reads them with these same rules and
-//! one shared instance of `Value`'s own decoder per deserializer.
+//! a [`Value`], so that any serde deserializer reads them with these same rules and one shared
+//! instance of `Value`'s own decoder per deserializer. No shipping path calls it (the tests
+//! and serde's derives of the tests' types do), so no serde deserializer is in the module.
 
 use std::fmt;
 
-use serde_json::{Map, Value};
+pub use crate::core::json_parse::{from_str, ParseError};
+pub use crate::core::json_value::{Map, Number, Value};
 
 use crate::core::model::Timestamp;
 
@@ -450,7 +452,7 @@ macro_rules! from_json_struct {
     ($ty:ident, $unknown:ident, { $($field:ident: $name:literal $get:ident $(($default:expr))?),* $(,)? }) => {
         impl $crate::core::json::FromJson for $ty {
             fn from_json(
-                v: serde_json::Value,
+                v: $crate::core::json::Value,
             ) -> Result<Self, $crate::core::json::JsonError> {
                 let mut f = $crate::core::json::Fields::of(
                     v,
@@ -471,14 +473,14 @@ macro_rules! from_json_struct {
 }
 pub(crate) use from_json_struct;
 
-/// `serde::Deserialize` for types that implement [`FromJson`]: read a `serde_json::Value`,
+/// `serde::Deserialize` for types that implement [`FromJson`]: read a [`Value`],
 /// then decode it by the crate's rules. Every serde entry point (`from_str`, `from_value`, a
 /// field of a derived type) then reads these types the same way.
 macro_rules! deserialize_via_json {
     ($($t:ty),* $(,)?) => {$(
         impl<'de> serde::Deserialize<'de> for $t {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let v = <serde_json::Value as serde::Deserialize>::deserialize(d)?;
+                let v = <$crate::core::json::Value as serde::Deserialize>::deserialize(d)?;
                 <$t as $crate::core::json::FromJson>::from_json(v)
                     .map_err(<D::Error as serde::de::Error>::custom)
             }
@@ -487,10 +489,47 @@ macro_rules! deserialize_via_json {
 }
 pub(crate) use deserialize_via_json;
 
+/// Tests: serde_json's `json!` syntax (and its interpolation through `serde::Serialize`),
+/// as the crate's [`Value`].
+#[cfg(test)]
+macro_rules! json {
+    ($($t:tt)+) => {
+        $crate::core::json::from_serde(serde_json::json!($($t)+))
+    };
+}
+#[cfg(test)]
+pub(crate) use json;
+
+/// Tests: a serde_json value as the crate's [`Value`], kind for kind (`3` stays an integer,
+/// `3.0` a float).
+#[cfg(test)]
+pub(crate) fn from_serde(v: serde_json::Value) -> Value {
+    match v {
+        serde_json::Value::Null => Value::Null,
+        serde_json::Value::Bool(b) => Value::Bool(b),
+        serde_json::Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+            (Some(u), _, _) => Value::from(u),
+            (None, Some(i), _) => Value::from(i),
+            (None, None, Some(f)) => Value::from(f),
+            _ => Value::Null,
+        },
+        serde_json::Value::String(s) => Value::String(s),
+        serde_json::Value::Array(a) => Value::Array(a.into_iter().map(from_serde).collect()),
+        serde_json::Value::Object(m) => {
+            Value::Object(m.into_iter().map(|(k, v)| (k, from_serde(v))).collect())
+        }
+    }
+}
+
+/// Tests: what serde's derived `Serialize` of `t` writes, as the crate's [`Value`].
+#[cfg(test)]
+pub(crate) fn to_value<T: serde::Serialize + ?Sized>(t: &T) -> Value {
+    from_serde(serde_json::to_value(t).unwrap_or_default())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn integers_follow_serde() {
@@ -579,7 +618,7 @@ mod tests {
             text(Reasoning::from_json(json!({"budgetTokens": null}))),
             Ok(Reasoning::default())
         );
-        let mut agent = serde_json::to_value(tpl::agent("a")).unwrap_or_default();
+        let mut agent = to_value(&tpl::agent("a"));
         agent["maxSteps"] = json!("many");
         agent["status"] = json!(7);
         assert_eq!(
@@ -604,7 +643,7 @@ mod tests {
         use crate::core::store_contract as tpl;
         fn again<T: serde::Serialize + FromJson + PartialEq + std::fmt::Debug>(t: &T) {
             let text = serde_json::to_string(t).unwrap_or_default();
-            let back = serde_json::from_str(&text).map_err(|e| e.to_string());
+            let back = from_str(&text).map_err(|e| e.to_string());
             assert_eq!(
                 back.and_then(|v| T::from_json(v).map_err(|e| e.to_string()))
                     .as_ref(),

@@ -20,10 +20,10 @@
 //! values. Nothing in the module calls a serde serializer, so none of serde's serializer code is
 //! compiled in (about 30 KB raw). The `derive(Serialize)` left on the model types is dead code in
 //! the module: the tests compare each writer against it, byte for byte. Keep it so: one
-//! `serde_json::to_string`, `to_value`, `json!` interpolation or `Value` `Display` (`.to_string()`,
-//! `{}`) on a shipping path brings serde's serializer back.
+//! `serde::Serialize` call on a shipping path brings serde's serializer back (and serde_json is
+//! only a dev-dependency now: the tests' reference).
 
-use serde_json::Value;
+use crate::core::json::{Number, Value};
 
 use crate::core::llm::byte_search::string_stop;
 use crate::core::model::Timestamp;
@@ -152,35 +152,25 @@ impl ToJson for i64 {
 }
 
 impl ToJson for f64 {
-    /// serde_json's float text (its `Number`'s `Display`: shortest round-trip digits, `1.0`
-    /// for whole numbers), `null` when not finite, as its serializer writes it. Through
-    /// `Number` rather than `serde_json::to_string`, so no serde serializer is instantiated.
+    /// serde_json's float text (shortest round-trip digits through `zmij`, its own float
+    /// writer: `1.0` for whole numbers), `null` when not finite, as its serializer writes it.
     fn write_json(&self, out: &mut String) {
-        match serde_json::Number::from_f64(*self) {
-            Some(n) => write_number(out, &n),
+        match Number::from_f64(*self) {
+            Some(n) => n.write(out),
             None => out.push_str("null"),
         }
     }
 }
 
-/// Appends a JSON number as serde_json writes it (its `Display`: integers in decimal, floats in
-/// the shortest round-trip form).
-#[inline(never)]
-fn write_number(out: &mut String, n: &serde_json::Number) {
-    use std::fmt::Write;
-    // Writing to a `String` cannot fail.
-    let _ = write!(out, "{n}");
-}
-
 impl ToJson for Value {
-    /// Compact, as serde_json's `to_string` of a `Value` writes it: object keys in the map's
-    /// own order, strings with [`write_str`]'s escapes, numbers as serde_json's `Number`
+    /// Compact, as serde_json's `to_string` of its `Value` writes it: object keys in the map's
+    /// (sorted) order, strings with [`write_str`]'s escapes, numbers as serde_json's `Number`
     /// prints them.
     fn write_json(&self, out: &mut String) {
         match self {
             Value::Null => out.push_str("null"),
             Value::Bool(b) => b.write_json(out),
-            Value::Number(n) => write_number(out, n),
+            Value::Number(n) => n.write(out),
             Value::String(s) => write_str(out, s),
             Value::Array(items) => items.write_json(out),
             Value::Object(map) => {
@@ -299,7 +289,7 @@ impl<'a> Obj<'a> {
     }
 }
 
-/// A value the crate macro `json_value!` interpolates: a plain conversion to a `serde_json::Value`.
+/// A value the crate macro `json_value!` interpolates: a plain conversion to a [`Value`].
 pub trait ToValue {
     fn to_value(&self) -> Value;
 }
@@ -329,6 +319,18 @@ impl ToValue for bool {
 }
 
 impl ToValue for u32 {
+    fn to_value(&self) -> Value {
+        Value::from(*self)
+    }
+}
+
+impl ToValue for i32 {
+    fn to_value(&self) -> Value {
+        Value::from(*self)
+    }
+}
+
+impl ToValue for f64 {
     fn to_value(&self) -> Value {
         Value::from(*self)
     }
@@ -364,16 +366,16 @@ impl<T: ToValue> ToValue for Vec<T> {
 /// which would bring serde's serializer into `Value` (`serde_core::ser`) back into the module.
 macro_rules! json_value {
     (null) => {
-        serde_json::Value::Null
+        $crate::core::json::Value::Null
     };
     ([ $($tt:tt)* ]) => {
-        serde_json::Value::Array($crate::core::json_write::json_items!(@[] $($tt)*))
+        $crate::core::json::Value::Array($crate::core::json_write::json_items!(@[] $($tt)*))
     };
     ({ $($tt:tt)* }) => {{
         #[allow(unused_mut)]
-        let mut map = serde_json::Map::new();
+        let mut map = $crate::core::json::Map::new();
         $crate::core::json_write::json_fields!(map; $($tt)*);
-        serde_json::Value::Object(map)
+        $crate::core::json::Value::Object(map)
     }};
     ($e:expr) => {
         $crate::core::json_write::ToValue::to_value(&$e)
@@ -384,7 +386,7 @@ macro_rules! json_value {
 macro_rules! json_fields {
     ($m:ident;) => {};
     ($m:ident; $k:literal : null $(, $($rest:tt)*)?) => {
-        $m.insert($k.into(), serde_json::Value::Null);
+        $m.insert($k.into(), $crate::core::json::Value::Null);
         $crate::core::json_write::json_fields!($m; $($($rest)*)?);
     };
     ($m:ident; $k:literal : [ $($v:tt)* ] $(, $($rest:tt)*)?) => {
@@ -408,7 +410,7 @@ macro_rules! json_items {
     };
     (@[$($done:expr,)*] null $(, $($rest:tt)*)?) => {
         $crate::core::json_write::json_items!(
-            @[$($done,)* serde_json::Value::Null,] $($($rest)*)?)
+            @[$($done,)* $crate::core::json::Value::Null,] $($($rest)*)?)
     };
     (@[$($done:expr,)*] [ $($x:tt)* ] $(, $($rest:tt)*)?) => {
         $crate::core::json_write::json_items!(
@@ -429,7 +431,7 @@ pub(crate) use {json_fields, json_items, json_value};
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::core::json::json;
 
     #[test]
     fn strings_are_escaped_as_serde_json_does() {
@@ -566,7 +568,7 @@ mod tests {
     /// The hand-written writers against serde_json's output of the derived form: every type,
     /// optional fields set and unset, strings with every escape, floats.
     mod against_serde {
-        use serde_json::json;
+        use crate::core::json::json;
 
         use crate::core::approval::{ApprovalRecord, PendingApproval, ReplyState};
         use crate::core::events::*;
@@ -588,7 +590,7 @@ mod tests {
             format!("{x}{NASTY}")
         }
 
-        fn args() -> serde_json::Value {
+        fn args() -> crate::core::json::Value {
             json!({"z": [1, 2.5, -0.0, 1e21, 0.1, null, true], "a": {"k": NASTY}})
         }
 

@@ -10,6 +10,8 @@ pub mod error;
 pub mod events;
 pub mod ids;
 pub mod json;
+pub mod json_parse;
+pub mod json_value;
 pub mod json_write;
 pub mod llm;
 pub mod llm_client;

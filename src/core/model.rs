@@ -5,8 +5,8 @@
 //! Timestamps are epoch milliseconds inside the engine ([`Timestamp`]) and ISO-8601 UTC strings
 //! with milliseconds on the wire (`2026-11-22T07:30:00.000Z`).
 
+use crate::core::json::Value;
 use serde::{Serialize, Serializer};
-use serde_json::Value;
 
 use crate::core::error::WorldError;
 use crate::core::json::{deserialize_via_json, from_json_struct, one_of, FromJson, JsonError};
@@ -269,9 +269,9 @@ pub struct ToolCallRecord {
     pub tool_name: String,
     /// The parsed arguments; arguments that were not valid JSON are kept as their raw text
     /// (a JSON string), so the transcript shows what the model sent.
-    pub args: serde_json::Value,
+    pub args: crate::core::json::Value,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<serde_json::Value>,
+    pub result: Option<crate::core::json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -283,7 +283,7 @@ pub struct ToolCallRef {
     pub tool_call_id: String,
     pub tool_name: String,
     /// As in [`ToolCallRecord::args`].
-    pub args: serde_json::Value,
+    pub args: crate::core::json::Value,
 }
 
 /// What kind of message was published (spec §1 "Message").
@@ -1262,7 +1262,7 @@ mod tests {
             kind: MessageKind::TurnLimit,
             tool_calls: Vec::new(),
         };
-        let v = serde_json::to_value(&m).unwrap_or_default();
+        let v = crate::core::json::to_value(&m);
         assert_eq!(v["messageId"], "m1");
         assert_eq!(v["replyToMessageId"], "m0");
         assert_eq!(v["kind"], "turn-limit");
@@ -1303,7 +1303,7 @@ mod tests {
             "lastActive": "2026-01-01T00:00:00.000Z", "status": "active"});
         let a: Agent = serde_json::from_value(v).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((a.tools.len(), a.max_steps, a.reasoning), (0, 5, None));
-        let out = serde_json::to_value(&a).unwrap_or_default();
+        let out = crate::core::json::to_value(&a);
         assert!(
             out.get("maxSteps").is_none() && out.get("tools").is_none(),
             "defaults are left out"

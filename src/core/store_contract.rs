@@ -189,8 +189,8 @@ pub fn approval(w: &str, c: &str, id: &str, agent: &str, at: i64) -> ApprovalRec
             tool_calls: vec![ToolCallRecord {
                 tool_call_id: "c0".into(),
                 tool_name: "lookup".into(),
-                args: serde_json::json!({}),
-                result: Some(serde_json::json!({"due": 12.5})),
+                args: crate::core::json_write::json_value!({}),
+                result: Some(crate::core::json_write::json_value!({"due": 12.5})),
                 error: None,
             }],
             step_text: "Paying now.".into(),
@@ -216,7 +216,7 @@ pub fn approval(w: &str, c: &str, id: &str, agent: &str, at: i64) -> ApprovalRec
             step_records: vec![ToolCallRecord {
                 tool_call_id: "c1".into(),
                 tool_name: "lookup".into(),
-                args: serde_json::json!({"x": 1}),
+                args: crate::core::json_write::json_value!({"x": 1}),
                 result: None,
                 error: Some("boom".into()),
             }],
@@ -499,14 +499,14 @@ pub async fn tool_data_round_trips(s: Rc<dyn Store>) {
         ToolCallRecord {
             tool_call_id: "call_1".into(),
             tool_name: "get_weather".into(),
-            args: serde_json::json!({"city": "Oslo", "days": [1, 2.5], "deep": {"x": null}}),
-            result: Some(serde_json::json!({"temp": -3.5, "sky": "snow"})),
+            args: crate::core::json_write::json_value!({"city": "Oslo", "days": [1, 2.5], "deep": {"x": null}}),
+            result: Some(crate::core::json_write::json_value!({"temp": -3.5, "sky": "snow"})),
             error: None,
         },
         ToolCallRecord {
             tool_call_id: "call_2".into(),
             tool_name: "calc".into(),
-            args: serde_json::json!("{not json"),
+            args: crate::core::json_write::json_value!("{not json"),
             result: None,
             error: Some("invalid arguments: not valid JSON".into()),
         },
@@ -516,7 +516,7 @@ pub async fn tool_data_round_trips(s: Rc<dyn Store>) {
     calls.tool_calls = vec![ToolCallRef {
         tool_call_id: "call_1".into(),
         tool_name: "get_weather".into(),
-        args: serde_json::json!({"city": "Oslo"}),
+        args: crate::core::json_write::json_value!({"city": "Oslo"}),
     }];
     let mut result = mem("c1", "r1", MemoryRole::Tool);
     result.content = r#"{"temp":-3.5}"#.into();

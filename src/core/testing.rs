@@ -218,7 +218,7 @@ impl LlmClient for ScriptedLlm {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolReply {
     /// Resolve with this value.
-    Value(serde_json::Value),
+    Value(crate::core::json::Value),
     /// Resolve with the arguments it got, as `{"echo": args}`.
     Echo,
     /// Throw with this message.
@@ -235,7 +235,7 @@ pub enum ToolReply {
 #[derive(Debug, Clone)]
 pub struct ToolRun {
     pub name: String,
-    pub args: serde_json::Value,
+    pub args: crate::core::json::Value,
     pub ctx: ToolContext,
 }
 
@@ -244,7 +244,7 @@ pub struct ToolRun {
 #[derive(Debug, Clone, PartialEq)]
 pub enum AskWhen {
     /// True when the argument `key` equals the value.
-    ArgIs(String, serde_json::Value),
+    ArgIs(String, crate::core::json::Value),
     /// The function throws with this message.
     Throws(String),
 }
@@ -257,7 +257,7 @@ pub struct ScriptedTools {
     replies: RefCell<BTreeMap<String, ToolReply>>,
     runs: RefCell<Vec<ToolRun>>,
     asks: RefCell<BTreeMap<String, AskWhen>>,
-    asked: RefCell<Vec<(String, serde_json::Value)>>,
+    asked: RefCell<Vec<(String, crate::core::json::Value)>>,
 }
 
 impl ScriptedTools {
@@ -281,7 +281,7 @@ impl ScriptedTools {
     }
 
     /// Every approval question so far: `(tool name, arguments)`.
-    pub fn asked(&self) -> Vec<(String, serde_json::Value)> {
+    pub fn asked(&self) -> Vec<(String, crate::core::json::Value)> {
         self.asked.borrow().clone()
     }
 }
@@ -290,9 +290,9 @@ impl ToolExecutor for ScriptedTools {
     fn execute<'a>(
         &'a self,
         name: &'a str,
-        args: serde_json::Value,
+        args: crate::core::json::Value,
         ctx: ToolContext,
-    ) -> LocalBoxFuture<'a, Result<serde_json::Value, ToolError>> {
+    ) -> LocalBoxFuture<'a, Result<crate::core::json::Value, ToolError>> {
         self.runs.borrow_mut().push(ToolRun {
             name: name.to_string(),
             args: args.clone(),
@@ -303,7 +303,7 @@ impl ToolExecutor for ScriptedTools {
             match reply {
                 None => Err(ToolError::Failed(format!("no reply scripted for {name}"))),
                 Some(ToolReply::Value(v)) => Ok(v),
-                Some(ToolReply::Echo) => Ok(serde_json::json!({ "echo": args })),
+                Some(ToolReply::Echo) => Ok(crate::core::json_write::json_value!({ "echo": args })),
                 Some(ToolReply::Fail(m)) => Err(ToolError::Failed(m)),
                 Some(ToolReply::TimeOut) => Err(ToolError::TimedOut),
                 Some(ToolReply::NotJson(what)) => Err(ToolError::NotJson(what)),
@@ -318,7 +318,7 @@ impl ToolExecutor for ScriptedTools {
     fn needs_approval<'a>(
         &'a self,
         name: &'a str,
-        args: &'a serde_json::Value,
+        args: &'a crate::core::json::Value,
     ) -> LocalBoxFuture<'a, Result<bool, String>> {
         self.asked
             .borrow_mut()

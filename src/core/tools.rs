@@ -19,8 +19,8 @@
 //! (aborting the tool's signal) and resolve [`ToolError::TimedOut`]; the engine turns that into
 //! `{"error": "timed out after <s> s"}`.
 
+use crate::core::json::{Map, Value};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 use crate::core::json_write::{json_value, number_text, ToJson};
 
@@ -209,7 +209,7 @@ pub fn parse_args(schema: &Value, arguments: &str) -> Result<Value, String> {
     } else {
         arguments
     };
-    let args: Value = serde_json::from_str(text)
+    let args: Value = crate::core::json::from_str(text)
         .map_err(|e| format!("invalid arguments: not valid JSON ({e})"))?;
     check_args(schema, &args, "args").map_err(|e| format!("invalid arguments: {e}"))?;
     Ok(args)
@@ -371,7 +371,7 @@ pub fn timeout_message(timeout_ms: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::core::json::json;
 
     fn weather() -> Value {
         json!({"type": "object", "description": "where",

@@ -790,7 +790,7 @@ fn push_call(out: &mut String, id: &str, name: &str, arguments: &str) {
     push_key(out, false, "name");
     write_str(out, name);
     push_key(out, false, "args");
-    match serde_json::from_str::<serde_json::Value>(arguments) {
+    match crate::core::json::from_str(arguments) {
         Ok(v) => v.write_json(out),
         Err(_) => write_str(out, arguments),
     }

@@ -72,9 +72,9 @@
 //! no stamps); the version is raised so that an app of version 3, which would show the
 //! records' stale counts and call a stamped message corrupted, refuses the database instead.
 
+use crate::core::json::Value;
 use indexed_db_futures::KeyRange;
 use js_sys::Array;
-use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::core::approval::ApprovalRecord;

@@ -842,7 +842,7 @@ pub(super) fn decode<T: FromJson>(js: JsValue, store: &str, at: &str) -> Result<
 /// The JSON of a stored record, once its format version is known to be readable: the part of
 /// [`decode`] that does not depend on the row type, so one copy serves them all.
 #[inline(never)]
-fn parse(js: JsValue, store: &str, at: &str) -> Result<serde_json::Value, StoreError> {
+fn parse(js: JsValue, store: &str, at: &str) -> Result<crate::core::json::Value, StoreError> {
     let version = if js.is_object() {
         js_sys::Reflect::get(&js, &JsValue::from_str("v"))
             .ok()
@@ -880,7 +880,7 @@ fn parse(js: JsValue, store: &str, at: &str) -> Result<serde_json::Value, StoreE
         })?
         .as_string()
         .ok_or_else(|| unreadable("it is not JSON".to_string()))?;
-    serde_json::from_str(&text).map_err(|e| unreadable(e.to_string()))
+    crate::core::json::from_str(&text).map_err(|e| unreadable(e.to_string()))
 }
 
 /// One copy for every row type.

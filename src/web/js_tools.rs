@@ -20,7 +20,7 @@ use std::future::Future;
 use std::rc::Rc;
 use std::task::Poll;
 
-use serde_json::Value;
+use crate::core::json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -96,7 +96,7 @@ pub fn to_json(value: &JsValue) -> Result<Value, String> {
         }
     })?;
     let text: String = text.into();
-    serde_json::from_str(&text).map_err(|e| format!("it cannot be read back as JSON ({e})"))
+    crate::core::json::from_str(&text).map_err(|e| format!("it cannot be read back as JSON ({e})"))
 }
 
 fn is_index(key: &str) -> bool {

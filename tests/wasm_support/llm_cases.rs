@@ -810,7 +810,8 @@ pub fn tool_spec(name: &str) -> ToolSpec {
     ToolSpec {
         name: name.into(),
         description: format!("{name} for the tests"),
-        parameters: serde_json::json!({"type": "object", "properties": {}}),
+        parameters: serde_json::from_value(serde_json::json!({"type": "object", "properties": {}}))
+            .unwrap(),
     }
 }
 

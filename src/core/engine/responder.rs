@@ -882,9 +882,9 @@ pub(crate) fn memory_to_input(e: &MemoryEntry) -> ChatMessage {
 
 /// The JSON text of stored arguments. Arguments that were not valid JSON are stored as their
 /// raw text (a JSON string), and are given back as that text, as the model sent them.
-pub(crate) fn args_text(args: &serde_json::Value) -> String {
+pub(crate) fn args_text(args: &crate::core::json::Value) -> String {
     match args {
-        serde_json::Value::String(raw) => raw.clone(),
+        crate::core::json::Value::String(raw) => raw.clone(),
         v => crate::core::json_write::ToJson::to_json(v),
     }
 }

@@ -45,7 +45,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use serde_json::Value;
+use crate::core::json::Value;
 
 use crate::core::approval::ReplyState;
 use crate::core::engine::approvals::Decision;
@@ -135,7 +135,7 @@ pub(crate) fn stored_args(arguments: &str) -> Value {
     if arguments.trim().is_empty() {
         return Value::Object(Default::default());
     }
-    match serde_json::from_str::<Value>(arguments) {
+    match crate::core::json::from_str(arguments) {
         Ok(v @ Value::Object(_)) => v,
         _ => Value::String(arguments.to_string()),
     }
@@ -820,10 +820,16 @@ mod tests {
 
     #[test]
     fn arguments_are_recorded_parsed_or_raw() {
-        assert_eq!(stored_args(r#"{"a":1}"#), serde_json::json!({"a": 1}));
-        assert_eq!(stored_args(" "), serde_json::json!({}));
-        assert_eq!(stored_args(r#"{"a":"#), serde_json::json!(r#"{"a":"#));
-        assert_eq!(stored_args("[1]"), serde_json::json!("[1]"));
+        assert_eq!(
+            stored_args(r#"{"a":1}"#),
+            crate::core::json::json!({"a": 1})
+        );
+        assert_eq!(stored_args(" "), crate::core::json::json!({}));
+        assert_eq!(
+            stored_args(r#"{"a":"#),
+            crate::core::json::json!(r#"{"a":"#)
+        );
+        assert_eq!(stored_args("[1]"), crate::core::json::json!("[1]"));
     }
 
     #[test]

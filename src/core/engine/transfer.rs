@@ -30,7 +30,7 @@
 
 use crate::core::vec_map::VecSet;
 
-use serde_json::{Map, Value};
+use crate::core::json::{Map, Value};
 
 use crate::core::engine::{Services, World};
 use crate::core::error::WorldError;
@@ -377,7 +377,7 @@ struct Parsed {
 
 fn parse_document(json: &str) -> Result<Parsed, WorldError> {
     let mut doc: Value =
-        serde_json::from_str(json).map_err(|e| invalid("$", format!("not JSON: {e}")))?;
+        crate::core::json::from_str(json).map_err(|e| invalid("$", format!("not JSON: {e}")))?;
     let version = match doc.get("formatVersion") {
         None => return Err(invalid("formatVersion", "is missing")),
         Some(v) => v
@@ -701,7 +701,7 @@ mod tests {
 
     #[test]
     fn title_source_is_derived_in_v1() {
-        let mut v: Value = serde_json::json!({"formatVersion": 1, "chats": [
+        let mut v: Value = crate::core::json::json!({"formatVersion": 1, "chats": [
             {"chat": {"name": "New Chat"}}, {"chat": {"name": "Trip plans"}}]});
         migrate_v1(&mut v);
         assert_eq!(v["formatVersion"], 2);
@@ -715,8 +715,8 @@ mod tests {
     #[test]
     fn structural_errors_name_their_path() {
         let doc = |extra: Value| {
-            let mut d = serde_json::json!({"formatVersion": 3,
-                "world": serde_json::to_value(tpl::world("w")).unwrap_or_default(),
+            let mut d = crate::core::json::json!({"formatVersion": 3,
+                "world": crate::core::json::to_value(&tpl::world("w")),
                 "agents": [], "chats": []});
             if let (Some(d), Value::Object(e)) = (d.as_object_mut(), extra) {
                 d.extend(e);
@@ -727,21 +727,24 @@ mod tests {
             Err(WorldError::ImportInvalid { path, .. }) => path,
             other => format!("not refused: {:?}", other.is_ok()),
         };
-        assert!(parse_document(&doc(serde_json::json!({}))).is_ok());
-        assert_eq!(path(doc(serde_json::json!({"extra": 1}))), "extra");
-        assert_eq!(path(doc(serde_json::json!({"agents": {}}))), "agents");
-        let chat = serde_json::to_value(tpl::chat("w", "c")).unwrap_or_default();
+        assert!(parse_document(&doc(crate::core::json::json!({}))).is_ok());
+        assert_eq!(path(doc(crate::core::json::json!({"extra": 1}))), "extra");
+        assert_eq!(
+            path(doc(crate::core::json::json!({"agents": {}}))),
+            "agents"
+        );
+        let chat = crate::core::json::to_value(&tpl::chat("w", "c"));
         let cases = [
             (
-                serde_json::json!({"chats": [{"chat": chat, "bogus": 1}]}),
+                crate::core::json::json!({"chats": [{"chat": chat, "bogus": 1}]}),
                 "chats[0].bogus",
             ),
             (
-                serde_json::json!({"chats": [{"chat": chat}]}),
+                crate::core::json::json!({"chats": [{"chat": chat}]}),
                 "chats[0].messages",
             ),
             (
-                serde_json::json!({"chats": [{"chat": chat, "messages": [], "agentStates": [],
+                crate::core::json::json!({"chats": [{"chat": chat, "messages": [], "agentStates": [],
                     "memories": [{"agentId": "a"}]}]}),
                 "chats[0].memories[0].agentId",
             ),

@@ -22,7 +22,7 @@
 //! `message_delta` with a `stop_reason` but before `message_stop` lost nothing of the text and
 //! is accepted; anything shorter was cut: `Decode` error.
 
-use serde_json::{Map, Value};
+use crate::core::json::{Map, Value};
 
 use crate::core::json_write::json_value;
 

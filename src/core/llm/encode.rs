@@ -4,7 +4,7 @@
 //! `ollama.rs`; this module dispatches and holds what they share. Invariants: the config is
 //! validated first, so a request is never built for an unconfigured provider; headers from the
 //! config are applied last and replace a codec header of the same name (case-insensitive);
-//! bodies are `serde_json` values, so every string is escaped correctly; a temperature that is
+//! bodies are JSON `Value`s written by `json_write`, so every string is escaped correctly; a temperature that is
 //! not a finite number is left out rather than sent as `null`.
 
 use super::codecs::codec;

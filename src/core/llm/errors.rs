@@ -7,7 +7,7 @@
 //! runs are collapsed so the excerpt is one line. Advice (check the key, the model, CORS)
 //! never goes into the message: it is returned by [`LlmError::hint`].
 
-use serde_json::Value;
+use crate::core::json::Value;
 
 pub use super::http::{redact_url, redact_userinfo};
 use super::provider::ProviderKind;
@@ -106,7 +106,7 @@ pub fn decode_error_response(
     retry_after: Option<&str>,
     now_ms: u64,
 ) -> LlmError {
-    let message = serde_json::from_str::<Value>(body.trim())
+    let message = crate::core::json::from_str(body.trim())
         .ok()
         .and_then(|v| json_error_message(&v))
         .unwrap_or_else(|| body.to_string());

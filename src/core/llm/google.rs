@@ -19,7 +19,7 @@
 //! End-of-stream rule: Gemini sends no terminator besides `finishReason`, so `Done` is emitted
 //! when the body ends after one; a body that ends without it was cut: `Decode` error.
 
-use serde_json::{Map, Value};
+use crate::core::json::{Map, Value};
 
 use crate::core::json_write::json_value;
 

@@ -1,21 +1,21 @@
 //! A small validating JSON reader for the hot frames of a stream: it walks a frame in place,
 //! hands the caller each key of an object and lets it either read the value (a string, an
-//! object) or skip it, without building a `serde_json::Value` (a map and a string per key) or
+//! object) or skip it, without building a JSON `Value` (a map and a string per key) or
 //! running serde's derived visitors, which at the release build's size-first optimisation
 //! level were the largest share of the engine's cost per streamed token.
 //!
-//! It is deliberately narrower than JSON: every answer is "this, exactly as serde_json reads
-//! it" or `None`, and a caller treats `None` as "read this frame the general way". So it says
-//! `None` for anything where it could disagree with serde_json: a number with an exponent or
-//! over 64 characters (serde_json refuses out-of-range numbers), nesting deeper than
-//! [`MAX_DEPTH`], a lone surrogate escape, a raw control character in a string, and anything
-//! that is not JSON at all. It never panics on any input.
+//! It is deliberately narrower than JSON: every answer is "this, exactly as the full parser
+//! (`core::json_parse`, serde_json's rules) reads it" or `None`, and a caller treats `None`
+//! as "read this frame the general way". So it says `None` for anything where it could
+//! disagree with that parser: a number with an exponent or over 64 characters (out-of-range
+//! numbers are refused), nesting deeper than [`MAX_DEPTH`], a lone surrogate escape, a raw
+//! control character in a string, and anything that is not JSON at all. It never panics on any input.
 
 use std::borrow::Cow;
 
 use super::byte_search::string_stop;
 
-/// Deeper nesting is left to serde_json (whose own limit is 128).
+/// Deeper nesting is left to the full parser (whose limit, serde_json's, is 128).
 const MAX_DEPTH: usize = 64;
 
 /// A cursor over one JSON text.
@@ -301,7 +301,7 @@ mod tests {
         ] {
             assert!(skips(text), "{text}");
             assert!(
-                serde_json::from_str::<serde_json::Value>(text).is_ok(),
+                serde_json::from_str::<crate::core::json::Value>(text).is_ok(),
                 "{text}"
             );
         }
@@ -323,7 +323,7 @@ mod tests {
         ] {
             assert!(!skips(text), "{text}");
             assert!(
-                serde_json::from_str::<serde_json::Value>(text).is_err(),
+                serde_json::from_str::<crate::core::json::Value>(text).is_err(),
                 "{text}"
             );
         }

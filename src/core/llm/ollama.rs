@@ -13,7 +13,7 @@
 //! End-of-stream rule: the `done: true` line ends the reply; a body that ends without one
 //! was cut: `Decode` error.
 
-use serde_json::{Map, Value};
+use crate::core::json::{Map, Value};
 
 use super::errors::json_error_message;
 use super::http::HttpRequest;

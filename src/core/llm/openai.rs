@@ -25,7 +25,7 @@
 
 use std::borrow::Cow;
 
-use serde_json::{Map, Value};
+use crate::core::json::{Map, Value};
 
 use crate::core::json_write::json_value;
 
@@ -105,12 +105,12 @@ pub(crate) fn encode(
 
 // The fast path for the frames that make up almost all of a stream: a chunk with one choice
 // whose delta holds text (or reasoning) and no error or usage. It is read in place by
-// `json_scan` (borrowed strings, nothing built for the keys it skips) instead of into a
-// `serde_json::Value`: parsing the frames was the largest share of the engine's cost per
-// streamed chunk. Anything it does not take exactly as `frame` would (an error or usage, tool
-// calls, a field of another type, a duplicate key, more than one choice, a frame that is not
-// an object, and whatever `json_scan` leaves to serde_json) makes it return `None`, and `frame`
-// reads the frame as before.
+// `json_scan` (borrowed strings, nothing built for the keys it skips) instead of into a JSON
+// `Value`: parsing the frames was the largest share of the engine's cost per streamed chunk.
+// Anything it does not take exactly as `frame` would (an error or usage, tool calls, a field
+// of another type, a duplicate key, more than one choice, a frame that is not an object, and
+// whatever `json_scan` leaves to the full parser) makes it return `None`, and `frame` reads
+// the frame as before.
 
 /// What the fast path takes from a frame.
 #[derive(Default)]

@@ -38,7 +38,7 @@
 
 use crate::core::vec_map::VecMap;
 
-use serde_json::{Map, Value};
+use crate::core::json::{Map, Value};
 
 use super::types::{ChatMessage, LlmEvent, Role, ThinkingBlock, ToolCallPart};
 use super::wire::{str_of, OPENING_USER_TURN};
@@ -56,7 +56,7 @@ pub(crate) fn has_tool_entries(messages: &[ChatMessage]) -> bool {
 /// Arguments text as a JSON object (for providers that take an object); text that is not an
 /// object becomes `{}` (the engine already answered such a call with an error).
 fn args_object(arguments: &str) -> Value {
-    match serde_json::from_str::<Value>(arguments) {
+    match crate::core::json::from_str(arguments) {
         Ok(v @ Value::Object(_)) => v,
         _ => Value::Object(Map::new()),
     }
@@ -413,7 +413,7 @@ pub(crate) fn gemini_contents(messages: &[ChatMessage]) -> (Option<String>, Vec<
     let mut turns: Vec<(Role, Vec<Value>)> = Vec::new();
     for m in messages {
         let (role, parts) = if let Some(r) = &m.tool_result {
-            let response = match serde_json::from_str::<Value>(&m.content) {
+            let response = match crate::core::json::from_str(&m.content) {
                 Ok(v @ Value::Object(_)) => v,
                 Ok(other) => json_value!({ "result": other }),
                 Err(_) => json_value!({ "result": m.content }),

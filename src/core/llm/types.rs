@@ -1,7 +1,7 @@
 //! Provider-neutral LLM types: what the engine sends and what a streamed reply yields.
 
+use crate::core::json::Value;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::core::json::{
     deserialize_via_json, from_json_struct, one_of, Fields, FromJson, JsonError,

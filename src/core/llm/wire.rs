@@ -4,7 +4,7 @@
 //! The table that picks a provider's entry is `codecs.rs`; the framing machinery that drives a
 //! decoder is `decode.rs`. Nothing here knows any provider.
 
-use serde_json::{Map, Value};
+use crate::core::json::{Map, Value};
 
 use super::errors::excerpt;
 use super::http::HttpRequest;
@@ -92,7 +92,7 @@ impl Ctx {
 
     /// Parses one frame as JSON, quoting the frame when it is not.
     pub(crate) fn parse(&self, data: &str) -> Result<Value, LlmError> {
-        serde_json::from_str(data).map_err(|e| {
+        crate::core::json::from_str(data).map_err(|e| {
             self.decode_error(format!("invalid JSON ({e}) in frame: {}", excerpt(data)))
         })
     }

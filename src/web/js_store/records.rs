@@ -2,7 +2,7 @@
 //! types, and how a row becomes the JSON text stored at its key and back (format version
 //! checked first).
 
-use serde_json::Value;
+use crate::core::json::Value;
 
 use super::RECORD_VERSION;
 use crate::core::approval::ApprovalRecord;
@@ -223,8 +223,8 @@ pub(super) fn decode<T: FromJson>(key: &str, value: &str) -> Result<T, StoreErro
 /// the part of [`decode`] that does not depend on the row type, so one copy serves them all.
 #[inline(never)]
 fn parse(key: &str, value: &str) -> Result<Value, StoreError> {
-    let json: Value =
-        serde_json::from_str(value).map_err(|e| unreadable(key, format!("not JSON ({e})")))?;
+    let json: Value = crate::core::json::from_str(value)
+        .map_err(|e| unreadable(key, format!("not JSON ({e})")))?;
     match json.get("v").and_then(Value::as_u64) {
         None => Err(unreadable(key, "it has no format version \"v\"".into())),
         Some(v) if v > u64::from(RECORD_VERSION) => Err(StoreError::Version(format!(
