@@ -27,6 +27,10 @@ use crate::core::llm::byte_search::string_stop;
 /// How many arrays and objects may be open at once, plus one (serde_json's limit).
 const DEPTH: u32 = 128;
 
+/// The entries of an object kept sorted by inserting them one by one; a bigger object is
+/// sorted once at its end.
+const SORTED_INSERTS: usize = 32;
+
 /// Why a text is not JSON, and where (serde_json's texts).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseError {
@@ -263,9 +267,15 @@ impl Parser<'_> {
         Ok(Value::Array(items))
     }
 
-    /// After `{`: the entries and the closing `}`. A repeated key keeps its last value.
+    /// After `{`: the entries and the closing `}`. A repeated key keeps its last value (as
+    /// serde_json's map insert). A small object (a stream frame, a row) is kept sorted as it
+    /// is read, one binary-search insert per entry and one allocation in all; past
+    /// [`SORTED_INSERTS`] entries the rest are gathered and the whole sorted once, so that a
+    /// huge object costs a sort, not a quadratic number of moves.
     fn object(&mut self) -> Res<Value> {
-        let mut entries: Vec<(String, Value)> = Vec::new();
+        let mut map: Map<String, Value> = Map::new();
+        let mut many: Vec<(String, Value)> = Vec::new();
+        let mut first = true;
         loop {
             let Some(b) = self.whitespace() else {
                 return Err(self.peek_error(Code::EofObject));
@@ -273,10 +283,11 @@ impl Parser<'_> {
             if b == b'}' {
                 break;
             }
-            if entries.is_empty() {
+            if first {
                 if b != b'"' {
                     return Err(self.peek_error(Code::KeyMustBeAString));
                 }
+                first = false;
             } else {
                 if b != b',' {
                     return Err(self.peek_error(Code::ExpectedObjectCommaOrEnd));
@@ -297,11 +308,20 @@ impl Parser<'_> {
                 None => return Err(self.peek_error(Code::EofObject)),
             }
             let v = self.value()?;
-            entries.push((key, v));
+            if many.is_empty() && map.len() < SORTED_INSERTS {
+                map.insert(key, v);
+            } else {
+                if many.is_empty() {
+                    many.extend(std::mem::take(&mut map));
+                }
+                many.push((key, v));
+            }
         }
         self.i += 1;
-        // Sorted once; of a repeated key the last value wins (as serde_json's map insert).
-        let map: Map<String, Value> = entries.into_iter().collect();
+        if !many.is_empty() {
+            // Sorted once, stably: of a repeated key the last value wins.
+            map = many.into_iter().collect();
+        }
         Ok(Value::Object(map))
     }
 
@@ -737,6 +757,38 @@ mod tests {
         ] {
             same_kinds(text);
         }
+    }
+
+    /// Objects past the sorted inserts: keys in every order, repeated on both sides of the
+    /// switch to one sort at the end; the last value of a key wins, keys in order.
+    #[test]
+    fn big_objects_with_repeated_keys_as_serde_json() {
+        for n in [31, 32, 33, 34, 64, 500] {
+            let mut x: u32 = 7;
+            let entries: Vec<String> = (0..n)
+                .map(|i| {
+                    x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                    format!("\"k{}\":{i}", (x >> 16) % (n as u32 / 2))
+                })
+                .collect();
+            same(&format!("{{{}}}", entries.join(",")));
+            let reversed: Vec<String> = (0..n).rev().map(|i| format!("\"{i:04}\":{i}")).collect();
+            same(&format!("{{{}}}", reversed.join(",")));
+        }
+        // The first entry past the sorted inserts repeats one before it, and so does a later.
+        let mut entries: Vec<String> = (0..32).map(|i| format!("\"k{i}\":{i}")).collect();
+        entries.extend([
+            "\"k0\":\"last\"".into(),
+            "\"k9\":1".into(),
+            "\"k9\":2".into(),
+        ]);
+        let text = format!("{{{}}}", entries.join(","));
+        same(&text);
+        let v = from_str(&text).unwrap_or_default();
+        assert_eq!(
+            (v["k0"].as_str(), v["k9"].as_u64()),
+            (Some("last"), Some(2))
+        );
     }
 
     /// Every refusal of serde_json, with its text and position.
