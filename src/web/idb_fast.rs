@@ -43,7 +43,6 @@
 //! deleted would still be believed to exist, so an append to it made before the notice
 //! arrives would be written (and its chat row put back) instead of refused.
 
-use indexed_db_futures::prelude::*;
 use wasm_bindgen::JsValue;
 
 use super::idb_schema::{
@@ -503,9 +502,7 @@ pub(super) fn write(s: &Stores<'_>, ops: &[StoreOp], plan: Plan) -> Result<Known
 pub(super) fn add_revision(s: &Stores<'_>, w: &str, rev: f64) -> Result<(), StoreError> {
     let request = s
         .revisions()?
-        .add(JsValue::from_f64(0.0))
-        .with_key(rev_key(w, rev))
-        .primitive();
+        .add_with_key(&JsValue::from_f64(0.0), &rev_key(w, rev));
     issue(request, "raising a world's revision")
 }
 
@@ -521,7 +518,7 @@ pub(super) fn put_world(
         rev: 0.0,
     };
     let ctx = "writing a world";
-    issue(s.worlds()?.put(encode(&row, ctx)?).primitive(), ctx)
+    issue(s.worlds()?.put(&encode(&row, ctx)?), ctx)
 }
 
 /// Issues the write of one of the common ops (a chat, a message or memory entry at `seq`, an
@@ -546,7 +543,7 @@ fn write_op(
                 chat: chat.clone(),
             };
             let ctx = "writing a chat";
-            issue(s.chats()?.put(encode(&row, ctx)?).primitive(), ctx)
+            issue(s.chats()?.put(&encode(&row, ctx)?), ctx)
         }
         StoreOp::AppendMessage {
             world_id,
@@ -564,7 +561,7 @@ fn write_op(
                 chat_updated_at: stamp.map(|(_, t)| t),
             };
             let ctx = "appending a message";
-            issue(s.messages()?.add(encode(&row, ctx)?).primitive(), ctx)
+            issue(s.messages()?.add(&encode(&row, ctx)?), ctx)
         }
         StoreOp::AppendMemory {
             world_id,
@@ -581,7 +578,7 @@ fn write_op(
                 entry: entry.clone(),
             };
             let ctx = "appending a memory entry";
-            issue(s.memory()?.add(encode(&row, ctx)?).primitive(), ctx)
+            issue(s.memory()?.add(&encode(&row, ctx)?), ctx)
         }
         StoreOp::PutAgentState {
             world_id,
@@ -596,7 +593,7 @@ fn write_op(
                 state: state.clone(),
             };
             let ctx = "writing an agent state";
-            issue(s.states()?.put(encode(&row, ctx)?).primitive(), ctx)
+            issue(s.states()?.put(&encode(&row, ctx)?), ctx)
         }
         _ => Ok(()),
     }
