@@ -506,6 +506,13 @@ pub(super) fn add_revision(s: &Stores<'_>, w: &str, rev: f64) -> Result<(), Stor
     issue(request, "raising a world's revision")
 }
 
+/// Issues the `add` of a record with an in-line key: `add(value, undefined)`, which IndexedDB
+/// takes as `add(value)` (an explicit `undefined` is a missing optional argument), so that the
+/// revision records' `add(0, key)` and this share one imported function.
+fn add(store: &web_sys::IdbObjectStore, value: &JsValue, ctx: &str) -> Result<(), StoreError> {
+    issue(store.add_with_key(value, &JsValue::UNDEFINED), ctx)
+}
+
 /// Issues the put of a world row (its revision is in the `revisions` store).
 pub(super) fn put_world(
     s: &Stores<'_>,
@@ -561,7 +568,7 @@ fn write_op(
                 chat_updated_at: stamp.map(|(_, t)| t),
             };
             let ctx = "appending a message";
-            issue(s.messages()?.add(&encode(&row, ctx)?), ctx)
+            add(s.messages()?, &encode(&row, ctx)?, ctx)
         }
         StoreOp::AppendMemory {
             world_id,
@@ -578,7 +585,7 @@ fn write_op(
                 entry: entry.clone(),
             };
             let ctx = "appending a memory entry";
-            issue(s.memory()?.add(&encode(&row, ctx)?), ctx)
+            add(s.memory()?, &encode(&row, ctx)?, ctx)
         }
         StoreOp::PutAgentState {
             world_id,

@@ -214,7 +214,8 @@ fn v2(db: &web_sys::IdbDatabase, _tx: &web_sys::IdbTransaction) -> Result<(), Js
 fn v3(db: &web_sys::IdbDatabase, tx: &web_sys::IdbTransaction) -> Result<(), JsValue> {
     create_store(db, REVISIONS, &[])?;
     let worlds = tx.object_store(WORLDS)?;
-    let request = worlds.get_all()?;
+    // `getAll(undefined)` is `getAll()` (the store's reads share the imported function).
+    let request = worlds.get_all_with_key(&JsValue::UNDEFINED)?;
     let tx = tx.clone();
     let read = request.clone();
     let on_success = wasm_bindgen::closure::Closure::once_into_js(move || {

@@ -6,7 +6,7 @@
 //! Transaction boundaries:
 //! - every read method is one `readonly` transaction over the stores it reads (`dump` one over
 //!   all of them, so an export is a consistent snapshot). Read transactions are dropped, not
-//!   committed: a [`Tx`] dropped before its commit is aborted, which discards nothing in a
+//!   committed: a `Tx` dropped before its commit is aborted, which discards nothing in a
 //!   read-only one (and leaves nothing of a batch given up half-way, or whose future was
 //!   dropped);
 //! - [`Store::apply`] is ONE `readwrite` transaction (over every store, or for a burst over
@@ -26,7 +26,7 @@
 //!   made. The read round decides every error.
 //! - Only IndexedDB requests are awaited while a transaction is open: awaiting anything else
 //!   (a timer, fetch, a JS promise) would let the browser auto-commit it half-way. A request
-//!   is awaited through one primitive, [`Pending`]: a promise settled by the request's
+//!   is awaited through one primitive, `Pending`: a promise settled by the request's
 //!   `success`/`error` handlers (set when the request is issued, so requests issued together
 //!   can be awaited in any order), awaited as a `JsFuture`. The task it wakes runs in a
 //!   microtask of the `success` event's dispatch, while the transaction is still active, so
