@@ -43,7 +43,6 @@
 //! deleted would still be believed to exist, so an append to it made before the notice
 //! arrives would be written (and its chat row put back) instead of refused.
 
-use indexed_db_futures::prelude::*;
 use wasm_bindgen::JsValue;
 
 use super::idb_schema::{
@@ -503,10 +502,15 @@ pub(super) fn write(s: &Stores<'_>, ops: &[StoreOp], plan: Plan) -> Result<Known
 pub(super) fn add_revision(s: &Stores<'_>, w: &str, rev: f64) -> Result<(), StoreError> {
     let request = s
         .revisions()?
-        .add(JsValue::from_f64(0.0))
-        .with_key(rev_key(w, rev))
-        .primitive();
+        .add_with_key(&JsValue::from_f64(0.0), &rev_key(w, rev));
     issue(request, "raising a world's revision")
+}
+
+/// Issues the `add` of a record with an in-line key: `add(value, undefined)`, which IndexedDB
+/// takes as `add(value)` (an explicit `undefined` is a missing optional argument), so that the
+/// revision records' `add(0, key)` and this share one imported function.
+fn add(store: &web_sys::IdbObjectStore, value: &JsValue, ctx: &str) -> Result<(), StoreError> {
+    issue(store.add_with_key(value, &JsValue::UNDEFINED), ctx)
 }
 
 /// Issues the put of a world row (its revision is in the `revisions` store).
@@ -521,7 +525,7 @@ pub(super) fn put_world(
         rev: 0.0,
     };
     let ctx = "writing a world";
-    issue(s.worlds()?.put(encode(&row, ctx)?).primitive(), ctx)
+    issue(s.worlds()?.put(&encode(&row, ctx)?), ctx)
 }
 
 /// Issues the write of one of the common ops (a chat, a message or memory entry at `seq`, an
@@ -546,7 +550,7 @@ fn write_op(
                 chat: chat.clone(),
             };
             let ctx = "writing a chat";
-            issue(s.chats()?.put(encode(&row, ctx)?).primitive(), ctx)
+            issue(s.chats()?.put(&encode(&row, ctx)?), ctx)
         }
         StoreOp::AppendMessage {
             world_id,
@@ -564,7 +568,7 @@ fn write_op(
                 chat_updated_at: stamp.map(|(_, t)| t),
             };
             let ctx = "appending a message";
-            issue(s.messages()?.add(encode(&row, ctx)?).primitive(), ctx)
+            add(s.messages()?, &encode(&row, ctx)?, ctx)
         }
         StoreOp::AppendMemory {
             world_id,
@@ -581,7 +585,7 @@ fn write_op(
                 entry: entry.clone(),
             };
             let ctx = "appending a memory entry";
-            issue(s.memory()?.add(encode(&row, ctx)?).primitive(), ctx)
+            add(s.memory()?, &encode(&row, ctx)?, ctx)
         }
         StoreOp::PutAgentState {
             world_id,
@@ -596,7 +600,7 @@ fn write_op(
                 state: state.clone(),
             };
             let ctx = "writing an agent state";
-            issue(s.states()?.put(encode(&row, ctx)?).primitive(), ctx)
+            issue(s.states()?.put(&encode(&row, ctx)?), ctx)
         }
         _ => Ok(()),
     }

@@ -73,7 +73,6 @@
 //! records' stale counts and call a stamped message corrupted, refuses the database instead.
 
 use crate::core::json::Value;
-use indexed_db_futures::KeyRange;
 use js_sys::Array;
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -112,11 +111,10 @@ pub const ALL_STORES: [&str; 8] = [
 
 /// One migration: brings the database from `version - 1` to `version`. It gets the database
 /// (to create or delete stores) and the version-change transaction (to reach existing stores:
-/// add an index, rewrite records with a cursor), both as web-sys objects:
-/// [`IdbStore::open`](super::idb_store::IdbStore::open) handles the open request's
-/// `upgradeneeded` itself (indexed_db_futures' upgrade listener formats its errors with
-/// `Display`, which links the float formatter into the wasm). An `Err` is the DOMException (or
-/// other JS error) of the failed call; the open reports it and the upgrade is aborted.
+/// add an index, rewrite records with a cursor), both as web-sys objects, from the open
+/// request's `upgradeneeded` handler ([`IdbStore::open`](super::idb_store::IdbStore::open)).
+/// An `Err` is the DOMException (or other JS error) of the failed call; the open reports it
+/// and the upgrade is aborted.
 pub struct Step {
     pub version: u32,
     pub apply: fn(&web_sys::IdbDatabase, &web_sys::IdbTransaction) -> Result<(), JsValue>,
@@ -216,7 +214,8 @@ fn v2(db: &web_sys::IdbDatabase, _tx: &web_sys::IdbTransaction) -> Result<(), Js
 fn v3(db: &web_sys::IdbDatabase, tx: &web_sys::IdbTransaction) -> Result<(), JsValue> {
     create_store(db, REVISIONS, &[])?;
     let worlds = tx.object_store(WORLDS)?;
-    let request = worlds.get_all()?;
+    // `getAll(undefined)` is `getAll()` (the store's reads share the imported function).
+    let request = worlds.get_all_with_key(&JsValue::UNDEFINED)?;
     let tx = tx.clone();
     let read = request.clone();
     let on_success = wasm_bindgen::closure::Closure::once_into_js(move || {
@@ -465,17 +464,48 @@ pub fn seq_key(parts: &[&str], seq: f64) -> JsValue {
     k.into()
 }
 
+/// What a read or a delete asks for: one key, or a range of keys (an `IDBKeyRange`, made
+/// when the request is issued: making one can throw, which the request reports as its error).
+pub enum KeyRange {
+    Only(JsValue),
+    /// `lower` (open?) to `upper` (open?).
+    Bound(JsValue, bool, JsValue, bool),
+    /// Every key from `lower` (open?) up.
+    LowerBound(JsValue, bool),
+}
+
+impl KeyRange {
+    /// The query a request takes: the key itself, or an `IDBKeyRange`.
+    pub fn query(&self) -> Result<JsValue, JsValue> {
+        match self {
+            KeyRange::Only(k) => Ok(k.clone()),
+            KeyRange::Bound(lower, lower_open, upper, upper_open) => {
+                web_sys::IdbKeyRange::bound_with_lower_open_and_upper_open(
+                    lower,
+                    upper,
+                    *lower_open,
+                    *upper_open,
+                )
+                .map(JsValue::from)
+            }
+            KeyRange::LowerBound(lower, open) => {
+                web_sys::IdbKeyRange::lower_bound_with_open(lower, *open).map(JsValue::from)
+            }
+        }
+    }
+}
+
 /// Every key that starts with `parts`: from `[..parts]` to `[..parts, []]`. An array sorts above
 /// every string and number key, so `[..parts, []]` is above every key under the prefix and
 /// below the next prefix (`["w"]` never reaches `["w2", …]`).
-pub fn prefix_range(parts: &[&str]) -> KeyRange<JsValue> {
+pub fn prefix_range(parts: &[&str]) -> KeyRange {
     let upper = key(parts);
     upper.push(&Array::new());
     KeyRange::Bound(key(parts).into(), false, upper.into(), false)
 }
 
 /// Keys under `parts` strictly below `[..parts, seq]`.
-pub fn below_range(parts: &[&str], seq: f64) -> KeyRange<JsValue> {
+pub fn below_range(parts: &[&str], seq: f64) -> KeyRange {
     KeyRange::Bound(key(parts).into(), false, seq_key(parts, seq), true)
 }
 

@@ -1,13 +1,14 @@
-//! [`IdbStore`]: the [`Store`] over IndexedDB (indexed_db_futures 0.6), so that chats and
-//! memories survive reloads. Runs in a page and in a dedicated worker (the factory is found
+//! [`IdbStore`]: the [`Store`] over IndexedDB (web-sys), so that chats and memories survive
+//! reloads. Runs in a page and in a dedicated worker (the factory is found
 //! through `globalThis`). The schema, its version and its migrations are in
 //! [`idb_schema`](super::idb_schema).
 //!
 //! Transaction boundaries:
 //! - every read method is one `readonly` transaction over the stores it reads (`dump` one over
 //!   all of them, so an export is a consistent snapshot). Read transactions are dropped, not
-//!   committed: indexed_db_futures aborts a dropped transaction, which discards nothing in a
-//!   read-only one;
+//!   committed: a `Tx` dropped before its commit is aborted, which discards nothing in a
+//!   read-only one (and leaves nothing of a batch given up half-way, or whose future was
+//!   dropped);
 //! - [`Store::apply`] is ONE `readwrite` transaction (over every store, or for a burst over
 //!   the ones it writes, `revisions` always among them; over quota, a batch
 //!   that only deletes is retried once without its revision record, see `apply`), done one of
@@ -24,7 +25,13 @@
 //!   while writing (quota, disk) aborts the transaction, which rolls back the writes already
 //!   made. The read round decides every error.
 //! - Only IndexedDB requests are awaited while a transaction is open: awaiting anything else
-//!   (a timer, fetch, a JS promise) would let the browser auto-commit it half-way.
+//!   (a timer, fetch, a JS promise) would let the browser auto-commit it half-way. A request
+//!   is awaited through one primitive, `Pending`: a promise settled by the request's
+//!   `success`/`error` handlers (set when the request is issued, so requests issued together
+//!   can be awaited in any order), awaited as a `JsFuture`. The task it wakes runs in a
+//!   microtask of the `success` event's dispatch, while the transaction is still active, so
+//!   the next request is issued in time; a commit is awaited the same way (`complete` or
+//!   `abort`).
 //!
 //! Reads are bounded: `messages(before, limit)` finds `before` through the unique message-id
 //! index and walks at most `limit` records backwards over a key range; `last_memory(n)` walks
@@ -65,26 +72,20 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use futures_util::future::{join, select, Either};
-use indexed_db_futures::cursor::CursorDirection;
-use indexed_db_futures::database::Database;
-use indexed_db_futures::error::{
-    self as idb_dom, Error as IdbError, OpenDbError, SerialisationError, SimpleValueError,
-    UnexpectedDataError,
-};
-use indexed_db_futures::index::Index;
-use indexed_db_futures::internals::SystemRepr;
-use indexed_db_futures::object_store::ObjectStore;
-use indexed_db_futures::prelude::*;
-use indexed_db_futures::transaction::{Transaction, TransactionMode};
-use indexed_db_futures::KeyRange;
 use wasm_bindgen::closure::Closure;
+use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{
+    IdbCursorDirection, IdbCursorWithValue, IdbDatabase, IdbIndex, IdbObjectStore, IdbRequest,
+    IdbTransaction, IdbTransactionMode as TransactionMode,
+};
 
 use super::idb_fast::{self, Known, Learned};
 use super::idb_schema::{
-    below_range, key, prefix_range, with_stamp, AgentRow, ApprovalRow, ChatRow, MemoryRow,
-    MessageRow, StateRow, WorldRow, AGENTS, AGENT_STATES, ALL_STORES, APPROVALS, CHATS, DB_VERSION,
-    MEMORY, MESSAGES, MESSAGES_BY_ID, RECORD_VERSION, REVISIONS, WORLDS,
+    below_range, key, prefix_range, with_stamp, AgentRow, ApprovalRow, ChatRow, KeyRange,
+    MemoryRow, MessageRow, StateRow, WorldRow, AGENTS, AGENT_STATES, ALL_STORES, APPROVALS, CHATS,
+    DB_VERSION, MEMORY, MESSAGES, MESSAGES_BY_ID, RECORD_VERSION, REVISIONS, WORLDS,
 };
 use super::idb_write::{named_worlds, write_batch, Stores};
 use super::tabs::{self, ChangeChannel};
@@ -97,7 +98,6 @@ use crate::core::store::{
     AgentChatState, Cause, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
     WorldLockGuard,
 };
-use crate::core::vec_map::VecSet;
 
 /// The state of this store's connection, set by `close()` and the connection's event handlers.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -114,7 +114,7 @@ enum ConnState {
 /// A [`Store`] over one IndexedDB database (one connection). Dropping it closes the connection.
 pub struct IdbStore {
     name: String,
-    db: Database,
+    db: IdbDatabase,
     state: Rc<Cell<ConnState>>,
     /// Change notifications to and from the other contexts of this origin.
     changes: ChangeChannel,
@@ -156,39 +156,35 @@ impl IdbStore {
     /// run). For tests of what another app version sees; applications use `open`.
     #[doc(hidden)]
     pub async fn open_version(db_name: &str, version: u32) -> Result<IdbStore, StoreError> {
-        // The open request's `upgradeneeded` and `blocked` are handled here with web-sys
-        // closures, not indexed_db_futures' listeners: those format a failed handler's error
-        // with the library's `Display`, which reaches `f64`'s and links the float formatter
-        // into the wasm (with the listeners, about 12 KB gzip of the web build). The handlers
-        // are set right after `build`, long before the browser fires either event (a later
-        // task).
-        let request = Database::open(db_name)
-            .with_version(version)
-            .build()
-            .map_err(|e| open_error(db_name, e))?;
-        let handlers = OpenHandlers::attach(request.as_sys().clone());
+        let context = format!("opening database {db_name:?}");
+        if version == 0 {
+            return Err(StoreError::Version(format!(
+                "{context}: version 0 is invalid"
+            )));
+        }
+        let request = factory(&context)?
+            .open_with_u32(db_name, version)
+            .map_err(|e| map_js_error(&context, e))?;
+        // The handlers are set before the browser can fire any of the request's events (a
+        // later task).
+        let handlers = OpenHandlers::attach(request.clone());
+        let opened = idb_done(&request).map_err(|e| map_js_error(&context, e))?;
         let blocked = handlers.blocked();
-        let request = Box::pin(request);
-        match select(request, blocked).await {
+        match select(JsFuture::from(opened), blocked).await {
             Either::Left((opened, _)) => {
                 let upgrade_error = handlers.take_upgrade_error();
                 drop(handlers);
-                let db = opened.map_err(|e| match upgrade_error {
-                    // The failed step aborted the upgrade; its error says why, not the abort.
-                    Some(step) => {
-                        map_idb_error(&format!("opening database {db_name:?}"), step.into())
-                    }
-                    None => open_error(db_name, e),
-                })?;
-                Self::from_connection(db_name, db)
+                // The failed step aborted the upgrade; its error says why, not the abort.
+                let db = opened.map_err(|e| map_js_error(&context, upgrade_error.unwrap_or(e)))?;
+                Self::from_connection(db_name, db.unchecked_into())
             }
-            Either::Right((_, request)) => {
+            Either::Right((_, opened)) => {
                 // The open request stays queued in the browser and succeeds (upgrading) once
                 // the other connection closes; close that connection then, so nobody holds an
                 // orphan. The handlers live until then.
                 wasm_bindgen_futures::spawn_local(async move {
-                    if let Ok(db) = request.await {
-                        db.close();
+                    if let Ok(db) = opened.await {
+                        db.unchecked_into::<IdbDatabase>().close();
                     }
                     drop(handlers);
                 });
@@ -202,10 +198,12 @@ impl IdbStore {
 
     /// Deletes the database `db_name` and everything in it (used by tests and "delete all data").
     pub async fn delete_database(db_name: &str) -> Result<(), StoreError> {
-        Database::delete_by_name(db_name)
-            .map_err(|e| open_error(db_name, e))?
+        let context = format!("deleting database {db_name:?}");
+        let request = factory(&context)?.delete_database(db_name);
+        Pending::of(request.map(Into::into))
+            .outcome(&context)
             .await
-            .map_err(|e| map_idb_error(&format!("deleting database {db_name:?}"), e))
+            .map(drop)
     }
 
     /// Whether the connection is still usable (not closed by `close()`, another tab's upgrade
@@ -237,9 +235,9 @@ impl IdbStore {
         self.raw().close();
     }
 
-    fn from_connection(db_name: &str, db: Database) -> Result<IdbStore, StoreError> {
-        let present: VecSet<String> = db.object_store_names().collect();
-        if let Some(missing) = ALL_STORES.iter().find(|s| !present.contains(**s)) {
+    fn from_connection(db_name: &str, db: IdbDatabase) -> Result<IdbStore, StoreError> {
+        let present = db.object_store_names();
+        if let Some(missing) = ALL_STORES.iter().find(|s| !present.contains(s)) {
             db.close();
             return Err(StoreError::Backend(format!(
                 "database {db_name:?} has no {missing:?} object store: it was not created by this \
@@ -247,7 +245,7 @@ impl IdbStore {
             )));
         }
         let state = Rc::new(Cell::new(ConnState::Open));
-        let raw: web_sys::IdbDatabase = db.as_sys().clone().unchecked_into();
+        let raw = db.clone();
         let on_versionchange = {
             let state = state.clone();
             let raw = raw.clone();
@@ -294,8 +292,8 @@ impl IdbStore {
         })
     }
 
-    fn raw(&self) -> &web_sys::IdbDatabase {
-        self.db.as_sys()
+    fn raw(&self) -> &IdbDatabase {
+        &self.db
     }
 
     /// The error every call returns once the connection is gone, `None` while it is open.
@@ -327,21 +325,17 @@ impl IdbStore {
     }
 
     /// Maps an IndexedDB error, preferring the closed-connection error when that is the cause.
-    fn fail(&self, context: &str, e: IdbError) -> StoreError {
+    fn fail(&self, context: &str, e: JsValue) -> StoreError {
         self.closed_error()
-            .unwrap_or_else(|| map_idb_error(context, e))
+            .unwrap_or_else(|| map_js_error(context, e))
     }
 
-    fn transaction(
-        &self,
-        stores: &[&str],
-        mode: TransactionMode,
-    ) -> Result<Transaction<'_>, StoreError> {
+    fn transaction(&self, stores: &[&str], mode: TransactionMode) -> Result<Tx, StoreError> {
         self.check_open()?;
+        let names: js_sys::Array = stores.iter().map(|s| JsValue::from_str(s)).collect();
         self.db
-            .transaction(stores)
-            .with_mode(mode)
-            .build()
+            .transaction_with_str_sequence_and_mode(&names, mode)
+            .map(Tx::new)
             .map_err(|e| self.fail("starting a transaction", e))
     }
 
@@ -364,12 +358,9 @@ impl IdbStore {
         )
     }
 
-    fn store<'t>(
-        &self,
-        tx: &'t Transaction<'_>,
-        name: &str,
-    ) -> Result<ObjectStore<'t>, StoreError> {
-        tx.object_store(name)
+    fn store(&self, tx: &Tx, name: &str) -> Result<IdbObjectStore, StoreError> {
+        tx.raw
+            .object_store(name)
             .map_err(|e| self.fail(&format!("opening object store {name:?}"), e))
     }
 
@@ -428,8 +419,6 @@ impl IdbStore {
             Ok(tx) => tx,
             Err(e) => return Burst::Failed(e),
         };
-        // Kept to read the DOMException (e.g. QuotaExceededError) after a failed commit.
-        let raw_tx: web_sys::IdbTransaction = tx.as_sys().clone().unchecked_into();
         let after = {
             let stores = Stores::new(&tx);
             match idb_fast::write(&stores, ops, plan) {
@@ -438,6 +427,8 @@ impl IdbStore {
                 Err(e) => return Burst::Failed(self.closed_error().unwrap_or(e)),
             }
         };
+        // Kept to read the DOMException (e.g. QuotaExceededError) after a failed commit.
+        let raw_tx = tx.raw.clone();
         // The other contexts are told while the commit is under way (its first poll asks for
         // it): a read they start on the news is a transaction created after this one, which
         // IndexedDB runs only once this one has committed or aborted when it reads a store
@@ -455,14 +446,12 @@ impl IdbStore {
                 Burst::Committed
             }
             (Err(e), ()) => {
+                // The transaction's error, set once it has aborted (the commit reports it; or
+                // what `commit()` threw, when something had already ended the transaction).
                 let dom = raw_tx.error();
-                // The transaction's error is set once it has aborted; the commit may report
-                // the failed request's error (its `error` event reaches the transaction first).
-                let constraint = dom.as_ref().is_some_and(|d| d.name() == "ConstraintError")
-                    || matches!(
-                        e,
-                        IdbError::DomException(idb_dom::DomException::ConstraintError(_))
-                    );
+                let constraint = [dom.as_ref(), e.dyn_ref()]
+                    .iter()
+                    .any(|d| d.is_some_and(|d| d.name() == "ConstraintError"));
                 if self.closed_error().is_none() && constraint {
                     // A key the batch adds exists (a revision another writer took, a
                     // duplicate message id, a stale `seq`): nothing was written, and the read
@@ -472,7 +461,7 @@ impl IdbStore {
                 }
                 Burst::Failed(self.closed_error().unwrap_or_else(|| match dom {
                     Some(dom) => store_error_from_dom_exception("committing the batch", &dom),
-                    None => map_idb_error("committing the batch", e),
+                    None => map_js_error("committing the batch", e),
                 }))
             }
         }
@@ -487,7 +476,7 @@ impl IdbStore {
     ) -> Result<Learned, StoreError> {
         let tx = self.transaction(&ALL_STORES, TransactionMode::Readwrite)?;
         // Kept to read the DOMException (e.g. QuotaExceededError) after a failed commit.
-        let raw_tx: web_sys::IdbTransaction = tx.as_sys().clone().unchecked_into();
+        let raw_tx = tx.raw.clone();
         let outcome = {
             let stores = Stores::new(&tx);
             write_batch(&stores, ops, named, bump).await
@@ -495,9 +484,8 @@ impl IdbStore {
         let learned = match outcome {
             Ok(learned) => learned,
             Err(e) => {
-                // Roll back whatever was written (nothing, when validation failed); the abort's
-                // own result adds nothing to the error.
-                let _ = tx.abort().await;
+                // Roll back whatever was written (nothing, when validation failed).
+                tx.abort();
                 return Err(self.closed_error().unwrap_or(e));
             }
         };
@@ -505,7 +493,7 @@ impl IdbStore {
             Ok(()) => Ok(learned),
             Err(e) => Err(self.closed_error().unwrap_or_else(|| match raw_tx.error() {
                 Some(dom) => store_error_from_dom_exception("committing the batch", &dom),
-                None => map_idb_error("committing the batch", e),
+                None => map_js_error("committing the batch", e),
             })),
         }
     }
@@ -529,17 +517,12 @@ fn only_deletes(ops: &[StoreOp]) -> bool {
 }
 
 pub(super) async fn get_raw(
-    store: &ObjectStore<'_>,
+    store: &IdbObjectStore,
     k: JsValue,
     context: &str,
 ) -> Result<Option<JsValue>, StoreError> {
-    let found: Option<JsValue> = store
-        .get::<JsValue, JsValue, _>(KeyRange::Only(k))
-        .primitive()
-        .map_err(|e| map_idb_error(context, e))?
-        .await
-        .map_err(|e| map_idb_error(context, e))?;
-    Ok(found.filter(|v| v.is_object()))
+    let found = Pending::of(store.get(&k)).outcome(context).await?;
+    Ok(Some(found).filter(|v| v.is_object()))
 }
 
 impl Drop for IdbStore {
@@ -651,89 +634,103 @@ fn parse_row(text: &str, context: &str) -> Result<JsValue, StoreError> {
     })
 }
 
+/// A key (or `None`) from a `getKey` request.
+fn some_key(found: JsValue) -> Option<JsValue> {
+    Some(found).filter(|k| !k.is_undefined())
+}
+
 pub(super) async fn get_key(
-    store: &ObjectStore<'_>,
+    store: &IdbObjectStore,
     k: JsValue,
     context: &str,
 ) -> Result<Option<JsValue>, StoreError> {
-    store
-        .get_key::<JsValue, _>(KeyRange::Only(k))
-        .primitive()
-        .map_err(|e| map_idb_error(context, e))?
-        .await
-        .map_err(|e| map_idb_error(context, e))
+    let found = Pending::of(store.get_key(&k)).outcome(context).await?;
+    Ok(some_key(found))
 }
 
 pub(super) async fn get_index_key(
-    index: &Index<'_>,
+    index: &IdbIndex,
     k: JsValue,
     context: &str,
 ) -> Result<Option<JsValue>, StoreError> {
-    index
-        .get_key::<JsValue, _>(KeyRange::Only(k))
-        .primitive()
-        .map_err(|e| map_idb_error(context, e))?
-        .await
-        .map_err(|e| map_idb_error(context, e))
+    let found = Pending::of(index.get_key(&k)).outcome(context).await?;
+    Ok(some_key(found))
 }
 
 pub(super) async fn get_row<T: FromJson>(
-    store: &ObjectStore<'_>,
+    store: &IdbObjectStore,
     k: &JsValue,
     store_name: &str,
     context: &str,
 ) -> Result<Option<T>, StoreError> {
-    let found: Option<JsValue> = store
-        .get::<JsValue, JsValue, _>(KeyRange::Only(k.clone()))
-        .primitive()
-        .map_err(|e| map_idb_error(context, e))?
-        .await
-        .map_err(|e| map_idb_error(context, e))?;
-    match found {
-        Some(js) if !js.is_undefined() => decode(js, store_name, &describe(k)).map(Some),
-        _ => Ok(None),
+    let found = Pending::of(store.get(k)).outcome(context).await?;
+    if found.is_undefined() {
+        return Ok(None);
     }
+    decode(found, store_name, &describe(k)).map(Some)
+}
+
+/// The records (or, `keys`, the keys) of `range`, in key order.
+async fn get_all_of(
+    store: &IdbObjectStore,
+    range: KeyRange,
+    keys: bool,
+    context: &str,
+) -> Result<Vec<JsValue>, StoreError> {
+    let issued = range.query().and_then(|q| match keys {
+        false => store.get_all_with_key(&q),
+        true => store.get_all_keys_with_key(&q),
+    });
+    let found = Pending::of(issued).outcome(context).await?;
+    if !js_sys::Array::is_array(&found) {
+        return Err(StoreError::Backend(format!(
+            "{context}: the browser answered {} instead of an array",
+            describe(&found)
+        )));
+    }
+    Ok(js_sys::Array::from(&found).to_vec())
 }
 
 pub(super) async fn get_all(
-    store: &ObjectStore<'_>,
-    range: KeyRange<JsValue>,
+    store: &IdbObjectStore,
+    range: KeyRange,
     context: &str,
 ) -> Result<Vec<JsValue>, StoreError> {
-    let found = store
-        .get_all::<JsValue>()
-        .with_query::<JsValue, _>(range)
-        .primitive()
-        .map_err(|e| map_idb_error(context, e))?
-        .await
-        .map_err(|e| map_idb_error(context, e))?;
-    found
-        .collect::<Result<Vec<JsValue>, _>>()
-        .map_err(|e| map_idb_error(context, e))
+    get_all_of(store, range, false, context).await
 }
 
 pub(super) async fn get_all_keys(
-    store: &ObjectStore<'_>,
-    range: KeyRange<JsValue>,
+    store: &IdbObjectStore,
+    range: KeyRange,
     context: &str,
 ) -> Result<Vec<JsValue>, StoreError> {
-    let found = store
-        .get_all_keys::<JsValue>()
-        .with_query::<JsValue, _>(range)
-        .primitive()
-        .map_err(|e| map_idb_error(context, e))?
-        .await
-        .map_err(|e| map_idb_error(context, e))?;
-    found
-        .collect::<Result<Vec<JsValue>, _>>()
-        .map_err(|e| map_idb_error(context, e))
+    get_all_of(store, range, true, context).await
+}
+
+/// Opens a reverse cursor over `range` (`keys`: a key cursor).
+fn open_reverse(
+    store: &IdbObjectStore,
+    range: &KeyRange,
+    keys: bool,
+) -> Result<IdbRequest, JsValue> {
+    let prev = IdbCursorDirection::Prev;
+    let q = range.query()?;
+    match keys {
+        false => store.open_cursor_with_range_and_direction(&q, prev),
+        true => store.open_key_cursor_with_range_and_direction(&q, prev),
+    }
+}
+
+/// A cursor request's result: the cursor, or `None` at the end of its range.
+fn cursor_of<T: JsCast>(found: JsValue) -> Option<T> {
+    (!found.is_null() && !found.is_undefined()).then(|| found.unchecked_into())
 }
 
 /// The last `n` records of `range` in key order (oldest first), read by a reverse cursor that
 /// stops after `n` records: never the whole range.
 pub(super) async fn last_n(
-    store: &ObjectStore<'_>,
-    range: KeyRange<JsValue>,
+    store: &IdbObjectStore,
+    range: KeyRange,
     n: usize,
     context: &str,
 ) -> Result<Vec<JsValue>, StoreError> {
@@ -741,25 +738,18 @@ pub(super) async fn last_n(
     if n == 0 {
         return Ok(out);
     }
-    let cursor = store
-        .open_cursor()
-        .with_query::<JsValue, _>(range)
-        .with_direction(CursorDirection::Prev)
-        .primitive()
-        .map_err(|e| map_idb_error(context, e))?
-        .await
-        .map_err(|e| map_idb_error(context, e))?;
-    if let Some(mut cursor) = cursor {
-        while out.len() < n {
-            match cursor
-                .next_record::<JsValue>()
-                .await
-                .map_err(|e| map_idb_error(context, e))?
-            {
-                Some(value) => out.push(value),
-                None => break,
-            }
+    let request = open_reverse(store, &range, false);
+    let mut step = Pending::of(request.clone());
+    let fail = |e| map_js_error(context, e);
+    // Each step's result is the cursor (the same object, moved on) or null at the end; the
+    // step after `continue()` is the same request's next `success`.
+    while let Some(cursor) = cursor_of::<IdbCursorWithValue>(step.outcome(context).await?) {
+        out.push(cursor.value().map_err(fail)?);
+        if out.len() >= n {
+            break;
         }
+        cursor.continue_().map_err(fail)?;
+        step = Pending::of(request.clone());
     }
     out.reverse();
     Ok(out)
@@ -768,29 +758,16 @@ pub(super) async fn last_n(
 /// The `seq` after the largest one under `parts` (1 for an empty range), from one step of a
 /// reverse key cursor.
 pub(super) async fn next_seq(
-    store: &ObjectStore<'_>,
+    store: &IdbObjectStore,
     parts: &[&str],
     name: &str,
 ) -> Result<f64, StoreError> {
     let context = "finding the next sequence number";
-    let cursor = store
-        .open_key_cursor()
-        .with_query::<JsValue, _>(prefix_range(parts))
-        .with_direction(CursorDirection::Prev)
-        .primitive()
-        .map_err(|e| map_idb_error(context, e))?
-        .await
-        .map_err(|e| map_idb_error(context, e))?;
-    let Some(mut cursor) = cursor else {
+    let step = Pending::of(open_reverse(store, &prefix_range(parts), true));
+    let Some(cursor) = cursor_of::<web_sys::IdbCursor>(step.outcome(context).await?) else {
         return Ok(1.0);
     };
-    let last: Option<JsValue> = cursor
-        .next_key::<JsValue>()
-        .await
-        .map_err(|e| map_idb_error(context, e))?;
-    let Some(last) = last else {
-        return Ok(1.0);
-    };
+    let last = cursor.key().map_err(|e| map_js_error(context, e))?;
     let seq = js_sys::Array::from(&last)
         .get(parts.len() as u32)
         .as_f64()
@@ -806,7 +783,7 @@ pub(super) async fn next_seq(
 
 /// The position after the last agent of the world (first-put order).
 pub(super) async fn next_agent_order(
-    agents: &ObjectStore<'_>,
+    agents: &IdbObjectStore,
     world_id: &str,
 ) -> Result<f64, StoreError> {
     let rows = get_all(agents, prefix_range(&[world_id]), "reading agents").await?;
@@ -941,70 +918,117 @@ pub fn store_error_from_dom_exception(context: &str, e: &web_sys::DomException) 
     map_dom_error(context, &name, &message).with_cause(Cause::new(JsValue::from(e.clone())))
 }
 
-pub(super) fn map_idb_error(context: &str, e: IdbError) -> StoreError {
-    // Described variant by variant, with the library's texts: its `Error`'s `Display` reaches
-    // `SimpleValueError`'s `f64` fields and would link the float formatter into the wasm.
-    match e {
-        IdbError::DomException(dom) => {
-            let dom: web_sys::DomException = dom.into();
-            store_error_from_dom_exception(context, &dom)
-        }
-        IdbError::MissingData(UnexpectedDataError::TransactionAborted) => StoreError::Aborted(
-            format!("{context}: the transaction was aborted and nothing was written; retry"),
-        ),
-        IdbError::MissingData(missing) => {
-            StoreError::Backend(format!("{context}: Missing data: {missing}"))
-        }
-        IdbError::Unknown(js) => StoreError::Backend(format!("{context}: Generic JS error: {js}")),
-        IdbError::Serialisation(SerialisationError::Serde(serde)) => {
-            StoreError::Backend(format!("{context}: {serde}"))
-        }
-        IdbError::Serialisation(SerialisationError::SimpleValue(value)) => {
-            StoreError::Backend(format!(
-                "{context}: Simple value parse error: {}",
-                simple_value_text(&value)
-            ))
-        }
+/// Maps what an IndexedDB call threw, or what a request or a commit failed with: a
+/// DOMException by its name (see `map_dom_error`); `null`, a transaction aborted without an
+/// error (by `abort()`), as [`StoreError::Aborted`]; anything else by its message.
+pub(super) fn map_js_error(context: &str, e: JsValue) -> StoreError {
+    if e.is_null() || e.is_undefined() {
+        return StoreError::Aborted(format!(
+            "{context}: the transaction was aborted and nothing was written; retry"
+        ));
+    }
+    match e.dyn_into::<web_sys::DomException>() {
+        Ok(dom) => store_error_from_dom_exception(context, &dom),
+        Err(e) => StoreError::Backend(format!(
+            "{context}: {}",
+            crate::web::js_tools::message_of(&e, "an unknown error")
+        )),
     }
 }
 
-/// `SimpleValueError`'s text, its numbers written by [`number_text`].
-fn simple_value_text(e: &SimpleValueError) -> String {
-    match e {
-        SimpleValueError::NotAString(_) => "Not a string".into(),
-        SimpleValueError::NotANumber(_) => "Not a number".into(),
-        SimpleValueError::NotABoolean(_) => "Not a boolean".into(),
-        SimpleValueError::DynCast(_) => "Dynamic cast failed".into(),
-        SimpleValueError::TooLarge(v) => format!("The value is too large: {}", number_text(*v)),
-        SimpleValueError::TooSmall(v) => format!("The value is too small: {}", number_text(*v)),
-        SimpleValueError::Signed(v) => format!("The value is signed: {}", number_text(*v)),
-        SimpleValueError::Switch(all) => {
-            let all: Vec<String> = all
-                .iter()
-                .map(|e| format!("`{}`", simple_value_text(e)))
-                .collect();
-            let all = if all.is_empty() {
-                "[empty]".to_string()
-            } else {
-                all.join(", ")
-            };
-            format!("Errors performing `TryFromJs` on `Switch`: {all}")
-        }
-        SimpleValueError::Other(other) => other.to_string(),
+/// The IndexedDB factory of this context (`globalThis.indexedDB`: pages, workers).
+fn factory(context: &str) -> Result<web_sys::IdbFactory, StoreError> {
+    let found = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("indexedDB"))
+        .map_err(|e| map_js_error(context, e))?;
+    if found.is_null() || found.is_undefined() {
+        return Err(StoreError::Backend(format!(
+            "{context}: indexeddb is not available here; use the memory store or a js store \
+             adapter"
+        )));
+    }
+    Ok(found.unchecked_into())
+}
+
+// ---- the awaiting primitive ----
+
+#[wasm_bindgen(inline_js = r#"
+export function awwIdbDone(target) {
+  return new Promise((resolve, reject) => {
+    if (target instanceof IDBRequest) {
+      target.onsuccess = () => resolve(target.result);
+      target.onerror = () => reject(target.error);
+    } else {
+      target.oncomplete = () => resolve();
+      target.onabort = () => reject(target.error);
+      target.commit();
+    }
+  });
+}
+"#)]
+extern "C" {
+    /// A promise of a request's outcome (its `result`, or its `error`), or, given a
+    /// transaction, commits it and settles when it ends (`complete`, or `abort` with the
+    /// transaction's `error`, `null` after `abort()`; a throwing `commit()` rejects). Its
+    /// handlers are set at once: call it when the request is issued. `catch`: see
+    /// `crate::web::timer`'s `hold_timer`.
+    #[wasm_bindgen(catch, js_name = awwIdbDone)]
+    fn idb_done(target: &JsValue) -> Result<js_sys::Promise, JsValue>;
+}
+
+/// An issued request, to be awaited by [`Pending::outcome`] (the one way this store awaits
+/// IndexedDB, see the module docs). Its handlers are set when it is made, so requests issued
+/// together may be awaited in any order.
+pub(super) struct Pending(Result<JsFuture, JsValue>);
+
+impl Pending {
+    /// `issued`: what issuing the request returned (or threw).
+    pub(super) fn of(issued: Result<IdbRequest, JsValue>) -> Pending {
+        Pending(issued.and_then(|r| idb_done(&r)).map(JsFuture::from))
+    }
+
+    /// The request's result, or its error (or what issuing it threw) mapped with `context`.
+    pub(super) async fn outcome(self, context: &str) -> Result<JsValue, StoreError> {
+        let result = match self.0 {
+            Ok(future) => future.await,
+            Err(e) => Err(e),
+        };
+        result.map_err(|e| map_js_error(context, e))
     }
 }
 
-fn open_error(db_name: &str, e: OpenDbError) -> StoreError {
-    let context = format!("opening database {db_name:?}");
-    match e {
-        OpenDbError::NullFactory | OpenDbError::UnsupportedEnvironment => {
-            StoreError::Backend(format!(
-                "{context}: indexeddb is not available here; use the memory store or a js store \
-                 adapter"
-            ))
+/// A transaction, aborted if dropped before [`Tx::commit`] or [`Tx::abort`]: a batch given
+/// up half-way (or whose future was dropped) writes nothing.
+pub(super) struct Tx {
+    pub(super) raw: IdbTransaction,
+    done: bool,
+}
+
+impl Tx {
+    fn new(raw: IdbTransaction) -> Tx {
+        Tx { raw, done: false }
+    }
+
+    /// Commits and waits until the transaction has ended. `Err`: the transaction's error
+    /// (`null` when it was aborted without one) or what `commit()` threw.
+    pub(super) async fn commit(mut self) -> Result<(), JsValue> {
+        self.done = true;
+        JsFuture::from(idb_done(&self.raw)?).await.map(drop)
+    }
+
+    /// Aborts the transaction (nothing it wrote is kept); the abort's outcome is not awaited:
+    /// IndexedDB runs a later transaction over these stores only once this one has ended.
+    pub(super) fn abort(mut self) {
+        self.done = true;
+        // Fails only when the transaction has already ended.
+        let _ = self.raw.abort();
+    }
+}
+
+impl Drop for Tx {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.raw.abort();
         }
-        OpenDbError::VersionZero => StoreError::Version(format!("{context}: version 0 is invalid")),
-        OpenDbError::Base(e) => map_idb_error(&context, e),
     }
 }
 
@@ -1062,22 +1086,14 @@ impl Store for IdbStore {
             let messages = self.store(&tx, MESSAGES)?;
             let mut cursors = Vec::with_capacity(rows.len());
             for r in &rows {
-                let request = messages
-                    .open_cursor()
-                    .with_query::<JsValue, _>(prefix_range(&[world_id, &r.chat_id]))
-                    .with_direction(CursorDirection::Prev)
-                    .primitive()
-                    .map_err(|e| map_idb_error(ctx, e))?;
-                cursors.push(request);
+                let range = prefix_range(&[world_id, &r.chat_id]);
+                cursors.push(Pending::of(open_reverse(&messages, &range, false)));
             }
             let mut out = Vec::with_capacity(rows.len());
             for (row, request) in rows.into_iter().zip(cursors) {
-                let newest = match request.await.map_err(|e| map_idb_error(ctx, e))? {
-                    // The cursor's first record is read without a request.
-                    Some(mut cursor) => cursor
-                        .next_record::<JsValue>()
-                        .await
-                        .map_err(|e| map_idb_error(ctx, e))?,
+                // The cursor's first record is its value: no further request.
+                let newest = match cursor_of::<IdbCursorWithValue>(request.outcome(ctx).await?) {
+                    Some(cursor) => Some(cursor.value().map_err(|e| map_js_error(ctx, e))?),
                     None => None,
                 };
                 let at = format!("in chat {:?} of world {world_id:?}", row.chat_id);

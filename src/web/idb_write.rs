@@ -33,21 +33,18 @@
 use std::cell::{OnceCell, RefCell};
 
 use futures_util::future::try_join_all;
-use indexed_db_futures::object_store::ObjectStore;
-use indexed_db_futures::prelude::*;
-use indexed_db_futures::transaction::Transaction;
-use indexed_db_futures::KeyRange;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{IdbObjectStore, IdbRequest};
 
 use super::idb_fast::{add_revision, put_world, write_common, Learned};
 use super::idb_schema::{
-    key, prefix_range, seq_key, with_stamp, AgentRow, ApprovalRow, ChatRow, MemoryRow, MessageRow,
-    AGENTS, AGENT_STATES, ALL_STORES, APPROVALS, CHATS, MEMORY, MESSAGES, MESSAGES_BY_ID,
-    RECORD_VERSION, REVISIONS, WORLDS,
+    key, prefix_range, seq_key, with_stamp, AgentRow, ApprovalRow, ChatRow, KeyRange, MemoryRow,
+    MessageRow, AGENTS, AGENT_STATES, ALL_STORES, APPROVALS, CHATS, MEMORY, MESSAGES,
+    MESSAGES_BY_ID, RECORD_VERSION, REVISIONS, WORLDS,
 };
 use super::idb_store::{
     decode, decode_all, describe, encode, get_all, get_all_keys, get_index_key, get_key, get_raw,
-    get_row, key_part, last_n, map_idb_error, next_agent_order, next_seq,
+    get_row, key_part, last_n, map_js_error, next_agent_order, next_seq, Tx,
 };
 use crate::core::json_write::{number_text, ToJson};
 use crate::core::store::{LocalBoxFuture, StoreError, StoreOp};
@@ -262,7 +259,7 @@ fn read_rec<'a>(
                 let index = s
                     .messages()?
                     .index(MESSAGES_BY_ID)
-                    .map_err(|e| map_idb_error("opening the message-id index", e))?;
+                    .map_err(|e| map_js_error("opening the message-id index", e))?;
                 get_index_key(&index, key(&parts).into(), ctx).await?
             }
         };
@@ -390,13 +387,13 @@ pub(super) enum Fact {
 /// The object stores of an `apply` transaction, each opened on first use: a burst touches
 /// three to five of the eight, and opening one is a call into the browser.
 pub(super) struct Stores<'t> {
-    tx: &'t Transaction<'t>,
+    tx: &'t Tx,
     /// In [`ALL_STORES`] order.
-    open: [OnceCell<ObjectStore<'t>>; ALL_STORES.len()],
+    open: [OnceCell<IdbObjectStore>; ALL_STORES.len()],
 }
 
 impl<'t> Stores<'t> {
-    pub(super) fn new(tx: &'t Transaction<'t>) -> Stores<'t> {
+    pub(super) fn new(tx: &'t Tx) -> Stores<'t> {
         Stores {
             tx,
             open: Default::default(),
@@ -404,7 +401,7 @@ impl<'t> Stores<'t> {
     }
 
     /// Object store `name` (one of [`ALL_STORES`], the transaction's scope).
-    fn get(&self, name: &str) -> Result<&ObjectStore<'t>, StoreError> {
+    fn get(&self, name: &str) -> Result<&IdbObjectStore, StoreError> {
         let opening = || format!("opening object store {name:?}");
         let i = ALL_STORES.iter().position(|n| *n == name);
         let Some(cell) = i.and_then(|i| self.open.get(i)) else {
@@ -417,43 +414,41 @@ impl<'t> Stores<'t> {
         // the microtask of a request's result), so a refusal means something aborted it while
         // the batch was being issued (a closed connection is told apart by the caller):
         // nothing was written, as `issue` reports a refused request.
-        let store = self.tx.object_store(name).map_err(|e| {
-            use indexed_db_futures::error::{DomException, Error};
-            match e {
-                Error::DomException(DomException::InvalidStateError(_)) => {
-                    StoreError::Aborted(format!(
-                        "{}: the transaction was aborted and nothing was written; retry",
-                        opening()
-                    ))
-                }
-                e => map_idb_error(&opening(), e),
+        let store = self.tx.raw.object_store(name).map_err(|e| {
+            if dom_name(&e) == Some("InvalidStateError".into()) {
+                StoreError::Aborted(format!(
+                    "{}: the transaction was aborted and nothing was written; retry",
+                    opening()
+                ))
+            } else {
+                map_js_error(&opening(), e)
             }
         })?;
         Ok(cell.get_or_init(|| store))
     }
 
-    pub(super) fn worlds(&self) -> Result<&ObjectStore<'t>, StoreError> {
+    pub(super) fn worlds(&self) -> Result<&IdbObjectStore, StoreError> {
         self.get(WORLDS)
     }
-    pub(super) fn agents(&self) -> Result<&ObjectStore<'t>, StoreError> {
+    pub(super) fn agents(&self) -> Result<&IdbObjectStore, StoreError> {
         self.get(AGENTS)
     }
-    pub(super) fn chats(&self) -> Result<&ObjectStore<'t>, StoreError> {
+    pub(super) fn chats(&self) -> Result<&IdbObjectStore, StoreError> {
         self.get(CHATS)
     }
-    pub(super) fn messages(&self) -> Result<&ObjectStore<'t>, StoreError> {
+    pub(super) fn messages(&self) -> Result<&IdbObjectStore, StoreError> {
         self.get(MESSAGES)
     }
-    pub(super) fn memory(&self) -> Result<&ObjectStore<'t>, StoreError> {
+    pub(super) fn memory(&self) -> Result<&IdbObjectStore, StoreError> {
         self.get(MEMORY)
     }
-    pub(super) fn states(&self) -> Result<&ObjectStore<'t>, StoreError> {
+    pub(super) fn states(&self) -> Result<&IdbObjectStore, StoreError> {
         self.get(AGENT_STATES)
     }
-    pub(super) fn approvals(&self) -> Result<&ObjectStore<'t>, StoreError> {
+    pub(super) fn approvals(&self) -> Result<&IdbObjectStore, StoreError> {
         self.get(APPROVALS)
     }
-    pub(super) fn revisions(&self) -> Result<&ObjectStore<'t>, StoreError> {
+    pub(super) fn revisions(&self) -> Result<&IdbObjectStore, StoreError> {
         self.get(REVISIONS)
     }
 }
@@ -643,7 +638,7 @@ impl Batch {
                 let by_id = s
                     .messages()?
                     .index(MESSAGES_BY_ID)
-                    .map_err(|e| map_idb_error("opening the message-id index", e))?;
+                    .map_err(|e| map_js_error("opening the message-id index", e))?;
                 for id in &message_ids {
                     let id_key: JsValue = key(&[w, c, id]).into();
                     if let Some(pk) = get_index_key(&by_id, id_key, ctx).await? {
@@ -671,7 +666,7 @@ impl Batch {
                 let by_id = s
                     .messages()?
                     .index(MESSAGES_BY_ID)
-                    .map_err(|e| map_idb_error("opening the message-id index", e))?;
+                    .map_err(|e| map_js_error("opening the message-id index", e))?;
                 let id_key: JsValue = key(&[&world_id, &chat_id, &old_message_id]).into();
                 let old = match get_index_key(&by_id, id_key, ctx).await? {
                     Some(pk) => get_row::<MessageRow>(s.messages()?, &pk, MESSAGES, ctx).await?,
@@ -738,31 +733,28 @@ impl Batch {
 /// Drops a request once issued: IndexedDB runs it in order; its failure aborts the transaction.
 /// A request refused because the transaction already ended (something aborted it while the
 /// batch was being issued) is that abort: nothing was written.
-pub(super) fn issue<F>(
-    request: Result<F, indexed_db_futures::error::Error>,
-    context: &str,
-) -> Result<(), StoreError> {
-    use indexed_db_futures::error::{DomException, Error};
+pub(super) fn issue(request: Result<IdbRequest, JsValue>, context: &str) -> Result<(), StoreError> {
     match request {
         Ok(_) => Ok(()),
-        Err(Error::DomException(DomException::TransactionInactiveError(_))) => {
+        Err(e) if dom_name(&e) == Some("TransactionInactiveError".into()) => {
             Err(StoreError::Aborted(format!(
                 "{context}: the transaction was aborted and nothing was written; retry"
             )))
         }
-        Err(e) => Err(map_idb_error(context, e)),
+        Err(e) => Err(map_js_error(context, e)),
     }
 }
 
-fn put<T: ToJson>(store: &ObjectStore<'_>, row: &T, context: &str) -> Result<(), StoreError> {
-    let value = encode(row, context)?;
-    issue(store.put(value).primitive(), context)
+/// The name of a DOMException (`None` for anything else).
+fn dom_name(e: &JsValue) -> Option<String> {
+    e.dyn_ref::<web_sys::DomException>().map(|d| d.name())
 }
 
-fn delete(
-    store: &ObjectStore<'_>,
-    range: KeyRange<JsValue>,
-    context: &str,
-) -> Result<(), StoreError> {
-    issue(store.delete::<JsValue, _>(range).primitive(), context)
+fn put<T: ToJson>(store: &IdbObjectStore, row: &T, context: &str) -> Result<(), StoreError> {
+    let value = encode(row, context)?;
+    issue(store.put(&value), context)
+}
+
+fn delete(store: &IdbObjectStore, range: KeyRange, context: &str) -> Result<(), StoreError> {
+    issue(range.query().and_then(|q| store.delete(&q)), context)
 }
