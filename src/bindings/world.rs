@@ -15,7 +15,7 @@ use crate::bindings::convert::{from_fields, from_js, promise, string_arg, to_js}
 use crate::bindings::error::{agent_world_error, from_world_error, invalid_argument};
 use crate::bindings::storage::CommonOptions;
 use crate::bindings::types::{or_undefined, StorageOptionsArg};
-use crate::core::engine::{Services, World};
+use crate::core::engine::{NewWorld, Services, World};
 use crate::core::error::WorldError;
 use crate::core::model::{CreateWorld, WorldPatch};
 use crate::web::clock::{JsClock, UuidIds};
@@ -81,19 +81,51 @@ impl AgentWorld {
     }
 }
 
-async fn services(options: &CommonOptions) -> Result<(Services, Rc<FetchLlm>), JsValue> {
+/// How `create`, `open` or `import` gets its world (see [`start`]).
+enum Start {
+    /// `ifExists: "open"` opens a stored world of the plan's id instead of failing.
+    Create {
+        plan: NewWorld,
+        open_existing: bool,
+    },
+    Open(String),
+    /// `copy`: `None` keeps the document's id; `Some(name)` imports a copy (see `import`).
+    Import {
+        json: String,
+        copy: Option<Option<String>>,
+    },
+}
+
+/// The one body of `create`, `open` and `import`: the services (opening the store), the world,
+/// then its handle. One async fn for the three: one state machine, with one copy of the store
+/// opening and of `World::open` instead of one per method.
+async fn start(args: Result<(CommonOptions, Start), JsValue>) -> Result<JsValue, JsValue> {
+    let (options, how) = args?;
     crate::web::clock::inject_text_ops();
     let llm = Rc::new(FetchLlm::new(is_browser_like()));
-    let store = options.store().await?;
-    Ok((
-        Services {
-            store,
-            llm: llm.clone(),
-            clock: Rc::new(JsClock),
-            ids: Rc::new(UuidIds),
+    let svc = Services {
+        store: options.store().await?,
+        llm: llm.clone(),
+        clock: Rc::new(JsClock),
+        ids: Rc::new(UuidIds),
+    };
+    let world = match how {
+        Start::Create {
+            plan,
+            open_existing,
+        } => match World::create_planned(svc.clone(), plan).await {
+            // Open-or-create (a page reload, HMR): the stored world as it is.
+            Err(WorldError::WorldExists(id)) if open_existing => World::open(svc, &id).await,
+            other => other,
         },
-        llm,
-    ))
+        Start::Open(id) => World::open(svc, &id).await,
+        Start::Import { json, copy } => {
+            World::import_as(svc, &json, copy.as_ref().map(|c| c.as_deref())).await
+        }
+    }
+    .map_err(from_world_error)?;
+    world.set_debug(options.debug);
+    Ok(wrap(world, llm, &options).into())
 }
 
 /// The background refresh of a world told of another context's write.
@@ -194,24 +226,19 @@ impl AgentWorld {
                 .as_deref()
                 == Some("open");
             let input: CreateWorld = from_fields(options.rest.clone(), what)?;
-            Ok((options, open_existing, input))
-        });
-        promise(async move {
-            let (options, open_existing, input) = args?;
             // Checked while the database opens (see `start_indexeddb_open`): on a first visit
             // this code runs for the first time, which costs as much as the open.
             crate::web::clock::inject_text_ops(); // the id's normalisation is the host's
             let plan = World::plan_create(&JsClock, &UuidIds, input).map_err(from_world_error)?;
-            let (svc, llm) = services(&options).await?;
-            let world = match World::create_planned(svc.clone(), plan).await {
-                // Open-or-create (a page reload, HMR): the stored world as it is.
-                Err(WorldError::WorldExists(id)) if open_existing => World::open(svc, &id).await,
-                other => other,
-            }
-            .map_err(from_world_error)?;
-            world.set_debug(options.debug);
-            Ok(wrap(world, llm, &options).into())
-        })
+            Ok((
+                options,
+                Start::Create {
+                    plan,
+                    open_existing,
+                },
+            ))
+        });
+        promise(start(args))
     }
 
     /// Opens an existing world by id.
@@ -229,17 +256,11 @@ impl AgentWorld {
         crate::bindings::storage::start_indexeddb_open(&options);
         let args = string_arg(&id, "id").and_then(|id| {
             Ok((
-                id,
                 CommonOptions::read(&options, "AgentWorld.open options")?,
+                Start::Open(id),
             ))
         });
-        promise(async move {
-            let (id, options) = args?;
-            let (svc, llm) = services(&options).await?;
-            let world = World::open(svc, &id).await.map_err(from_world_error)?;
-            world.set_debug(options.debug);
-            Ok(wrap(world, llm, &options).into())
-        })
+        promise(start(args))
     }
 
     /// The worlds in a storage (settings only).
@@ -306,16 +327,7 @@ impl AgentWorld {
         #[wasm_bindgen(unchecked_param_type = "string")] json: JsValue,
         options: Option<crate::bindings::types::ImportOptionsArg>,
     ) -> js_sys::Promise {
-        let args = import_args(&json, &or_undefined(options));
-        promise(async move {
-            let (json, options, copy, name) = args?;
-            let (svc, llm) = services(&options).await?;
-            let world = World::import_as(svc, &json, copy.then_some(name.as_deref()))
-                .await
-                .map_err(from_world_error)?;
-            world.set_debug(options.debug);
-            Ok(wrap(world, llm, &options).into())
-        })
+        promise(start(import_args(&json, &or_undefined(options))))
     }
 
     /// The whole world (settings, agents, chats, messages, memories) as versioned JSON. API
@@ -408,10 +420,7 @@ impl AgentWorld {
 
 /// `AgentWorld.import`'s arguments: the document, the options, whether to import a copy and
 /// the copy's name.
-fn import_args(
-    json: &JsValue,
-    options: &JsValue,
-) -> Result<(String, CommonOptions, bool, Option<String>), JsValue> {
+fn import_args(json: &JsValue, options: &JsValue) -> Result<(CommonOptions, Start), JsValue> {
     let json = json.as_string().ok_or_else(|| {
         invalid_argument("json", "must be a string (the result of world.export())")
     })?;
@@ -428,5 +437,6 @@ fn import_args(
             "is only for { as: \"copy\" }",
         ));
     }
-    Ok((json, options, copy, name))
+    let copy = copy.then_some(name);
+    Ok((options, Start::Import { json, copy }))
 }
