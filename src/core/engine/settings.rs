@@ -2,7 +2,8 @@
 //! settings. Ids never change; every change is one store batch under the write lock, then RAM,
 //! then the `world` lifecycle event.
 
-use crate::core::engine::shared::replanned;
+use crate::core::engine::shared::{committed, Planned};
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 use crate::core::engine::{load_chat_state, AgentRt, World};
@@ -21,132 +22,111 @@ impl World {
     /// Adds an agent (id = kebab(name), reserved names refused).
     pub async fn add_agent(&self, input: NewAgent) -> Result<Agent, WorldError> {
         let agent = new_agent(input)?;
-        replanned!(self, self.add_agent_once(agent.clone()))
-    }
-
-    /// One attempt of [`World::add_agent`] (see `replanned!`): `agent` is validated.
-    async fn add_agent_once(&self, mut agent: Agent) -> Result<Agent, WorldError> {
-        let _g = self.write_lock().await?;
-        let now = self.now();
-        (agent.created_at, agent.last_active) = (now, now);
-        let (world_id, exists) = {
-            let st = self.st();
-            (st.world.id.clone(), st.agent_index(&agent.id).is_some())
-        };
-        if exists {
-            return Err(WorldError::AgentExists(agent.id));
-        }
-        self.persist(vec![StoreOp::PutAgent {
-            world_id,
-            agent: agent.clone(),
-        }])
+        let out = &Cell::new(None);
+        self.change(&mut |w| {
+            let now = w.now();
+            let mut agent = agent.clone();
+            (agent.created_at, agent.last_active) = (now, now);
+            let st = w.st();
+            if st.agent_index(&agent.id).is_some() {
+                return Err(WorldError::AgentExists(agent.id));
+            }
+            let ops = vec![StoreOp::PutAgent {
+                world_id: st.world.id.clone(),
+                agent: agent.clone(),
+            }];
+            Ok(Some(Planned::new(ops, |w| {
+                w.st_mut().agents.push(AgentRt {
+                    agent: agent.clone(),
+                    memory: VecDeque::new(),
+                });
+                out.set(Some(agent.clone()));
+                vec![Event::World(WorldEvent::AgentAdded { agent })]
+            })))
+        })
         .await?;
-        self.st_mut().agents.push(AgentRt {
-            agent: agent.clone(),
-            memory: VecDeque::new(),
-        });
-        drop(_g);
-        self.emit_all(vec![Event::World(WorldEvent::AgentAdded {
-            agent: agent.clone(),
-        })]);
-        Ok(agent)
+        committed(out)
     }
 
     /// Changes an agent's settings (the id never changes).
     pub async fn update_agent(&self, id: &str, patch: AgentPatch) -> Result<Agent, WorldError> {
-        replanned!(self, self.update_agent_once(id, patch.clone()))
-    }
-
-    /// One attempt of [`World::update_agent`] (see `replanned!`).
-    async fn update_agent_once(&self, id: &str, patch: AgentPatch) -> Result<Agent, WorldError> {
-        let _g = self.write_lock().await?;
-        let Some(agent) = self.agent(id) else {
-            return Err(WorldError::AgentNotFound(id.to_string()));
-        };
-        let history_changed = patch.history_limit.is_some();
-        let agent = patched_agent(agent, patch)?;
-        let world_id = self.st().world.id.clone();
-        self.persist(vec![StoreOp::PutAgent {
-            world_id,
-            agent: agent.clone(),
-        }])
+        let out = &Cell::new(None);
+        self.change(&mut |w| {
+            let Some(agent) = w.agent(id) else {
+                return Err(WorldError::AgentNotFound(id.to_string()));
+            };
+            let agent = patched_agent(agent, patch.clone())?;
+            let ops = vec![StoreOp::PutAgent {
+                world_id: w.st().world.id.clone(),
+                agent: agent.clone(),
+            }];
+            let planned = Planned::new(ops, |w| {
+                if let Some(a) = w.st_mut().agents.iter_mut().find(|a| a.agent.id == id) {
+                    a.agent = agent.clone();
+                }
+                out.set(Some(agent.clone()));
+                vec![Event::World(WorldEvent::AgentUpdated { agent })]
+            });
+            Ok(Some(
+                planned.reloading_windows(patch.history_limit.is_some()),
+            ))
+        })
         .await?;
-        if let Some(a) = self.st_mut().agents.iter_mut().find(|a| a.agent.id == id) {
-            a.agent = agent.clone();
-        }
-        if history_changed {
-            self.reload_windows().await?;
-        }
-        drop(_g);
-        self.emit_all(vec![Event::World(WorldEvent::AgentUpdated {
-            agent: agent.clone(),
-        })]);
-        Ok(agent)
+        committed(out)
     }
 
     /// Removes an agent with its memories; its queued and running calls are cancelled.
     pub async fn remove_agent(&self, id: &str) -> Result<bool, WorldError> {
-        replanned!(self, self.remove_agent_once(id))
-    }
-
-    /// One attempt of [`World::remove_agent`] (see `replanned!`).
-    async fn remove_agent_once(&self, id: &str) -> Result<bool, WorldError> {
-        let _g = self.write_lock().await?;
-        let world_id = {
-            let st = self.st();
-            if st.agent_index(id).is_none() {
-                return Ok(false);
-            }
-            st.world.id.clone()
-        };
-        // Frees space, so it works over quota (see `persist_freeing`).
-        self.persist_freeing(
-            vec![StoreOp::DeleteAgent {
+        self.change(&mut |w| {
+            let world_id = {
+                let st = w.st();
+                if st.agent_index(id).is_none() {
+                    return Ok(None);
+                }
+                st.world.id.clone()
+            };
+            // Frees space, so it works over quota (see `persist_freeing`).
+            let deletes = vec![StoreOp::DeleteAgent {
                 world_id,
                 agent_id: id.to_string(),
-            }],
-            Vec::new(),
-        )
-        .await?;
-        self.cancel_jobs(&|call| call.agent_id == Some(id));
-        self.cancel_approvals(&|a| a.agent_id == id);
-        {
-            let mut st = self.st_mut();
-            st.agents.retain(|a| a.agent.id != id);
-            // Its running call's M (not written yet) goes with its memory.
-            st.unsaved.retain(|u| u.agent_id != id);
-        }
-        self.inner.runtime.borrow_mut().instructions.remove(id);
-        drop(_g);
-        self.emit_all(vec![Event::World(WorldEvent::AgentRemoved {
-            agent_id: id.to_string(),
-        })]);
-        Ok(true)
+            }];
+            Ok(Some(Planned::freeing(deletes, Vec::new(), |w| {
+                w.cancel_jobs(&|call| call.agent_id == Some(id));
+                w.cancel_approvals(&|a| a.agent_id == id);
+                {
+                    let mut st = w.st_mut();
+                    st.agents.retain(|a| a.agent.id != id);
+                    // Its running call's M (not written yet) goes with its memory.
+                    st.unsaved.retain(|u| u.agent_id != id);
+                }
+                w.inner.runtime.borrow_mut().instructions.remove(id);
+                vec![Event::World(WorldEvent::AgentRemoved {
+                    agent_id: id.to_string(),
+                })]
+            })))
+        })
+        .await
     }
 
     /// Changes the world's settings (the id never changes).
     pub async fn update(&self, patch: WorldPatch) -> Result<WorldData, WorldError> {
-        replanned!(self, self.update_once(patch.clone()))
-    }
-
-    /// One attempt of [`World::update`] (see `replanned!`).
-    async fn update_once(&self, patch: WorldPatch) -> Result<WorldData, WorldError> {
-        let _g = self.write_lock().await?;
-        let history_changed = patch.history_limit.is_some();
-        let mut w = patched_world(self.info(), patch)?;
-        w.last_updated = self.now();
-        let mut stored = w.clone();
-        stored.current_chat_id = self.st().stored_world().current_chat_id;
-        self.persist(vec![StoreOp::PutWorld(stored)]).await?;
-        self.st_mut().world = w.clone();
-        if history_changed {
-            self.reload_windows().await?;
-        }
-        drop(_g);
-        self.emit_all(vec![Event::World(WorldEvent::WorldUpdated {
-            world: w.clone(),
-        })]);
-        Ok(w)
+        let out = &Cell::new(None);
+        self.change(&mut |w| {
+            let mut data = patched_world(w.info(), patch.clone())?;
+            data.last_updated = w.now();
+            let mut stored = data.clone();
+            stored.current_chat_id = w.st().stored_world().current_chat_id;
+            let planned = Planned::new(vec![StoreOp::PutWorld(stored)], |w| {
+                w.st_mut().world = data.clone();
+                out.set(Some(data.clone()));
+                vec![Event::World(WorldEvent::WorldUpdated { world: data })]
+            });
+            Ok(Some(
+                planned.reloading_windows(patch.history_limit.is_some()),
+            ))
+        })
+        .await?;
+        committed(out)
     }
 
     /// After a history limit change or an edit (§10): in session mode re-read each window from

@@ -15,7 +15,8 @@
 //! - `seen_rev` is the store revision the RAM view mirrors. A batch this world persists raises
 //!   the store's revision by exactly one, so `seen_rev` follows without another read; a
 //!   conflict or [`World::refresh`] reloads the view and sets it to the store's.
-//! - A change that can conflict runs inside [`replanned!`], and does nothing before its
+//! - A change that can conflict runs inside [`World::change`] (a plan of plain code) or
+//!   [`replanned!`] (a plan that reads the store, or the reply path), and does nothing before its
 //!   batch commits that a second attempt would repeat wrongly (it plans from the view, persists,
 //!   then updates RAM and emits).
 //! - A reload replaces settings, agents (keeping the RAM-only `lastActive` when newer), chat
@@ -67,6 +68,65 @@ macro_rules! replanned {
 }
 pub(crate) use replanned;
 
+/// One attempt's plan of a change run by [`World::change`]: the batch, and what the change does
+/// to RAM once the batch is committed.
+pub(crate) struct Planned<'a> {
+    ops: Vec<StoreOp>,
+    /// `Some(puts)`: a change that frees space; `ops` only delete, `puts` are the small records
+    /// it also rewrites (see [`World::persist_freeing`]).
+    puts: Option<Vec<StoreOp>>,
+    /// Re-read the memory windows after the commit (a history limit changed).
+    reload_windows: bool,
+    /// Applies the committed change to RAM (under the lock) and returns the events to emit
+    /// once the lock is released.
+    commit: Box<Commit<'a>>,
+}
+
+/// What a committed change does to RAM; returns the events to emit.
+type Commit<'a> = dyn FnOnce(&World) -> Vec<Event> + 'a;
+
+impl<'a> Planned<'a> {
+    /// A change persisted as the one batch `ops`.
+    pub(crate) fn new(ops: Vec<StoreOp>, commit: impl FnOnce(&World) -> Vec<Event> + 'a) -> Self {
+        Planned {
+            ops,
+            puts: None,
+            reload_windows: false,
+            commit: Box::new(commit),
+        }
+    }
+
+    /// A change that frees space (see [`World::persist_freeing`]).
+    pub(crate) fn freeing(
+        deletes: Vec<StoreOp>,
+        puts: Vec<StoreOp>,
+        commit: impl FnOnce(&World) -> Vec<Event> + 'a,
+    ) -> Self {
+        Planned {
+            puts: Some(puts),
+            ..Planned::new(deletes, commit)
+        }
+    }
+
+    /// Re-reads the memory windows after the commit when `yes` (see [`World::reload_windows`]).
+    pub(crate) fn reloading_windows(self, yes: bool) -> Self {
+        Planned {
+            reload_windows: yes,
+            ..self
+        }
+    }
+}
+
+/// The value the commit of a change left in `out`, for a change whose plan always returns a
+/// batch: once [`World::change`] returned `Ok`, its commit ran and set it.
+pub(crate) fn committed<T>(out: &std::cell::Cell<Option<T>>) -> Result<T, WorldError> {
+    out.take().ok_or_else(|| {
+        WorldError::Storage(StoreError::Invalid(
+            "the change returned before its commit".to_string(),
+        ))
+    })
+}
+
 /// The write lock of one change: this world's local lock (other writers of the store are kept
 /// right by the revision check of the batch, see the module docs).
 pub(crate) struct WriteGuard<'a> {
@@ -88,6 +148,41 @@ impl World {
         _agent: Option<&str>,
     ) -> Result<WriteGuard<'_>, WorldError> {
         self.write_lock().await
+    }
+
+    /// Runs a change of the common shape: under the write lock, `plan` reads the view and
+    /// returns the batch and its commit (`None`: nothing to change, `Ok(false)`); the batch is
+    /// persisted; on a conflict (the view was reloaded) the change is planned again, as
+    /// [`replanned!`] does; then the commit updates RAM, and its events are emitted after the
+    /// lock is released. One state machine for every change that needs no store read while it
+    /// plans: the bodies are plain closures, not an async fn each with its own copy of the
+    /// lock, persist and replan states.
+    pub(crate) async fn change<'a>(
+        &self,
+        plan: &mut dyn FnMut(&World) -> Result<Option<Planned<'a>>, WorldError>,
+    ) -> Result<bool, WorldError> {
+        let mut attempts = 0;
+        loop {
+            let guard = self.write_lock().await?;
+            let Some(p) = plan(self)? else {
+                return Ok(false);
+            };
+            let persisted = match p.puts {
+                None => self.persist(p.ops).await,
+                Some(puts) => self.persist_freeing(p.ops, puts).await,
+            };
+            match persisted {
+                Err(e) if self.replan_after(&e, &mut attempts) => continue,
+                r => r?,
+            }
+            let events = (p.commit)(self);
+            if p.reload_windows {
+                self.reload_windows().await?;
+            }
+            drop(guard);
+            self.emit_all(events);
+            return Ok(true);
+        }
     }
 
     /// Whether a change that failed with `e` is to be planned again: `e` is a conflict (the
