@@ -2,7 +2,7 @@
 //! clearing an agent's memory. Each operation is one store batch under the write lock; leaving
 //! the current chat cancels its queued and running calls first (spec §4 last paragraph).
 
-use crate::core::engine::shared::{committed, replanned, Planned};
+use crate::core::engine::shared::{committed, Planned};
 use crate::core::engine::{load_chat_state, most_recent_chat, World};
 use crate::core::error::WorldError;
 use crate::core::events::{Event, SystemEvent, WorldEvent};
@@ -111,46 +111,49 @@ impl World {
 
     /// Makes chat `id` current and restores every agent's memory and counter from it.
     pub async fn load_chat(&self, id: &str) -> Result<Chat, WorldError> {
-        replanned!(self, self.load_chat_once(id))
-    }
-
-    /// One attempt of [`World::load_chat`] (see `replanned!`).
-    async fn load_chat_once(&self, id: &str) -> Result<Chat, WorldError> {
-        let _g = self.write_lock().await?;
-        let Some(chat) = self.st().chats.iter().find(|c| c.id == id).cloned() else {
-            return Err(WorldError::ChatNotFound(id.to_string()));
-        };
-        let (mut world, mut agents) = {
-            let st = self.st();
-            (st.world.clone(), st.agents.clone())
-        };
-        load_chat_state(&*self.inner.store, &world, id, &mut agents)
-            .await
-            .map_err(|e| self.report_storage(e, None))?;
-        let approvals = self
-            .inner
-            .store
-            .approvals(&world.id, id)
-            .await
-            .map_err(|e| self.report_storage(e.into(), None))?;
-        if world.current_chat_id.as_deref() != Some(id) {
-            self.cancel_current_chat_calls();
-            world.current_chat_id = Some(id.to_string());
-            world.last_updated = self.now();
-            self.persist(vec![StoreOp::PutWorld(world.clone())]).await?;
-        }
-        {
-            let mut st = self.st_mut();
-            st.world = world;
-            st.no_chat_left = None;
-            restore(&mut st.agents, agents);
-            st.approvals = approvals;
-        }
-        drop(_g);
-        self.emit_all(vec![Event::System(SystemEvent::ChatLoaded {
-            chat_id: id.to_string(),
-        })]);
-        Ok(chat)
+        let out = &Cell::new(None);
+        self.change_reading(&mut || {
+            Box::pin(async move {
+                let Some(chat) = self.st().chats.iter().find(|c| c.id == id).cloned() else {
+                    return Err(WorldError::ChatNotFound(id.to_string()));
+                };
+                let (mut world, mut agents) = {
+                    let st = self.st();
+                    (st.world.clone(), st.agents.clone())
+                };
+                load_chat_state(&*self.inner.store, &world, id, &mut agents)
+                    .await
+                    .map_err(|e| self.report_storage(e, None))?;
+                let approvals = self
+                    .inner
+                    .store
+                    .approvals(&world.id, id)
+                    .await
+                    .map_err(|e| self.report_storage(e.into(), None))?;
+                let mut ops = Vec::new();
+                if world.current_chat_id.as_deref() != Some(id) {
+                    self.cancel_current_chat_calls();
+                    world.current_chat_id = Some(id.to_string());
+                    world.last_updated = self.now();
+                    ops.push(StoreOp::PutWorld(world.clone()));
+                }
+                Ok(Some(Planned::new(ops, move |w| {
+                    {
+                        let mut st = w.st_mut();
+                        st.world = world;
+                        st.no_chat_left = None;
+                        restore(&mut st.agents, agents);
+                        st.approvals = approvals;
+                    }
+                    out.set(Some(chat));
+                    vec![Event::System(SystemEvent::ChatLoaded {
+                        chat_id: id.to_string(),
+                    })]
+                })))
+            })
+        })
+        .await?;
+        committed(out)
     }
 
     /// Deletes a chat and its messages; `false` (and nothing happens) for an unknown id. When it
@@ -162,76 +165,74 @@ impl World {
     /// record it rewrites is the world's current-chat pointer (not even that when the last chat
     /// goes: the pointer left naming the deleted chat says "no chat left").
     pub async fn delete_chat(&self, id: &str) -> Result<bool, WorldError> {
-        replanned!(self, self.delete_chat_once(id))
-    }
-
-    /// One attempt of [`World::delete_chat`] (see `replanned!`).
-    async fn delete_chat_once(&self, id: &str) -> Result<bool, WorldError> {
-        let _g = self.write_lock().await?;
-        let (mut world, mut agents, next) = {
-            let st = self.st();
-            if !st.chats.iter().any(|c| c.id == id) {
-                return Ok(false);
-            }
-            let next =
-                most_recent_chat(st.chats.iter().filter(|c| c.id != id)).map(|c| c.id.clone());
-            (st.world.clone(), st.agents.clone(), next)
-        };
-        let was_current = world.current_chat_id.as_deref() == Some(id);
-        let deletes = vec![StoreOp::DeleteChat {
-            world_id: world.id.clone(),
-            chat_id: id.to_string(),
-        }];
-        let mut puts = Vec::new();
-        let mut approvals = Vec::new();
-        if was_current {
-            self.cancel_current_chat_calls();
-            match &next {
-                Some(n) => {
-                    load_chat_state(&*self.inner.store, &world, n, &mut agents)
-                        .await
-                        .map_err(|e| self.report_storage(e, None))?;
-                    approvals = self
-                        .inner
-                        .store
-                        .approvals(&world.id, n)
-                        .await
-                        .map_err(|e| self.report_storage(e.into(), None))?;
-                }
-                None => {
-                    for a in &mut agents {
-                        a.memory.clear();
-                        a.agent.llm_call_count = 0;
-                        a.agent.last_llm_call = None;
+        self.change_reading(&mut || {
+            Box::pin(async move {
+                let (mut world, mut agents, next) = {
+                    let st = self.st();
+                    if !st.chats.iter().any(|c| c.id == id) {
+                        return Ok(None);
+                    }
+                    let next = most_recent_chat(st.chats.iter().filter(|c| c.id != id))
+                        .map(|c| c.id.clone());
+                    (st.world.clone(), st.agents.clone(), next)
+                };
+                let was_current = world.current_chat_id.as_deref() == Some(id);
+                let deletes = vec![StoreOp::DeleteChat {
+                    world_id: world.id.clone(),
+                    chat_id: id.to_string(),
+                }];
+                let mut puts = Vec::new();
+                let mut approvals = Vec::new();
+                if was_current {
+                    self.cancel_current_chat_calls();
+                    match &next {
+                        Some(n) => {
+                            load_chat_state(&*self.inner.store, &world, n, &mut agents)
+                                .await
+                                .map_err(|e| self.report_storage(e, None))?;
+                            approvals = self
+                                .inner
+                                .store
+                                .approvals(&world.id, n)
+                                .await
+                                .map_err(|e| self.report_storage(e.into(), None))?;
+                        }
+                        None => {
+                            for a in &mut agents {
+                                a.memory.clear();
+                                a.agent.llm_call_count = 0;
+                                a.agent.last_llm_call = None;
+                            }
+                        }
+                    }
+                    world.current_chat_id = next;
+                    if world.current_chat_id.is_some() {
+                        world.last_updated = self.now();
+                        puts.push(StoreOp::PutWorld(world.clone()));
                     }
                 }
-            }
-            world.current_chat_id = next;
-            if world.current_chat_id.is_some() {
-                world.last_updated = self.now();
-                puts.push(StoreOp::PutWorld(world.clone()));
-            }
-        }
-        self.persist_freeing(deletes, puts).await?;
-        let new_current = world.current_chat_id.clone();
-        {
-            let mut st = self.st_mut();
-            st.chats.retain(|c| c.id != id);
-            if was_current {
-                if world.current_chat_id.is_none() {
-                    st.no_chat_left = Some(id.to_string());
-                }
-                st.world = world;
-                restore(&mut st.agents, agents);
-                st.approvals = approvals;
-            }
-        }
-        drop(_g);
-        self.emit_all(vec![Event::System(SystemEvent::ChatDeleted {
-            chat_id: id.to_string(),
-            new_current_chat_id: new_current,
-        })]);
-        Ok(true)
+                Ok(Some(Planned::freeing(deletes, puts, move |w| {
+                    let new_current = world.current_chat_id.clone();
+                    {
+                        let mut st = w.st_mut();
+                        st.chats.retain(|c| c.id != id);
+                        if was_current {
+                            if world.current_chat_id.is_none() {
+                                st.no_chat_left = Some(id.to_string());
+                            }
+                            st.world = world;
+                            restore(&mut st.agents, agents);
+                            st.approvals = approvals;
+                        }
+                    }
+                    vec![Event::System(SystemEvent::ChatDeleted {
+                        chat_id: id.to_string(),
+                        new_current_chat_id: new_current,
+                    })]
+                })))
+            })
+        })
+        .await
     }
 
     /// Renames a chat; its title becomes `manual` and nothing automatic overwrites it.

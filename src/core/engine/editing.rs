@@ -21,7 +21,7 @@
 //! - `deleteMessage` removes any message of the chat (notices too) and nothing else: calls
 //!   answering it go on. `editMessage` cancels the calls answering the removed messages.
 
-use crate::core::engine::shared::replanned;
+use crate::core::engine::shared::{replanned, Planned};
 use std::collections::VecDeque;
 
 use crate::core::engine::responder::input_from;
@@ -34,7 +34,7 @@ use crate::core::llm::types::ChatMessage;
 use crate::core::llm_client::CancelToken;
 use crate::core::mentions::{sender_type, SenderType};
 use crate::core::model::{validate_content, Agent, MemoryEntry, Message, MessageKind};
-use crate::core::store::{AgentChatState, StoreOp};
+use crate::core::store::{AgentChatState, LocalBoxFuture, StoreOp};
 
 /// Messages read per page while looking for the one to edit (from the end of the chat).
 const PAGE: usize = 100;
@@ -222,51 +222,48 @@ impl World {
     /// Deletes one message of the current chat, from the chat and from every memory (spec §10),
     /// in one store change; nothing else changes. `chat-saved` follows.
     pub async fn delete_message(&self, message_id: &str) -> Result<(), WorldError> {
-        replanned!(self, self.delete_message_once(message_id))
-    }
-
-    /// One attempt of [`World::delete_message`] (see `replanned!`).
-    async fn delete_message_once(&self, message_id: &str) -> Result<(), WorldError> {
-        let guard = self.write_lock().await?;
-        let (world_id, chat_id) = self.editable_chat(message_id)?;
-        self.locate(&world_id, &chat_id, message_id).await?;
-        let now = self.now();
-        let chat = {
-            let st = self.st();
-            st.chats
-                .iter()
-                .find(|c| c.id == chat_id)
-                .cloned()
-                .map(|mut c| {
-                    c.message_count = c.message_count.saturating_sub(1);
-                    c.updated_at = st.chat_update_time(now);
-                    c
-                })
+        let planned = &mut || -> LocalBoxFuture<'_, _> {
+            Box::pin(async move {
+                let (world_id, chat_id) = self.editable_chat(message_id)?;
+                self.locate(&world_id, &chat_id, message_id).await?;
+                let chat = {
+                    let st = self.st();
+                    st.chats
+                        .iter()
+                        .find(|c| c.id == chat_id)
+                        .cloned()
+                        .map(|mut c| {
+                            c.message_count = c.message_count.saturating_sub(1);
+                            c.updated_at = st.chat_update_time(self.now());
+                            c
+                        })
+                };
+                let Some(chat) = chat else {
+                    return Err(WorldError::MessageNotFound(message_id.to_string()));
+                };
+                let ops = vec![
+                    StoreOp::DeleteMessages {
+                        world_id,
+                        chat_id: chat_id.clone(),
+                        message_ids: vec![message_id.to_string()],
+                    },
+                    StoreOp::PutChat(chat.clone()),
+                ];
+                let planned = Planned::new(ops, move |w| {
+                    let saved = SystemEvent::ChatSaved {
+                        chat_id: chat.id.clone(),
+                        message_count: chat.message_count,
+                    };
+                    if let Some(c) = w.st_mut().chats.iter_mut().find(|c| c.id == chat_id) {
+                        *c = chat;
+                    }
+                    w.forget(&[message_id.to_string()]);
+                    vec![Event::System(saved)]
+                });
+                Ok(Some(planned.reloading_windows(true)))
+            })
         };
-        let Some(chat) = chat else {
-            return Err(WorldError::MessageNotFound(message_id.to_string()));
-        };
-        self.persist(vec![
-            StoreOp::DeleteMessages {
-                world_id,
-                chat_id: chat_id.clone(),
-                message_ids: vec![message_id.to_string()],
-            },
-            StoreOp::PutChat(chat.clone()),
-        ])
-        .await?;
-        let saved = SystemEvent::ChatSaved {
-            chat_id: chat.id.clone(),
-            message_count: chat.message_count,
-        };
-        if let Some(c) = self.st_mut().chats.iter_mut().find(|c| c.id == chat_id) {
-            *c = chat;
-        }
-        self.forget(&[message_id.to_string()]);
-        let reloaded = self.reload_windows().await;
-        drop(guard);
-        self.emit_all(vec![Event::System(saved)]);
-        reloaded
+        self.change_reading(planned).await.map(|_| ())
     }
 
     /// The current chat, where editing happens: `(world id, chat id)`.

@@ -15,8 +15,8 @@
 //! - `seen_rev` is the store revision the RAM view mirrors. A batch this world persists raises
 //!   the store's revision by exactly one, so `seen_rev` follows without another read; a
 //!   conflict or [`World::refresh`] reloads the view and sets it to the store's.
-//! - A change that can conflict runs inside [`World::change`] (a plan of plain code) or
-//!   [`replanned!`] (a plan that reads the store, or the reply path), and does nothing before its
+//! - A change that can conflict runs inside [`World::change`] / [`World::change_reading`] or
+//!   [`replanned!`] (the reply path and a few others), and does nothing before its
 //!   batch commits that a second attempt would repeat wrongly (it plans from the view, persists,
 //!   then updates RAM and emits).
 //! - A reload replaces settings, agents (keeping the RAM-only `lastActive` when newer), chat
@@ -29,7 +29,7 @@ use crate::core::engine::{load_view, World};
 use crate::core::error::WorldError;
 use crate::core::events::{Event, WorldEvent};
 use crate::core::lock::Guard;
-use crate::core::store::{StoreError, StoreOp};
+use crate::core::store::{LocalBoxFuture, StoreError, StoreOp};
 
 /// `f` on the heap, awaited through its vtable: for an await off the common path inside a
 /// hot async fn. The compiler inlines a callee's state machine into its caller's `poll`, so
@@ -117,6 +117,18 @@ impl<'a> Planned<'a> {
     }
 }
 
+/// The plan of a change from the view alone (see [`World::change`]).
+pub(crate) type PlanView<'a> = dyn FnMut(&World) -> Result<Option<Planned<'a>>, WorldError> + 'a;
+
+/// The plan of a change that reads the store first (see [`World::change_reading`]).
+pub(crate) type PlanReading<'a> =
+    dyn FnMut() -> LocalBoxFuture<'a, Result<Option<Planned<'a>>, WorldError>> + 'a;
+
+enum Plan<'p, 'a> {
+    View(&'p mut PlanView<'a>),
+    Reading(&'p mut PlanReading<'a>),
+}
+
 /// The value the commit of a change left in `out`, for a change whose plan always returns a
 /// batch: once [`World::change`] returned `Ok`, its commit ran and set it.
 pub(crate) fn committed<T>(out: &std::cell::Cell<Option<T>>) -> Result<T, WorldError> {
@@ -154,17 +166,35 @@ impl World {
     /// returns the batch and its commit (`None`: nothing to change, `Ok(false)`); the batch is
     /// persisted; on a conflict (the view was reloaded) the change is planned again, as
     /// [`replanned!`] does; then the commit updates RAM, and its events are emitted after the
-    /// lock is released. One state machine for every change that needs no store read while it
-    /// plans: the bodies are plain closures, not an async fn each with its own copy of the
-    /// lock, persist and replan states.
-    pub(crate) async fn change<'a>(
-        &self,
-        plan: &mut dyn FnMut(&World) -> Result<Option<Planned<'a>>, WorldError>,
-    ) -> Result<bool, WorldError> {
+    /// lock is released. One state machine for every change of this shape: the bodies are
+    /// plain closures, not an async fn each with its own copy of the lock, persist and replan
+    /// states.
+    pub(crate) fn change<'s, 'a: 's>(
+        &'s self,
+        plan: &'s mut PlanView<'a>,
+    ) -> impl std::future::Future<Output = Result<bool, WorldError>> + use<'s, 'a> {
+        self.run_change(Plan::View(plan))
+    }
+
+    /// [`World::change`] for a change that reads the store while it plans (a chat's memory, a
+    /// message's place): `plan` returns the future that reads (under the write lock) and then
+    /// plans. Boxed: one allocation per attempt, on changes a user makes, not on the reply path.
+    pub(crate) fn change_reading<'s, 'a: 's>(
+        &'s self,
+        plan: &'s mut PlanReading<'a>,
+    ) -> impl std::future::Future<Output = Result<bool, WorldError>> + use<'s, 'a> {
+        self.run_change(Plan::Reading(plan))
+    }
+
+    async fn run_change(&self, mut plan: Plan<'_, '_>) -> Result<bool, WorldError> {
         let mut attempts = 0;
         loop {
             let guard = self.write_lock().await?;
-            let Some(p) = plan(self)? else {
+            let planned = match &mut plan {
+                Plan::View(f) => f(self)?,
+                Plan::Reading(f) => f().await?,
+            };
+            let Some(p) = planned else {
                 return Ok(false);
             };
             let persisted = match p.puts {
@@ -176,12 +206,15 @@ impl World {
                 r => r?,
             }
             let events = (p.commit)(self);
-            if p.reload_windows {
-                self.reload_windows().await?;
-            }
+            // The change is committed: its events go out even if the windows cannot be read
+            // again (that failure is returned).
+            let reloaded = match p.reload_windows {
+                true => self.reload_windows().await,
+                false => Ok(()),
+            };
             drop(guard);
             self.emit_all(events);
-            return Ok(true);
+            return reloaded.map(|()| true);
         }
     }
 
