@@ -77,6 +77,8 @@ pub(crate) struct Planned<'a> {
     puts: Option<Vec<StoreOp>>,
     /// Re-read the memory windows after the commit (a history limit changed).
     reload_windows: bool,
+    /// The agent a failure's `error` event names (work done on its behalf).
+    agent: Option<String>,
     /// Applies the committed change to RAM (under the lock) and returns the events to emit
     /// once the lock is released.
     commit: Box<Commit<'a>>,
@@ -92,6 +94,7 @@ impl<'a> Planned<'a> {
             ops,
             puts: None,
             reload_windows: false,
+            agent: None,
             commit: Box::new(commit),
         }
     }
@@ -105,6 +108,14 @@ impl<'a> Planned<'a> {
         Planned {
             puts: Some(puts),
             ..Planned::new(deletes, commit)
+        }
+    }
+
+    /// Work done on behalf of `agent`: a storage failure's `error` event names it.
+    pub(crate) fn for_agent(self, agent: String) -> Self {
+        Planned {
+            agent: Some(agent),
+            ..self
         }
     }
 
@@ -198,7 +209,7 @@ impl World {
                 return Ok(false);
             };
             let persisted = match p.puts {
-                None => self.persist(p.ops).await,
+                None => self.persist_for(p.ops, p.agent.as_deref()).await,
                 Some(puts) => self.persist_freeing(p.ops, puts).await,
             };
             match persisted {
