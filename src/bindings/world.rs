@@ -81,14 +81,21 @@ impl AgentWorld {
     }
 }
 
-/// How `create`, `open` or `import` gets its world (see [`start`]).
+/// What a static method of `AgentWorld` does once its store is open (see [`start`]).
 enum Start {
+    Open(Opening),
+    List,
+    Delete(String),
+}
+
+/// How `create`, `open` or `import` gets the world it opens.
+enum Opening {
     /// `ifExists: "open"` opens a stored world of the plan's id instead of failing.
     Create {
         plan: NewWorld,
         open_existing: bool,
     },
-    Open(String),
+    Existing(String),
     /// `copy`: `None` keeps the document's id; `Some(name)` imports a copy (see `import`).
     Import {
         json: String,
@@ -96,36 +103,63 @@ enum Start {
     },
 }
 
-/// The one body of `create`, `open` and `import`: the services (opening the store), the world,
-/// then its handle. One async fn for the three: one state machine, with one copy of the store
-/// opening and of `World::open` instead of one per method.
+/// The one body of the static methods (`create`, `open`, `import`, `list`, `delete`): the
+/// store, then the world's work, then the handle of the world opened. One async fn for all:
+/// one state machine, with one copy of the store opening and of `World::open` instead of one
+/// per method.
 async fn start(args: Result<(CommonOptions, Start), JsValue>) -> Result<JsValue, JsValue> {
     let (options, how) = args?;
     crate::web::clock::inject_text_ops();
+    let store = options.store().await?;
+    let opening = match how {
+        Start::List => {
+            let worlds = World::list(store.as_ref()).await;
+            return to_js(&worlds.map_err(from_world_error)?);
+        }
+        Start::Delete(id) => {
+            let deleted = World::delete(store.as_ref(), &id).await;
+            return Ok(JsValue::from_bool(deleted.map_err(from_world_error)?));
+        }
+        Start::Open(opening) => opening,
+    };
     let llm = Rc::new(FetchLlm::new(is_browser_like()));
     let svc = Services {
-        store: options.store().await?,
+        store,
         llm: llm.clone(),
         clock: Rc::new(JsClock),
         ids: Rc::new(UuidIds),
     };
-    let world = match how {
-        Start::Create {
+    // Every way ends by opening the stored world, but a create that wrote it (and has its
+    // view): one `World::open` in this state machine, not one per way.
+    let id = match opening {
+        Opening::Create {
             plan,
             open_existing,
         } => match World::create_planned(svc.clone(), plan).await {
             // Open-or-create (a page reload, HMR): the stored world as it is.
-            Err(WorldError::WorldExists(id)) if open_existing => World::open(svc, &id).await,
-            other => other,
+            Err(WorldError::WorldExists(id)) if open_existing => id,
+            created => return handle_of(created, llm, &options),
         },
-        Start::Open(id) => World::open(svc, &id).await,
-        Start::Import { json, copy } => {
-            World::import_as(svc, &json, copy.as_ref().map(|c| c.as_deref())).await
+        Opening::Existing(id) => id,
+        Opening::Import { json, copy } => {
+            let copy = copy.as_ref().map(|c| c.as_deref());
+            World::import_stored(&*svc.store, &json, copy)
+                .await
+                .map_err(from_world_error)?
         }
-    }
-    .map_err(from_world_error)?;
+    };
+    handle_of(World::open(svc, &id).await, llm, &options)
+}
+
+/// The JS handle of a world just created or opened.
+fn handle_of(
+    world: Result<World, WorldError>,
+    llm: Rc<FetchLlm>,
+    options: &CommonOptions,
+) -> Result<JsValue, JsValue> {
+    let world = world.map_err(from_world_error)?;
     world.set_debug(options.debug);
-    Ok(wrap(world, llm, &options).into())
+    Ok(wrap(world, llm, options).into())
 }
 
 /// The background refresh of a world told of another context's write.
@@ -230,13 +264,11 @@ impl AgentWorld {
             // this code runs for the first time, which costs as much as the open.
             crate::web::clock::inject_text_ops(); // the id's normalisation is the host's
             let plan = World::plan_create(&JsClock, &UuidIds, input).map_err(from_world_error)?;
-            Ok((
-                options,
-                Start::Create {
-                    plan,
-                    open_existing,
-                },
-            ))
+            let create = Opening::Create {
+                plan,
+                open_existing,
+            };
+            Ok((options, Start::Open(create)))
         });
         promise(start(args))
     }
@@ -257,7 +289,7 @@ impl AgentWorld {
         let args = string_arg(&id, "id").and_then(|id| {
             Ok((
                 CommonOptions::read(&options, "AgentWorld.open options")?,
-                Start::Open(id),
+                Start::Open(Opening::Existing(id)),
             ))
         });
         promise(start(args))
@@ -272,14 +304,7 @@ impl AgentWorld {
     #[wasm_bindgen(unchecked_return_type = "Promise<WorldInfo[]>")]
     pub fn list(options: Option<StorageOptionsArg>) -> js_sys::Promise {
         let options = CommonOptions::read(&or_undefined(options), "AgentWorld.list options");
-        promise(async move {
-            let store = options?.store().await?;
-            to_js(
-                &World::list(store.as_ref())
-                    .await
-                    .map_err(from_world_error)?,
-            )
-        })
+        promise(start(options.map(|options| (options, Start::List))))
     }
 
     /// Deletes a world and everything in it; resolves `false` when there was none.
@@ -296,18 +321,11 @@ impl AgentWorld {
         let args = string_arg(&id, "id").and_then(|id| {
             let options = or_undefined(options);
             Ok((
-                id,
                 CommonOptions::read(&options, "AgentWorld.delete options")?,
+                Start::Delete(id),
             ))
         });
-        promise(async move {
-            let (id, options) = args?;
-            let store = options.store().await?;
-            let deleted = World::delete(store.as_ref(), &id)
-                .await
-                .map_err(from_world_error)?;
-            Ok(JsValue::from_bool(deleted))
-        })
+        promise(start(args))
     }
 
     /// Imports a world exported with `world.export()` and opens it. API keys are never part of
@@ -438,5 +456,5 @@ fn import_args(json: &JsValue, options: &JsValue) -> Result<(CommonOptions, Star
         ));
     }
     let copy = copy.then_some(name);
-    Ok((options, Start::Import { json, copy }))
+    Ok((options, Start::Open(Opening::Import { json, copy })))
 }
