@@ -681,4 +681,11 @@ fn a_committed_change_whose_windows_cannot_be_read_again_still_announces_itself(
         .collect();
     assert_eq!(updated.len(), 1, "world-updated for the committed change");
     assert_eq!(updated[0]["world"]["historyLimit"], 3);
+    let errors = h.system("error");
+    assert_eq!(
+        errors.len(),
+        1,
+        "the failed read is reported too: {errors:?}"
+    );
+    assert_eq!(errors[0]["reason"], "corrupted");
 }

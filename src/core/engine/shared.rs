@@ -218,9 +218,12 @@ impl World {
             }
             let events = (p.commit)(self);
             // The change is committed: its events go out even if the windows cannot be read
-            // again (that failure is returned).
+            // again (that failure is reported and returned, as any failed read of a live world).
             let reloaded = match p.reload_windows {
-                true => self.reload_windows().await,
+                true => self
+                    .reload_windows()
+                    .await
+                    .map_err(|e| self.report_storage(e, p.agent.as_deref())),
                 false => Ok(()),
             };
             drop(guard);
