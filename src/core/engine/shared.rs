@@ -16,7 +16,8 @@
 //!   the store's revision by exactly one, so `seen_rev` follows without another read; a
 //!   conflict or [`World::refresh`] reloads the view and sets it to the store's.
 //! - A change that can conflict runs inside [`World::change`] / [`World::change_reading`] or
-//!   [`replanned!`] (the reply path and a few others), and does nothing before its
+//!   [`replanned!`] (publishing a message, on the reply path, and deleting a cancelled
+//!   approval), and does nothing before its
 //!   batch commits that a second attempt would repeat wrongly (it plans from the view, persists,
 //!   then updates RAM and emits).
 //! - A reload replaces settings, agents (keeping the RAM-only `lastActive` when newer), chat
@@ -179,7 +180,8 @@ impl World {
     /// [`replanned!`] does; then the commit updates RAM, and its events are emitted after the
     /// lock is released. One state machine for every change of this shape: the bodies are
     /// plain closures, not an async fn each with its own copy of the lock, persist and replan
-    /// states.
+    /// states (about 1 KB of wasm per change). The commit is boxed: one allocation per change,
+    /// so publishing, which runs per reply, keeps its own loop ([`replanned!`]).
     pub(crate) fn change<'s, 'a: 's>(
         &'s self,
         plan: &'s mut PlanView<'a>,
