@@ -17,9 +17,8 @@
 //!   conflict or [`World::refresh`] reloads the view and sets it to the store's.
 //! - A change that can conflict runs inside [`World::change`] / [`World::change_reading`] or
 //!   [`replanned!`] (publishing a message, on the reply path, and deleting a cancelled
-//!   approval), and does nothing before its
-//!   batch commits that a second attempt would repeat wrongly (it plans from the view, persists,
-//!   then updates RAM and emits).
+//!   approval), and does nothing before its batch commits that a second attempt would repeat
+//!   wrongly (it plans from the view, persists, then updates RAM and emits).
 //! - A reload replaces settings, agents (keeping the RAM-only `lastActive` when newer), chat
 //!   metadata and the current chat's counters and memory windows; queued and running calls are
 //!   kept, except those of a chat that is no longer current (another writer switched chats),
