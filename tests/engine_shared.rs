@@ -540,3 +540,152 @@ fn stored_chat_of(h: &H, world: &str, chat: &str) -> Chat {
         .find(|c| c.id == chat)
         .unwrap()
 }
+
+#[test]
+fn a_settings_or_chat_change_that_meets_another_writers_commit_is_planned_again_from_their_view() {
+    let h = harness();
+    block_on(h.world.add_agent(agent_world_wasm::core::model::NewAgent {
+        name: "Alice".into(),
+        provider: "openai".into(),
+        model: "ours".into(),
+        ..Default::default()
+    }))
+    .unwrap();
+    // The other writer changes Alice's model right before our batch.
+    let mut theirs = h.world.agent("alice").unwrap();
+    theirs.model = "theirs".into();
+    let world_id = h.world.id();
+    let meddler = OtherWriter::new(h.store.clone(), move |_| {
+        vec![StoreOp::PutAgent {
+            world_id: world_id.clone(),
+            agent: theirs.clone(),
+        }]
+    });
+    let svc = agent_world_wasm::core::engine::Services {
+        store: meddler.clone(),
+        ..h.svc()
+    };
+    let w = block_on(World::open(svc, &h.world.id())).unwrap();
+    let events = Rc::new(RefCell::new(Vec::new()));
+    let _subs = record(&w, &events);
+
+    meddler.times.set(1);
+    let patch = agent_world_wasm::core::model::AgentPatch {
+        temperature: Some(Some(0.5)),
+        ..Default::default()
+    };
+    let updated = block_on(w.update_agent("alice", patch)).unwrap();
+    assert_eq!(
+        meddler.batches.get(),
+        2,
+        "the refused batch, then the re-planned one"
+    );
+    assert_eq!(
+        (updated.model.as_str(), updated.temperature),
+        ("theirs", Some(0.5)),
+        "planned again from the reloaded view: their model kept, our temperature applied"
+    );
+    let stored = block_on(h.store.agents(&h.world.id())).unwrap();
+    assert_eq!(stored[0].model, "theirs");
+    assert_eq!(stored[0].temperature, Some(0.5));
+    assert_eq!(external_changes(&events).len(), 1);
+    let updates = events
+        .borrow()
+        .iter()
+        .filter(|(_, v)| v["type"] == "agent-updated")
+        .count();
+    assert_eq!(
+        updates, 1,
+        "one agent-updated event, for the committed attempt"
+    );
+
+    // A writer that never pauses: after 16 re-plans the rename fails and nothing is written.
+    let chat = w.current_chat().unwrap();
+    meddler.times.set(u32::MAX);
+    meddler.batches.set(0);
+    let err = block_on(w.rename_chat(&chat.id, "Trip plans")).unwrap_err();
+    assert_eq!(meddler.batches.get(), 17);
+    assert_eq!(
+        (err.code(), err.reason()),
+        ("storage_error", Some("aborted"))
+    );
+    assert_eq!(stored_chat(&h, &chat.id).name, chat.name);
+
+    meddler.times.set(0);
+    let renamed = block_on(w.rename_chat(&chat.id, "Trip plans")).unwrap();
+    assert_eq!(renamed.name, "Trip plans");
+    assert_eq!(stored_chat(&h, &chat.id).name, "Trip plans");
+}
+
+#[test]
+fn a_change_that_reads_the_store_while_it_plans_is_planned_again_after_a_conflict() {
+    let h = harness();
+    h.send("in the first chat");
+    let first = h.world.current_chat().unwrap().id;
+    block_on(h.world.new_chat()).unwrap();
+    // The other writer renames the first chat right before our batch.
+    let mut theirs = stored_chat(&h, &first);
+    theirs.name = "Their name".into();
+    let meddler = OtherWriter::new(h.store.clone(), move |_| {
+        vec![StoreOp::PutChat(theirs.clone())]
+    });
+    let svc = agent_world_wasm::core::engine::Services {
+        store: meddler.clone(),
+        ..h.svc()
+    };
+    let w = block_on(World::open(svc, &h.world.id())).unwrap();
+    meddler.times.set(1);
+    let loaded = block_on(w.load_chat(&first)).unwrap();
+    assert_eq!(
+        meddler.batches.get(),
+        2,
+        "the refused batch, then the re-planned one"
+    );
+    assert_eq!(
+        loaded.name, "Their name",
+        "planned again from the reloaded view"
+    );
+    assert_eq!(w.current_chat().unwrap().id, first);
+    let stored_world = block_on(h.store.load_world(&h.world.id()))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        stored_world.current_chat_id.as_deref(),
+        Some(first.as_str())
+    );
+}
+
+#[test]
+fn a_committed_change_whose_windows_cannot_be_read_again_still_announces_itself() {
+    let h = harness();
+    h.send("kept");
+    h.clear_events();
+    h.store
+        .fail_next_read(StoreError::Corrupted("record memory/1".into()));
+    let patch = agent_world_wasm::core::model::WorldPatch {
+        history_limit: Some(3),
+        ..Default::default()
+    };
+    let e = block_on(h.world.update(patch)).unwrap_err();
+    assert_eq!((e.code(), e.reason()), ("storage_error", Some("corrupted")));
+    // The change was committed (stored and in RAM), so it is announced.
+    assert_eq!(h.world.info().history_limit, 3);
+    let stored = block_on(h.store.load_world(&h.world.id()))
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.history_limit, 3);
+    let updated: Vec<Value> = h
+        .of(agent_world_wasm::core::events::Topic::World)
+        .into_iter()
+        .filter(|v| v["type"] == "world-updated")
+        .collect();
+    assert_eq!(updated.len(), 1, "world-updated for the committed change");
+    assert_eq!(updated[0]["world"]["historyLimit"], 3);
+    let errors = h.system("error");
+    assert_eq!(
+        errors.len(),
+        1,
+        "the failed read is reported too: {errors:?}"
+    );
+    assert_eq!(errors[0]["reason"], "corrupted");
+}

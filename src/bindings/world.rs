@@ -15,7 +15,7 @@ use crate::bindings::convert::{from_fields, from_js, promise, string_arg, to_js}
 use crate::bindings::error::{agent_world_error, from_world_error, invalid_argument};
 use crate::bindings::storage::CommonOptions;
 use crate::bindings::types::{or_undefined, StorageOptionsArg};
-use crate::core::engine::{Services, World};
+use crate::core::engine::{NewWorld, Services, World};
 use crate::core::error::WorldError;
 use crate::core::model::{CreateWorld, WorldPatch};
 use crate::web::clock::{JsClock, UuidIds};
@@ -81,19 +81,85 @@ impl AgentWorld {
     }
 }
 
-async fn services(options: &CommonOptions) -> Result<(Services, Rc<FetchLlm>), JsValue> {
+/// What a static method of `AgentWorld` does once its store is open (see [`start`]).
+enum Start {
+    Open(Opening),
+    List,
+    Delete(String),
+}
+
+/// How `create`, `open` or `import` gets the world it opens.
+enum Opening {
+    /// `ifExists: "open"` opens a stored world of the plan's id instead of failing.
+    Create {
+        plan: NewWorld,
+        open_existing: bool,
+    },
+    Existing(String),
+    /// `copy`: `None` keeps the document's id; `Some(name)` imports a copy (see `import`).
+    Import {
+        json: String,
+        copy: Option<Option<String>>,
+    },
+}
+
+/// The one body of the static methods (`create`, `open`, `import`, `list`, `delete`): the
+/// store, then the world's work, then the handle of the world opened. One async fn for all:
+/// one state machine, with one copy of the store opening and of `World::open` instead of one
+/// per method.
+async fn start(args: Result<(CommonOptions, Start), JsValue>) -> Result<JsValue, JsValue> {
+    let (options, how) = args?;
     crate::web::clock::inject_text_ops();
-    let llm = Rc::new(FetchLlm::new(is_browser_like()));
     let store = options.store().await?;
-    Ok((
-        Services {
-            store,
-            llm: llm.clone(),
-            clock: Rc::new(JsClock),
-            ids: Rc::new(UuidIds),
+    let opening = match how {
+        Start::List => {
+            let worlds = World::list(store.as_ref()).await;
+            return to_js(&worlds.map_err(from_world_error)?);
+        }
+        Start::Delete(id) => {
+            let deleted = World::delete(store.as_ref(), &id).await;
+            return Ok(JsValue::from_bool(deleted.map_err(from_world_error)?));
+        }
+        Start::Open(opening) => opening,
+    };
+    let llm = Rc::new(FetchLlm::new(is_browser_like()));
+    let svc = Services {
+        store,
+        llm: llm.clone(),
+        clock: Rc::new(JsClock),
+        ids: Rc::new(UuidIds),
+    };
+    // Every way ends by opening the stored world, but a create that wrote it (and has its
+    // view): one `World::open` in this state machine, not one per way.
+    let id = match opening {
+        Opening::Create {
+            plan,
+            open_existing,
+        } => match World::create_planned(svc.clone(), plan).await {
+            // Open-or-create (a page reload, HMR): the stored world as it is.
+            Err(WorldError::WorldExists(id)) if open_existing => id,
+            created => return handle_of(created, llm, &options),
         },
-        llm,
-    ))
+        Opening::Existing(id) => id,
+        Opening::Import { json, copy } => {
+            let copy = copy.as_ref().map(|c| c.as_deref());
+            World::import_stored(&*svc.store, &json, copy)
+                .await
+                .map_err(from_world_error)?
+        }
+    };
+    handle_of(World::open(svc, &id).await, llm, &options)
+}
+
+/// The JS handle of a world just created or opened.
+fn handle_of(
+    world: Result<World, WorldError>,
+    llm: Rc<FetchLlm>,
+    options: &CommonOptions,
+) -> Result<JsValue, JsValue> {
+    let world = world.map_err(from_world_error)?;
+    world.set_debug(options.debug);
+    Ok(wrap(world, llm, options).into())
 }
 
 /// The background refresh of a world told of another context's write.
@@ -194,24 +260,17 @@ impl AgentWorld {
                 .as_deref()
                 == Some("open");
             let input: CreateWorld = from_fields(options.rest.clone(), what)?;
-            Ok((options, open_existing, input))
-        });
-        promise(async move {
-            let (options, open_existing, input) = args?;
             // Checked while the database opens (see `start_indexeddb_open`): on a first visit
             // this code runs for the first time, which costs as much as the open.
             crate::web::clock::inject_text_ops(); // the id's normalisation is the host's
             let plan = World::plan_create(&JsClock, &UuidIds, input).map_err(from_world_error)?;
-            let (svc, llm) = services(&options).await?;
-            let world = match World::create_planned(svc.clone(), plan).await {
-                // Open-or-create (a page reload, HMR): the stored world as it is.
-                Err(WorldError::WorldExists(id)) if open_existing => World::open(svc, &id).await,
-                other => other,
-            }
-            .map_err(from_world_error)?;
-            world.set_debug(options.debug);
-            Ok(wrap(world, llm, &options).into())
-        })
+            let create = Opening::Create {
+                plan,
+                open_existing,
+            };
+            Ok((options, Start::Open(create)))
+        });
+        promise(start(args))
     }
 
     /// Opens an existing world by id.
@@ -229,17 +288,11 @@ impl AgentWorld {
         crate::bindings::storage::start_indexeddb_open(&options);
         let args = string_arg(&id, "id").and_then(|id| {
             Ok((
-                id,
                 CommonOptions::read(&options, "AgentWorld.open options")?,
+                Start::Open(Opening::Existing(id)),
             ))
         });
-        promise(async move {
-            let (id, options) = args?;
-            let (svc, llm) = services(&options).await?;
-            let world = World::open(svc, &id).await.map_err(from_world_error)?;
-            world.set_debug(options.debug);
-            Ok(wrap(world, llm, &options).into())
-        })
+        promise(start(args))
     }
 
     /// The worlds in a storage (settings only).
@@ -251,14 +304,7 @@ impl AgentWorld {
     #[wasm_bindgen(unchecked_return_type = "Promise<WorldInfo[]>")]
     pub fn list(options: Option<StorageOptionsArg>) -> js_sys::Promise {
         let options = CommonOptions::read(&or_undefined(options), "AgentWorld.list options");
-        promise(async move {
-            let store = options?.store().await?;
-            to_js(
-                &World::list(store.as_ref())
-                    .await
-                    .map_err(from_world_error)?,
-            )
-        })
+        promise(start(options.map(|options| (options, Start::List))))
     }
 
     /// Deletes a world and everything in it; resolves `false` when there was none.
@@ -275,18 +321,11 @@ impl AgentWorld {
         let args = string_arg(&id, "id").and_then(|id| {
             let options = or_undefined(options);
             Ok((
-                id,
                 CommonOptions::read(&options, "AgentWorld.delete options")?,
+                Start::Delete(id),
             ))
         });
-        promise(async move {
-            let (id, options) = args?;
-            let store = options.store().await?;
-            let deleted = World::delete(store.as_ref(), &id)
-                .await
-                .map_err(from_world_error)?;
-            Ok(JsValue::from_bool(deleted))
-        })
+        promise(start(args))
     }
 
     /// Imports a world exported with `world.export()` and opens it. API keys are never part of
@@ -306,16 +345,7 @@ impl AgentWorld {
         #[wasm_bindgen(unchecked_param_type = "string")] json: JsValue,
         options: Option<crate::bindings::types::ImportOptionsArg>,
     ) -> js_sys::Promise {
-        let args = import_args(&json, &or_undefined(options));
-        promise(async move {
-            let (json, options, copy, name) = args?;
-            let (svc, llm) = services(&options).await?;
-            let world = World::import_as(svc, &json, copy.then_some(name.as_deref()))
-                .await
-                .map_err(from_world_error)?;
-            world.set_debug(options.debug);
-            Ok(wrap(world, llm, &options).into())
-        })
+        promise(start(import_args(&json, &or_undefined(options))))
     }
 
     /// The whole world (settings, agents, chats, messages, memories) as versioned JSON. API
@@ -408,10 +438,7 @@ impl AgentWorld {
 
 /// `AgentWorld.import`'s arguments: the document, the options, whether to import a copy and
 /// the copy's name.
-fn import_args(
-    json: &JsValue,
-    options: &JsValue,
-) -> Result<(String, CommonOptions, bool, Option<String>), JsValue> {
+fn import_args(json: &JsValue, options: &JsValue) -> Result<(CommonOptions, Start), JsValue> {
     let json = json.as_string().ok_or_else(|| {
         invalid_argument("json", "must be a string (the result of world.export())")
     })?;
@@ -428,5 +455,6 @@ fn import_args(
             "is only for { as: \"copy\" }",
         ));
     }
-    Ok((json, options, copy, name))
+    let copy = copy.then_some(name);
+    Ok((options, Start::Open(Opening::Import { json, copy })))
 }

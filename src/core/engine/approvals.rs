@@ -40,13 +40,13 @@
 
 use crate::core::approval::{ApprovalRecord, PendingApproval, ReplyState};
 use crate::core::engine::routing::{Edit, Outgoing};
-use crate::core::engine::shared::replanned;
+use crate::core::engine::shared::{replanned, Planned};
 use crate::core::engine::steps::{stored_args, StepsOutcome};
 use crate::core::engine::{Job, JobKind, World};
 use crate::core::events::{ApprovalOutcome, Event, SseEvent, SseType, SystemEvent};
 use crate::core::llm::types::LlmError;
 use crate::core::model::{Agent, Message, MessageKind, ToolCallRecord};
-use crate::core::store::StoreOp;
+use crate::core::store::{LocalBoxFuture, StoreOp};
 
 use super::responder::{sse, sse_payload};
 
@@ -91,75 +91,49 @@ impl World {
         approval_id: &str,
         decision: Decision,
     ) -> Result<(), crate::core::error::WorldError> {
-        replanned!(self, self.settle_once(approval_id, decision.clone()))
-    }
-
-    /// One attempt of [`World::settle`] (see `replanned!`).
-    async fn settle_once(
-        &self,
-        approval_id: &str,
-        decision: Decision,
-    ) -> Result<(), crate::core::error::WorldError> {
         let not_found = || crate::core::error::WorldError::ApprovalNotFound(approval_id.into());
-        let _g = self.write_lock().await?;
-        let Some(rec) = self
-            .st()
-            .approvals
-            .iter()
-            .find(|a| a.approval_id == approval_id)
-            .cloned()
-        else {
-            return Err(not_found());
-        };
-        let unstored = self.st().unstored.contains(&rec.approval_id);
-        if let (Some(cid), false) = (&rec.chat_id, unstored) {
-            // Still pending in the store? The delete below carries the revision check, so no
-            // other writer can settle it between this read and the delete unnoticed.
-            let stored = self
-                .inner
-                .store
-                .approvals(&rec.world_id, cid)
-                .await
-                .map_err(|e| self.report_storage(e.into(), None))?;
-            if !stored.iter().any(|a| a.approval_id == approval_id) {
-                self.st_mut()
+        let planned = &mut || -> LocalBoxFuture<'_, _> {
+            let decision = decision.clone();
+            Box::pin(async move {
+                let Some(rec) = self
+                    .st()
                     .approvals
-                    .retain(|a| a.approval_id != approval_id);
-                return Err(not_found());
-            }
-            self.persist(vec![StoreOp::DeleteApproval {
-                world_id: rec.world_id.clone(),
-                chat_id: cid.clone(),
-                approval_id: approval_id.to_string(),
-            }])
-            .await?;
-        }
-        let outcome = match decision {
-            Decision::Approve => ApprovalOutcome::Approved,
-            Decision::Deny(_) => ApprovalOutcome::Denied,
+                    .iter()
+                    .find(|a| a.approval_id == approval_id)
+                    .cloned()
+                else {
+                    return Err(not_found());
+                };
+                let unstored = self.st().unstored.contains(&rec.approval_id);
+                let mut ops = Vec::new();
+                if let (Some(cid), false) = (&rec.chat_id, unstored) {
+                    // Still pending in the store? The delete below carries the revision check,
+                    // so no other writer can settle it between this read and the delete
+                    // unnoticed.
+                    let stored = self
+                        .inner
+                        .store
+                        .approvals(&rec.world_id, cid)
+                        .await
+                        .map_err(|e| self.report_storage(e.into(), None))?;
+                    if !stored.iter().any(|a| a.approval_id == approval_id) {
+                        self.st_mut()
+                            .approvals
+                            .retain(|a| a.approval_id != approval_id);
+                        return Err(not_found());
+                    }
+                    ops.push(StoreOp::DeleteApproval {
+                        world_id: rec.world_id.clone(),
+                        chat_id: cid.clone(),
+                        approval_id: approval_id.to_string(),
+                    });
+                }
+                Ok(Some(Planned::new(ops, move |w| {
+                    resolve(w, rec, decision, approval_id)
+                })))
+            })
         };
-        {
-            let mut st = self.st_mut();
-            st.approvals.retain(|a| a.approval_id != approval_id);
-            st.unstored.retain(|a| a != approval_id);
-            let id = st.next_job;
-            st.next_job += 1;
-            // Not bounded by the queue limit: the answer continues a reply already counted.
-            st.queue.push_back(Job {
-                id,
-                chat_id: rec.chat_id.clone(),
-                cancel: Default::default(),
-                kind: JobKind::Resume {
-                    approval: rec,
-                    decision,
-                },
-            });
-        }
-        drop(_g);
-        self.emit_all(vec![Event::System(SystemEvent::ApprovalResolved {
-            approval_id: approval_id.to_string(),
-            outcome,
-        })]);
+        self.change_reading(planned).await?;
         self.wake_runner();
         Ok(())
     }
@@ -438,4 +412,32 @@ fn cancelled_calls(state: &ReplyState) -> Vec<ToolCallRecord> {
             error: Some("cancelled".to_string()),
         })
         .collect()
+}
+
+/// The commit of settling approval `approval_id` (see `World::settle`): it leaves the pending
+/// list and its reply is queued to resume with `decision`.
+fn resolve(w: &World, rec: ApprovalRecord, decision: Decision, approval_id: &str) -> Vec<Event> {
+    let outcome = match decision {
+        Decision::Approve => ApprovalOutcome::Approved,
+        Decision::Deny(_) => ApprovalOutcome::Denied,
+    };
+    let mut st = w.st_mut();
+    st.approvals.retain(|a| a.approval_id != approval_id);
+    st.unstored.retain(|a| a != approval_id);
+    let id = st.next_job;
+    st.next_job += 1;
+    // Not bounded by the queue limit: the answer continues a reply already counted.
+    st.queue.push_back(Job {
+        id,
+        chat_id: rec.chat_id.clone(),
+        cancel: Default::default(),
+        kind: JobKind::Resume {
+            approval: rec,
+            decision,
+        },
+    });
+    vec![Event::System(SystemEvent::ApprovalResolved {
+        approval_id: approval_id.to_string(),
+        outcome,
+    })]
 }

@@ -2,13 +2,14 @@
 //! clearing an agent's memory. Each operation is one store batch under the write lock; leaving
 //! the current chat cancels its queued and running calls first (spec §4 last paragraph).
 
-use crate::core::engine::shared::replanned;
+use crate::core::engine::shared::{committed, Planned};
 use crate::core::engine::{load_chat_state, most_recent_chat, World};
 use crate::core::error::WorldError;
 use crate::core::events::{Event, SystemEvent, WorldEvent};
 use crate::core::model::{validate_chat_name, Chat, Message, TitleSource, NEW_CHAT_NAME};
 use crate::core::sort::sort_by;
 use crate::core::store::{AgentChatState, StoreOp};
+use std::cell::Cell;
 
 impl World {
     /// Cancels the calls of the current chat (the one being left).
@@ -63,94 +64,96 @@ impl World {
     /// Reuses the current chat when it has no messages (`chat-reused`), otherwise creates a
     /// `New Chat` and makes it current (`new-chat-created`). Every agent starts fresh.
     pub async fn new_chat(&self) -> Result<Chat, WorldError> {
-        replanned!(self, self.new_chat_once())
-    }
-
-    /// One attempt of [`World::new_chat`] (see `replanned!`).
-    async fn new_chat_once(&self) -> Result<Chat, WorldError> {
-        let _g = self.write_lock().await?;
-        self.cancel_current_chat_calls();
-        let now = self.now();
-        let reuse = self
-            .st()
-            .current_chat()
-            .filter(|c| c.message_count == 0)
-            .cloned();
-        let (chat, created) = match reuse {
-            Some(c) => (c, false),
-            None => (self.fresh_chat(now), true),
-        };
-        let mut world = self.info();
-        let mut ops = Vec::new();
-        if created {
-            world.current_chat_id = Some(chat.id.clone());
-            world.last_updated = now;
-            ops.push(StoreOp::PutChat(chat.clone()));
-            ops.push(StoreOp::PutWorld(world.clone()));
-        }
-        ops.extend(self.reset_ops(&chat.id));
-        self.persist(ops).await?;
-        {
-            let mut st = self.st_mut();
-            st.world = world;
-            st.no_chat_left = None;
+        let out = &Cell::new(None);
+        self.change(&mut |w| {
+            w.cancel_current_chat_calls();
+            let now = w.now();
+            let reuse = w
+                .st()
+                .current_chat()
+                .filter(|c| c.message_count == 0)
+                .cloned();
+            let (chat, created) = match reuse {
+                Some(c) => (c, false),
+                None => (w.fresh_chat(now), true),
+            };
+            let mut world = w.info();
+            let mut ops = Vec::new();
             if created {
-                st.chats.push(chat.clone());
+                world.current_chat_id = Some(chat.id.clone());
+                world.last_updated = now;
+                ops.push(StoreOp::PutChat(chat.clone()));
+                ops.push(StoreOp::PutWorld(world.clone()));
             }
-            st.reset_agents();
-        }
-        drop(_g);
-        let chat_id = chat.id.clone();
-        self.emit_all(vec![Event::System(if created {
-            SystemEvent::NewChatCreated { chat_id }
-        } else {
-            SystemEvent::ChatReused { chat_id }
-        })]);
-        Ok(chat)
+            ops.extend(w.reset_ops(&chat.id));
+            Ok(Some(Planned::new(ops, move |w| {
+                {
+                    let mut st = w.st_mut();
+                    st.world = world;
+                    st.no_chat_left = None;
+                    if created {
+                        st.chats.push(chat.clone());
+                    }
+                    st.reset_agents();
+                }
+                let chat_id = chat.id.clone();
+                out.set(Some(chat));
+                vec![Event::System(if created {
+                    SystemEvent::NewChatCreated { chat_id }
+                } else {
+                    SystemEvent::ChatReused { chat_id }
+                })]
+            })))
+        })
+        .await?;
+        committed(out)
     }
 
     /// Makes chat `id` current and restores every agent's memory and counter from it.
     pub async fn load_chat(&self, id: &str) -> Result<Chat, WorldError> {
-        replanned!(self, self.load_chat_once(id))
-    }
-
-    /// One attempt of [`World::load_chat`] (see `replanned!`).
-    async fn load_chat_once(&self, id: &str) -> Result<Chat, WorldError> {
-        let _g = self.write_lock().await?;
-        let Some(chat) = self.st().chats.iter().find(|c| c.id == id).cloned() else {
-            return Err(WorldError::ChatNotFound(id.to_string()));
-        };
-        let (mut world, mut agents) = {
-            let st = self.st();
-            (st.world.clone(), st.agents.clone())
-        };
-        load_chat_state(&*self.inner.store, &world, id, &mut agents)
-            .await
-            .map_err(|e| self.report_storage(e, None))?;
-        let approvals = self
-            .inner
-            .store
-            .approvals(&world.id, id)
-            .await
-            .map_err(|e| self.report_storage(e.into(), None))?;
-        if world.current_chat_id.as_deref() != Some(id) {
-            self.cancel_current_chat_calls();
-            world.current_chat_id = Some(id.to_string());
-            world.last_updated = self.now();
-            self.persist(vec![StoreOp::PutWorld(world.clone())]).await?;
-        }
-        {
-            let mut st = self.st_mut();
-            st.world = world;
-            st.no_chat_left = None;
-            restore(&mut st.agents, agents);
-            st.approvals = approvals;
-        }
-        drop(_g);
-        self.emit_all(vec![Event::System(SystemEvent::ChatLoaded {
-            chat_id: id.to_string(),
-        })]);
-        Ok(chat)
+        let out = &Cell::new(None);
+        self.change_reading(&mut || {
+            Box::pin(async move {
+                let Some(chat) = self.st().chats.iter().find(|c| c.id == id).cloned() else {
+                    return Err(WorldError::ChatNotFound(id.to_string()));
+                };
+                let (mut world, mut agents) = {
+                    let st = self.st();
+                    (st.world.clone(), st.agents.clone())
+                };
+                load_chat_state(&*self.inner.store, &world, id, &mut agents)
+                    .await
+                    .map_err(|e| self.report_storage(e, None))?;
+                let approvals = self
+                    .inner
+                    .store
+                    .approvals(&world.id, id)
+                    .await
+                    .map_err(|e| self.report_storage(e.into(), None))?;
+                let mut ops = Vec::new();
+                if world.current_chat_id.as_deref() != Some(id) {
+                    self.cancel_current_chat_calls();
+                    world.current_chat_id = Some(id.to_string());
+                    world.last_updated = self.now();
+                    ops.push(StoreOp::PutWorld(world.clone()));
+                }
+                Ok(Some(Planned::new(ops, move |w| {
+                    {
+                        let mut st = w.st_mut();
+                        st.world = world;
+                        st.no_chat_left = None;
+                        restore(&mut st.agents, agents);
+                        st.approvals = approvals;
+                    }
+                    out.set(Some(chat));
+                    vec![Event::System(SystemEvent::ChatLoaded {
+                        chat_id: id.to_string(),
+                    })]
+                })))
+            })
+        })
+        .await?;
+        committed(out)
     }
 
     /// Deletes a chat and its messages; `false` (and nothing happens) for an unknown id. When it
@@ -162,104 +165,105 @@ impl World {
     /// record it rewrites is the world's current-chat pointer (not even that when the last chat
     /// goes: the pointer left naming the deleted chat says "no chat left").
     pub async fn delete_chat(&self, id: &str) -> Result<bool, WorldError> {
-        replanned!(self, self.delete_chat_once(id))
-    }
-
-    /// One attempt of [`World::delete_chat`] (see `replanned!`).
-    async fn delete_chat_once(&self, id: &str) -> Result<bool, WorldError> {
-        let _g = self.write_lock().await?;
-        let (mut world, mut agents, next) = {
-            let st = self.st();
-            if !st.chats.iter().any(|c| c.id == id) {
-                return Ok(false);
-            }
-            let next =
-                most_recent_chat(st.chats.iter().filter(|c| c.id != id)).map(|c| c.id.clone());
-            (st.world.clone(), st.agents.clone(), next)
-        };
-        let was_current = world.current_chat_id.as_deref() == Some(id);
-        let deletes = vec![StoreOp::DeleteChat {
-            world_id: world.id.clone(),
-            chat_id: id.to_string(),
-        }];
-        let mut puts = Vec::new();
-        let mut approvals = Vec::new();
-        if was_current {
-            self.cancel_current_chat_calls();
-            match &next {
-                Some(n) => {
-                    load_chat_state(&*self.inner.store, &world, n, &mut agents)
-                        .await
-                        .map_err(|e| self.report_storage(e, None))?;
-                    approvals = self
-                        .inner
-                        .store
-                        .approvals(&world.id, n)
-                        .await
-                        .map_err(|e| self.report_storage(e.into(), None))?;
-                }
-                None => {
-                    for a in &mut agents {
-                        a.memory.clear();
-                        a.agent.llm_call_count = 0;
-                        a.agent.last_llm_call = None;
+        self.change_reading(&mut || {
+            Box::pin(async move {
+                let (mut world, mut agents, next) = {
+                    let st = self.st();
+                    if !st.chats.iter().any(|c| c.id == id) {
+                        return Ok(None);
+                    }
+                    let next = most_recent_chat(st.chats.iter().filter(|c| c.id != id))
+                        .map(|c| c.id.clone());
+                    (st.world.clone(), st.agents.clone(), next)
+                };
+                let was_current = world.current_chat_id.as_deref() == Some(id);
+                let deletes = vec![StoreOp::DeleteChat {
+                    world_id: world.id.clone(),
+                    chat_id: id.to_string(),
+                }];
+                let mut puts = Vec::new();
+                let mut approvals = Vec::new();
+                if was_current {
+                    self.cancel_current_chat_calls();
+                    match &next {
+                        Some(n) => {
+                            load_chat_state(&*self.inner.store, &world, n, &mut agents)
+                                .await
+                                .map_err(|e| self.report_storage(e, None))?;
+                            approvals = self
+                                .inner
+                                .store
+                                .approvals(&world.id, n)
+                                .await
+                                .map_err(|e| self.report_storage(e.into(), None))?;
+                        }
+                        None => {
+                            for a in &mut agents {
+                                a.memory.clear();
+                                a.agent.llm_call_count = 0;
+                                a.agent.last_llm_call = None;
+                            }
+                        }
+                    }
+                    world.current_chat_id = next;
+                    if world.current_chat_id.is_some() {
+                        world.last_updated = self.now();
+                        puts.push(StoreOp::PutWorld(world.clone()));
                     }
                 }
-            }
-            world.current_chat_id = next;
-            if world.current_chat_id.is_some() {
-                world.last_updated = self.now();
-                puts.push(StoreOp::PutWorld(world.clone()));
-            }
-        }
-        self.persist_freeing(deletes, puts).await?;
-        let new_current = world.current_chat_id.clone();
-        {
-            let mut st = self.st_mut();
-            st.chats.retain(|c| c.id != id);
-            if was_current {
-                if world.current_chat_id.is_none() {
-                    st.no_chat_left = Some(id.to_string());
-                }
-                st.world = world;
-                restore(&mut st.agents, agents);
-                st.approvals = approvals;
-            }
-        }
-        drop(_g);
-        self.emit_all(vec![Event::System(SystemEvent::ChatDeleted {
-            chat_id: id.to_string(),
-            new_current_chat_id: new_current,
-        })]);
-        Ok(true)
+                Ok(Some(Planned::freeing(deletes, puts, move |w| {
+                    let new_current = world.current_chat_id.clone();
+                    {
+                        let mut st = w.st_mut();
+                        st.chats.retain(|c| c.id != id);
+                        if was_current {
+                            if world.current_chat_id.is_none() {
+                                st.no_chat_left = Some(id.to_string());
+                            }
+                            st.world = world;
+                            restore(&mut st.agents, agents);
+                            st.approvals = approvals;
+                        }
+                    }
+                    vec![Event::System(SystemEvent::ChatDeleted {
+                        chat_id: id.to_string(),
+                        new_current_chat_id: new_current,
+                    })]
+                })))
+            })
+        })
+        .await
     }
 
     /// Renames a chat; its title becomes `manual` and nothing automatic overwrites it.
     pub async fn rename_chat(&self, id: &str, name: &str) -> Result<Chat, WorldError> {
-        replanned!(self, self.rename_chat_once(id, name))
-    }
-
-    /// One attempt of [`World::rename_chat`] (see `replanned!`).
-    async fn rename_chat_once(&self, id: &str, name: &str) -> Result<Chat, WorldError> {
         let name = validate_chat_name("name", name)?;
-        let _g = self.write_lock().await?;
-        let Some(mut chat) = self.st().chats.iter().find(|c| c.id == id).cloned() else {
-            return Err(WorldError::ChatNotFound(id.to_string()));
-        };
-        chat.name = name;
-        chat.title_source = TitleSource::Manual;
-        chat.updated_at = self.st().chat_update_time(self.now());
-        self.persist(vec![StoreOp::PutChat(chat.clone())]).await?;
-        if let Some(c) = self.st_mut().chats.iter_mut().find(|c| c.id == id) {
-            *c = chat.clone();
-        }
-        drop(_g);
-        self.emit_all(vec![Event::System(SystemEvent::ChatTitleUpdated {
-            chat_id: chat.id.clone(),
-            name: chat.name.clone(),
-            title_source: chat.title_source,
-        })]);
-        Ok(chat)
+        let out = &Cell::new(None);
+        self.change(&mut |w| {
+            let Some(mut chat) = w.st().chats.iter().find(|c| c.id == id).cloned() else {
+                return Err(WorldError::ChatNotFound(id.to_string()));
+            };
+            chat.name = name.clone();
+            chat.title_source = TitleSource::Manual;
+            chat.updated_at = w.st().chat_update_time(w.now());
+            Ok(Some(Planned::new(
+                vec![StoreOp::PutChat(chat.clone())],
+                |w| {
+                    if let Some(c) = w.st_mut().chats.iter_mut().find(|c| c.id == id) {
+                        *c = chat.clone();
+                    }
+                    let event = Event::System(SystemEvent::ChatTitleUpdated {
+                        chat_id: chat.id.clone(),
+                        name: chat.name.clone(),
+                        title_source: chat.title_source,
+                    });
+                    out.set(Some(chat));
+                    vec![event]
+                },
+            )))
+        })
+        .await?;
+        committed(out)
     }
 
     /// Every chat, most recently updated first. The engine never gives two chats of a world
@@ -308,96 +312,89 @@ impl World {
     /// persisted). Over quota, turning it off still works in RAM (the pointer is written by a
     /// later change, see `World::persist_freeing`).
     pub async fn set_session_mode(&self, on: bool) -> Result<(), WorldError> {
-        replanned!(self, self.set_session_mode_once(on))
-    }
-
-    /// One attempt of [`World::set_session_mode`] (see `replanned!`).
-    async fn set_session_mode_once(&self, on: bool) -> Result<(), WorldError> {
-        let (current, no_chat_left) = {
-            let st = self.st();
-            (st.world.current_chat_id.clone(), st.no_chat_left.is_some())
-        };
-        match (on, current) {
-            (true, None) => self.new_chat().await.map(|_| ()),
-            (false, Some(_)) => {
-                let _g = self.write_lock().await?;
-                self.cancel_current_chat_calls();
-                self.session_off().await
+        if on {
+            if self.st().world.current_chat_id.is_none() {
+                self.new_chat().await?;
             }
-            (false, None) if no_chat_left => {
-                let _g = self.write_lock().await?;
-                self.session_off().await
-            }
-            _ => Ok(()),
+            return Ok(());
         }
-    }
-
-    /// Session mode off, under the write lock.
-    async fn session_off(&self) -> Result<(), WorldError> {
-        let mut world = self.info();
-        world.current_chat_id = None;
-        world.last_updated = self.now();
-        self.persist_freeing(Vec::new(), vec![StoreOp::PutWorld(world.clone())])
-            .await?;
-        let mut st = self.st_mut();
-        st.world = world;
-        st.no_chat_left = None;
-        st.reset_agents();
-        Ok(())
+        self.change(&mut |w| {
+            let (current, no_chat_left) = {
+                let st = w.st();
+                (
+                    st.world.current_chat_id.is_some(),
+                    st.no_chat_left.is_some(),
+                )
+            };
+            if current {
+                w.cancel_current_chat_calls();
+            } else if !no_chat_left {
+                return Ok(None);
+            }
+            let mut world = w.info();
+            world.current_chat_id = None;
+            world.last_updated = w.now();
+            let puts = vec![StoreOp::PutWorld(world.clone())];
+            Ok(Some(Planned::freeing(Vec::new(), puts, |w| {
+                let mut st = w.st_mut();
+                st.world = world;
+                st.no_chat_left = None;
+                st.reset_agents();
+                Vec::new()
+            })))
+        })
+        .await
+        .map(|_| ())
     }
 
     /// Empties an agent's memory in the current chat (or RAM) and sets its counter to 0.
     pub async fn clear_agent_memory(&self, agent_id: &str) -> Result<(), WorldError> {
-        replanned!(self, self.clear_agent_memory_once(agent_id))
-    }
-
-    /// One attempt of [`World::clear_agent_memory`] (see `replanned!`).
-    async fn clear_agent_memory_once(&self, agent_id: &str) -> Result<(), WorldError> {
-        let _g = self.write_lock().await?;
-        let Some(mut agent) = self.agent(agent_id) else {
-            return Err(WorldError::AgentNotFound(agent_id.to_string()));
-        };
-        let (world_id, cid) = {
-            let st = self.st();
-            (st.world.id.clone(), st.world.current_chat_id.clone())
-        };
-        if let Some(cid) = cid {
+        self.change(&mut |w| {
+            let Some(mut agent) = w.agent(agent_id) else {
+                return Err(WorldError::AgentNotFound(agent_id.to_string()));
+            };
+            let (world_id, cid) = {
+                let st = w.st();
+                (st.world.id.clone(), st.world.current_chat_id.clone())
+            };
             // Frees space, so it works over quota (the counter reset is then best effort).
-            self.persist_freeing(
-                vec![StoreOp::ClearMemory {
-                    world_id: world_id.clone(),
-                    chat_id: cid.clone(),
-                    agent_id: agent_id.to_string(),
-                }],
-                vec![StoreOp::PutAgentState {
-                    world_id,
-                    chat_id: cid,
-                    state: AgentChatState {
+            let (deletes, puts) = match cid {
+                Some(cid) => (
+                    vec![StoreOp::ClearMemory {
+                        world_id: world_id.clone(),
+                        chat_id: cid.clone(),
                         agent_id: agent_id.to_string(),
-                        llm_call_count: 0,
-                        last_llm_call: None,
-                    },
-                }],
-            )
-            .await?;
-        }
-        agent.llm_call_count = 0;
-        agent.last_llm_call = None;
-        {
-            let mut st = self.st_mut();
-            if let Some(a) = st.agents.iter_mut().find(|a| a.agent.id == agent_id) {
-                a.memory.clear();
-                a.agent.llm_call_count = 0;
-                a.agent.last_llm_call = None;
-            }
-            // A running call's M (not written yet) goes too, as if it had been written.
-            let current = st.world.current_chat_id.clone();
-            st.unsaved
-                .retain(|u| !(u.agent_id == agent_id && Some(&u.chat_id) == current.as_ref()));
-        }
-        drop(_g);
-        self.emit_all(vec![Event::World(WorldEvent::AgentUpdated { agent })]);
-        Ok(())
+                    }],
+                    vec![StoreOp::PutAgentState {
+                        world_id,
+                        chat_id: cid,
+                        state: AgentChatState {
+                            agent_id: agent_id.to_string(),
+                            llm_call_count: 0,
+                            last_llm_call: None,
+                        },
+                    }],
+                ),
+                None => (Vec::new(), Vec::new()),
+            };
+            Ok(Some(Planned::freeing(deletes, puts, move |w| {
+                agent.llm_call_count = 0;
+                agent.last_llm_call = None;
+                let mut st = w.st_mut();
+                if let Some(a) = st.agents.iter_mut().find(|a| a.agent.id == agent_id) {
+                    a.memory.clear();
+                    a.agent.llm_call_count = 0;
+                    a.agent.last_llm_call = None;
+                }
+                // A running call's M (not written yet) goes too, as if it had been written.
+                let current = st.world.current_chat_id.clone();
+                st.unsaved
+                    .retain(|u| !(u.agent_id == agent_id && Some(&u.chat_id) == current.as_ref()));
+                vec![Event::World(WorldEvent::AgentUpdated { agent })]
+            })))
+        })
+        .await
+        .map(|_| ())
     }
 }
 

@@ -21,7 +21,8 @@
 //! - `deleteMessage` removes any message of the chat (notices too) and nothing else: calls
 //!   answering it go on. `editMessage` cancels the calls answering the removed messages.
 
-use crate::core::engine::shared::replanned;
+use crate::core::engine::shared::{committed, Planned};
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 use crate::core::engine::responder::input_from;
@@ -34,7 +35,7 @@ use crate::core::llm::types::ChatMessage;
 use crate::core::llm_client::CancelToken;
 use crate::core::mentions::{sender_type, SenderType};
 use crate::core::model::{validate_content, Agent, MemoryEntry, Message, MessageKind};
-use crate::core::store::{AgentChatState, StoreOp};
+use crate::core::store::{AgentChatState, LocalBoxFuture, StoreOp};
 
 /// Messages read per page while looking for the one to edit (from the end of the chat).
 const PAGE: usize = 100;
@@ -53,77 +54,45 @@ impl World {
         message_id: &str,
         agent: Option<&str>,
     ) -> Result<String, WorldError> {
-        replanned!(self, self.regenerate_once(message_id, agent))
+        let out = &Cell::new(None);
+        let planned = &mut || -> LocalBoxFuture<'_, _> {
+            Box::pin(async move {
+                let (world_id, chat_id) = self.editable_chat(message_id)?;
+                let (msg, _) = self.locate(&world_id, &chat_id, message_id).await?;
+                let (agent_id, trigger, old) = match regenerated(msg, agent)? {
+                    Regenerated::Ready(a, trigger, old) => (a, trigger, old),
+                    Regenerated::Answering(a, answered, old) => {
+                        let (trigger, _) = self
+                            .locate(&world_id, &chat_id, &answered)
+                            .await
+                            .map_err(|_| gone(&answered))?;
+                        (a, trigger, old)
+                    }
+                };
+                Ok(Some(self.plan_regeneration(
+                    world_id, chat_id, agent_id, trigger, old, out,
+                )?))
+            })
+        };
+        self.change_reading(planned).await?;
+        self.wake_runner();
+        committed(out)
     }
 
-    /// One attempt of [`World::regenerate`] (see `replanned!`).
-    async fn regenerate_once(
+    /// The turn of a regeneration (persisted like any other, spec §5 step 3) and its queued
+    /// call; the commit leaves the new reply's id in `out`.
+    fn plan_regeneration<'a>(
         &self,
-        message_id: &str,
-        agent: Option<&str>,
-    ) -> Result<String, WorldError> {
-        let guard = self.write_lock().await?;
-        let (world_id, chat_id) = self.editable_chat(message_id)?;
-        let (msg, _) = self.locate(&world_id, &chat_id, message_id).await?;
-        let named = agent.map(normalize_id);
-        let is_reply = matches!(msg.kind, MessageKind::Message | MessageKind::Interrupted)
-            && sender_type(Some(&msg.sender)) == SenderType::Agent
-            && msg.reply_to_message_id.is_some();
-        let (agent_id, trigger, old) =
-            match msg.kind {
-                MessageKind::TurnLimit | MessageKind::Pass => {
-                    return Err(WorldError::input(
-                        "messageId",
-                        format!(
-                        "names a {} notice, which cannot be regenerated; name the agent's reply \
-                         (or the message it answered, with {{agent}})",
-                        if msg.kind == MessageKind::Pass { "pass" } else { "turn-limit" }
-                    ),
-                    ))
-                }
-                _ if is_reply
-                    && named
-                        .as_deref()
-                        .is_none_or(|a| a == normalize_id(&msg.sender)) =>
-                {
-                    let answered = msg.reply_to_message_id.clone().unwrap_or_default();
-                    let (trigger, _) =
-                        self.locate(&world_id, &chat_id, &answered)
-                            .await
-                            .map_err(|_| {
-                                WorldError::input(
-                                    "messageId",
-                                    format!(
-                                "answers message {answered:?}, which is no longer in the chat; \
-                                 the reply cannot be regenerated"
-                            ),
-                                )
-                            })?;
-                    (
-                        normalize_id(&msg.sender),
-                        trigger,
-                        Some(msg.message_id.clone()),
-                    )
-                }
-                MessageKind::Interrupted => {
-                    return Err(WorldError::input(
-                        "agent",
-                        "names another agent than the one whose text this is",
-                    ))
-                }
-                _ => match named {
-                    Some(a) => (a, msg, None),
-                    None => return Err(WorldError::input(
-                        "messageId",
-                        "is not an agent's reply; to retry a failed reply, name the message it \
-                         answered and the agent: regenerate(messageId, {agent})",
-                    )),
-                },
-            };
+        world_id: String,
+        chat_id: String,
+        agent_id: String,
+        trigger: Message,
+        old: Option<String>,
+        out: &'a Cell<Option<String>>,
+    ) -> Result<Planned<'a>, WorldError> {
         if self.agent(&agent_id).is_none() {
             return Err(WorldError::AgentNotFound(agent_id));
         }
-        // The turn, persisted like any other (spec §5 step 3).
         let now = self.now();
         let (count, full) = {
             let st = self.st();
@@ -137,22 +106,19 @@ impl World {
         if full {
             return Err(WorldError::QueueFull(self.st().queue_limit));
         }
-        self.persist_for(
-            vec![StoreOp::PutAgentState {
-                world_id,
-                chat_id: chat_id.clone(),
-                state: AgentChatState {
-                    agent_id: agent_id.clone(),
-                    llm_call_count: count,
-                    last_llm_call: Some(now),
-                },
-            }],
-            Some(&agent_id),
-        )
-        .await?;
-        let reply_id = self.inner.ids.new_id();
-        {
-            let mut st = self.st_mut();
+        let ops = vec![StoreOp::PutAgentState {
+            world_id,
+            chat_id: chat_id.clone(),
+            state: AgentChatState {
+                agent_id: agent_id.clone(),
+                llm_call_count: count,
+                last_llm_call: Some(now),
+            },
+        }];
+        let named = agent_id.clone();
+        let planned = Planned::new(ops, move |w| {
+            let reply_id = w.inner.ids.new_id();
+            let mut st = w.st_mut();
             if let Some(i) = st.agent_index(&agent_id) {
                 if let Some(a) = st.agents.get_mut(i) {
                     a.agent.llm_call_count = count;
@@ -172,10 +138,10 @@ impl World {
                     regenerate: Some(old),
                 },
             });
-        }
-        drop(guard);
-        self.wake_runner();
-        Ok(reply_id)
+            out.set(Some(reply_id));
+            Vec::new()
+        });
+        Ok(planned.for_agent(named))
     }
 
     /// Edits a human message (spec §10): the message and everything after it leave the chat
@@ -222,51 +188,48 @@ impl World {
     /// Deletes one message of the current chat, from the chat and from every memory (spec §10),
     /// in one store change; nothing else changes. `chat-saved` follows.
     pub async fn delete_message(&self, message_id: &str) -> Result<(), WorldError> {
-        replanned!(self, self.delete_message_once(message_id))
-    }
-
-    /// One attempt of [`World::delete_message`] (see `replanned!`).
-    async fn delete_message_once(&self, message_id: &str) -> Result<(), WorldError> {
-        let guard = self.write_lock().await?;
-        let (world_id, chat_id) = self.editable_chat(message_id)?;
-        self.locate(&world_id, &chat_id, message_id).await?;
-        let now = self.now();
-        let chat = {
-            let st = self.st();
-            st.chats
-                .iter()
-                .find(|c| c.id == chat_id)
-                .cloned()
-                .map(|mut c| {
-                    c.message_count = c.message_count.saturating_sub(1);
-                    c.updated_at = st.chat_update_time(now);
-                    c
-                })
+        let planned = &mut || -> LocalBoxFuture<'_, _> {
+            Box::pin(async move {
+                let (world_id, chat_id) = self.editable_chat(message_id)?;
+                self.locate(&world_id, &chat_id, message_id).await?;
+                let chat = {
+                    let st = self.st();
+                    st.chats
+                        .iter()
+                        .find(|c| c.id == chat_id)
+                        .cloned()
+                        .map(|mut c| {
+                            c.message_count = c.message_count.saturating_sub(1);
+                            c.updated_at = st.chat_update_time(self.now());
+                            c
+                        })
+                };
+                let Some(chat) = chat else {
+                    return Err(WorldError::MessageNotFound(message_id.to_string()));
+                };
+                let ops = vec![
+                    StoreOp::DeleteMessages {
+                        world_id,
+                        chat_id: chat_id.clone(),
+                        message_ids: vec![message_id.to_string()],
+                    },
+                    StoreOp::PutChat(chat.clone()),
+                ];
+                let planned = Planned::new(ops, move |w| {
+                    let saved = SystemEvent::ChatSaved {
+                        chat_id: chat.id.clone(),
+                        message_count: chat.message_count,
+                    };
+                    if let Some(c) = w.st_mut().chats.iter_mut().find(|c| c.id == chat_id) {
+                        *c = chat;
+                    }
+                    w.forget(&[message_id.to_string()]);
+                    vec![Event::System(saved)]
+                });
+                Ok(Some(planned.reloading_windows(true)))
+            })
         };
-        let Some(chat) = chat else {
-            return Err(WorldError::MessageNotFound(message_id.to_string()));
-        };
-        self.persist(vec![
-            StoreOp::DeleteMessages {
-                world_id,
-                chat_id: chat_id.clone(),
-                message_ids: vec![message_id.to_string()],
-            },
-            StoreOp::PutChat(chat.clone()),
-        ])
-        .await?;
-        let saved = SystemEvent::ChatSaved {
-            chat_id: chat.id.clone(),
-            message_count: chat.message_count,
-        };
-        if let Some(c) = self.st_mut().chats.iter_mut().find(|c| c.id == chat_id) {
-            *c = chat;
-        }
-        self.forget(&[message_id.to_string()]);
-        let reloaded = self.reload_windows().await;
-        drop(guard);
-        self.emit_all(vec![Event::System(saved)]);
-        reloaded
+        self.change_reading(planned).await.map(|_| ())
     }
 
     /// The current chat, where editing happens: `(world id, chat id)`.
@@ -374,4 +337,69 @@ impl World {
         let window: Vec<&MemoryEntry> = before.iter().skip(skip).collect();
         Ok(input_from(agent, &window))
     }
+}
+
+/// What a regeneration answers (see [`regenerated`]).
+enum Regenerated {
+    /// `(agent, trigger, None)`: a failed reply, retried on the message named.
+    Ready(String, Message, Option<String>),
+    /// `(agent, the id of the message the reply answered, the reply's id)`: a reply, to replace.
+    Answering(String, String, Option<String>),
+}
+
+/// Which agent answers which message again when message `msg` is named for regeneration (spec
+/// §10), with `agent` if the caller named one, or the input error saying why it cannot be.
+fn regenerated(msg: Message, agent: Option<&str>) -> Result<Regenerated, WorldError> {
+    let named = agent.map(normalize_id);
+    let is_reply = matches!(msg.kind, MessageKind::Message | MessageKind::Interrupted)
+        && sender_type(Some(&msg.sender)) == SenderType::Agent
+        && msg.reply_to_message_id.is_some();
+    match msg.kind {
+        MessageKind::TurnLimit | MessageKind::Pass => Err(WorldError::input(
+            "messageId",
+            format!(
+                "names a {} notice, which cannot be regenerated; name the agent's reply \
+                 (or the message it answered, with {{agent}})",
+                if msg.kind == MessageKind::Pass {
+                    "pass"
+                } else {
+                    "turn-limit"
+                }
+            ),
+        )),
+        _ if is_reply
+            && named
+                .as_deref()
+                .is_none_or(|a| a == normalize_id(&msg.sender)) =>
+        {
+            Ok(Regenerated::Answering(
+                normalize_id(&msg.sender),
+                msg.reply_to_message_id.clone().unwrap_or_default(),
+                Some(msg.message_id),
+            ))
+        }
+        MessageKind::Interrupted => Err(WorldError::input(
+            "agent",
+            "names another agent than the one whose text this is",
+        )),
+        _ => match named {
+            Some(a) => Ok(Regenerated::Ready(a, msg, None)),
+            None => Err(WorldError::input(
+                "messageId",
+                "is not an agent's reply; to retry a failed reply, name the message it \
+                 answered and the agent: regenerate(messageId, {agent})",
+            )),
+        },
+    }
+}
+
+/// The error of a reply whose message `answered` left the chat.
+fn gone(answered: &str) -> WorldError {
+    WorldError::input(
+        "messageId",
+        format!(
+            "answers message {answered:?}, which is no longer in the chat; \
+             the reply cannot be regenerated"
+        ),
+    )
 }

@@ -36,7 +36,7 @@
 //! - A partial text that is only whitespace is carried by the SSE `error` as `partialContent`
 //!   but not kept as an `interrupted` message (it would show as an empty message).
 
-use crate::core::engine::shared::{cold, replanned};
+use crate::core::engine::shared::{cold, Planned};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -785,38 +785,32 @@ impl World {
         let Some(title) = title else {
             return;
         };
-        // A storage failure was reported as a `system` `error` event; the title is dropped.
-        let saved = replanned!(self, self.save_title(chat_id, &title));
-        let Ok(Some(chat)) = saved else {
-            return;
-        };
-        self.emit_all(vec![Event::System(SystemEvent::ChatTitleUpdated {
-            chat_id: chat.id,
-            name: chat.name,
-            title_source: chat.title_source,
-        })]);
-    }
-
-    /// Stores a generated title (one attempt, see `replanned!`); `None` when the chat
-    /// was renamed, titled or deleted meanwhile (the title is dropped).
-    async fn save_title(
-        &self,
-        chat_id: &str,
-        title: &str,
-    ) -> Result<Option<crate::core::model::Chat>, crate::core::error::WorldError> {
-        let _g = self.write_lock().await?;
-        let chat = self.st().chats.iter().find(|c| c.id == chat_id).cloned();
-        let Some(mut chat) = chat.filter(|c| c.title_source == TitleSource::Default) else {
-            return Ok(None);
-        };
-        chat.name = title.to_string();
-        chat.title_source = TitleSource::Auto;
-        chat.updated_at = self.st().chat_update_time(self.now());
-        self.persist(vec![StoreOp::PutChat(chat.clone())]).await?;
-        if let Some(c) = self.st_mut().chats.iter_mut().find(|c| c.id == chat.id) {
-            *c = chat.clone();
-        }
-        Ok(Some(chat))
+        // A storage failure was reported as a `system` `error` event; the title is dropped, as
+        // when the chat was renamed, titled or deleted meanwhile.
+        let _ = self
+            .change(&mut |w| {
+                let chat = w.st().chats.iter().find(|c| c.id == *chat_id).cloned();
+                let Some(mut chat) = chat.filter(|c| c.title_source == TitleSource::Default) else {
+                    return Ok(None);
+                };
+                chat.name = title.clone();
+                chat.title_source = TitleSource::Auto;
+                chat.updated_at = w.st().chat_update_time(w.now());
+                Ok(Some(Planned::new(
+                    vec![StoreOp::PutChat(chat.clone())],
+                    move |w| {
+                        if let Some(c) = w.st_mut().chats.iter_mut().find(|c| c.id == chat.id) {
+                            *c = chat.clone();
+                        }
+                        vec![Event::System(SystemEvent::ChatTitleUpdated {
+                            chat_id: chat.id,
+                            name: chat.name,
+                            title_source: chat.title_source,
+                        })]
+                    },
+                )))
+            })
+            .await;
     }
 }
 

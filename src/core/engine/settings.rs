@@ -2,7 +2,8 @@
 //! settings. Ids never change; every change is one store batch under the write lock, then RAM,
 //! then the `world` lifecycle event.
 
-use crate::core::engine::shared::replanned;
+use crate::core::engine::shared::{committed, Planned};
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 use crate::core::engine::{load_chat_state, AgentRt, World};
@@ -13,242 +14,119 @@ use crate::core::model::{
     validate_agent_tools, validate_chat_llm_provider, validate_history_limit, validate_max_steps,
     validate_max_tokens, validate_name, validate_provider, validate_reasoning, validate_required,
     validate_temperature, validate_text, validate_turn_limit, Agent, AgentPatch, NewAgent,
-    WorldData, WorldPatch, DEFAULT_MAX_STEPS,
+    Timestamp, WorldData, WorldPatch, DEFAULT_MAX_STEPS,
 };
 use crate::core::store::StoreOp;
 
 impl World {
     /// Adds an agent (id = kebab(name), reserved names refused).
     pub async fn add_agent(&self, input: NewAgent) -> Result<Agent, WorldError> {
-        replanned!(self, self.add_agent_once(input.clone()))
-    }
-
-    /// One attempt of [`World::add_agent`] (see `replanned!`).
-    async fn add_agent_once(&self, input: NewAgent) -> Result<Agent, WorldError> {
-        let id = agent_id(&input.name)?;
-        let name = validate_name("name", &input.name)?;
-        let provider = validate_provider("provider", &input.provider)?;
-        let model = validate_required("model", &input.model)?;
-        let system_prompt = validate_text("systemPrompt", input.system_prompt)?;
-        let temperature = input.temperature.map(validate_temperature).transpose()?;
-        let max_tokens = input.max_tokens.map(validate_max_tokens).transpose()?;
-        let history_limit = input
-            .history_limit
-            .map(|h| validate_history_limit("historyLimit", h))
-            .transpose()?;
-        let tools = validate_agent_tools(input.tools.unwrap_or_default())?;
-        let max_steps = input
-            .max_steps
-            .map(validate_max_steps)
-            .transpose()?
-            .unwrap_or(DEFAULT_MAX_STEPS);
-        let reasoning = input.reasoning.map(validate_reasoning).transpose()?;
-        let _g = self.write_lock().await?;
-        let now = self.now();
-        let (world_id, exists) = {
-            let st = self.st();
-            (st.world.id.clone(), st.agent_index(&id).is_some())
-        };
-        if exists {
-            return Err(WorldError::AgentExists(id));
-        }
-        let agent = Agent {
-            id,
-            name,
-            agent_type: input
-                .agent_type
-                .filter(|t| !t.trim().is_empty())
-                .unwrap_or_else(|| "default".to_string()),
-            provider,
-            model,
-            system_prompt,
-            temperature,
-            max_tokens,
-            history_limit,
-            stream: input.stream.unwrap_or(true),
-            tools,
-            max_steps,
-            reasoning,
-            llm_call_count: 0,
-            last_llm_call: None,
-            created_at: now,
-            last_active: now,
-            status: "active".to_string(),
-        };
-        self.persist(vec![StoreOp::PutAgent {
-            world_id,
-            agent: agent.clone(),
-        }])
+        let agent = new_agent(input)?;
+        let out = &Cell::new(None);
+        self.change(&mut |w| {
+            let now = w.now();
+            let mut agent = agent.clone();
+            (agent.created_at, agent.last_active) = (now, now);
+            let st = w.st();
+            if st.agent_index(&agent.id).is_some() {
+                return Err(WorldError::AgentExists(agent.id));
+            }
+            let ops = vec![StoreOp::PutAgent {
+                world_id: st.world.id.clone(),
+                agent: agent.clone(),
+            }];
+            Ok(Some(Planned::new(ops, |w| {
+                w.st_mut().agents.push(AgentRt {
+                    agent: agent.clone(),
+                    memory: VecDeque::new(),
+                });
+                out.set(Some(agent.clone()));
+                vec![Event::World(WorldEvent::AgentAdded { agent })]
+            })))
+        })
         .await?;
-        self.st_mut().agents.push(AgentRt {
-            agent: agent.clone(),
-            memory: VecDeque::new(),
-        });
-        drop(_g);
-        self.emit_all(vec![Event::World(WorldEvent::AgentAdded {
-            agent: agent.clone(),
-        })]);
-        Ok(agent)
+        committed(out)
     }
 
     /// Changes an agent's settings (the id never changes).
     pub async fn update_agent(&self, id: &str, patch: AgentPatch) -> Result<Agent, WorldError> {
-        replanned!(self, self.update_agent_once(id, patch.clone()))
-    }
-
-    /// One attempt of [`World::update_agent`] (see `replanned!`).
-    async fn update_agent_once(&self, id: &str, patch: AgentPatch) -> Result<Agent, WorldError> {
-        let _g = self.write_lock().await?;
-        let Some(mut agent) = self.agent(id) else {
-            return Err(WorldError::AgentNotFound(id.to_string()));
-        };
-        if let Some(n) = patch.name {
-            agent_id(&n)?;
-            agent.name = validate_name("name", &n)?;
-        }
-        if let Some(t) = patch.agent_type {
-            agent.agent_type = validate_required("type", &t)?;
-        }
-        if let Some(p) = patch.provider {
-            agent.provider = validate_provider("provider", &p)?;
-        }
-        if let Some(m) = patch.model {
-            agent.model = validate_required("model", &m)?;
-        }
-        if let Some(s) = patch.system_prompt {
-            agent.system_prompt = validate_text("systemPrompt", s)?;
-        }
-        if let Some(t) = patch.temperature {
-            agent.temperature = t.map(validate_temperature).transpose()?;
-        }
-        if let Some(m) = patch.max_tokens {
-            agent.max_tokens = m.map(validate_max_tokens).transpose()?;
-        }
-        let history_changed = patch.history_limit.is_some();
-        if let Some(h) = patch.history_limit {
-            agent.history_limit = h
-                .map(|h| validate_history_limit("historyLimit", h))
-                .transpose()?;
-        }
-        if let Some(s) = patch.stream {
-            agent.stream = s;
-        }
-        if let Some(s) = patch.status {
-            agent.status = validate_required("status", &s)?;
-        }
-        if let Some(t) = patch.tools {
-            agent.tools = validate_agent_tools(t.unwrap_or_default())?;
-        }
-        if let Some(m) = patch.max_steps {
-            agent.max_steps = m
-                .map(validate_max_steps)
-                .transpose()?
-                .unwrap_or(DEFAULT_MAX_STEPS);
-        }
-        if let Some(r) = patch.reasoning {
-            agent.reasoning = r.map(validate_reasoning).transpose()?;
-        }
-        let world_id = self.st().world.id.clone();
-        self.persist(vec![StoreOp::PutAgent {
-            world_id,
-            agent: agent.clone(),
-        }])
+        let out = &Cell::new(None);
+        self.change(&mut |w| {
+            let Some(agent) = w.agent(id) else {
+                return Err(WorldError::AgentNotFound(id.to_string()));
+            };
+            let agent = patched_agent(agent, patch.clone())?;
+            let ops = vec![StoreOp::PutAgent {
+                world_id: w.st().world.id.clone(),
+                agent: agent.clone(),
+            }];
+            let planned = Planned::new(ops, |w| {
+                if let Some(a) = w.st_mut().agents.iter_mut().find(|a| a.agent.id == id) {
+                    a.agent = agent.clone();
+                }
+                out.set(Some(agent.clone()));
+                vec![Event::World(WorldEvent::AgentUpdated { agent })]
+            });
+            Ok(Some(
+                planned.reloading_windows(patch.history_limit.is_some()),
+            ))
+        })
         .await?;
-        if let Some(a) = self.st_mut().agents.iter_mut().find(|a| a.agent.id == id) {
-            a.agent = agent.clone();
-        }
-        if history_changed {
-            self.reload_windows().await?;
-        }
-        drop(_g);
-        self.emit_all(vec![Event::World(WorldEvent::AgentUpdated {
-            agent: agent.clone(),
-        })]);
-        Ok(agent)
+        committed(out)
     }
 
     /// Removes an agent with its memories; its queued and running calls are cancelled.
     pub async fn remove_agent(&self, id: &str) -> Result<bool, WorldError> {
-        replanned!(self, self.remove_agent_once(id))
-    }
-
-    /// One attempt of [`World::remove_agent`] (see `replanned!`).
-    async fn remove_agent_once(&self, id: &str) -> Result<bool, WorldError> {
-        let _g = self.write_lock().await?;
-        let world_id = {
-            let st = self.st();
-            if st.agent_index(id).is_none() {
-                return Ok(false);
-            }
-            st.world.id.clone()
-        };
-        // Frees space, so it works over quota (see `persist_freeing`).
-        self.persist_freeing(
-            vec![StoreOp::DeleteAgent {
+        self.change(&mut |w| {
+            let world_id = {
+                let st = w.st();
+                if st.agent_index(id).is_none() {
+                    return Ok(None);
+                }
+                st.world.id.clone()
+            };
+            // Frees space, so it works over quota (see `persist_freeing`).
+            let deletes = vec![StoreOp::DeleteAgent {
                 world_id,
                 agent_id: id.to_string(),
-            }],
-            Vec::new(),
-        )
-        .await?;
-        self.cancel_jobs(&|call| call.agent_id == Some(id));
-        self.cancel_approvals(&|a| a.agent_id == id);
-        {
-            let mut st = self.st_mut();
-            st.agents.retain(|a| a.agent.id != id);
-            // Its running call's M (not written yet) goes with its memory.
-            st.unsaved.retain(|u| u.agent_id != id);
-        }
-        self.inner.runtime.borrow_mut().instructions.remove(id);
-        drop(_g);
-        self.emit_all(vec![Event::World(WorldEvent::AgentRemoved {
-            agent_id: id.to_string(),
-        })]);
-        Ok(true)
+            }];
+            Ok(Some(Planned::freeing(deletes, Vec::new(), |w| {
+                w.cancel_jobs(&|call| call.agent_id == Some(id));
+                w.cancel_approvals(&|a| a.agent_id == id);
+                {
+                    let mut st = w.st_mut();
+                    st.agents.retain(|a| a.agent.id != id);
+                    // Its running call's M (not written yet) goes with its memory.
+                    st.unsaved.retain(|u| u.agent_id != id);
+                }
+                w.inner.runtime.borrow_mut().instructions.remove(id);
+                vec![Event::World(WorldEvent::AgentRemoved {
+                    agent_id: id.to_string(),
+                })]
+            })))
+        })
+        .await
     }
 
     /// Changes the world's settings (the id never changes).
     pub async fn update(&self, patch: WorldPatch) -> Result<WorldData, WorldError> {
-        replanned!(self, self.update_once(patch.clone()))
-    }
-
-    /// One attempt of [`World::update`] (see `replanned!`).
-    async fn update_once(&self, patch: WorldPatch) -> Result<WorldData, WorldError> {
-        let _g = self.write_lock().await?;
-        let mut w = self.info();
-        if let Some(n) = patch.name {
-            world_id(&n)?;
-            w.name = validate_name("name", &n)?;
-        }
-        if let Some(d) = patch.description {
-            w.description = validate_text("description", d)?;
-        }
-        if patch.turn_limit.is_some() {
-            w.turn_limit = validate_turn_limit(patch.turn_limit)?;
-        }
-        let history_changed = patch.history_limit.is_some();
-        if let Some(h) = patch.history_limit {
-            w.history_limit = validate_history_limit("historyLimit", h)?;
-        }
-        if let Some(p) = patch.chat_llm_provider {
-            w.chat_llm_provider = validate_chat_llm_provider(p)?;
-        }
-        if let Some(m) = patch.chat_llm_model {
-            w.chat_llm_model = m.filter(|s| !s.trim().is_empty());
-        }
-        w.last_updated = self.now();
-        let mut stored = w.clone();
-        stored.current_chat_id = self.st().stored_world().current_chat_id;
-        self.persist(vec![StoreOp::PutWorld(stored)]).await?;
-        self.st_mut().world = w.clone();
-        if history_changed {
-            self.reload_windows().await?;
-        }
-        drop(_g);
-        self.emit_all(vec![Event::World(WorldEvent::WorldUpdated {
-            world: w.clone(),
-        })]);
-        Ok(w)
+        let out = &Cell::new(None);
+        self.change(&mut |w| {
+            let mut data = patched_world(w.info(), patch.clone())?;
+            data.last_updated = w.now();
+            let mut stored = data.clone();
+            stored.current_chat_id = w.st().stored_world().current_chat_id;
+            let planned = Planned::new(vec![StoreOp::PutWorld(stored)], |w| {
+                w.st_mut().world = data.clone();
+                out.set(Some(data.clone()));
+                vec![Event::World(WorldEvent::WorldUpdated { world: data })]
+            });
+            Ok(Some(
+                planned.reloading_windows(patch.history_limit.is_some()),
+            ))
+        })
+        .await?;
+        committed(out)
     }
 
     /// After a history limit change or an edit (§10): in session mode re-read each window from
@@ -289,4 +167,130 @@ impl World {
         }
         Ok(())
     }
+}
+
+// The validation of the changes above, plain code out of their async bodies: each `?` inside an
+// async fn is an exit of its state machine that drops every live local (the lock guard, the
+// rest of the input), and those exits, not the checks, made most of their size.
+
+/// The agent `input` describes, validated (its times are set under the write lock).
+#[inline(never)]
+fn new_agent(input: NewAgent) -> Result<Agent, WorldError> {
+    let id = agent_id(&input.name)?;
+    let name = validate_name("name", &input.name)?;
+    let provider = validate_provider("provider", &input.provider)?;
+    let model = validate_required("model", &input.model)?;
+    let system_prompt = validate_text("systemPrompt", input.system_prompt)?;
+    let temperature = input.temperature.map(validate_temperature).transpose()?;
+    let max_tokens = input.max_tokens.map(validate_max_tokens).transpose()?;
+    let history_limit = input
+        .history_limit
+        .map(|h| validate_history_limit("historyLimit", h))
+        .transpose()?;
+    let tools = validate_agent_tools(input.tools.unwrap_or_default())?;
+    let max_steps = input
+        .max_steps
+        .map(validate_max_steps)
+        .transpose()?
+        .unwrap_or(DEFAULT_MAX_STEPS);
+    let reasoning = input.reasoning.map(validate_reasoning).transpose()?;
+    Ok(Agent {
+        id,
+        name,
+        agent_type: input
+            .agent_type
+            .filter(|t| !t.trim().is_empty())
+            .unwrap_or_else(|| "default".to_string()),
+        provider,
+        model,
+        system_prompt,
+        temperature,
+        max_tokens,
+        history_limit,
+        stream: input.stream.unwrap_or(true),
+        tools,
+        max_steps,
+        reasoning,
+        llm_call_count: 0,
+        last_llm_call: None,
+        created_at: Timestamp::default(),
+        last_active: Timestamp::default(),
+        status: "active".to_string(),
+    })
+}
+
+/// `agent` with `patch` applied, validated.
+#[inline(never)]
+fn patched_agent(mut agent: Agent, patch: AgentPatch) -> Result<Agent, WorldError> {
+    if let Some(n) = patch.name {
+        agent_id(&n)?;
+        agent.name = validate_name("name", &n)?;
+    }
+    if let Some(t) = patch.agent_type {
+        agent.agent_type = validate_required("type", &t)?;
+    }
+    if let Some(p) = patch.provider {
+        agent.provider = validate_provider("provider", &p)?;
+    }
+    if let Some(m) = patch.model {
+        agent.model = validate_required("model", &m)?;
+    }
+    if let Some(s) = patch.system_prompt {
+        agent.system_prompt = validate_text("systemPrompt", s)?;
+    }
+    if let Some(t) = patch.temperature {
+        agent.temperature = t.map(validate_temperature).transpose()?;
+    }
+    if let Some(m) = patch.max_tokens {
+        agent.max_tokens = m.map(validate_max_tokens).transpose()?;
+    }
+    if let Some(h) = patch.history_limit {
+        agent.history_limit = h
+            .map(|h| validate_history_limit("historyLimit", h))
+            .transpose()?;
+    }
+    if let Some(s) = patch.stream {
+        agent.stream = s;
+    }
+    if let Some(s) = patch.status {
+        agent.status = validate_required("status", &s)?;
+    }
+    if let Some(t) = patch.tools {
+        agent.tools = validate_agent_tools(t.unwrap_or_default())?;
+    }
+    if let Some(m) = patch.max_steps {
+        agent.max_steps = m
+            .map(validate_max_steps)
+            .transpose()?
+            .unwrap_or(DEFAULT_MAX_STEPS);
+    }
+    if let Some(r) = patch.reasoning {
+        agent.reasoning = r.map(validate_reasoning).transpose()?;
+    }
+    Ok(agent)
+}
+
+/// The world's settings `w` with `patch` applied, validated.
+#[inline(never)]
+fn patched_world(mut w: WorldData, patch: WorldPatch) -> Result<WorldData, WorldError> {
+    if let Some(n) = patch.name {
+        world_id(&n)?;
+        w.name = validate_name("name", &n)?;
+    }
+    if let Some(d) = patch.description {
+        w.description = validate_text("description", d)?;
+    }
+    if patch.turn_limit.is_some() {
+        w.turn_limit = validate_turn_limit(patch.turn_limit)?;
+    }
+    if let Some(h) = patch.history_limit {
+        w.history_limit = validate_history_limit("historyLimit", h)?;
+    }
+    if let Some(p) = patch.chat_llm_provider {
+        w.chat_llm_provider = validate_chat_llm_provider(p)?;
+    }
+    if let Some(m) = patch.chat_llm_model {
+        w.chat_llm_model = m.filter(|s| !s.trim().is_empty());
+    }
+    Ok(w)
 }

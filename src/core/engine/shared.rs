@@ -15,9 +15,10 @@
 //! - `seen_rev` is the store revision the RAM view mirrors. A batch this world persists raises
 //!   the store's revision by exactly one, so `seen_rev` follows without another read; a
 //!   conflict or [`World::refresh`] reloads the view and sets it to the store's.
-//! - A change that can conflict runs inside [`replanned!`], and does nothing before its
-//!   batch commits that a second attempt would repeat wrongly (it plans from the view, persists,
-//!   then updates RAM and emits).
+//! - A change that can conflict runs inside [`World::change`] / [`World::change_reading`] or
+//!   [`replanned!`] (publishing a message, on the reply path, and deleting a cancelled
+//!   approval), and does nothing before its batch commits that a second attempt would repeat
+//!   wrongly (it plans from the view, persists, then updates RAM and emits).
 //! - A reload replaces settings, agents (keeping the RAM-only `lastActive` when newer), chat
 //!   metadata and the current chat's counters and memory windows; queued and running calls are
 //!   kept, except those of a chat that is no longer current (another writer switched chats),
@@ -28,7 +29,7 @@ use crate::core::engine::{load_view, World};
 use crate::core::error::WorldError;
 use crate::core::events::{Event, WorldEvent};
 use crate::core::lock::Guard;
-use crate::core::store::{StoreError, StoreOp};
+use crate::core::store::{LocalBoxFuture, StoreError, StoreOp};
 
 /// `f` on the heap, awaited through its vtable: for an await off the common path inside a
 /// hot async fn. The compiler inlines a callee's state machine into its caller's `poll`, so
@@ -67,6 +68,88 @@ macro_rules! replanned {
 }
 pub(crate) use replanned;
 
+/// One attempt's plan of a change run by [`World::change`]: the batch, and what the change does
+/// to RAM once the batch is committed.
+pub(crate) struct Planned<'a> {
+    ops: Vec<StoreOp>,
+    /// `Some(puts)`: a change that frees space; `ops` only delete, `puts` are the small records
+    /// it also rewrites (see [`World::persist_freeing`]).
+    puts: Option<Vec<StoreOp>>,
+    /// Re-read the memory windows after the commit (a history limit changed).
+    reload_windows: bool,
+    /// The agent a failure's `error` event names (work done on its behalf).
+    agent: Option<String>,
+    /// Applies the committed change to RAM (under the lock) and returns the events to emit
+    /// once the lock is released.
+    commit: Box<Commit<'a>>,
+}
+
+/// What a committed change does to RAM; returns the events to emit.
+type Commit<'a> = dyn FnOnce(&World) -> Vec<Event> + 'a;
+
+impl<'a> Planned<'a> {
+    /// A change persisted as the one batch `ops`.
+    pub(crate) fn new(ops: Vec<StoreOp>, commit: impl FnOnce(&World) -> Vec<Event> + 'a) -> Self {
+        Planned {
+            ops,
+            puts: None,
+            reload_windows: false,
+            agent: None,
+            commit: Box::new(commit),
+        }
+    }
+
+    /// A change that frees space (see [`World::persist_freeing`]).
+    pub(crate) fn freeing(
+        deletes: Vec<StoreOp>,
+        puts: Vec<StoreOp>,
+        commit: impl FnOnce(&World) -> Vec<Event> + 'a,
+    ) -> Self {
+        Planned {
+            puts: Some(puts),
+            ..Planned::new(deletes, commit)
+        }
+    }
+
+    /// Work done on behalf of `agent`: a storage failure's `error` event names it.
+    pub(crate) fn for_agent(self, agent: String) -> Self {
+        Planned {
+            agent: Some(agent),
+            ..self
+        }
+    }
+
+    /// Re-reads the memory windows after the commit when `yes` (see [`World::reload_windows`]).
+    pub(crate) fn reloading_windows(self, yes: bool) -> Self {
+        Planned {
+            reload_windows: yes,
+            ..self
+        }
+    }
+}
+
+/// The plan of a change from the view alone (see [`World::change`]).
+pub(crate) type PlanView<'a> = dyn FnMut(&World) -> Result<Option<Planned<'a>>, WorldError> + 'a;
+
+/// The plan of a change that reads the store first (see [`World::change_reading`]).
+pub(crate) type PlanReading<'a> =
+    dyn FnMut() -> LocalBoxFuture<'a, Result<Option<Planned<'a>>, WorldError>> + 'a;
+
+enum Plan<'p, 'a> {
+    View(&'p mut PlanView<'a>),
+    Reading(&'p mut PlanReading<'a>),
+}
+
+/// The value the commit of a change left in `out`, for a change whose plan always returns a
+/// batch: once [`World::change`] returned `Ok`, its commit ran and set it.
+pub(crate) fn committed<T>(out: &std::cell::Cell<Option<T>>) -> Result<T, WorldError> {
+    out.take().ok_or_else(|| {
+        WorldError::Storage(StoreError::Invalid(
+            "the change returned before its commit".to_string(),
+        ))
+    })
+}
+
 /// The write lock of one change: this world's local lock (other writers of the store are kept
 /// right by the revision check of the batch, see the module docs).
 pub(crate) struct WriteGuard<'a> {
@@ -88,6 +171,66 @@ impl World {
         _agent: Option<&str>,
     ) -> Result<WriteGuard<'_>, WorldError> {
         self.write_lock().await
+    }
+
+    /// Runs a change of the common shape: under the write lock, `plan` reads the view and
+    /// returns the batch and its commit (`None`: nothing to change, `Ok(false)`); the batch is
+    /// persisted; on a conflict (the view was reloaded) the change is planned again, as
+    /// [`replanned!`] does; then the commit updates RAM, and its events are emitted after the
+    /// lock is released. One state machine for every change of this shape: the bodies are
+    /// plain closures, not an async fn each with its own copy of the lock, persist and replan
+    /// states (about 1 KB of wasm per change). The commit is boxed: one allocation per change,
+    /// so publishing, which runs per reply, keeps its own loop ([`replanned!`]).
+    pub(crate) fn change<'s, 'a: 's>(
+        &'s self,
+        plan: &'s mut PlanView<'a>,
+    ) -> impl std::future::Future<Output = Result<bool, WorldError>> + use<'s, 'a> {
+        self.run_change(Plan::View(plan))
+    }
+
+    /// [`World::change`] for a change that reads the store while it plans (a chat's memory, a
+    /// message's place): `plan` returns the future that reads (under the write lock) and then
+    /// plans. Boxed: one allocation per attempt, on changes a user makes, not on the reply path.
+    pub(crate) fn change_reading<'s, 'a: 's>(
+        &'s self,
+        plan: &'s mut PlanReading<'a>,
+    ) -> impl std::future::Future<Output = Result<bool, WorldError>> + use<'s, 'a> {
+        self.run_change(Plan::Reading(plan))
+    }
+
+    async fn run_change(&self, mut plan: Plan<'_, '_>) -> Result<bool, WorldError> {
+        let mut attempts = 0;
+        loop {
+            let guard = self.write_lock().await?;
+            let planned = match &mut plan {
+                Plan::View(f) => f(self)?,
+                Plan::Reading(f) => f().await?,
+            };
+            let Some(p) = planned else {
+                return Ok(false);
+            };
+            let persisted = match p.puts {
+                None => self.persist_for(p.ops, p.agent.as_deref()).await,
+                Some(puts) => self.persist_freeing(p.ops, puts).await,
+            };
+            match persisted {
+                Err(e) if self.replan_after(&e, &mut attempts) => continue,
+                r => r?,
+            }
+            let events = (p.commit)(self);
+            // The change is committed: its events go out even if the windows cannot be read
+            // again (that failure is reported and returned, as any failed read of a live world).
+            let reloaded = match p.reload_windows {
+                true => self
+                    .reload_windows()
+                    .await
+                    .map_err(|e| self.report_storage(e, p.agent.as_deref())),
+                false => Ok(()),
+            };
+            drop(guard);
+            self.emit_all(events);
+            return reloaded.map(|()| true);
+        }
     }
 
     /// Whether a change that failed with `e` is to be planned again: `e` is a conflict (the

@@ -39,7 +39,7 @@
 //! - If saving a step's memory entries fails (reported as a `storage_error` event), the reply
 //!   goes on with its context in RAM; later replies do not see that group.
 
-use crate::core::engine::shared::{cold, replanned};
+use crate::core::engine::shared::{cold, Planned};
 use crate::core::vec_map::VecSet;
 use std::future::Future;
 use std::pin::Pin;
@@ -676,55 +676,47 @@ impl World {
         chat_id: Option<&str>,
         agent_id: &str,
         entries: Vec<MemoryEntry>,
-    ) -> Result<(), crate::core::error::WorldError> {
-        replanned!(
-            self,
-            self.save_group_once(chat_id, agent_id, entries.clone())
-        )
-    }
-
-    /// One attempt of [`World::save_group`] (see `replanned!`).
-    async fn save_group_once(
-        &self,
-        chat_id: Option<&str>,
-        agent_id: &str,
-        entries: Vec<MemoryEntry>,
-    ) -> Result<(), crate::core::error::WorldError> {
-        let _g = self.write_lock_for(Some(agent_id)).await?;
-        let (world_id, current) = {
-            let st = self.st();
-            (st.world.id.clone(), st.world.current_chat_id.clone())
-        };
-        if current.as_deref() != chat_id {
-            return Ok(());
-        }
-        let mut flushed = Vec::new();
-        let mut all = Vec::new();
-        if let Some(cid) = chat_id {
-            for u in self.st().unsaved_of(agent_id, cid) {
-                flushed.push(u.id);
-                all.push(u.entry.clone());
+    ) -> Result<bool, crate::core::error::WorldError> {
+        self.change(&mut |w| {
+            let (world_id, current) = {
+                let st = w.st();
+                (st.world.id.clone(), st.world.current_chat_id.clone())
+            };
+            if current.as_deref() != chat_id {
+                return Ok(None);
             }
-        }
-        all.extend(entries);
-        if let Some(cid) = chat_id {
-            let ops = all
-                .iter()
-                .map(|entry| StoreOp::AppendMemory {
-                    world_id: world_id.clone(),
-                    chat_id: cid.to_string(),
-                    agent_id: agent_id.to_string(),
-                    entry: entry.clone(),
-                })
-                .collect();
-            self.persist_for(ops, Some(agent_id)).await?;
-        }
-        let mut st = self.st_mut();
-        st.saved(&flushed);
-        for e in all {
-            st.remember(agent_id, e);
-        }
-        Ok(())
+            let mut flushed = Vec::new();
+            let mut all = Vec::new();
+            if let Some(cid) = chat_id {
+                for u in w.st().unsaved_of(agent_id, cid) {
+                    flushed.push(u.id);
+                    all.push(u.entry.clone());
+                }
+            }
+            all.extend(entries.iter().cloned());
+            let ops = match chat_id {
+                Some(cid) => all
+                    .iter()
+                    .map(|entry| StoreOp::AppendMemory {
+                        world_id: world_id.clone(),
+                        chat_id: cid.to_string(),
+                        agent_id: agent_id.to_string(),
+                        entry: entry.clone(),
+                    })
+                    .collect(),
+                None => Vec::new(),
+            };
+            let planned = Planned::new(ops, move |w| {
+                let mut st = w.st_mut();
+                st.saved(&flushed);
+                for e in all {
+                    st.remember(agent_id, e);
+                }
+                Vec::new()
+            });
+            Ok(Some(planned.for_agent(agent_id.to_string())))
+        })
+        .await
     }
 }
 

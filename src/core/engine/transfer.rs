@@ -611,87 +611,111 @@ impl World {
         json: &str,
         copy: Option<Option<&str>>,
     ) -> Result<World, WorldError> {
+        let id = Self::import_stored(&*svc.store, json, copy).await?;
+        World::open(svc, &id).await
+    }
+
+    /// The writing half of [`World::import_as`]: stores the document (as a copy when `copy` is
+    /// `Some`) and returns the stored world's id, to open with [`World::open`] (the binding
+    /// opens a world in one place for create, open and import).
+    pub async fn import_stored(
+        store: &dyn crate::core::store::Store,
+        json: &str,
+        copy: Option<Option<&str>>,
+    ) -> Result<String, WorldError> {
         let mut parsed = parse_document(json)?;
         if let Some(name) = copy {
             let name = match name {
                 Some(n) => crate::core::model::validate_name("name", n)?,
-                None => {
-                    let base = parsed.world.name.clone();
-                    let mut found = None;
-                    for i in 1..=100u32 {
-                        let candidate = if i == 1 {
-                            format!("{base} (copy)")
-                        } else {
-                            format!("{base} (copy {i})")
-                        };
-                        let id = crate::core::ids::world_id(&candidate)?;
-                        if svc.store.load_world(&id).await?.is_none() {
-                            found = Some(candidate);
-                            break;
-                        }
-                    }
-                    found.ok_or_else(|| {
-                        WorldError::input("name", "100 copies exist already; give the copy a name")
-                    })?
-                }
+                None => free_copy_name(store, &parsed.world.name).await?,
             };
-            let id = crate::core::ids::world_id(&name)?;
-            parsed.world.id = id.clone();
-            parsed.world.name = name;
-            for c in &mut parsed.chats {
-                c.chat.world_id = id.clone();
-            }
+            renamed(&mut parsed, name)?;
         }
-        Self::import_parsed(svc, parsed).await
-    }
-
-    async fn import_parsed(svc: Services, parsed: Parsed) -> Result<World, WorldError> {
-        let id = parsed.world.id.clone();
+        let (id, ops) = import_ops(parsed);
         // Under the world's lock, so two tabs importing the same world cannot both succeed.
-        let guard = svc.store.lock_world(&id).await?;
-        if svc.store.load_world(&id).await?.is_some() {
+        let _guard = store.lock_world(&id).await?;
+        if store.load_world(&id).await?.is_some() {
             return Err(WorldError::WorldExists(id));
         }
-        let mut ops = vec![StoreOp::PutWorld(parsed.world.clone())];
-        for a in parsed.agents {
-            ops.push(StoreOp::PutAgent {
+        store.apply(ops).await?;
+        Ok(id)
+    }
+}
+
+/// The first of `<base> (copy)`, `<base> (copy 2)`, … up to 100 whose id is free in `store`.
+async fn free_copy_name(
+    store: &dyn crate::core::store::Store,
+    base: &str,
+) -> Result<String, WorldError> {
+    for i in 1..=100u32 {
+        let candidate = if i == 1 {
+            format!("{base} (copy)")
+        } else {
+            format!("{base} (copy {i})")
+        };
+        let id = crate::core::ids::world_id(&candidate)?;
+        if store.load_world(&id).await?.is_none() {
+            return Ok(candidate);
+        }
+    }
+    Err(WorldError::input(
+        "name",
+        "100 copies exist already; give the copy a name",
+    ))
+}
+
+/// A parsed document given the name `name` and its id (a copy).
+fn renamed(parsed: &mut Parsed, name: String) -> Result<(), WorldError> {
+    let id = crate::core::ids::world_id(&name)?;
+    parsed.world.id = id.clone();
+    parsed.world.name = name;
+    for c in &mut parsed.chats {
+        c.chat.world_id = id.clone();
+    }
+    Ok(())
+}
+
+/// The world id of a parsed document and the one batch that stores it. Plain code, built
+/// before the import's awaits, so only the batch is held across them.
+fn import_ops(parsed: Parsed) -> (String, Vec<StoreOp>) {
+    let id = parsed.world.id.clone();
+    let mut ops = vec![StoreOp::PutWorld(parsed.world.clone())];
+    for a in parsed.agents {
+        ops.push(StoreOp::PutAgent {
+            world_id: id.clone(),
+            agent: a,
+        });
+    }
+    for c in parsed.chats {
+        let chat_id = c.chat.id.clone();
+        ops.push(StoreOp::PutChat(c.chat));
+        for mut m in c.messages {
+            m.chat_id = Some(chat_id.clone());
+            ops.push(StoreOp::AppendMessage {
                 world_id: id.clone(),
-                agent: a,
+                chat_id: chat_id.clone(),
+                message: m,
             });
         }
-        for c in parsed.chats {
-            let chat_id = c.chat.id.clone();
-            ops.push(StoreOp::PutChat(c.chat));
-            for mut m in c.messages {
-                m.chat_id = Some(chat_id.clone());
-                ops.push(StoreOp::AppendMessage {
+        for g in c.memories {
+            for e in g.entries {
+                ops.push(StoreOp::AppendMemory {
                     world_id: id.clone(),
                     chat_id: chat_id.clone(),
-                    message: m,
-                });
-            }
-            for g in c.memories {
-                for e in g.entries {
-                    ops.push(StoreOp::AppendMemory {
-                        world_id: id.clone(),
-                        chat_id: chat_id.clone(),
-                        agent_id: g.agent_id.clone(),
-                        entry: e,
-                    });
-                }
-            }
-            for s in c.agent_states {
-                ops.push(StoreOp::PutAgentState {
-                    world_id: id.clone(),
-                    chat_id: chat_id.clone(),
-                    state: s,
+                    agent_id: g.agent_id.clone(),
+                    entry: e,
                 });
             }
         }
-        svc.store.apply(ops).await?;
-        drop(guard);
-        World::open(svc, &id).await
+        for s in c.agent_states {
+            ops.push(StoreOp::PutAgentState {
+                world_id: id.clone(),
+                chat_id: chat_id.clone(),
+                state: s,
+            });
+        }
     }
+    (id, ops)
 }
 
 #[cfg(test)]
