@@ -45,11 +45,11 @@
 
 use wasm_bindgen::JsValue;
 
+use super::idb_request::encode;
 use super::idb_schema::{
     rev_key, ChatRow, MemoryRow, MessageRow, StateRow, WorldRow, AGENT_STATES, CHATS, MEMORY,
     MESSAGES, RECORD_VERSION, REVISIONS, WORLDS,
 };
-use super::idb_store::encode;
 use super::idb_write::{issue, Found, Stores};
 use crate::core::model::Chat;
 use crate::core::store::{StoreError, StoreOp};

@@ -3,6 +3,14 @@
 //! through `globalThis`). The schema, its version and its migrations are in
 //! [`idb_schema`](super::idb_schema).
 //!
+//! Layout: this file holds the connection (opening, upgrade handlers, `versionchange` and
+//! `close`), `apply` (burst or read round) and the read methods of [`Store`]. The rest is
+//! beside it: [`idb_schema`](super::idb_schema) the stores, keys, row types and migrations;
+//! `idb_fast.rs` the one-burst write and what a connection knows; `idb_write.rs` the read
+//! round; `idb_request.rs` the request helpers (one request or one cursor walk each), record
+//! encoding and decoding, and the awaiting primitive with the transaction wrapper `Tx`;
+//! `idb_error.rs` the mapping of DOMExceptions and aborts to [`StoreError`].
+//!
 //! Transaction boundaries:
 //! - every read method is one `readonly` transaction over the stores it reads (`dump` one over
 //!   all of them, so an export is a consistent snapshot). Read transactions are dropped, not
@@ -73,30 +81,33 @@ use std::rc::Rc;
 
 use futures_util::future::{join, select, Either};
 use wasm_bindgen::closure::Closure;
-use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
-    IdbCursorDirection, IdbCursorWithValue, IdbDatabase, IdbIndex, IdbObjectStore, IdbRequest,
-    IdbTransaction, IdbTransactionMode as TransactionMode,
+    IdbCursorWithValue, IdbDatabase, IdbObjectStore, IdbTransactionMode as TransactionMode,
 };
 
+use super::idb_error::map_js_error;
+pub use super::idb_error::store_error_from_dom_exception;
 use super::idb_fast::{self, Known, Learned};
+use super::idb_request::{
+    cursor_of, decode, decode_all, describe, get_all, get_index_key, get_row, idb_done, last_n,
+    next_seq, open_reverse, Pending, Tx,
+};
 use super::idb_schema::{
     below_range, key, prefix_range, with_stamp, AgentRow, ApprovalRow, ChatRow, KeyRange,
     MemoryRow, MessageRow, StateRow, WorldRow, AGENTS, AGENT_STATES, ALL_STORES, APPROVALS, CHATS,
-    DB_VERSION, MEMORY, MESSAGES, MESSAGES_BY_ID, RECORD_VERSION, REVISIONS, WORLDS,
+    DB_VERSION, MEMORY, MESSAGES, MESSAGES_BY_ID, REVISIONS, WORLDS,
 };
 use super::idb_write::{named_worlds, write_batch, Stores};
 use super::tabs::{self, ChangeChannel};
 use crate::core::approval::ApprovalRecord;
 use crate::core::json::FromJson;
-use crate::core::json_write::{number_text, ToJson};
+use crate::core::json_write::number_text;
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::sort::sort_by;
 use crate::core::store::{
-    AgentChatState, Cause, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
-    WorldLockGuard,
+    AgentChatState, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump, WorldLockGuard,
 };
 
 /// The state of this store's connection, set by `close()` and the connection's event handlers.
@@ -516,15 +527,6 @@ fn only_deletes(ops: &[StoreOp]) -> bool {
     ops.iter().all(StoreOp::only_removes)
 }
 
-pub(super) async fn get_raw(
-    store: &IdbObjectStore,
-    k: JsValue,
-    context: &str,
-) -> Result<Option<JsValue>, StoreError> {
-    let found = Pending::of(store.get(&k)).outcome(context).await?;
-    Ok(Some(found).filter(|v| v.is_object()))
-}
-
 impl Drop for IdbStore {
     fn drop(&mut self) {
         let raw = self.raw();
@@ -617,325 +619,6 @@ fn run_upgrade(
     super::idb_schema::upgrade(&db, &tx, event.old_version(), event.new_version())
 }
 
-// ---- request helpers: each awaits exactly one IndexedDB request (or a cursor walk) ----
-
-/// A row as the plain object IndexedDB stores, by way of JSON text (`JSON.parse`): the row
-/// types share their hand-written writers ([`crate::core::json_write`]) with the export and
-/// the adapter store.
-pub(super) fn encode<T: ToJson>(row: &T, context: &str) -> Result<JsValue, StoreError> {
-    parse_row(&row.to_json(), context)
-}
-
-#[inline(never)]
-fn parse_row(text: &str, context: &str) -> Result<JsValue, StoreError> {
-    js_sys::JSON::parse(text).map_err(|e| {
-        let e = crate::web::js_tools::message_of(&e, "JSON.parse failed");
-        StoreError::Backend(format!("{context}: could not encode the record: {e}"))
-    })
-}
-
-/// A key (or `None`) from a `getKey` request.
-fn some_key(found: JsValue) -> Option<JsValue> {
-    Some(found).filter(|k| !k.is_undefined())
-}
-
-pub(super) async fn get_key(
-    store: &IdbObjectStore,
-    k: JsValue,
-    context: &str,
-) -> Result<Option<JsValue>, StoreError> {
-    let found = Pending::of(store.get_key(&k)).outcome(context).await?;
-    Ok(some_key(found))
-}
-
-pub(super) async fn get_index_key(
-    index: &IdbIndex,
-    k: JsValue,
-    context: &str,
-) -> Result<Option<JsValue>, StoreError> {
-    let found = Pending::of(index.get_key(&k)).outcome(context).await?;
-    Ok(some_key(found))
-}
-
-pub(super) async fn get_row<T: FromJson>(
-    store: &IdbObjectStore,
-    k: &JsValue,
-    store_name: &str,
-    context: &str,
-) -> Result<Option<T>, StoreError> {
-    let found = Pending::of(store.get(k)).outcome(context).await?;
-    if found.is_undefined() {
-        return Ok(None);
-    }
-    decode(found, store_name, &describe(k)).map(Some)
-}
-
-/// The records (or, `keys`, the keys) of `range`, in key order.
-async fn get_all_of(
-    store: &IdbObjectStore,
-    range: KeyRange,
-    keys: bool,
-    context: &str,
-) -> Result<Vec<JsValue>, StoreError> {
-    let issued = range.query().and_then(|q| match keys {
-        false => store.get_all_with_key(&q),
-        true => store.get_all_keys_with_key(&q),
-    });
-    let found = Pending::of(issued).outcome(context).await?;
-    if !js_sys::Array::is_array(&found) {
-        return Err(StoreError::Backend(format!(
-            "{context}: the browser answered {} instead of an array",
-            describe(&found)
-        )));
-    }
-    Ok(js_sys::Array::from(&found).to_vec())
-}
-
-pub(super) async fn get_all(
-    store: &IdbObjectStore,
-    range: KeyRange,
-    context: &str,
-) -> Result<Vec<JsValue>, StoreError> {
-    get_all_of(store, range, false, context).await
-}
-
-pub(super) async fn get_all_keys(
-    store: &IdbObjectStore,
-    range: KeyRange,
-    context: &str,
-) -> Result<Vec<JsValue>, StoreError> {
-    get_all_of(store, range, true, context).await
-}
-
-/// Opens a reverse cursor over `range` (`keys`: a key cursor).
-fn open_reverse(
-    store: &IdbObjectStore,
-    range: &KeyRange,
-    keys: bool,
-) -> Result<IdbRequest, JsValue> {
-    let prev = IdbCursorDirection::Prev;
-    let q = range.query()?;
-    match keys {
-        false => store.open_cursor_with_range_and_direction(&q, prev),
-        true => store.open_key_cursor_with_range_and_direction(&q, prev),
-    }
-}
-
-/// A cursor request's result: the cursor, or `None` at the end of its range.
-fn cursor_of<T: JsCast>(found: JsValue) -> Option<T> {
-    (!found.is_null() && !found.is_undefined()).then(|| found.unchecked_into())
-}
-
-/// The last `n` records of `range` in key order (oldest first), read by a reverse cursor that
-/// stops after `n` records: never the whole range.
-pub(super) async fn last_n(
-    store: &IdbObjectStore,
-    range: KeyRange,
-    n: usize,
-    context: &str,
-) -> Result<Vec<JsValue>, StoreError> {
-    let mut out = Vec::new();
-    if n == 0 {
-        return Ok(out);
-    }
-    let request = open_reverse(store, &range, false);
-    let mut step = Pending::of(request.clone());
-    let fail = |e| map_js_error(context, e);
-    // Each step's result is the cursor (the same object, moved on) or null at the end; the
-    // step after `continue()` is the same request's next `success`.
-    while let Some(cursor) = cursor_of::<IdbCursorWithValue>(step.outcome(context).await?) {
-        out.push(cursor.value().map_err(fail)?);
-        if out.len() >= n {
-            break;
-        }
-        cursor.continue_().map_err(fail)?;
-        step = Pending::of(request.clone());
-    }
-    out.reverse();
-    Ok(out)
-}
-
-/// The `seq` after the largest one under `parts` (1 for an empty range), from one step of a
-/// reverse key cursor.
-pub(super) async fn next_seq(
-    store: &IdbObjectStore,
-    parts: &[&str],
-    name: &str,
-) -> Result<f64, StoreError> {
-    let context = "finding the next sequence number";
-    let step = Pending::of(open_reverse(store, &prefix_range(parts), true));
-    let Some(cursor) = cursor_of::<web_sys::IdbCursor>(step.outcome(context).await?) else {
-        return Ok(1.0);
-    };
-    let last = cursor.key().map_err(|e| map_js_error(context, e))?;
-    let seq = js_sys::Array::from(&last)
-        .get(parts.len() as u32)
-        .as_f64()
-        .filter(|s| s.is_finite());
-    match seq {
-        Some(seq) => Ok(seq + 1.0),
-        None => Err(StoreError::Corrupted(format!(
-            "unreadable {name} key {}: no sequence number; delete the chat",
-            describe(&last)
-        ))),
-    }
-}
-
-/// The position after the last agent of the world (first-put order).
-pub(super) async fn next_agent_order(
-    agents: &IdbObjectStore,
-    world_id: &str,
-) -> Result<f64, StoreError> {
-    let rows = get_all(agents, prefix_range(&[world_id]), "reading agents").await?;
-    let mut next = 0.0_f64;
-    for js in rows {
-        let row: AgentRow = decode(js, AGENTS, &format!("in world {world_id:?}"))?;
-        next = next.max(row.order + 1.0);
-    }
-    Ok(next)
-}
-
-/// Part `i` of a compound key, if it is a string.
-pub(super) fn key_part(k: &JsValue, i: u32) -> Option<String> {
-    if !js_sys::Array::is_array(k) {
-        return None;
-    }
-    js_sys::Array::from(k).get(i).as_string()
-}
-
-/// A key or value as short JSON for error messages.
-pub(super) fn describe(value: &JsValue) -> String {
-    js_sys::JSON::stringify(value)
-        .ok()
-        .and_then(|s| s.as_string())
-        .unwrap_or_else(|| "(unprintable)".to_string())
-}
-
-/// Decodes a record, checking its format version first. `at` says which record it is.
-pub(super) fn decode<T: FromJson>(js: JsValue, store: &str, at: &str) -> Result<T, StoreError> {
-    T::from_json(parse(js, store, at)?).map_err(|e| unreadable(store, at, e.to_string()))
-}
-
-/// The JSON of a stored record, once its format version is known to be readable: the part of
-/// [`decode`] that does not depend on the row type, so one copy serves them all.
-#[inline(never)]
-fn parse(js: JsValue, store: &str, at: &str) -> Result<crate::core::json::Value, StoreError> {
-    let version = if js.is_object() {
-        js_sys::Reflect::get(&js, &JsValue::from_str("v"))
-            .ok()
-            .and_then(|v| v.as_f64())
-    } else {
-        None
-    };
-    match version {
-        None => {
-            return Err(unreadable(
-                store,
-                at,
-                "it has no format version (corrupted or written by another program)".into(),
-            ))
-        }
-        Some(v) if v > f64::from(RECORD_VERSION) => {
-            return Err(StoreError::Version(format!(
-                "{store} record {at} has format version {}, newer than this app's \
-                 {RECORD_VERSION}",
-                // As JavaScript prints the number, without Rust's float printing.
-                describe(&JsValue::from_f64(v))
-            )));
-        }
-        Some(_) => {}
-    }
-    // Read as JSON text (`JSON.stringify`), then as a serde_json value, the one form every
-    // row type is decoded from (`crate::core::json`).
-    let unreadable = |e: String| unreadable(store, at, e);
-    let text = js_sys::JSON::stringify(&js)
-        .map_err(|e| {
-            unreadable(crate::web::js_tools::message_of(
-                &e,
-                "JSON.stringify failed",
-            ))
-        })?
-        .as_string()
-        .ok_or_else(|| unreadable("it is not JSON".to_string()))?;
-    crate::core::json::from_str(&text).map_err(|e| unreadable(e.to_string()))
-}
-
-/// One copy for every row type.
-#[inline(never)]
-fn unreadable(store: &str, at: &str, why: String) -> StoreError {
-    StoreError::Corrupted(format!(
-        "unreadable {store} record {at}: {why}; delete it or clear this site's data"
-    ))
-}
-
-/// Every record decoded, or the first error: a plain loop (a `collect` into a `Result` costs
-/// an iterator adapter stack per row type).
-pub(super) fn decode_all<T: FromJson>(
-    rows: Vec<JsValue>,
-    store: &str,
-    at: &str,
-) -> Result<Vec<T>, StoreError> {
-    let mut out = Vec::with_capacity(rows.len());
-    for js in rows {
-        out.push(decode(js, store, at)?);
-    }
-    Ok(out)
-}
-
-// ---- error mapping ----
-
-/// Maps a DOMException by name.
-fn map_dom_error(context: &str, name: &str, message: &str) -> StoreError {
-    match name {
-        "QuotaExceededError" => StoreError::QuotaExceeded(format!("{context}: {message}")),
-        "VersionError" => StoreError::Version(format!(
-            "{context}: the database was created by a newer version of this app ({message})"
-        )),
-        "AbortError" => StoreError::Aborted(format!(
-            "{context}: the transaction was aborted and nothing was written ({message}); retry"
-        )),
-        "ConstraintError" => StoreError::Invalid(format!(
-            "{context}: a record with this key already exists ({message})"
-        )),
-        "InvalidStateError" => StoreError::Closed(format!(
-            "{context}: the database connection is closed ({message}); open the store again"
-        )),
-        _ => StoreError::Backend(format!("{context}: {name}: {message}")),
-    }
-}
-
-/// Maps a DOMException thrown by IndexedDB (here or in a JS-supplied store) to a
-/// [`StoreError`] by its `name` (see `map_dom_error`), with the exception attached as the
-/// error's cause. `context` says what was being done ("committing the batch").
-pub fn store_error_from_dom_exception(context: &str, e: &web_sys::DomException) -> StoreError {
-    // Some browsers give quota errors an empty message: the name then says what happened.
-    let (name, message) = (e.name(), e.message());
-    let message = if message.is_empty() {
-        name.clone()
-    } else {
-        message
-    };
-    map_dom_error(context, &name, &message).with_cause(Cause::new(JsValue::from(e.clone())))
-}
-
-/// Maps what an IndexedDB call threw, or what a request or a commit failed with: a
-/// DOMException by its name (see `map_dom_error`); `null`, a transaction aborted without an
-/// error (by `abort()`), as [`StoreError::Aborted`]; anything else by its message.
-pub(super) fn map_js_error(context: &str, e: JsValue) -> StoreError {
-    if e.is_null() || e.is_undefined() {
-        return StoreError::Aborted(format!(
-            "{context}: the transaction was aborted and nothing was written; retry"
-        ));
-    }
-    match e.dyn_into::<web_sys::DomException>() {
-        Ok(dom) => store_error_from_dom_exception(context, &dom),
-        Err(e) => StoreError::Backend(format!(
-            "{context}: {}",
-            crate::web::js_tools::message_of(&e, "an unknown error")
-        )),
-    }
-}
-
 /// The IndexedDB factory of this context (`globalThis.indexedDB`: pages, workers).
 fn factory(context: &str) -> Result<web_sys::IdbFactory, StoreError> {
     let found = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("indexedDB"))
@@ -947,89 +630,6 @@ fn factory(context: &str) -> Result<web_sys::IdbFactory, StoreError> {
         )));
     }
     Ok(found.unchecked_into())
-}
-
-// ---- the awaiting primitive ----
-
-#[wasm_bindgen(inline_js = r#"
-export function awwIdbDone(target) {
-  return new Promise((resolve, reject) => {
-    if (target instanceof IDBRequest) {
-      target.onsuccess = () => resolve(target.result);
-      target.onerror = () => reject(target.error);
-    } else {
-      target.oncomplete = () => resolve();
-      target.onabort = () => reject(target.error);
-      target.commit();
-    }
-  });
-}
-"#)]
-extern "C" {
-    /// A promise of a request's outcome (its `result`, or its `error`), or, given a
-    /// transaction, commits it and settles when it ends (`complete`, or `abort` with the
-    /// transaction's `error`, `null` after `abort()`; a throwing `commit()` rejects). Its
-    /// handlers are set at once: call it when the request is issued. `catch`: see
-    /// `crate::web::timer`'s `hold_timer`.
-    #[wasm_bindgen(catch, js_name = awwIdbDone)]
-    fn idb_done(target: &JsValue) -> Result<js_sys::Promise, JsValue>;
-}
-
-/// An issued request, to be awaited by [`Pending::outcome`] (the one way this store awaits
-/// IndexedDB, see the module docs). Its handlers are set when it is made, so requests issued
-/// together may be awaited in any order.
-pub(super) struct Pending(Result<JsFuture, JsValue>);
-
-impl Pending {
-    /// `issued`: what issuing the request returned (or threw).
-    pub(super) fn of(issued: Result<IdbRequest, JsValue>) -> Pending {
-        Pending(issued.and_then(|r| idb_done(&r)).map(JsFuture::from))
-    }
-
-    /// The request's result, or its error (or what issuing it threw) mapped with `context`.
-    pub(super) async fn outcome(self, context: &str) -> Result<JsValue, StoreError> {
-        let result = match self.0 {
-            Ok(future) => future.await,
-            Err(e) => Err(e),
-        };
-        result.map_err(|e| map_js_error(context, e))
-    }
-}
-
-/// A transaction, aborted if dropped before [`Tx::commit`] or [`Tx::abort`]: a batch given
-/// up half-way (or whose future was dropped) writes nothing.
-pub(super) struct Tx {
-    pub(super) raw: IdbTransaction,
-    done: bool,
-}
-
-impl Tx {
-    fn new(raw: IdbTransaction) -> Tx {
-        Tx { raw, done: false }
-    }
-
-    /// Commits and waits until the transaction has ended. `Err`: the transaction's error
-    /// (`null` when it was aborted without one) or what `commit()` threw.
-    pub(super) async fn commit(mut self) -> Result<(), JsValue> {
-        self.done = true;
-        JsFuture::from(idb_done(&self.raw)?).await.map(drop)
-    }
-
-    /// Aborts the transaction (nothing it wrote is kept); the abort's outcome is not awaited:
-    /// IndexedDB runs a later transaction over these stores only once this one has ended.
-    pub(super) fn abort(mut self) {
-        self.done = true;
-        // Fails only when the transaction has already ended.
-        let _ = self.raw.abort();
-    }
-}
-
-impl Drop for Tx {
-    fn drop(&mut self) {
-        if !self.done {
-            let _ = self.raw.abort();
-        }
-    }
 }
 
 // ---- the Store impl ----

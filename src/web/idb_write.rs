@@ -36,15 +36,16 @@ use futures_util::future::try_join_all;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{IdbObjectStore, IdbRequest};
 
+use super::idb_error::map_js_error;
 use super::idb_fast::{add_revision, put_world, write_common, Learned};
+use super::idb_request::{
+    decode, decode_all, describe, encode, get_all, get_all_keys, get_index_key, get_key, get_raw,
+    get_row, key_part, last_n, next_agent_order, next_seq, Tx,
+};
 use super::idb_schema::{
     key, prefix_range, seq_key, with_stamp, AgentRow, ApprovalRow, ChatRow, KeyRange, MemoryRow,
     MessageRow, AGENTS, AGENT_STATES, ALL_STORES, APPROVALS, CHATS, MEMORY, MESSAGES,
     MESSAGES_BY_ID, RECORD_VERSION, REVISIONS, WORLDS,
-};
-use super::idb_store::{
-    decode, decode_all, describe, encode, get_all, get_all_keys, get_index_key, get_key, get_raw,
-    get_row, key_part, last_n, map_js_error, next_agent_order, next_seq, Tx,
 };
 use crate::core::json_write::{number_text, ToJson};
 use crate::core::store::{LocalBoxFuture, StoreError, StoreOp};

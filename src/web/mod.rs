@@ -6,7 +6,9 @@
 pub mod clock;
 pub mod custom_provider;
 pub mod fetch;
+mod idb_error;
 mod idb_fast;
+mod idb_request;
 pub mod idb_schema;
 pub mod idb_store;
 mod idb_write;
