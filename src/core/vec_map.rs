@@ -14,10 +14,9 @@
 //! `HashSet` for that reason. Building a map from an iterator sorts once.
 
 use std::borrow::Borrow;
-use std::cmp::Ordering;
 use std::fmt;
 
-use crate::core::sort::sort_by;
+use crate::core::sort::{sort_dedup_by, Dedup};
 
 /// An ordered map over a sorted `Vec` of pairs: `BTreeMap`'s API as the crate uses it.
 #[derive(Clone, PartialEq, Eq)]
@@ -165,11 +164,11 @@ impl<K: Ord, V> FromIterator<(K, V)> for VecMap<K, V> {
     /// Sorts once; for a key given twice the later value wins, as `BTreeMap` collects.
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
         let mut items: Vec<(K, V)> = iter.into_iter().collect();
-        sort_by(&mut items, &|a: &(K, V), b: &(K, V)| a.0.cmp(&b.0));
-        // The sort is stable: of equal keys the last given is last; keep that one.
-        items.reverse();
-        items.dedup_by(|later, kept| later.0.cmp(&kept.0) == Ordering::Equal);
-        items.reverse();
+        sort_dedup_by(
+            &mut items,
+            &|a: &(K, V), b: &(K, V)| a.0.cmp(&b.0),
+            Dedup::Last,
+        );
         Self { items }
     }
 }

@@ -53,7 +53,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::core::approval::ApprovalRecord;
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
-use crate::core::sort::sort_by;
+use crate::core::sort::{sort_by, sort_dedup_by, Dedup};
 use crate::core::store::{
     AgentChatState, Cause, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
 };
@@ -289,8 +289,7 @@ impl JsStore {
                 out.push((k, val));
             }
         }
-        sort_by(&mut out, &|a, b| a.0.cmp(&b.0));
-        out.dedup_by(|a, b| a.0 == b.0);
+        sort_dedup_by(&mut out, &|a, b| a.0.cmp(&b.0), Dedup::First);
         if range.reverse {
             out.reverse();
         }
