@@ -8,9 +8,7 @@
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{
-    IdbCursorDirection, IdbCursorWithValue, IdbIndex, IdbObjectStore, IdbRequest, IdbTransaction,
-};
+use web_sys::{IdbCursorDirection, IdbIndex, IdbObjectStore, IdbRequest, IdbTransaction};
 
 use super::idb_error::map_js_error;
 use super::idb_schema::{prefix_range, AgentRow, KeyRange, AGENTS, RECORD_VERSION};
@@ -128,30 +126,26 @@ pub(super) fn cursor_of<T: JsCast>(found: JsValue) -> Option<T> {
 }
 
 /// The last `n` records of `range` in key order (oldest first), read by a reverse cursor that
-/// stops after `n` records: never the whole range.
+/// stops after `n` records: never the whole range. The cursor is walked in JS (`awwIdbDone`
+/// with a count): one wake of the store per walk instead of one per record, which made a
+/// 50-message page cost several bare reads.
 pub(super) async fn last_n(
     store: &IdbObjectStore,
     range: KeyRange,
     n: usize,
     context: &str,
 ) -> Result<Vec<JsValue>, StoreError> {
-    let mut out = Vec::new();
     if n == 0 {
-        return Ok(out);
+        return Ok(Vec::new());
     }
-    let request = open_reverse(store, &range, false);
-    let mut step = Pending::of(request.clone());
-    let fail = |e| map_js_error(context, e);
-    // Each step's result is the cursor (the same object, moved on) or null at the end; the
-    // step after `continue()` is the same request's next `success`.
-    while let Some(cursor) = cursor_of::<IdbCursorWithValue>(step.outcome(context).await?) {
-        out.push(cursor.value().map_err(fail)?);
-        if out.len() >= n {
-            break;
-        }
-        cursor.continue_().map_err(fail)?;
-        step = Pending::of(request.clone());
-    }
+    // A count past u32::MAX walks the whole range, which is what it asks for anyway.
+    let n = u32::try_from(n).unwrap_or(u32::MAX);
+    let walked = match open_reverse(store, &range, false).and_then(|r| idb_walk(&r, n)) {
+        Ok(promise) => JsFuture::from(promise).await,
+        Err(e) => Err(e),
+    };
+    let found = walked.map_err(|e| map_js_error(context, e))?;
+    let mut out = js_sys::Array::from(&found).to_vec();
     out.reverse();
     Ok(out)
 }
@@ -295,10 +289,20 @@ pub(super) async fn get_raw(
 // ---- the awaiting primitive ----
 
 #[wasm_bindgen(inline_js = r#"
-export function awwIdbDone(target) {
+export function awwIdbDone(target, n) {
   return new Promise((resolve, reject) => {
-    if (target instanceof IDBRequest) {
+    if (target instanceof IDBRequest && n === undefined) {
       target.onsuccess = () => resolve(target.result);
+      target.onerror = () => reject(target.error);
+    } else if (target instanceof IDBRequest) {
+      const rows = [];
+      target.onsuccess = () => {
+        const cursor = target.result;
+        if (!cursor) return resolve(rows);
+        rows.push(cursor.value);
+        if (rows.length >= n) return resolve(rows);
+        try { cursor.continue(); } catch (e) { reject(e); }
+      };
       target.onerror = () => reject(target.error);
     } else {
       target.oncomplete = () => resolve();
@@ -316,6 +320,13 @@ extern "C" {
     /// `crate::web::timer`'s `hold_timer`.
     #[wasm_bindgen(catch, js_name = awwIdbDone)]
     pub(super) fn idb_done(target: &JsValue) -> Result<js_sys::Promise, JsValue>;
+
+    /// Given a cursor request and a count `n`: a promise of the values of the cursor's first
+    /// `n` records (fewer at the end of its range), walked by the request's own handlers, so
+    /// the walk costs the store one wake. Rejects with the request's error or what
+    /// `continue()` threw.
+    #[wasm_bindgen(catch, js_name = awwIdbDone)]
+    fn idb_walk(target: &JsValue, n: u32) -> Result<js_sys::Promise, JsValue>;
 }
 
 /// An issued request, to be awaited by [`Pending::outcome`] (the one way this store awaits
