@@ -8,9 +8,9 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::bindings::convert::{options_object, promise, read_signal, string_arg, to_js};
+use crate::bindings::convert::{options_object, promise, read_signal, string_arg};
 use crate::bindings::error::{agent_world_error, from_world_error, invalid_argument};
-use crate::bindings::events::{call_with_piece, event_payload};
+use crate::bindings::events::{call_with_message, call_with_piece, event_payload, message_value};
 use crate::bindings::input::get;
 use crate::bindings::types::{or_undefined, SendOptionsArg};
 use crate::bindings::world::AgentWorld;
@@ -62,7 +62,7 @@ impl AgentWorld {
                 cancel_chain_on_abort(&h.world, &message.message_id, signal);
             }
             h.drive();
-            to_js(&message)
+            message_value(&message)
         })
     }
 
@@ -129,7 +129,10 @@ impl AgentWorld {
         let weak = h.world.downgrade();
         let cb: Callback = Rc::new(move |event: &Event| {
             // A streamed piece (one per token) is built and delivered in one crossing.
-            let returned = match call_with_piece(&callback, event) {
+            // So is a message (one per reply): one crossing, no JSON text.
+            let returned = match call_with_piece(&callback, event)
+                .or_else(|| call_with_message(&callback, event))
+            {
                 Some(returned) => returned,
                 None => {
                     let payload = event_payload(event)

@@ -137,20 +137,40 @@ impl JsCustomProvider {
             return Err(aborted());
         }
         let mut signal = LazySignal::new();
-        let request = request_json(settings, &messages);
+        let text = MessageText::of(&messages);
+        let in_request: &[ChatMessage] = if text.is_some() { &[] } else { &messages };
+        let request = request_json(settings, in_request);
+        let (ptr, len, layout, count) = match &text {
+            Some(t) => (
+                t.text.as_ptr() as usize,
+                t.text.len(),
+                t.layout.as_ptr() as usize,
+                t.count,
+            ),
+            None => (0, 0, 0, IN_JSON),
+        };
         // The stream is started and its first `next()` called in one call into the host.
         let (id, settle) = Settled::reserve();
         let mut step = Settled::awaiting(id);
-        let pump = start(
-            &self.object,
-            &self.stream,
-            &request,
-            &signal.getter,
-            signal.id as f64,
-            &settle,
-            id as f64,
-        )
-        .map_err(start_error)?;
+        let pump = MEMORY
+            .with(|memory| {
+                start(
+                    &self.object,
+                    &self.stream,
+                    &request,
+                    &signal.getter,
+                    signal.id as f64,
+                    &settle,
+                    id as f64,
+                    memory,
+                    ptr,
+                    len,
+                    layout,
+                    count,
+                )
+            })
+            .map_err(start_error)?;
+        drop(text);
         signal.started(&pump);
         loop {
             let value = match first_of(step, cancel.cancelled()).await {
@@ -264,9 +284,31 @@ fn key(name: &'static str) -> JsValue {
 // read is `undefined`; `return()` is called on cancellation, its outcome ignored.
 #[wasm_bindgen(inline_js = r#"
 const isObject = (x) => x !== null && (typeof x === 'object' || typeof x === 'function');
-export function awwCustomStart(object, stream, request, getter, signalId, settle, awaitId) {
+let bytes = null;
+let words = null;
+let utf8 = null;
+const ROLES = ['system', 'user', 'assistant'];
+// The request's messages, `count` of them: their contents are one run of UTF-8 in the
+// instance's memory (`ptr`, `len`), decoded at once; `layout` points at `count` pairs of u32
+// (role, content length in UTF-16 units).
+function messagesOf(memory, ptr, len, layout, count) {
+  if (bytes === null || bytes.byteLength === 0) {
+    bytes = new Uint8Array(memory.buffer);
+    words = new Uint32Array(memory.buffer);
+  }
+  if (utf8 === null) utf8 = new TextDecoder('utf-8', { ignoreBOM: true, fatal: true });
+  const text = utf8.decode(bytes.subarray(ptr, ptr + len));
+  const out = [];
+  let at = 0;
+  for (let i = 0, w = layout >>> 2; i < count; i++, w += 2) {
+    out.push({ role: ROLES[words[w]], content: text.slice(at, (at += words[w + 1])) });
+  }
+  return out;
+}
+export function awwCustomStart(object, stream, request, getter, signalId, settle, awaitId, memory, ptr, len, layout, count) {
   let parsed;
   try { parsed = JSON.parse(request); } catch { throw { awwCustomShape: 3 }; }
+  if (count !== 0xffffffff) parsed.messages = messagesOf(memory, ptr, len, layout, count);
   const options = { get signal() { return getter(signalId, options); } };
   const iterable = stream.call(object, parsed, options);
   let it = iterable;
@@ -342,7 +384,12 @@ extern "C" {
     /// `catch` on every function of this snippet, though only `start` and `next_step` can
     /// throw: a function with no conversion to make is imported by wasm-bindgen straight from
     /// the snippet module (`import * as`), a form `scripts/package.mjs` does not inline.
+    ///
+    /// The request's messages come as JSON in `request` when `count` is [`IN_JSON`]; else
+    /// `request` has `"messages":[]` and the snippet puts the `count` messages there (the
+    /// key's place kept), read from the instance's `memory` (see [`MessageText`]).
     #[wasm_bindgen(catch, js_name = awwCustomStart)]
+    #[allow(clippy::too_many_arguments)]
     fn start(
         object: &JsValue,
         stream: &js_sys::Function,
@@ -351,6 +398,11 @@ extern "C" {
         signal_id: f64,
         settle: &JsValue,
         await_id: f64,
+        memory: &JsValue,
+        ptr: usize,
+        len: usize,
+        layout: usize,
+        count: u32,
     ) -> Result<JsValue, JsValue>;
     /// Step `id`: calls `next()` and, once its promise settles, `settle(id, kind, value)`:
     /// kind [`STEP_DONE`], 1 (a value: the step's `value`) or [`STEP_REJECTED`] (with the
@@ -687,11 +739,68 @@ fn push_key(out: &mut String, first: bool, name: &str) {
     out.push(':');
 }
 
+/// `awwCustomStart`'s `count` when the request's messages are in its JSON.
+const IN_JSON: u32 = u32::MAX;
+
+thread_local! {
+    /// The instance's `WebAssembly.Memory` (the same object for the instance's life).
+    static MEMORY: JsValue = wasm_bindgen::memory();
+}
+
+/// The messages of a request as the snippet reads them: their contents one after the other
+/// (UTF-8), and per message its role (0 system, 1 user, 2 assistant) and its content's length
+/// in UTF-16 code units (a JS string's `length`, what the snippet slices by). Their JSON text
+/// cost a reply the escaping writer over the whole input window and `JSON.parse` over it in
+/// the host, the largest part of starting a call in the routing bench; the contents are now
+/// copied as they are and decoded in one call.
+struct MessageText {
+    text: String,
+    layout: Vec<u32>,
+    count: u32,
+}
+
+impl MessageText {
+    /// `None` when a message has tool calls or is a tool result (those go as JSON).
+    fn of(messages: &[ChatMessage]) -> Option<MessageText> {
+        if messages
+            .iter()
+            .any(|m| m.tool_result.is_some() || !m.tool_calls.is_empty())
+        {
+            return None;
+        }
+        let count = u32::try_from(messages.len())
+            .ok()
+            .filter(|c| *c != IN_JSON)?;
+        let mut text = String::with_capacity(messages.iter().map(|m| m.content.len()).sum());
+        let mut layout = Vec::with_capacity(2 * messages.len());
+        for m in messages {
+            text.push_str(&m.content);
+            let units = if m.content.is_ascii() {
+                m.content.len()
+            } else {
+                m.content.encode_utf16().count()
+            };
+            layout.push(match m.role {
+                Role::System => 0,
+                Role::User => 1,
+                Role::Assistant => 2,
+            });
+            layout.push(u32::try_from(units).ok()?);
+        }
+        Some(MessageText {
+            text,
+            layout,
+            count,
+        })
+    }
+}
+
 /// The JSON text of the request (see `CustomProviderRequest`), parsed by the host in the call
 /// that starts the stream: a property set from wasm is a call into the host each, and a
 /// request holds the whole input window (a few calls and a string per message, some fifty per
 /// reply before). Holds messages (role, content, and the tool fields), model, temperature?,
-/// maxTokens?, tools, reasoning?, agentName?, purpose.
+/// maxTokens?, tools, reasoning?, agentName?, purpose. Called with no messages when they go
+/// as a [`MessageText`] (`"messages":[]`, filled in by the host).
 fn request_json(settings: &CallSettings, messages: &[ChatMessage]) -> String {
     let mut out =
         String::with_capacity(256 + messages.iter().map(|m| m.content.len() + 40).sum::<usize>());

@@ -350,3 +350,38 @@ test('between calls nothing keeps Node running, and during one its timeouts do',
   assert.equal(r.status, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout.trim()), { codes: ['llm_stalled'] });
 });
+
+test('a window of several messages reaches the provider exact, keys in order', async () => {
+  // The messages' contents are cut out of one decoded text by their lengths in UTF-16 units:
+  // every width of character, a leading byte-order mark (kept), and what JSON escapes.
+  const world = await AgentWorld.create({ name: name('Custom Window') });
+  const requests = [];
+  const replies = ['東京 "ok"\n!', '\ufeff😀 back', 'plain'];
+  world.registerProvider({
+    async *stream(request) {
+      requests.push(request);
+      yield replies[requests.length - 1];
+    },
+  });
+  await world.addAgent({ name: 'Local', provider: 'custom', model: 'm', systemPrompt: '\ufeff🌍 brief\\' });
+  const sent = ['é', '😀😀 \u2028', 'last one'];
+  for (const text of sent) {
+    await world.send(text);
+    await world.idle();
+  }
+  assert.equal(requests.length, 3);
+  assert.deepEqual(requests[2].messages, [
+    { role: 'system', content: '\ufeff🌍 brief\\' },
+    { role: 'user', content: sent[0] },
+    { role: 'assistant', content: replies[0] },
+    { role: 'user', content: sent[1] },
+    { role: 'assistant', content: replies[1] },
+    { role: 'user', content: sent[2] },
+  ]);
+  assert.deepEqual(Object.keys(requests[2]), ['messages', 'model', 'tools', 'agentName', 'purpose']);
+  for (const m of requests[2].messages) assert.deepEqual(Object.keys(m), ['role', 'content']);
+  assert.ok(Array.isArray(requests[2].messages));
+  // Each call has its own request.
+  assert.notEqual(requests[1].messages, requests[2].messages);
+  assert.equal(requests[1].messages.length, 4);
+});

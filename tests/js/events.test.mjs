@@ -198,3 +198,61 @@ test('chunk contents arrive exact while the engine memory grows in the middle of
   assert.equal(reply, pieces.join(''));
   w.free();
 });
+
+test('message events and send() results are plain objects of the stored form, one per listener', async () => {
+  const w = await AgentWorld.create({ name: name('Messages') });
+  // Non-ASCII of every UTF-16 width (the fields are cut out of one decoded text by their
+  // lengths in UTF-16 units), a byte-order mark first (kept), and what JSON escapes.
+  const human = 'é 🌍 \u2028 "quoted"\n\\ 日本';
+  const replies = ['\ufeffBOM 🌍🌍 first', 'plain ASCII reply', '<world>pass</world>'];
+  let call = 0;
+  w.registerProvider({ async *stream() { yield replies[call++ % replies.length]; } });
+  const agent = await w.addAgent({ name: 'Zoë Ünïcode', provider: 'custom', model: 'm' });
+  const first = [];
+  const second = [];
+  const thisValues = new Set();
+  w.on('message', function listener(m) {
+    thisValues.add(this);
+    first.push(m);
+    m.content = 'changed by the first listener';
+  });
+  w.on('message', (m) => { second.push(m); });
+  const sent = [];
+  for (let i = 0; i < 3; i++) {
+    sent.push(await w.send(human));
+    await w.idle();
+  }
+  const stored = await w.messages(w.currentChat().id);
+  // Every message published (3 human, 2 replies, the pass notice) came out as the stored form:
+  // same keys in the same order, same values, and `kind` for the notice.
+  assert.equal(second.length, stored.length);
+  assert.deepEqual(second, stored);
+  for (const [i, m] of second.entries()) {
+    assert.deepEqual(Object.keys(m), Object.keys(stored[i]));
+    assert.equal(Object.getPrototypeOf(m), Object.prototype);
+  }
+  assert.deepEqual(second.map((m) => m.sender), ['HUMAN', agent.id, 'HUMAN', agent.id, 'HUMAN', 'system']);
+  assert.deepEqual(second.map((m) => m.kind), ['message', 'message', 'message', 'message', 'message', 'pass']);
+  assert.equal(second[1].content, replies[0]);
+  assert.equal(second[1].replyToMessageId, second[0].messageId);
+  assert.ok(!('replyToMessageId' in second[0]));
+  // send() resolves with the same form, as its own object.
+  assert.deepEqual(sent, [second[0], second[2], second[4]]);
+  assert.ok(sent.every((m) => !second.includes(m)));
+  // `this` is null; the first listener's change did not reach the second listener's object.
+  assert.deepEqual([...thisValues], [null]);
+  assert.ok(first.every((m, i) => m !== second[i]));
+  assert.ok(second.every((m) => m.content !== 'changed by the first listener'));
+  // Session mode off: nothing is stored, and `chatId` is null (present, not left out).
+  await w.setSessionMode(false);
+  second.length = 0;
+  const off = await w.send('off the record ✓');
+  await w.idle();
+  assert.equal(second[0].chatId, null);
+  assert.deepEqual(Object.keys(second[0]), ['messageId', 'chatId', 'sender', 'content', 'createdAt', 'kind']);
+  assert.deepEqual(off, second[0]);
+  assert.equal(second[0].content, 'off the record ✓');
+  assert.equal(second[1].content, replies[0]);
+  assert.equal(second[1].chatId, null);
+  w.free();
+});
