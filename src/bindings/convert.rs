@@ -1,5 +1,8 @@
 //! How values cross the JS boundary: Rust values go out as JSON text that one `JSON.parse`
-//! turns into plain objects (`to_js`); plain-data arguments come in through the bounded reader
+//! turns into plain objects (`to_js`), except a message, the hottest value (every `message`
+//! event, `send()`'s result), whose fields are decoded from one run of text in one crossing
+//! (`crate::bindings::events::message_value`; a message with tool calls still goes as JSON);
+//! plain-data arguments come in through the bounded reader
 //! of [`crate::bindings::input`] and the hand-written decoders of [`crate::core::json`]
 //! (`from_js`); async methods return the one kind of promise (`promise`). Keeping one route
 //! per direction keeps one serializer instance per type, and no serde deserializer at all.
