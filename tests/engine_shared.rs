@@ -331,6 +331,15 @@ impl OtherWriter {
             locks: std::cell::Cell::new(0),
         })
     }
+
+    /// `h`'s world opened again through this store (the harness's other services kept).
+    fn open(self: &Rc<Self>, h: &H) -> World {
+        let svc = agent_world_wasm::core::engine::Services {
+            store: self.clone(),
+            ..h.svc()
+        };
+        block_on(World::open(svc, &h.world.id())).unwrap()
+    }
 }
 
 impl Store for OtherWriter {
@@ -416,11 +425,7 @@ fn a_batch_that_meets_another_writers_commit_is_planned_again_and_gives_up_only_
     let meddler = OtherWriter::new(h.store.clone(), move |_| {
         vec![StoreOp::PutWorld(world.clone())]
     });
-    let svc = agent_world_wasm::core::engine::Services {
-        store: meddler.clone(),
-        ..h.svc()
-    };
-    let w = block_on(World::open(svc, &h.world.id())).unwrap();
+    let w = meddler.open(&h);
     let events = Rc::new(RefCell::new(Vec::new()));
     let _subs = record(&w, &events);
     let chat = w.current_chat().unwrap().id;
@@ -561,11 +566,7 @@ fn a_settings_or_chat_change_that_meets_another_writers_commit_is_planned_again_
             agent: theirs.clone(),
         }]
     });
-    let svc = agent_world_wasm::core::engine::Services {
-        store: meddler.clone(),
-        ..h.svc()
-    };
-    let w = block_on(World::open(svc, &h.world.id())).unwrap();
+    let w = meddler.open(&h);
     let events = Rc::new(RefCell::new(Vec::new()));
     let _subs = record(&w, &events);
 
@@ -629,11 +630,7 @@ fn a_change_that_reads_the_store_while_it_plans_is_planned_again_after_a_conflic
     let meddler = OtherWriter::new(h.store.clone(), move |_| {
         vec![StoreOp::PutChat(theirs.clone())]
     });
-    let svc = agent_world_wasm::core::engine::Services {
-        store: meddler.clone(),
-        ..h.svc()
-    };
-    let w = block_on(World::open(svc, &h.world.id())).unwrap();
+    let w = meddler.open(&h);
     meddler.times.set(1);
     let loaded = block_on(w.load_chat(&first)).unwrap();
     assert_eq!(

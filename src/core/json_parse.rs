@@ -451,11 +451,7 @@ impl Parser<'_> {
         };
         if first != b'0' {
             while let Some(c @ b'0'..=b'9') = self.peek() {
-                let digit = u64::from(c - b'0');
-                match significand
-                    .checked_mul(10)
-                    .and_then(|s| s.checked_add(digit))
-                {
+                match with_digit(significand, c) {
                     Some(s) => significand = s,
                     // Too long for a `u64`: a float; the digits past it only count as tens.
                     None => return self.long_integer(positive, significand).map(float),
@@ -501,11 +497,7 @@ impl Parser<'_> {
         let from = self.i;
         let mut after: i32 = 0;
         while let Some(c @ b'0'..=b'9') = self.peek() {
-            let digit = u64::from(c - b'0');
-            match significand
-                .checked_mul(10)
-                .and_then(|s| s.checked_add(digit))
-            {
+            match with_digit(significand, c) {
                 Some(s) => significand = s,
                 None => {
                     // The digits past a `u64` are dropped (serde_json's precision).
@@ -657,6 +649,13 @@ static POW10: [f64; 309] = [
 ];
 
 // Native only: the generated cases use proptest, a host dev-dependency.
+/// `significand` with the decimal digit `c` appended, or `None` past a `u64`.
+fn with_digit(significand: u64, c: u8) -> Option<u64> {
+    significand
+        .checked_mul(10)
+        .and_then(|s| s.checked_add(u64::from(c - b'0')))
+}
+
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
