@@ -120,6 +120,23 @@ export function awwCallPiece(listener, type, agentName, messageId, memory, ptr, 
   }
   return listener.call(null, { type, agentName, messageId, content });
 }
+const NONE = 0xffffffff;
+const KINDS = ['message', 'turn-limit', 'pass', 'interrupted'];
+export function awwMessage(listener, memory, ptr, len, idUnits, chatUnits, senderUnits, contentUnits, createdUnits, replyUnits, kind) {
+  if (bytes === null || bytes.byteLength === 0) bytes = new Uint8Array(memory.buffer);
+  if (utf8 === null) utf8 = new TextDecoder('utf-8', { ignoreBOM: true, fatal: true });
+  const text = utf8.decode(bytes.subarray(ptr, ptr + len));
+  let at = 0;
+  const messageId = text.slice(at, (at += idUnits));
+  const chatId = chatUnits === NONE ? null : text.slice(at, (at += chatUnits));
+  const sender = text.slice(at, (at += senderUnits));
+  const content = text.slice(at, (at += contentUnits));
+  const createdAt = text.slice(at, (at += createdUnits));
+  const m = replyUnits === NONE
+    ? { messageId, chatId, sender, content, createdAt, kind: KINDS[kind] }
+    : { messageId, chatId, sender, content, createdAt, replyToMessageId: text.slice(at, at + replyUnits), kind: KINDS[kind] };
+  return listener === null ? m : listener.call(null, m);
+}
 "#)]
 extern "C" {
     #[wasm_bindgen(catch, js_name = awwCallPiece)]
@@ -131,6 +148,30 @@ extern "C" {
         memory: &JsValue,
         ptr: usize,
         len: usize,
+    ) -> Result<Option<JsValue>, JsValue>;
+    /// Builds a message's event object (`{messageId, chatId, sender, content, createdAt,
+    /// replyToMessageId?, kind}`, the serde form's keys in its order) and, unless `listener` is
+    /// `null`, calls the listener with it: one crossing per message. The JSON route it replaces
+    /// (the writer's text, then `JSON.parse`) cost a tenth of the main thread per reply in the
+    /// routing bench: the escaping writer, the text's decoding, the parser. Here the fields' UTF-8
+    /// is one run in the instance's memory (`ptr`, `len`), decoded once; each field is a slice of
+    /// it, `unitsN` long in UTF-16 code units (`NONE` for a `null` chatId or an absent
+    /// replyToMessageId). `kind` indexes `KINDS`. The object is fresh per call (a listener may keep
+    /// or change it). A message with tool calls takes the JSON route (see [`message_value`]).
+    #[wasm_bindgen(catch, js_name = awwMessage)]
+    #[allow(clippy::too_many_arguments)]
+    fn call_message(
+        listener: &JsValue,
+        memory: &JsValue,
+        ptr: usize,
+        len: usize,
+        id_units: u32,
+        chat_units: u32,
+        sender_units: u32,
+        content_units: u32,
+        created_units: u32,
+        reply_units: u32,
+        kind: u32,
     ) -> Result<Option<JsValue>, JsValue>;
 }
 
@@ -239,54 +280,6 @@ fn piece_object(kind: SseType, agent: &str, message: &str, content: &str) -> JsV
         set.set_str(&p.content_key, content);
         out.into()
     })
-}
-
-/// Builds a message's event object (`{messageId, chatId, sender, content, createdAt,
-/// replyToMessageId?, kind}`, the serde form's keys in its order) and, unless `listener` is
-/// `null`, calls the listener with it: one crossing per message. The JSON route it replaces
-/// (the writer's text, then `JSON.parse`) cost a tenth of the main thread per reply in the
-/// routing bench: the escaping writer, the text's decoding, the parser. Here the fields' UTF-8
-/// is one run in the instance's memory (`ptr`, `len`), decoded once; each field is a slice of
-/// it, `unitsN` long in UTF-16 code units (`NONE` for a `null` chatId or an absent
-/// replyToMessageId). `kind` indexes `KINDS`. The object is fresh per call (a listener may keep
-/// or change it). A message with tool calls takes the JSON route (see [`message_value`]).
-#[wasm_bindgen(inline_js = r#"
-let bytes = null;
-let utf8 = null;
-const NONE = 0xffffffff;
-const KINDS = ['message', 'turn-limit', 'pass', 'interrupted'];
-export function awwMessage(listener, memory, ptr, len, idUnits, chatUnits, senderUnits, contentUnits, createdUnits, replyUnits, kind) {
-  if (bytes === null || bytes.byteLength === 0) bytes = new Uint8Array(memory.buffer);
-  if (utf8 === null) utf8 = new TextDecoder('utf-8', { ignoreBOM: true, fatal: true });
-  const text = utf8.decode(bytes.subarray(ptr, ptr + len));
-  let at = 0;
-  const messageId = text.slice(at, (at += idUnits));
-  const chatId = chatUnits === NONE ? null : text.slice(at, (at += chatUnits));
-  const sender = text.slice(at, (at += senderUnits));
-  const content = text.slice(at, (at += contentUnits));
-  const createdAt = text.slice(at, (at += createdUnits));
-  const m = replyUnits === NONE
-    ? { messageId, chatId, sender, content, createdAt, kind: KINDS[kind] }
-    : { messageId, chatId, sender, content, createdAt, replyToMessageId: text.slice(at, at + replyUnits), kind: KINDS[kind] };
-  return listener === null ? m : listener.call(null, m);
-}
-"#)]
-extern "C" {
-    #[wasm_bindgen(catch, js_name = awwMessage)]
-    #[allow(clippy::too_many_arguments)]
-    fn call_message(
-        listener: &JsValue,
-        memory: &JsValue,
-        ptr: usize,
-        len: usize,
-        id_units: u32,
-        chat_units: u32,
-        sender_units: u32,
-        content_units: u32,
-        created_units: u32,
-        reply_units: u32,
-        kind: u32,
-    ) -> Result<Option<JsValue>, JsValue>;
 }
 
 /// `awwMessage`'s marker of a `null` or absent field.
