@@ -15,6 +15,7 @@ use wasm_bindgen::JsCast;
 use crate::core::engine::World;
 use crate::core::events::{Event, SseEvent, SseType, SubscriptionId, Topic};
 use crate::core::model::{Message, MessageKind};
+use crate::web::text_run;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_EVENTS: &'static str = r#"
@@ -188,8 +189,6 @@ struct PieceFields {
 /// Never borrowed across a call into JavaScript (a listener may do anything).
 struct PieceTemplate {
     content_key: JsValue,
-    /// The instance's `WebAssembly.Memory` (the same object for the instance's life).
-    memory: JsValue,
     current: RefCell<Option<PieceFields>>,
     /// `{type, agentName, messageId}` for [`piece_object`], with the fields it was made of.
     object: RefCell<Option<(Rc<[JsValue; 3]>, js_sys::Object)>>,
@@ -198,7 +197,6 @@ struct PieceTemplate {
 thread_local! {
     static PIECE: PieceTemplate = PieceTemplate {
         content_key: JsValue::from_str("content"),
-        memory: wasm_bindgen::memory(),
         current: RefCell::new(None),
         object: RefCell::new(None),
     };
@@ -244,13 +242,13 @@ pub(crate) fn call_with_piece(
     let Event::Sse(e) = event else { return None };
     let (kind, content) = stream_piece(e)?;
     let [kind, agent, message] = &*piece_fields(kind, &e.agent_name, &e.message_id);
-    PIECE.with(|p| {
+    text_run::with_memory(|memory| {
         Some(call_piece(
             listener,
             kind,
             agent,
             message,
-            &p.memory,
+            memory,
             content.as_ptr() as usize,
             content.len(),
         ))
@@ -294,11 +292,7 @@ thread_local! {
 /// The length of `s` in UTF-16 code units (a JS string's `length`), which is what the host
 /// slices by: its byte length when ASCII, the usual case.
 fn utf16_units(s: &str) -> u32 {
-    let units = if s.is_ascii() {
-        s.len()
-    } else {
-        s.encode_utf16().count()
-    };
+    let units = text_run::utf16_len(s);
     // A string in a 32-bit instance's memory is shorter than 4 GiB, so never `NONE`.
     u32::try_from(units).unwrap_or(NONE - 1)
 }
@@ -334,10 +328,10 @@ fn message_crossing(listener: &JsValue, m: &Message) -> Option<Result<Option<JsV
         MessageKind::Pass => 2,
         MessageKind::Interrupted => 3,
     };
-    let returned = PIECE.with(|p| {
+    let returned = text_run::with_memory(|memory| {
         call_message(
             listener,
-            &p.memory,
+            memory,
             text.as_ptr() as usize,
             text.len(),
             utf16_units(&m.message_id),

@@ -27,6 +27,7 @@ use crate::core::llm::types::{
 use crate::core::llm_client::{CancelToken, LlmClient};
 use crate::core::store::LocalBoxFuture;
 use crate::web::js_tools::to_json;
+use crate::web::text_run;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_CUSTOM_PROVIDER: &'static str = r#"
@@ -152,24 +153,23 @@ impl JsCustomProvider {
         // The stream is started and its first `next()` called in one call into the host.
         let (id, settle) = Settled::reserve();
         let mut step = Settled::awaiting(id);
-        let pump = MEMORY
-            .with(|memory| {
-                start(
-                    &self.object,
-                    &self.stream,
-                    &request,
-                    &signal.getter,
-                    signal.id as f64,
-                    &settle,
-                    id as f64,
-                    memory,
-                    ptr,
-                    len,
-                    layout,
-                    count,
-                )
-            })
-            .map_err(start_error)?;
+        let pump = text_run::with_memory(|memory| {
+            start(
+                &self.object,
+                &self.stream,
+                &request,
+                &signal.getter,
+                signal.id as f64,
+                &settle,
+                id as f64,
+                memory,
+                ptr,
+                len,
+                layout,
+                count,
+            )
+        })
+        .map_err(start_error)?;
         drop(text);
         signal.started(&pump);
         loop {
@@ -742,11 +742,6 @@ fn push_key(out: &mut String, first: bool, name: &str) {
 /// `awwCustomStart`'s `count` when the request's messages are in its JSON.
 const IN_JSON: u32 = u32::MAX;
 
-thread_local! {
-    /// The instance's `WebAssembly.Memory` (the same object for the instance's life).
-    static MEMORY: JsValue = wasm_bindgen::memory();
-}
-
 /// The messages of a request as the snippet reads them: their contents one after the other
 /// (UTF-8), and per message its role (0 system, 1 user, 2 assistant) and its content's length
 /// in UTF-16 code units (a JS string's `length`, what the snippet slices by). Their JSON text
@@ -775,11 +770,7 @@ impl MessageText {
         let mut layout = Vec::with_capacity(2 * messages.len());
         for m in messages {
             text.push_str(&m.content);
-            let units = if m.content.is_ascii() {
-                m.content.len()
-            } else {
-                m.content.encode_utf16().count()
-            };
+            let units = text_run::utf16_len(&m.content);
             layout.push(match m.role {
                 Role::System => 0,
                 Role::User => 1,

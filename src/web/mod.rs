@@ -16,4 +16,5 @@ pub mod js_store;
 pub mod js_tools;
 pub mod llm_fetch;
 pub mod tabs;
+pub(crate) mod text_run;
 pub mod timer;
