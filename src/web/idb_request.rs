@@ -1,5 +1,8 @@
 //! The requests of [`IdbStore`](super::idb_store::IdbStore): each helper issues one
-//! IndexedDB request (or walks a cursor) and awaits it, rows are encoded to and decoded from
+//! IndexedDB request (or walks a cursor) and awaits it, or, for the write path, issues it
+//! (`*_request`, a [`Pending`]) with a plain function that reads its result (`row_of`,
+//! `array_of`, `seq_after`, `some_key`), so that an `async fn` awaiting several kinds of
+//! request holds one small state per await; rows are encoded to and decoded from
 //! the plain objects IndexedDB stores (checking each record's format version), and the one
 //! awaiting primitive, [`Pending`], with the transaction wrapper [`Tx`] (aborted when dropped
 //! before its commit). Why only IndexedDB requests are awaited inside a transaction, and how:
@@ -16,7 +19,7 @@ use crate::core::json::FromJson;
 use crate::core::json_write::ToJson;
 use crate::core::store::StoreError;
 
-// ---- request helpers: each awaits exactly one IndexedDB request (or a cursor walk) ----
+// ---- request helpers: each awaits (or only issues) one IndexedDB request or cursor walk ----
 
 /// A row as the plain object IndexedDB stores, by way of JSON text (`JSON.parse`): the row
 /// types share their hand-written writers ([`crate::core::json_write`]) with the export and
@@ -34,17 +37,8 @@ fn parse_row(text: &str, context: &str) -> Result<JsValue, StoreError> {
 }
 
 /// A key (or `None`) from a `getKey` request.
-fn some_key(found: JsValue) -> Option<JsValue> {
+pub(super) fn some_key(found: JsValue) -> Option<JsValue> {
     Some(found).filter(|k| !k.is_undefined())
-}
-
-pub(super) async fn get_key(
-    store: &IdbObjectStore,
-    k: JsValue,
-    context: &str,
-) -> Result<Option<JsValue>, StoreError> {
-    let found = Pending::of(store.get_key(&k)).outcome(context).await?;
-    Ok(some_key(found))
 }
 
 pub(super) async fn get_index_key(
@@ -63,24 +57,41 @@ pub(super) async fn get_row<T: FromJson>(
     context: &str,
 ) -> Result<Option<T>, StoreError> {
     let found = Pending::of(store.get(k)).outcome(context).await?;
+    row_of(found, store_name, k)
+}
+
+/// The row a `get` request of key `k` found (`None`: no record).
+pub(super) fn row_of<T: FromJson>(
+    found: JsValue,
+    store_name: &str,
+    k: &JsValue,
+) -> Result<Option<T>, StoreError> {
     if found.is_undefined() {
         return Ok(None);
     }
     decode(found, store_name, &describe(k)).map(Some)
 }
 
-/// The records (or, `keys`, the keys) of `range`, in key order.
-async fn get_all_of(
+/// The records of `range`, in key order.
+pub(super) async fn get_all(
     store: &IdbObjectStore,
     range: KeyRange,
-    keys: bool,
     context: &str,
 ) -> Result<Vec<JsValue>, StoreError> {
-    let issued = range.query().and_then(|q| match keys {
+    let found = all_request(store, range, false).outcome(context).await?;
+    array_of(found, context)
+}
+
+/// Issues a `getAll` (or, `keys`, `getAllKeys`) of `range`: see [`array_of`].
+pub(super) fn all_request(store: &IdbObjectStore, range: KeyRange, keys: bool) -> Pending {
+    Pending::of(range.query().and_then(|q| match keys {
         false => store.get_all_with_key(&q),
         true => store.get_all_keys_with_key(&q),
-    });
-    let found = Pending::of(issued).outcome(context).await?;
+    }))
+}
+
+/// The records (or keys) a `getAll` request found, in key order.
+pub(super) fn array_of(found: JsValue, context: &str) -> Result<Vec<JsValue>, StoreError> {
     if !js_sys::Array::is_array(&found) {
         return Err(StoreError::Backend(format!(
             "{context}: the browser answered {} instead of an array",
@@ -88,22 +99,6 @@ async fn get_all_of(
         )));
     }
     Ok(js_sys::Array::from(&found).to_vec())
-}
-
-pub(super) async fn get_all(
-    store: &IdbObjectStore,
-    range: KeyRange,
-    context: &str,
-) -> Result<Vec<JsValue>, StoreError> {
-    get_all_of(store, range, false, context).await
-}
-
-pub(super) async fn get_all_keys(
-    store: &IdbObjectStore,
-    range: KeyRange,
-    context: &str,
-) -> Result<Vec<JsValue>, StoreError> {
-    get_all_of(store, range, true, context).await
 }
 
 /// Opens a reverse cursor over `range` (`keys`: a key cursor).
@@ -140,11 +135,8 @@ pub(super) async fn last_n(
     }
     // A count past u32::MAX walks the whole range, which is what it asks for anyway.
     let n = u32::try_from(n).unwrap_or(u32::MAX);
-    let walked = match open_reverse(store, &range, false).and_then(|r| idb_walk(&r, n)) {
-        Ok(promise) => JsFuture::from(promise).await,
-        Err(e) => Err(e),
-    };
-    let found = walked.map_err(|e| map_js_error(context, e))?;
+    let walk = open_reverse(store, &range, false).and_then(|r| idb_walk(&r, n));
+    let found = Pending::from(walk).outcome(context).await?;
     let mut out = js_sys::Array::from(&found).to_vec();
     out.reverse();
     Ok(out)
@@ -157,14 +149,27 @@ pub(super) async fn next_seq(
     parts: &[&str],
     name: &str,
 ) -> Result<f64, StoreError> {
-    let context = "finding the next sequence number";
-    let step = Pending::of(open_reverse(store, &prefix_range(parts), true));
-    let Some(cursor) = cursor_of::<web_sys::IdbCursor>(step.outcome(context).await?) else {
+    let step = seq_request(store, parts).outcome(SEQ_CONTEXT).await?;
+    seq_after(step, parts.len(), name)
+}
+
+const SEQ_CONTEXT: &str = "finding the next sequence number";
+
+/// Issues the step of [`next_seq`]'s reverse key cursor over `parts`.
+pub(super) fn seq_request(store: &IdbObjectStore, parts: &[&str]) -> Pending {
+    Pending::of(open_reverse(store, &prefix_range(parts), true))
+}
+
+/// The `seq` after the one of the key the step of [`seq_request`] over `len` key parts found
+/// (1 for an empty range); `name`: the store, for the error.
+pub(super) fn seq_after(step: JsValue, len: usize, name: &str) -> Result<f64, StoreError> {
+    let context = SEQ_CONTEXT;
+    let Some(cursor) = cursor_of::<web_sys::IdbCursor>(step) else {
         return Ok(1.0);
     };
     let last = cursor.key().map_err(|e| map_js_error(context, e))?;
     let seq = js_sys::Array::from(&last)
-        .get(parts.len() as u32)
+        .get(len as u32)
         .as_f64()
         .filter(|s| s.is_finite());
     match seq {
@@ -176,12 +181,9 @@ pub(super) async fn next_seq(
     }
 }
 
-/// The position after the last agent of the world (first-put order).
-pub(super) async fn next_agent_order(
-    agents: &IdbObjectStore,
-    world_id: &str,
-) -> Result<f64, StoreError> {
-    let rows = get_all(agents, prefix_range(&[world_id]), "reading agents").await?;
+/// The position after the last agent of the world (first-put order), from the world's agent
+/// rows.
+pub(super) fn next_agent_order(rows: Vec<JsValue>, world_id: &str) -> Result<f64, StoreError> {
     let mut next = 0.0_f64;
     for js in rows {
         let row: AgentRow = decode(js, AGENTS, &format!("in world {world_id:?}"))?;
@@ -277,15 +279,6 @@ pub(super) fn decode_all<T: FromJson>(
     Ok(out)
 }
 
-pub(super) async fn get_raw(
-    store: &IdbObjectStore,
-    k: JsValue,
-    context: &str,
-) -> Result<Option<JsValue>, StoreError> {
-    let found = Pending::of(store.get(&k)).outcome(context).await?;
-    Ok(Some(found).filter(|v| v.is_object()))
-}
-
 // ---- the awaiting primitive ----
 
 #[wasm_bindgen(inline_js = r#"
@@ -329,24 +322,42 @@ extern "C" {
     fn idb_walk(target: &JsValue, n: u32) -> Result<js_sys::Promise, JsValue>;
 }
 
-/// An issued request, to be awaited by [`Pending::outcome`] (the one way this store awaits
-/// IndexedDB, see the module docs). Its handlers are set when it is made, so requests issued
-/// together may be awaited in any order.
-pub(super) struct Pending(Result<JsFuture, JsValue>);
+/// An issued request, awaited as it is (a future of its result, or of its error or what
+/// issuing it threw) or by [`Pending::outcome`] (the one way this store awaits IndexedDB, see
+/// the module docs). Its handlers are set when it is made, so requests issued together may be
+/// awaited in any order, one after the other. One concrete future for every request: an
+/// `async fn` that awaits several kinds of them holds one small state per await, not a copy of
+/// each helper's own state machine.
+pub(super) struct Pending(Result<JsFuture, Option<JsValue>>);
 
 impl Pending {
     /// `issued`: what issuing the request returned (or threw).
     pub(super) fn of(issued: Result<IdbRequest, JsValue>) -> Pending {
-        Pending(issued.and_then(|r| idb_done(&r)).map(JsFuture::from))
+        Pending::from(issued.and_then(|r| idb_done(&r)))
+    }
+
+    /// A promise (or what making it threw) as a request's outcome.
+    pub(super) fn from(promise: Result<js_sys::Promise, JsValue>) -> Pending {
+        Pending(promise.map(JsFuture::from).map_err(Some))
     }
 
     /// The request's result, or its error (or what issuing it threw) mapped with `context`.
     pub(super) async fn outcome(self, context: &str) -> Result<JsValue, StoreError> {
-        let result = match self.0 {
-            Ok(future) => future.await,
-            Err(e) => Err(e),
-        };
-        result.map_err(|e| map_js_error(context, e))
+        self.await.map_err(|e| map_js_error(context, e))
+    }
+}
+
+impl std::future::Future for Pending {
+    type Output = Result<JsValue, JsValue>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        match &mut self.get_mut().0 {
+            Ok(future) => std::pin::Pin::new(future).poll(cx),
+            Err(e) => std::task::Poll::Ready(Err(e.take().unwrap_or(JsValue::UNDEFINED))),
+        }
     }
 }
 

@@ -32,15 +32,14 @@
 
 use std::cell::{OnceCell, RefCell};
 
-use futures_util::future::try_join_all;
 use wasm_bindgen::{JsCast, JsValue};
-use web_sys::{IdbObjectStore, IdbRequest};
+use web_sys::{IdbCursorWithValue, IdbObjectStore, IdbRequest};
 
 use super::idb_error::map_js_error;
 use super::idb_fast::{add_revision, put_world, write_common, Learned};
 use super::idb_request::{
-    decode, decode_all, describe, encode, get_all, get_all_keys, get_index_key, get_key, get_raw,
-    get_row, key_part, last_n, next_agent_order, next_seq, Tx,
+    all_request, array_of, cursor_of, decode, describe, encode, key_part, next_agent_order,
+    open_reverse, row_of, seq_after, seq_request, some_key, Pending, Tx,
 };
 use super::idb_schema::{
     key, prefix_range, seq_key, with_stamp, AgentRow, ApprovalRow, ChatRow, KeyRange, MemoryRow,
@@ -48,7 +47,7 @@ use super::idb_schema::{
     MESSAGES_BY_ID, RECORD_VERSION, REVISIONS, WORLDS,
 };
 use crate::core::json_write::{number_text, ToJson};
-use crate::core::store::{LocalBoxFuture, StoreError, StoreOp};
+use crate::core::store::{StoreError, StoreOp};
 use crate::core::store_rules::{self, Rec, Stored};
 use crate::core::vec_map::{VecMap, VecSet};
 
@@ -96,11 +95,12 @@ pub(super) async fn write_batch(
             checked?;
             break;
         }
-        let reads: Vec<_> = noted.iter().map(|parts| read_rec(s, parts)).collect();
-        for (parts, fact) in noted.iter().zip(try_join_all(reads).await?) {
-            found
-                .recs
-                .insert(parts.clone(), matches!(fact, Fact::Value(Some(_))));
+        let mut reads = Vec::with_capacity(noted.len());
+        for parts in &noted {
+            reads.push((rec_request(s, parts)?, DEPENDS));
+        }
+        for (parts, key) in noted.iter().zip(settle(reads).await?) {
+            found.recs.insert(parts.clone(), some_key(key).is_some());
         }
     }
     // The chats that exist after the batch (one that deletes a chat teaches nothing of its
@@ -159,16 +159,22 @@ async fn keep_stamp(
     ctx: &str,
 ) -> Result<(), StoreError> {
     let at = format!("in chat {c:?} of world {w:?}");
-    let newest = last_n(s.messages()?, prefix_range(&[w, c]), 1, ctx).await?;
-    let Some(newest) = decode_all::<MessageRow>(newest, MESSAGES, &at)?.pop() else {
+    // The newest message: one step of a reverse cursor.
+    let step = Pending::of(open_reverse(s.messages()?, &prefix_range(&[w, c]), false));
+    let step = step.await.map_err(|e| map_js_error(ctx, e))?;
+    let Some(cursor) = cursor_of::<IdbCursorWithValue>(step) else {
         return Ok(());
     };
+    let newest = cursor.value().map_err(|e| map_js_error(ctx, e))?;
+    let newest: MessageRow = decode(newest, MESSAGES, &at)?;
     let goes = deleted.is_none_or(|ids| ids.contains(&newest.message_id));
     if newest.stamp().is_none() || !goes {
         return Ok(());
     }
     let k: JsValue = key(&[w, c]).into();
-    let Some(mut row) = get_row::<ChatRow>(s.chats()?, &k, CHATS, ctx).await? else {
+    let found = Pending::of(s.chats()?.get(&k)).await;
+    let found = found.map_err(|e| map_js_error(ctx, e))?;
+    let Some(mut row) = row_of::<ChatRow>(found, CHATS, &k)? else {
         return Ok(());
     };
     with_stamp(&mut row.chat, Some(&newest));
@@ -243,29 +249,37 @@ impl Stored for Found {
     }
 }
 
-/// Reads whether the record of key parts `parts` ([`Found`]) is stored (`Fact::Value` of its
-/// key): a world by its row's key, a chat by its key, a message id through the message-id
-/// index.
-fn read_rec<'a>(
-    s: &'a Stores<'_>,
-    parts: &'a [String],
-) -> LocalBoxFuture<'a, Result<Fact, StoreError>> {
-    Box::pin(async move {
-        let ctx = "reading what the batch depends on";
-        let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
-        let found = match parts[..] {
-            [w] => get_key(s.worlds()?, JsValue::from_str(w), ctx).await?,
-            [_, _] => get_key(s.chats()?, key(&parts).into(), ctx).await?,
-            _ => {
-                let index = s
-                    .messages()?
-                    .index(MESSAGES_BY_ID)
-                    .map_err(|e| map_js_error("opening the message-id index", e))?;
-                get_index_key(&index, key(&parts).into(), ctx).await?
-            }
-        };
-        Ok(Fact::Value(found))
-    })
+/// The context of a next `seq`'s read.
+const SEQ: &str = "finding the next sequence number";
+
+/// The context of the reads [`Prefetched::read`] and the rules' further reads issue.
+const DEPENDS: &str = "reading what the batch depends on";
+
+/// Issues the read of whether the record of key parts `parts` ([`Found`]) is stored (its
+/// key, `undefined` when it is not): a world by its row's key, a chat by its key, a message
+/// id through the message-id index.
+fn rec_request(s: &Stores<'_>, parts: &[String]) -> Result<Pending, StoreError> {
+    let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+    Ok(Pending::of(match parts[..] {
+        [w] => s.worlds()?.get_key(&JsValue::from_str(w)),
+        [_, _] => s.chats()?.get_key(&key(&parts).into()),
+        _ => s
+            .messages()?
+            .index(MESSAGES_BY_ID)
+            .map_err(|e| map_js_error("opening the message-id index", e))?
+            .get_key(&key(&parts).into()),
+    }))
+}
+
+/// Awaits requests issued together, in order (each one's handlers were set when it was
+/// issued, so the wait is the slowest one's): their results, or the first error in order,
+/// mapped with its context.
+async fn settle(reads: Vec<(Pending, &str)>) -> Result<Vec<JsValue>, StoreError> {
+    let mut out = Vec::with_capacity(reads.len());
+    for (read, ctx) in reads {
+        out.push(read.await.map_err(|e| map_js_error(ctx, e))?);
+    }
+    Ok(out)
 }
 
 /// What the database held before the batch, read in one go (step 1 of the module docs).
@@ -320,69 +334,56 @@ impl Prefetched {
                 _ => {}
             }
         }
-        let ctx = "reading what the batch depends on";
-        // Every request is issued on the first poll of the join, then awaited together. One
-        // boxed future type for all of them keeps a single copy of the join in the module.
-        let mut reads: Vec<LocalBoxFuture<'_, Result<Fact, StoreError>>> = Vec::new();
+        // Every request is issued at once, then awaited together.
+        let mut reads: Vec<(Pending, &str)> = Vec::new();
         for (w, _) in named {
-            reads.push(Box::pin(async move {
-                let row = get_raw(s.worlds()?, JsValue::from_str(w), ctx).await?;
-                Ok(Fact::Value(row))
-            }));
+            reads.push((Pending::of(s.worlds()?.get(&JsValue::from_str(w))), DEPENDS));
         }
         for (w, _) in named {
-            reads.push(Box::pin(async move {
-                Ok(Fact::Seq(next_seq(s.revisions()?, &[w], REVISIONS).await?))
-            }));
+            reads.push((seq_request(s.revisions()?, &[w]), SEQ));
         }
         for parts in &noted {
-            reads.push(read_rec(s, parts));
+            reads.push((rec_request(s, parts)?, DEPENDS));
         }
         for (w, c) in &message_seqs {
-            reads.push(Box::pin(async move {
-                Ok(Fact::Seq(next_seq(s.messages()?, &[w, c], MESSAGES).await?))
-            }));
+            reads.push((seq_request(s.messages()?, &[w, c]), SEQ));
         }
         for (w, c, a) in &memory_seqs {
-            reads.push(Box::pin(async move {
-                Ok(Fact::Seq(next_seq(s.memory()?, &[w, c, a], MEMORY).await?))
-            }));
+            reads.push((seq_request(s.memory()?, &[w, c, a]), SEQ));
         }
-        let mut facts = try_join_all(reads).await?.into_iter();
-        let mut value = || match facts.next() {
-            Some(Fact::Value(v)) => v,
-            _ => None,
-        };
-        let worlds = named.iter().map(|(w, _)| (w.clone(), value())).collect();
-        let mut seq = || match facts.next() {
-            Some(Fact::Seq(v)) => v,
-            _ => 1.0,
-        };
+        let mut facts = settle(reads).await?.into_iter();
+        let mut next = || facts.next().unwrap_or(JsValue::UNDEFINED);
+        let worlds = named
+            .iter()
+            .map(|(w, _)| (w.clone(), Some(next()).filter(JsValue::is_object)))
+            .collect();
         // The next revision record's `rev` is the revision after this one.
-        let revs = named.iter().map(|_| seq() - 1.0).collect();
-        let mut value = || match facts.next() {
-            Some(Fact::Value(v)) => v,
-            _ => None,
-        };
-        let recs = noted.into_iter().map(|k| (k, value().is_some())).collect();
-        let mut seq = || match facts.next() {
-            Some(Fact::Seq(v)) => v,
-            _ => 1.0,
-        };
+        let mut revs = Vec::with_capacity(named.len());
+        for _ in named {
+            revs.push(seq_after(next(), 1, REVISIONS)? - 1.0);
+        }
+        let recs = noted
+            .into_iter()
+            .map(|k| (k, some_key(next()).is_some()))
+            .collect();
+        let mut message_seq = VecMap::new();
+        for k in message_seqs {
+            let after = seq_after(next(), 2, MESSAGES)?;
+            message_seq.insert(k, after);
+        }
+        let mut memory_seq = VecMap::new();
+        for k in memory_seqs {
+            let after = seq_after(next(), 3, MEMORY)?;
+            memory_seq.insert(k, after);
+        }
         Ok(Prefetched {
             worlds,
             revs,
             recs,
-            message_seq: message_seqs.into_iter().map(|k| (k, seq())).collect(),
-            memory_seq: memory_seqs.into_iter().map(|k| (k, seq())).collect(),
+            message_seq,
+            memory_seq,
         })
     }
-}
-
-/// One read of [`Prefetched::read`]: a row or key (`None`: absent), or a next `seq`.
-pub(super) enum Fact {
-    Value(Option<JsValue>),
-    Seq(f64),
 }
 
 /// The object stores of an `apply` transaction, each opened on first use: a burst touches
@@ -524,7 +525,10 @@ impl Batch {
                 }
                 let seq = match self.message_seq.get(&prefix) {
                     Some(seq) => *seq,
-                    None => next_seq(s.messages()?, &[world_id, chat_id], MESSAGES).await?,
+                    None => {
+                        let step = seq_request(s.messages()?, &[world_id, chat_id]).await;
+                        seq_after(step.map_err(|e| map_js_error(SEQ, e))?, 2, MESSAGES)?
+                    }
                 };
                 self.message_seq.insert(prefix, seq + 1.0);
                 Some(seq)
@@ -538,7 +542,10 @@ impl Batch {
                 let prefix = (world_id.clone(), chat_id.clone(), agent_id.clone());
                 let seq = match self.memory_seq.get(&prefix) {
                     Some(seq) => *seq,
-                    None => next_seq(s.memory()?, &[world_id, chat_id, agent_id], MEMORY).await?,
+                    None => {
+                        let step = seq_request(s.memory()?, &[world_id, chat_id, agent_id]).await;
+                        seq_after(step.map_err(|e| map_js_error(SEQ, e))?, 3, MEMORY)?
+                    }
                 };
                 self.memory_seq.insert(prefix, seq + 1.0);
                 Some(seq)
@@ -578,11 +585,16 @@ impl Batch {
             }
             StoreOp::PutAgent { world_id, agent } => {
                 let k: JsValue = key(&[&world_id, &agent.id]).into();
-                let existing: Option<AgentRow> =
-                    get_row(s.agents()?, &k, AGENTS, "reading an agent").await?;
-                let order = match existing {
+                let ctx = "reading an agent";
+                let found = Pending::of(s.agents()?.get(&k)).await;
+                let found = found.map_err(|e| map_js_error(ctx, e))?;
+                let order = match row_of::<AgentRow>(found, AGENTS, &k)? {
                     Some(row) => row.order,
-                    None => next_agent_order(s.agents()?, &world_id).await?,
+                    None => {
+                        let rows = all_request(s.agents()?, prefix_range(&[&world_id]), false);
+                        let rows = rows.await.map_err(|e| map_js_error("reading agents", e))?;
+                        next_agent_order(array_of(rows, "reading agents")?, &world_id)?
+                    }
                 };
                 let row = AgentRow {
                     v: RECORD_VERSION,
@@ -598,7 +610,9 @@ impl Batch {
                 let ctx = "deleting an agent";
                 delete(s.agents()?, KeyRange::Only(key(&[w, a]).into()), ctx)?;
                 // Memory and states are keyed by chat first: visit the world's chats.
-                for chat_key in get_all_keys(s.chats()?, prefix_range(&[w]), ctx).await? {
+                let keys = all_request(s.chats()?, prefix_range(&[w]), true).await;
+                let keys = keys.map_err(|e| map_js_error(ctx, e))?;
+                for chat_key in array_of(keys, ctx)? {
                     let Some(c) = key_part(&chat_key, 1) else {
                         return Err(StoreError::Corrupted(format!(
                             "unreadable chats key {} in world {w:?}; delete the world",
@@ -609,9 +623,11 @@ impl Batch {
                     delete(s.states()?, KeyRange::Only(key(&[w, &c, a]).into()), ctx)?;
                 }
                 // Approvals are keyed by chat and id: read the world's, delete the agent's.
-                let rows = get_all(s.approvals()?, prefix_range(&[w]), ctx).await?;
+                let rows = all_request(s.approvals()?, prefix_range(&[w]), false).await;
+                let rows = array_of(rows.map_err(|e| map_js_error(ctx, e))?, ctx)?;
                 let at = format!("in world {w:?}");
-                for row in decode_all::<ApprovalRow>(rows, APPROVALS, &at)? {
+                for row in rows {
+                    let row: ApprovalRow = decode(row, APPROVALS, &at)?;
                     if row.approval.agent_id == a {
                         let k = key(&[w, &row.chat_id, &row.approval_id]);
                         delete(s.approvals()?, KeyRange::Only(k.into()), ctx)?;
@@ -642,14 +658,16 @@ impl Batch {
                     .map_err(|e| map_js_error("opening the message-id index", e))?;
                 for id in &message_ids {
                     let id_key: JsValue = key(&[w, c, id]).into();
-                    if let Some(pk) = get_index_key(&by_id, id_key, ctx).await? {
+                    let pk = Pending::of(by_id.get_key(&id_key)).await;
+                    if let Some(pk) = some_key(pk.map_err(|e| map_js_error(ctx, e))?) {
                         delete(s.messages()?, KeyRange::Only(pk), ctx)?;
                     }
                 }
                 // Memory is keyed by agent then seq: one read of the chat's entries finds the
                 // ones that came from these messages (editing is rare; appends stay O(1)).
                 let doomed: VecSet<&str> = message_ids.iter().map(String::as_str).collect();
-                for js in get_all(s.memory()?, prefix_range(&[w, c]), ctx).await? {
+                let rows = all_request(s.memory()?, prefix_range(&[w, c]), false).await;
+                for js in array_of(rows.map_err(|e| map_js_error(ctx, e))?, ctx)? {
                     let row: MemoryRow = decode(js, MEMORY, &format!("chat {c:?}"))?;
                     if doomed.contains(row.entry.message_id.as_str()) {
                         let k = seq_key(&[w, c, &row.agent_id], row.seq);
@@ -669,8 +687,13 @@ impl Batch {
                     .index(MESSAGES_BY_ID)
                     .map_err(|e| map_js_error("opening the message-id index", e))?;
                 let id_key: JsValue = key(&[&world_id, &chat_id, &old_message_id]).into();
-                let old = match get_index_key(&by_id, id_key, ctx).await? {
-                    Some(pk) => get_row::<MessageRow>(s.messages()?, &pk, MESSAGES, ctx).await?,
+                let pk = Pending::of(by_id.get_key(&id_key)).await;
+                let old = match some_key(pk.map_err(|e| map_js_error(ctx, e))?) {
+                    Some(pk) => {
+                        let found = Pending::of(s.messages()?.get(&pk)).await;
+                        let found = found.map_err(|e| map_js_error(ctx, e))?;
+                        row_of::<MessageRow>(found, MESSAGES, &pk)?
+                    }
                     None => None,
                 };
                 let Some(old) = old else {
