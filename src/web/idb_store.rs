@@ -399,7 +399,7 @@ impl IdbStore {
             }
         }
         self.forget(&named);
-        let learned = self.apply_read_round(ops.clone(), &named, bump).await?;
+        let learned = self.apply_read_round(&ops, &named, bump).await?;
         if bump {
             idb_fast::learn(&mut self.known.borrow_mut(), &ops, learned);
         }
@@ -481,7 +481,7 @@ impl IdbStore {
     /// The batch through the read round (see [`idb_write`](super::idb_write)), committed.
     async fn apply_read_round(
         &self,
-        ops: Vec<StoreOp>,
+        ops: &[StoreOp],
         named: &[(String, &'static str)],
         bump: bool,
     ) -> Result<Learned, StoreError> {

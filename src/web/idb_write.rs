@@ -56,21 +56,21 @@ use crate::core::vec_map::{VecMap, VecSet};
 /// deletes, see `IdbStore::apply`).
 pub(super) async fn write_batch(
     s: &Stores<'_>,
-    ops: Vec<StoreOp>,
+    ops: &[StoreOp],
     named: &[(String, &'static str)],
     bump: bool,
 ) -> Result<Learned, StoreError> {
     // A pass on hoped answers says which records the rules ask about (see `Found`).
     let hoped = Found::default();
-    let _ = store_rules::validate(&ops, &hoped);
-    let pre = Prefetched::read(s, &ops, named, hoped.noted.into_inner()).await?;
+    let _ = store_rules::validate(ops, &hoped);
+    let pre = Prefetched::read(s, ops, named, hoped.noted.into_inner()).await?;
     let revs = pre.revs;
     let mut found = Found {
         worlds: pre.worlds,
         recs: pre.recs,
         noted: RefCell::default(),
     };
-    for op in &ops {
+    for op in ops {
         if let StoreOp::ExpectRevision { world_id, rev } = op {
             let now = named
                 .iter()
@@ -89,7 +89,7 @@ pub(super) async fn write_batch(
     // answer other than the hoped one fails the op at once), so the prefetch covers it and
     // this runs once; a record it did not read is read in one more round.
     loop {
-        let checked = store_rules::validate(&ops, &found);
+        let checked = store_rules::validate(ops, &found);
         let noted = found.noted.take();
         if noted.is_empty() {
             checked?;
@@ -114,7 +114,7 @@ pub(super) async fn write_batch(
             _ => None,
         })
         .collect();
-    for op in &ops {
+    for op in ops {
         if let StoreOp::PutChat(c) = op {
             chats.push((c.world_id.clone(), c.id.clone()));
         }
@@ -512,9 +512,9 @@ impl Batch {
         Ok(())
     }
 
-    async fn run(&mut self, s: &Stores<'_>, op: StoreOp) -> Result<(), StoreError> {
+    async fn run(&mut self, s: &Stores<'_>, op: &StoreOp) -> Result<(), StoreError> {
         // The common ops are written as the burst writes them (one copy of that code).
-        let seq = match &op {
+        let seq = match op {
             StoreOp::AppendMessage {
                 world_id, chat_id, ..
             } => {
@@ -554,7 +554,7 @@ impl Batch {
             _ => None,
         };
         if let Some(seq) = seq {
-            return write_common(s, &op, seq);
+            return write_common(s, op, seq);
         }
         match op {
             StoreOp::ExpectRevision { .. } => {} // checked before validation
@@ -565,7 +565,7 @@ impl Batch {
             | StoreOp::PutAgentState { .. } => {}
             StoreOp::PutWorld(world) => {
                 self.written.insert(world.id.clone(), true);
-                put_world(s, &world)?;
+                put_world(s, world)?;
             }
             StoreOp::DeleteWorld { world_id } => {
                 let w = world_id.as_str();
@@ -598,10 +598,10 @@ impl Batch {
                 };
                 let row = AgentRow {
                     v: RECORD_VERSION,
-                    world_id,
+                    world_id: world_id.clone(),
                     agent_id: agent.id.clone(),
                     order,
-                    agent,
+                    agent: agent.clone(),
                 };
                 put(s.agents()?, &row, "writing an agent")?;
             }
@@ -650,13 +650,13 @@ impl Batch {
                 let (w, c) = (world_id.as_str(), chat_id.as_str());
                 let ctx = "deleting messages";
                 if !self.current.contains(&(world_id.clone(), chat_id.clone())) {
-                    keep_stamp(s, w, c, Some(&message_ids), ctx).await?;
+                    keep_stamp(s, w, c, Some(message_ids), ctx).await?;
                 }
                 let by_id = s
                     .messages()?
                     .index(MESSAGES_BY_ID)
                     .map_err(|e| map_js_error("opening the message-id index", e))?;
-                for id in &message_ids {
+                for id in message_ids {
                     let id_key: JsValue = key(&[w, c, id]).into();
                     let pk = Pending::of(by_id.get_key(&id_key)).await;
                     if let Some(pk) = some_key(pk.map_err(|e| map_js_error(ctx, e))?) {
@@ -686,7 +686,7 @@ impl Batch {
                     .messages()?
                     .index(MESSAGES_BY_ID)
                     .map_err(|e| map_js_error("opening the message-id index", e))?;
-                let id_key: JsValue = key(&[&world_id, &chat_id, &old_message_id]).into();
+                let id_key: JsValue = key(&[world_id, chat_id, old_message_id]).into();
                 let pk = Pending::of(by_id.get_key(&id_key)).await;
                 let old = match some_key(pk.map_err(|e| map_js_error(ctx, e))?) {
                     Some(pk) => {
@@ -704,11 +704,11 @@ impl Batch {
                 // Same primary key (the old `seq`): the new message has the old one's place.
                 let row = MessageRow {
                     v: RECORD_VERSION,
-                    world_id,
-                    chat_id,
+                    world_id: world_id.clone(),
+                    chat_id: chat_id.clone(),
                     seq: old.seq,
                     message_id: message.message_id.clone(),
-                    message,
+                    message: message.clone(),
                     // The chat's stamp stays with its place (see `idb_schema::with_stamp`).
                     chat_count: old.chat_count,
                     chat_updated_at: old.chat_updated_at,
@@ -731,7 +731,7 @@ impl Batch {
                     world_id: approval.world_id.clone(),
                     chat_id,
                     approval_id: approval.approval_id.clone(),
-                    approval: *approval,
+                    approval: (**approval).clone(),
                 };
                 put(s.approvals()?, &row, "writing an approval")?;
             }
