@@ -373,11 +373,11 @@ impl Tx {
         Tx { raw, done: false }
     }
 
-    /// Commits and waits until the transaction has ended. `Err`: the transaction's error
-    /// (`null` when it was aborted without one) or what `commit()` threw.
-    pub(super) async fn commit(mut self) -> Result<(), JsValue> {
+    /// Commits at once; the future settles when the transaction has ended. `Err`: the
+    /// transaction's error (`null` when it was aborted without one) or what `commit()` threw.
+    pub(super) fn commit(mut self) -> Pending {
         self.done = true;
-        JsFuture::from(idb_done(&self.raw)?).await.map(drop)
+        Pending::from(idb_done(&self.raw))
     }
 
     /// Aborts the transaction (nothing it wrote is kept); the abort's outcome is not awaited:

@@ -79,7 +79,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use futures_util::future::{join, select, Either};
+use futures_util::future::{select, Either};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -440,23 +440,22 @@ impl IdbStore {
         };
         // Kept to read the DOMException (e.g. QuotaExceededError) after a failed commit.
         let raw_tx = tx.raw.clone();
-        // The other contexts are told while the commit is under way (its first poll asks for
-        // it): a read they start on the news is a transaction created after this one, which
+        // The other contexts are told while the commit is under way (asked for first): a
+        // read they start on the news is a transaction created after this one, which
         // IndexedDB runs only once this one has committed or aborted when it reads a store
         // this one writes (`revisions` always; a store outside the scope holds nothing this
         // batch changed). An abort makes the news
         // a false alarm, which costs them a revision read (`World::refresh`).
-        let post = async {
-            for (world, what) in named {
-                self.changes.post(world, what);
-            }
-        };
-        match join(tx.commit(), post).await {
-            (Ok(()), ()) => {
+        let committing = tx.commit();
+        for (world, what) in named {
+            self.changes.post(world, what);
+        }
+        match committing.await {
+            Ok(_) => {
                 idb_fast::committed(&mut self.known.borrow_mut(), after);
                 Burst::Committed
             }
-            (Err(e), ()) => {
+            Err(e) => {
                 // The transaction's error, set once it has aborted (the commit reports it; or
                 // what `commit()` threw, when something had already ended the transaction).
                 let dom = raw_tx.error();
@@ -501,7 +500,7 @@ impl IdbStore {
             }
         };
         match tx.commit().await {
-            Ok(()) => Ok(learned),
+            Ok(_) => Ok(learned),
             Err(e) => Err(self.closed_error().unwrap_or_else(|| match raw_tx.error() {
                 Some(dom) => store_error_from_dom_exception("committing the batch", &dom),
                 None => map_js_error("committing the batch", e),
