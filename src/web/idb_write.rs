@@ -584,16 +584,16 @@ impl Batch {
                 }
             }
             StoreOp::PutAgent { world_id, agent } => {
-                let k: JsValue = key(&[&world_id, &agent.id]).into();
+                let k: JsValue = key(&[world_id, &agent.id]).into();
                 let ctx = "reading an agent";
                 let found = Pending::of(s.agents()?.get(&k)).await;
                 let found = found.map_err(|e| map_js_error(ctx, e))?;
                 let order = match row_of::<AgentRow>(found, AGENTS, &k)? {
                     Some(row) => row.order,
                     None => {
-                        let rows = all_request(s.agents()?, prefix_range(&[&world_id]), false);
+                        let rows = all_request(s.agents()?, prefix_range(&[world_id]), false);
                         let rows = rows.await.map_err(|e| map_js_error("reading agents", e))?;
-                        next_agent_order(array_of(rows, "reading agents")?, &world_id)?
+                        next_agent_order(array_of(rows, "reading agents")?, world_id)?
                     }
                 };
                 let row = AgentRow {
@@ -720,7 +720,7 @@ impl Batch {
                 chat_id,
                 agent_id,
             } => {
-                let range = prefix_range(&[&world_id, &chat_id, &agent_id]);
+                let range = prefix_range(&[world_id, chat_id, agent_id]);
                 delete(s.memory()?, range, "clearing memory")?;
             }
             StoreOp::PutApproval(approval) => {
@@ -740,7 +740,7 @@ impl Batch {
                 chat_id,
                 approval_id,
             } => {
-                let k = key(&[&world_id, &chat_id, &approval_id]);
+                let k = key(&[world_id, chat_id, approval_id]);
                 delete(
                     s.approvals()?,
                     KeyRange::Only(k.into()),
