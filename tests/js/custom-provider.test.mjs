@@ -432,3 +432,43 @@ test('every field of a request arrives as written: non-ASCII model and agent, te
   assert.equal(withReasoning.temperature, 0);
   assert.deepEqual(withReasoning.reasoning, { effort: 'low' });
 });
+
+test("the engine wakes without Node's queueMicrotask, and listeners and providers keep the caller's async context", async () => {
+  // Node wraps each queueMicrotask callback in an async resource, the host's largest cost per
+  // wake of the engine's task queue; the build has the queue wake through a promise reaction
+  // (scripts/strip-glue-docs.mjs). The async context seen by callbacks is the same either way.
+  const { AsyncLocalStorage } = await import('node:async_hooks');
+  const als = new AsyncLocalStorage();
+  const world = await AgentWorld.create({ name: name('Custom Wakes') });
+  const seen = [];
+  world.registerProvider({
+    async *stream() {
+      seen.push(`provider:${als.getStore()}`);
+      yield 'ok';
+    },
+  });
+  await world.addAgent({ name: 'A', provider: 'custom', model: 'm' });
+  await world.addAgent({ name: 'B', provider: 'custom', model: 'm' });
+  world.on('message', (m) => seen.push(`${m.sender}:${als.getStore()}`));
+  const original = globalThis.queueMicrotask;
+  let queued = 0;
+  globalThis.queueMicrotask = (callback) => {
+    queued++;
+    original(callback);
+  };
+  const order = [];
+  try {
+    await als.run('caller', async () => {
+      const sent = world.send('hello');
+      Promise.resolve().then(() => order.push('caller microtask'));
+      await sent;
+      order.push('sent');
+      await world.idle();
+    });
+  } finally {
+    globalThis.queueMicrotask = original;
+  }
+  assert.equal(queued, 0);
+  assert.deepEqual(order, ['caller microtask', 'sent']);
+  assert.deepEqual(seen.sort(), ['HUMAN:caller', 'a:caller', 'b:caller', 'provider:caller', 'provider:caller']);
+});
