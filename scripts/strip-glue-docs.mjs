@@ -3,6 +3,17 @@
 // glue and the `.d.ts`; editors and TypeScript read the `.d.ts` (the package's `types`, and
 // the glue's `@ts-self-types` directive for Deno), so in the glue the docs were a second copy
 // that every page downloads: 6 KB of the glue's 16 KB gzip. The `.d.ts` keeps them whole.
+//
+// It also makes the futures task queue (js-sys) wake through a resolved promise's reaction
+// instead of `queueMicrotask`. The queue asks the host for a microtask each time a task wakes
+// with none scheduled (two or three times per reply when routing), and Node wraps every
+// `queueMicrotask` callback in an async resource (an `AsyncResource` made, the async-hooks
+// context pushed and popped around it): in the routing bench's fresh process that was the
+// host's largest cost per wake, and the promise reaction took 1.18x replies per main-thread
+// CPU second (30 fresh-process pairs). The callback runs in the same microtask queue, in the
+// same order; it is what js-sys itself does where `queueMicrotask` is missing. A panic's
+// trap becomes an unhandled rejection instead of an uncaught exception: both end a Node
+// process by default, and both print the error.
 //   node scripts/strip-glue-docs.mjs pkg/web
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 
@@ -14,8 +25,15 @@ for (const name of ['agent_world_wasm.js', 'agent_world_wasm_bg.js']) {
   const glue = readFileSync(file, 'utf8');
   // A block that starts a line with `/**` and ends at the first `*/`: the generated glue puts
   // docs nowhere else, and a doc comment cannot hold `*/` (the JS would not parse).
-  const out = glue.replace(/^[ \t]*\/\*\*(?:[^*]|\*(?!\/))*\*\/[ \t]*\r?\n/gm, '');
+  let out = glue.replace(/^[ \t]*\/\*\*(?:[^*]|\*(?!\/))*\*\/[ \t]*\r?\n/gm, '');
   if (/^[ \t]*\/\*\*/m.test(out)) throw new Error(`${file}: a JSDoc block was left (the glue changed shape)`);
+  // `__wbg_queueMicrotask_<hash>: function(arg0) { queueMicrotask(arg0); }`, once per glue
+  // (or already rewritten, when run again on the same output).
+  const wake = /(__wbg_queueMicrotask_[0-9a-f]+: function\((\w+)\) \{\s*)queueMicrotask\(\2\);/g;
+  const woken = /__wbg_queueMicrotask_[0-9a-f]+: function\((\w+)\) \{\s*Promise\.resolve\(\)\.then\(\1\);/g;
+  const wakes = [...out.matchAll(wake)].length + [...out.matchAll(woken)].length;
+  if (wakes !== 1) throw new Error(`${file}: ${wakes} queueMicrotask imports of the task queue, expected 1 (the glue changed shape)`);
+  out = out.replace(wake, '$1Promise.resolve().then($2);');
   const directive = glue.split('\n')[0];
   if (directive.startsWith('/* @ts-self-types') && !out.startsWith(directive)) {
     throw new Error(`${file}: the @ts-self-types directive was lost`);

@@ -255,6 +255,10 @@ mod transport {
         cases::a_custom_provider_that_never_yields_stalls().await
     }
     #[wasm_bindgen_test]
+    async fn a_custom_provider_stalls_after_its_last_piece() {
+        cases::a_custom_provider_stalls_after_its_last_piece().await
+    }
+    #[wasm_bindgen_test]
     async fn a_custom_provider_that_never_ends_times_out() {
         cases::a_custom_provider_that_never_ends_times_out().await
     }

@@ -138,9 +138,11 @@ impl JsCustomProvider {
             return Err(aborted());
         }
         let mut signal = LazySignal::new();
-        let text = MessageText::of(&messages);
-        let in_request: &[ChatMessage] = if text.is_some() { &[] } else { &messages };
-        let request = request_json(settings, in_request);
+        let text = RequestText::of(settings, &messages);
+        let request = match &text {
+            Some(_) => None,
+            None => Some(request_json(settings, &messages)),
+        };
         let (ptr, len, layout, count) = match &text {
             Some(t) => (
                 t.text.as_ptr() as usize,
@@ -148,7 +150,7 @@ impl JsCustomProvider {
                 t.layout.as_ptr() as usize,
                 t.count,
             ),
-            None => (0, 0, 0, IN_JSON),
+            None => (0, 0, 0, 0),
         };
         // The stream is started and its first `next()` called in one call into the host.
         let (id, settle) = Settled::reserve();
@@ -157,7 +159,7 @@ impl JsCustomProvider {
             start(
                 &self.object,
                 &self.stream,
-                &request,
+                request.as_deref(),
                 &signal.getter,
                 signal.id as f64,
                 &settle,
@@ -167,6 +169,9 @@ impl JsCustomProvider {
                 len,
                 layout,
                 count,
+                settings.temperature,
+                settings.max_tokens,
+                settings.purpose == CallPurpose::Title,
             )
         })
         .map_err(start_error)?;
@@ -288,27 +293,40 @@ let bytes = null;
 let words = null;
 let utf8 = null;
 const ROLES = ['system', 'user', 'assistant'];
-// The request's messages, `count` of them: their contents are one run of UTF-8 in the
-// instance's memory (`ptr`, `len`), decoded at once; `layout` points at `count` pairs of u32
-// (role, content length in UTF-16 units).
-function messagesOf(memory, ptr, len, layout, count) {
+// A request with no tools, no tool entries and no reasoning setting: its strings are one run
+// of UTF-8 in the instance's memory (`ptr`, `len`), decoded at once: the model, the agent's
+// name (if any), then the `count` messages' contents. `layout` points at u32s: the model's and
+// the name's lengths in UTF-16 units (0xffffffff: no name), then per message its role and its
+// content's length. The keys in the order of the JSON form (`request_json`).
+function requestOf(memory, ptr, len, layout, count, temperature, maxTokens, title) {
   if (bytes === null || bytes.byteLength === 0) {
     bytes = new Uint8Array(memory.buffer);
     words = new Uint32Array(memory.buffer);
   }
   if (utf8 === null) utf8 = new TextDecoder('utf-8', { ignoreBOM: true, fatal: true });
   const text = utf8.decode(bytes.subarray(ptr, ptr + len));
-  const out = [];
-  let at = 0;
-  for (let i = 0, w = layout >>> 2; i < count; i++, w += 2) {
-    out.push({ role: ROLES[words[w]], content: text.slice(at, (at += words[w + 1])) });
+  let w = layout >>> 2;
+  let at = words[w];
+  const model = text.slice(0, at);
+  let agentName;
+  if (words[w + 1] !== 0xffffffff) agentName = text.slice(at, (at += words[w + 1]));
+  const messages = [];
+  w += 2;
+  for (let i = 0; i < count; i++, w += 2) {
+    messages.push({ role: ROLES[words[w]], content: text.slice(at, (at += words[w + 1])) });
   }
-  return out;
+  const request = { messages, model };
+  if (temperature !== undefined) request.temperature = temperature;
+  if (maxTokens !== undefined) request.maxTokens = maxTokens;
+  request.tools = [];
+  if (agentName !== undefined) request.agentName = agentName;
+  request.purpose = title ? 'title' : 'reply';
+  return request;
 }
-export function awwCustomStart(object, stream, request, getter, signalId, settle, awaitId, memory, ptr, len, layout, count) {
+export function awwCustomStart(object, stream, request, getter, signalId, settle, awaitId, memory, ptr, len, layout, count, temperature, maxTokens, title) {
   let parsed;
-  try { parsed = JSON.parse(request); } catch { throw { awwCustomShape: 3 }; }
-  if (count !== 0xffffffff) parsed.messages = messagesOf(memory, ptr, len, layout, count);
+  if (request === undefined) parsed = requestOf(memory, ptr, len, layout, count, temperature, maxTokens, title);
+  else try { parsed = JSON.parse(request); } catch { throw { awwCustomShape: 3 }; }
   const options = { get signal() { return getter(signalId, options); } };
   const iterable = stream.call(object, parsed, options);
   let it = iterable;
@@ -385,15 +403,16 @@ extern "C" {
     /// throw: a function with no conversion to make is imported by wasm-bindgen straight from
     /// the snippet module (`import * as`), a form `scripts/package.mjs` does not inline.
     ///
-    /// The request's messages come as JSON in `request` when `count` is [`IN_JSON`]; else
-    /// `request` has `"messages":[]` and the snippet puts the `count` messages there (the
-    /// key's place kept), read from the instance's `memory` (see [`MessageText`]).
+    /// The request comes as JSON in `request`, or, when that is `None`, is built by the
+    /// snippet from `temperature`, `maxTokens`, `title` and a [`RequestText`] read from the
+    /// instance's `memory` (`ptr`, `len`, `layout`, `count`): no JSON text to write and parse
+    /// on the usual call.
     #[wasm_bindgen(catch, js_name = awwCustomStart)]
     #[allow(clippy::too_many_arguments)]
     fn start(
         object: &JsValue,
         stream: &js_sys::Function,
-        request: &str,
+        request: Option<&str>,
         getter: &JsValue,
         signal_id: f64,
         settle: &JsValue,
@@ -403,6 +422,9 @@ extern "C" {
         len: usize,
         layout: usize,
         count: u32,
+        temperature: Option<f64>,
+        max_tokens: Option<u32>,
+        title: bool,
     ) -> Result<JsValue, JsValue>;
     /// Step `id`: calls `next()` and, once its promise settles, `settle(id, kind, value)`:
     /// kind [`STEP_DONE`], 1 (a value: the step's `value`) or [`STEP_REJECTED`] (with the
@@ -739,46 +761,61 @@ fn push_key(out: &mut String, first: bool, name: &str) {
     out.push(':');
 }
 
-/// `awwCustomStart`'s `count` when the request's messages are in its JSON.
-const IN_JSON: u32 = u32::MAX;
-
-/// The messages of a request as the snippet reads them: their contents one after the other
-/// (UTF-8), and per message its role (0 system, 1 user, 2 assistant) and its content's length
-/// in UTF-16 code units (a JS string's `length`, what the snippet slices by). Their JSON text
-/// cost a reply the escaping writer over the whole input window and `JSON.parse` over it in
-/// the host, the largest part of starting a call in the routing bench; the contents are now
-/// copied as they are and decoded in one call.
-struct MessageText {
+/// A request as the snippet reads it when it has no tools, no tool entries and no reasoning
+/// setting (every call of an agent without tools): its strings one after the other (UTF-8:
+/// the model, the agent's name, the messages' contents), and their lengths in UTF-16 code
+/// units (a JS string's `length`, what the snippet slices by): the model's, the name's
+/// (`u32::MAX` for none), then per message its role (0 system, 1 user, 2 assistant) and its
+/// content's. Its JSON text cost a reply the escaping writer over the whole input window and
+/// `JSON.parse` over it in the host, the largest part of starting a call in the routing
+/// bench; the strings are now copied as they are and decoded in one call, and the numbers
+/// cross as numbers.
+struct RequestText {
     text: String,
     layout: Vec<u32>,
     count: u32,
 }
 
-impl MessageText {
-    /// `None` when a message has tool calls or is a tool result (those go as JSON).
-    fn of(messages: &[ChatMessage]) -> Option<MessageText> {
-        if messages
-            .iter()
-            .any(|m| m.tool_result.is_some() || !m.tool_calls.is_empty())
+impl RequestText {
+    /// `None` when the request has tools or a reasoning setting, or a message has tool calls
+    /// or is a tool result (those go as JSON).
+    fn of(settings: &CallSettings, messages: &[ChatMessage]) -> Option<RequestText> {
+        if !settings.tools.is_empty()
+            || settings.reasoning.is_some()
+            || messages
+                .iter()
+                .any(|m| m.tool_result.is_some() || !m.tool_calls.is_empty())
         {
             return None;
         }
-        let count = u32::try_from(messages.len())
-            .ok()
-            .filter(|c| *c != IN_JSON)?;
-        let mut text = String::with_capacity(messages.iter().map(|m| m.content.len()).sum());
-        let mut layout = Vec::with_capacity(2 * messages.len());
+        let count = u32::try_from(messages.len()).ok()?;
+        let name = settings.agent_name.as_deref();
+        let mut text = String::with_capacity(
+            settings.model.len()
+                + name.map_or(0, str::len)
+                + messages.iter().map(|m| m.content.len()).sum::<usize>(),
+        );
+        let mut layout = Vec::with_capacity(2 + 2 * messages.len());
+        let push = |text: &mut String, s: &str| -> Option<u32> {
+            text.push_str(s);
+            u32::try_from(text_run::utf16_len(s))
+                .ok()
+                .filter(|n| *n != u32::MAX)
+        };
+        layout.push(push(&mut text, &settings.model)?);
+        layout.push(match name {
+            Some(name) => push(&mut text, name)?,
+            None => u32::MAX,
+        });
         for m in messages {
-            text.push_str(&m.content);
-            let units = text_run::utf16_len(&m.content);
             layout.push(match m.role {
                 Role::System => 0,
                 Role::User => 1,
                 Role::Assistant => 2,
             });
-            layout.push(u32::try_from(units).ok()?);
+            layout.push(push(&mut text, &m.content)?);
         }
-        Some(MessageText {
+        Some(RequestText {
             text,
             layout,
             count,
@@ -790,8 +827,8 @@ impl MessageText {
 /// that starts the stream: a property set from wasm is a call into the host each, and a
 /// request holds the whole input window (a few calls and a string per message, some fifty per
 /// reply before). Holds messages (role, content, and the tool fields), model, temperature?,
-/// maxTokens?, tools, reasoning?, agentName?, purpose. Called with no messages when they go
-/// as a [`MessageText`] (`"messages":[]`, filled in by the host).
+/// maxTokens?, tools, reasoning?, agentName?, purpose. Used when the request cannot go as a
+/// [`RequestText`].
 fn request_json(settings: &CallSettings, messages: &[ChatMessage]) -> String {
     let mut out =
         String::with_capacity(256 + messages.iter().map(|m| m.content.len() + 40).sum::<usize>());

@@ -222,8 +222,13 @@ impl FetchLlm {
         let mut call = client.call(settings, messages, &mut on_piece, stop.clone());
         // One watchdog for both timeouts: one timer per call, set for whichever expires first.
         let watchdog = async {
+            // Its first check is at `started`, read just before (a reply from a provider that
+            // answers at once is over before the watchdog's first sleep ends: that check is
+            // the only one, and its own clock read was one of the few per reply). A piece
+            // that came in between only makes that first sleep end early, and the check then
+            // reads the clock.
+            let mut now = started;
             loop {
-                let now = now_ms();
                 let elapsed = (now - started).max(0) as u64;
                 if elapsed >= timeouts.total_ms {
                     return LlmError::Timeout {
@@ -240,6 +245,7 @@ impl FetchLlm {
                 }
                 let wait = (timeouts.total_ms - elapsed).min(timeouts.stall_ms - idle);
                 sleep_until(now as f64 + wait as f64).await;
+                now = now_ms();
             }
         };
         let outcome = race4(

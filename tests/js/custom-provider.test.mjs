@@ -385,3 +385,90 @@ test('a window of several messages reaches the provider exact, keys in order', a
   assert.notEqual(requests[1].messages, requests[2].messages);
   assert.equal(requests[1].messages.length, 4);
 });
+
+test('every field of a request arrives as written: non-ASCII model and agent, temperature, maxTokens, titles, and the same keys with tools or reasoning', async () => {
+  const world = await AgentWorld.create({ name: name('Custom Fields'), chatLLMProvider: 'custom', chatLLMModel: 'tïtle 東京 😀' });
+  const requests = [];
+  world.registerProvider({
+    async *stream(request) {
+      requests.push(request);
+      yield request.purpose === 'title' ? 'A Title' : 'ok';
+    },
+  });
+  await world.addAgent({ name: 'Ünïcode Agent', provider: 'custom', model: 'mödel "東京" 😀\\', temperature: 0,
+    maxTokens: 12, systemPrompt: 'é' });
+  await world.send('hello 😀');
+  await world.idle();
+  const reply = requests.find((r) => r.purpose === 'reply');
+  assert.deepEqual(reply, {
+    messages: [{ role: 'system', content: 'é' }, { role: 'user', content: 'hello 😀' }],
+    model: 'mödel "東京" 😀\\',
+    temperature: 0,
+    maxTokens: 12,
+    tools: [],
+    agentName: 'ünïcode-agent',
+    purpose: 'reply',
+  });
+  assert.deepEqual(Object.keys(reply), ['messages', 'model', 'temperature', 'maxTokens', 'tools', 'agentName', 'purpose']);
+  const title = requests.find((r) => r.purpose === 'title');
+  assert.ok(title, 'a title call was made');
+  assert.deepEqual(Object.keys(title), ['messages', 'model', 'temperature', 'maxTokens', 'tools', 'purpose']);
+  assert.equal(title.model, 'tïtle 東京 😀');
+  assert.equal(typeof title.temperature, 'number');
+  assert.ok(Number.isInteger(title.maxTokens) && title.maxTokens > 0);
+  assert.deepEqual(title.tools, []);
+  assert.equal(title.messages.length, 1);
+  assert.equal(title.messages[0].role, 'user');
+  assert.match(title.messages[0].content, /hello 😀/);
+  assert.equal((await world.listChats())[0].name, 'A Title');
+
+  // An agent with a reasoning setting: the same request, with `reasoning` in its place.
+  await world.updateAgent('ünïcode-agent', { reasoning: { effort: 'low' } });
+  await world.send('again');
+  await world.idle();
+  const withReasoning = requests.filter((r) => r.purpose === 'reply').at(-1);
+  assert.deepEqual(Object.keys(withReasoning), ['messages', 'model', 'temperature', 'maxTokens', 'tools', 'reasoning', 'agentName', 'purpose']);
+  assert.equal(withReasoning.model, reply.model);
+  assert.equal(withReasoning.temperature, 0);
+  assert.deepEqual(withReasoning.reasoning, { effort: 'low' });
+});
+
+test("the engine wakes without Node's queueMicrotask, and listeners and providers keep the caller's async context", async () => {
+  // Node wraps each queueMicrotask callback in an async resource, the host's largest cost per
+  // wake of the engine's task queue; the build has the queue wake through a promise reaction
+  // (scripts/strip-glue-docs.mjs). The async context seen by callbacks is the same either way.
+  const { AsyncLocalStorage } = await import('node:async_hooks');
+  const als = new AsyncLocalStorage();
+  const world = await AgentWorld.create({ name: name('Custom Wakes') });
+  const seen = [];
+  world.registerProvider({
+    async *stream() {
+      seen.push(`provider:${als.getStore()}`);
+      yield 'ok';
+    },
+  });
+  await world.addAgent({ name: 'A', provider: 'custom', model: 'm' });
+  await world.addAgent({ name: 'B', provider: 'custom', model: 'm' });
+  world.on('message', (m) => seen.push(`${m.sender}:${als.getStore()}`));
+  const original = globalThis.queueMicrotask;
+  let queued = 0;
+  globalThis.queueMicrotask = (callback) => {
+    queued++;
+    original(callback);
+  };
+  const order = [];
+  try {
+    await als.run('caller', async () => {
+      const sent = world.send('hello');
+      Promise.resolve().then(() => order.push('caller microtask'));
+      await sent;
+      order.push('sent');
+      await world.idle();
+    });
+  } finally {
+    globalThis.queueMicrotask = original;
+  }
+  assert.equal(queued, 0);
+  assert.deepEqual(order, ['caller microtask', 'sent']);
+  assert.deepEqual(seen.sort(), ['HUMAN:caller', 'a:caller', 'b:caller', 'provider:caller', 'provider:caller']);
+});

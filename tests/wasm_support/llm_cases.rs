@@ -761,6 +761,29 @@ pub async fn a_custom_provider_that_never_yields_stalls() {
     );
 }
 
+/// The stall timeout counts from the provider's last piece, not from the call's start: three
+/// pieces 80 ms apart under a 200 ms stall timeout all arrive (the call is 240 ms old by the
+/// third), then the silence after them stalls the call.
+pub async fn a_custom_provider_stalls_after_its_last_piece() {
+    let (provider, log) = custom_provider(
+        "return log.pulls > 3 ? new Promise(() => {}) \
+           : new Promise((resolve) => setTimeout(() => resolve({ done: false, value: 'piece ' }), 80));",
+    );
+    let o = call_custom(
+        provider,
+        Timeouts {
+            total_ms: 5_000,
+            stall_ms: 200,
+        },
+    )
+    .await;
+    let err = error_of(&o);
+    assert_eq!(err.code(), "llm_stalled", "{err:?}");
+    assert_eq!(o.text, "piece piece piece ");
+    assert!(flag(&log, "aborted"));
+    assert!(flag(&log, "returned"));
+}
+
 /// A custom provider that yields slowly forever is stopped by the total timeout, with the text
 /// it produced kept by the caller.
 pub async fn a_custom_provider_that_never_ends_times_out() {
