@@ -19,6 +19,16 @@ import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 
 const dir = process.argv[2];
 if (!dir) throw new Error('usage: node scripts/strip-glue-docs.mjs <pkg dir>');
+// The task queue's wake import, in either shape wasm-bindgen writes imports: a property of the
+// imports object (web, nodejs: `__wbg_queueMicrotask_<hash>: function(arg0) {`) or an exported
+// function of the `_bg.js` module (bundler: `export function __wbg_queueMicrotask_<hash>(arg0) {`),
+// its body `queueMicrotask(arg0);`, or already rewritten when the step runs again.
+const WAKE = /((?:__wbg_queueMicrotask_[0-9a-f]+: function|export function __wbg_queueMicrotask_[0-9a-f]+)\((\w+)\) \{\s*)queueMicrotask\(\2\);/g;
+const WOKEN = /(?:__wbg_queueMicrotask_[0-9a-f]+: function|export function __wbg_queueMicrotask_[0-9a-f]+)\((\w+)\) \{\s*Promise\.resolve\(\)\.then\(\1\);/g;
+// Exactly one per target: the bundler target's `agent_world_wasm.js` only re-exports, its
+// imports are in `agent_world_wasm_bg.js`.
+let wakes = 0;
+const outs = [];
 for (const name of ['agent_world_wasm.js', 'agent_world_wasm_bg.js']) {
   const file = `${dir}/${name}`;
   if (!existsSync(file)) continue;
@@ -27,16 +37,13 @@ for (const name of ['agent_world_wasm.js', 'agent_world_wasm_bg.js']) {
   // docs nowhere else, and a doc comment cannot hold `*/` (the JS would not parse).
   let out = glue.replace(/^[ \t]*\/\*\*(?:[^*]|\*(?!\/))*\*\/[ \t]*\r?\n/gm, '');
   if (/^[ \t]*\/\*\*/m.test(out)) throw new Error(`${file}: a JSDoc block was left (the glue changed shape)`);
-  // `__wbg_queueMicrotask_<hash>: function(arg0) { queueMicrotask(arg0); }`, once per glue
-  // (or already rewritten, when run again on the same output).
-  const wake = /(__wbg_queueMicrotask_[0-9a-f]+: function\((\w+)\) \{\s*)queueMicrotask\(\2\);/g;
-  const woken = /__wbg_queueMicrotask_[0-9a-f]+: function\((\w+)\) \{\s*Promise\.resolve\(\)\.then\(\1\);/g;
-  const wakes = [...out.matchAll(wake)].length + [...out.matchAll(woken)].length;
-  if (wakes !== 1) throw new Error(`${file}: ${wakes} queueMicrotask imports of the task queue, expected 1 (the glue changed shape)`);
-  out = out.replace(wake, '$1Promise.resolve().then($2);');
+  wakes += [...out.matchAll(WAKE)].length + [...out.matchAll(WOKEN)].length;
+  out = out.replace(WAKE, '$1Promise.resolve().then($2);');
   const directive = glue.split('\n')[0];
   if (directive.startsWith('/* @ts-self-types') && !out.startsWith(directive)) {
     throw new Error(`${file}: the @ts-self-types directive was lost`);
   }
-  writeFileSync(file, out);
+  outs.push([file, out]);
 }
+if (wakes !== 1) throw new Error(`${dir}: ${wakes} queueMicrotask imports of the task queue, expected 1 (the glue changed shape)`);
+for (const [file, out] of outs) writeFileSync(file, out);
