@@ -173,50 +173,52 @@ impl World {
 // async fn is an exit of its state machine that drops every live local (the lock guard, the
 // rest of the input), and those exits, not the checks, made most of their size.
 
-/// The agent `input` describes, validated (its times are set under the write lock).
+/// The agent `input` describes, validated (its times are set under the write lock): the
+/// defaults patched with every field given, so `addAgent` and `updateAgent` check a field by
+/// the same code, in the same order (one validator body in the wasm, not two).
 #[inline(never)]
 fn new_agent(input: NewAgent) -> Result<Agent, WorldError> {
-    let id = agent_id(&input.name)?;
-    let name = validate_name("name", &input.name)?;
-    let provider = validate_provider("provider", &input.provider)?;
-    let model = validate_required("model", &input.model)?;
-    let system_prompt = validate_text("systemPrompt", input.system_prompt)?;
-    let temperature = input.temperature.map(validate_temperature).transpose()?;
-    let max_tokens = input.max_tokens.map(validate_max_tokens).transpose()?;
-    let history_limit = input
-        .history_limit
-        .map(|h| validate_history_limit("historyLimit", h))
-        .transpose()?;
-    let tools = validate_agent_tools(input.tools.unwrap_or_default())?;
-    let max_steps = input
-        .max_steps
-        .map(validate_max_steps)
-        .transpose()?
-        .unwrap_or(DEFAULT_MAX_STEPS);
-    let reasoning = input.reasoning.map(validate_reasoning).transpose()?;
-    Ok(Agent {
-        id,
-        name,
+    let defaults = Agent {
+        id: agent_id(&input.name)?,
+        name: String::new(),
+        // Not `validate_required`: a blank type means the default, and a given one is kept as
+        // written.
         agent_type: input
             .agent_type
             .filter(|t| !t.trim().is_empty())
             .unwrap_or_else(|| "default".to_string()),
-        provider,
-        model,
-        system_prompt,
-        temperature,
-        max_tokens,
-        history_limit,
-        stream: input.stream.unwrap_or(true),
-        tools,
-        max_steps,
-        reasoning,
+        provider: String::new(),
+        model: String::new(),
+        system_prompt: None,
+        temperature: None,
+        max_tokens: None,
+        history_limit: None,
+        stream: true,
+        tools: Vec::new(),
+        max_steps: DEFAULT_MAX_STEPS,
+        reasoning: None,
         llm_call_count: 0,
         last_llm_call: None,
         created_at: Timestamp::default(),
         last_active: Timestamp::default(),
         status: "active".to_string(),
-    })
+    };
+    let given = AgentPatch {
+        name: Some(input.name),
+        agent_type: None,
+        provider: Some(input.provider),
+        model: Some(input.model),
+        system_prompt: Some(input.system_prompt),
+        temperature: Some(input.temperature),
+        max_tokens: Some(input.max_tokens),
+        history_limit: Some(input.history_limit),
+        stream: input.stream,
+        status: None,
+        tools: Some(input.tools),
+        max_steps: Some(input.max_steps),
+        reasoning: Some(input.reasoning),
+    };
+    patched_agent(defaults, given)
 }
 
 /// `agent` with `patch` applied, validated.
