@@ -55,7 +55,7 @@ impl World {
             let Some(agent) = w.agent(id) else {
                 return Err(WorldError::AgentNotFound(id.to_string()));
             };
-            let agent = patched_agent(agent, patch.clone())?;
+            let agent = patched_agent(agent, &patch)?;
             let ops = vec![StoreOp::PutAgent {
                 world_id: w.st().world.id.clone(),
                 agent: agent.clone(),
@@ -112,7 +112,7 @@ impl World {
     pub async fn update(&self, patch: WorldPatch) -> Result<WorldData, WorldError> {
         let out = &Cell::new(None);
         self.change(&mut |w| {
-            let mut data = patched_world(w.info(), patch.clone())?;
+            let mut data = patched_world(w.info(), &patch)?;
             data.last_updated = w.now();
             let mut stored = data.clone();
             stored.current_chat_id = w.st().stored_world().current_chat_id;
@@ -218,55 +218,55 @@ fn new_agent(input: NewAgent) -> Result<Agent, WorldError> {
         max_steps: Some(input.max_steps),
         reasoning: Some(input.reasoning),
     };
-    patched_agent(defaults, given)
+    patched_agent(defaults, &given)
 }
 
 /// `agent` with `patch` applied, validated.
 #[inline(never)]
-fn patched_agent(mut agent: Agent, patch: AgentPatch) -> Result<Agent, WorldError> {
-    if let Some(n) = patch.name {
-        agent_id(&n)?;
-        agent.name = validate_name("name", &n)?;
+fn patched_agent(mut agent: Agent, patch: &AgentPatch) -> Result<Agent, WorldError> {
+    if let Some(n) = &patch.name {
+        agent_id(n)?;
+        agent.name = validate_name("name", n)?;
     }
-    if let Some(t) = patch.agent_type {
-        agent.agent_type = validate_required("type", &t)?;
+    if let Some(t) = &patch.agent_type {
+        agent.agent_type = validate_required("type", t)?;
     }
-    if let Some(p) = patch.provider {
-        agent.provider = validate_provider("provider", &p)?;
+    if let Some(p) = &patch.provider {
+        agent.provider = validate_provider("provider", p)?;
     }
-    if let Some(m) = patch.model {
-        agent.model = validate_required("model", &m)?;
+    if let Some(m) = &patch.model {
+        agent.model = validate_required("model", m)?;
     }
-    if let Some(s) = patch.system_prompt {
-        agent.system_prompt = validate_text("systemPrompt", s)?;
+    if let Some(s) = &patch.system_prompt {
+        agent.system_prompt = validate_text("systemPrompt", s.clone())?;
     }
-    if let Some(t) = patch.temperature {
+    if let Some(t) = &patch.temperature {
         agent.temperature = t.map(validate_temperature).transpose()?;
     }
-    if let Some(m) = patch.max_tokens {
+    if let Some(m) = &patch.max_tokens {
         agent.max_tokens = m.map(validate_max_tokens).transpose()?;
     }
-    if let Some(h) = patch.history_limit {
+    if let Some(h) = &patch.history_limit {
         agent.history_limit = h
             .map(|h| validate_history_limit("historyLimit", h))
             .transpose()?;
     }
-    if let Some(s) = patch.stream {
-        agent.stream = s;
+    if let Some(s) = &patch.stream {
+        agent.stream = *s;
     }
-    if let Some(s) = patch.status {
-        agent.status = validate_required("status", &s)?;
+    if let Some(s) = &patch.status {
+        agent.status = validate_required("status", s)?;
     }
-    if let Some(t) = patch.tools {
-        agent.tools = validate_agent_tools(t.unwrap_or_default())?;
+    if let Some(t) = &patch.tools {
+        agent.tools = validate_agent_tools(t.clone().unwrap_or_default())?;
     }
-    if let Some(m) = patch.max_steps {
+    if let Some(m) = &patch.max_steps {
         agent.max_steps = m
             .map(validate_max_steps)
             .transpose()?
             .unwrap_or(DEFAULT_MAX_STEPS);
     }
-    if let Some(r) = patch.reasoning {
+    if let Some(r) = &patch.reasoning {
         agent.reasoning = r.map(validate_reasoning).transpose()?;
     }
     Ok(agent)
@@ -274,25 +274,25 @@ fn patched_agent(mut agent: Agent, patch: AgentPatch) -> Result<Agent, WorldErro
 
 /// The world's settings `w` with `patch` applied, validated.
 #[inline(never)]
-fn patched_world(mut w: WorldData, patch: WorldPatch) -> Result<WorldData, WorldError> {
-    if let Some(n) = patch.name {
-        world_id(&n)?;
-        w.name = validate_name("name", &n)?;
+fn patched_world(mut w: WorldData, patch: &WorldPatch) -> Result<WorldData, WorldError> {
+    if let Some(n) = &patch.name {
+        world_id(n)?;
+        w.name = validate_name("name", n)?;
     }
-    if let Some(d) = patch.description {
-        w.description = validate_text("description", d)?;
+    if let Some(d) = &patch.description {
+        w.description = validate_text("description", d.clone())?;
     }
     if patch.turn_limit.is_some() {
         w.turn_limit = validate_turn_limit(patch.turn_limit)?;
     }
-    if let Some(h) = patch.history_limit {
-        w.history_limit = validate_history_limit("historyLimit", h)?;
+    if let Some(h) = &patch.history_limit {
+        w.history_limit = validate_history_limit("historyLimit", *h)?;
     }
-    if let Some(p) = patch.chat_llm_provider {
-        w.chat_llm_provider = validate_chat_llm_provider(p)?;
+    if let Some(p) = &patch.chat_llm_provider {
+        w.chat_llm_provider = validate_chat_llm_provider(p.clone())?;
     }
-    if let Some(m) = patch.chat_llm_model {
-        w.chat_llm_model = m.filter(|s| !s.trim().is_empty());
+    if let Some(m) = &patch.chat_llm_model {
+        w.chat_llm_model = m.clone().filter(|s| !s.trim().is_empty());
     }
     Ok(w)
 }
