@@ -6,9 +6,9 @@ use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
 
-use crate::bindings::convert::{from_js, promise, string_arg, to_js};
-use crate::bindings::error::{from_llm_error, from_world_error, invalid_argument};
-use crate::bindings::world::AgentWorld;
+use crate::bindings::convert::{from_js, string_arg, to_js};
+use crate::bindings::error::{from_llm_error, invalid_argument};
+use crate::bindings::world::{call, AgentWorld, Call};
 use crate::core::llm::{ProviderConfig, ProviderKind};
 use crate::core::model::{AgentPatch, NewAgent};
 use crate::web::custom_provider::JsCustomProvider;
@@ -27,13 +27,10 @@ impl AgentWorld {
         &self,
         #[wasm_bindgen(unchecked_param_type = "AgentConfig")] config: JsValue,
     ) -> js_sys::Promise {
-        let args = self
-            .handle()
-            .and_then(|h| Ok((h, from_js::<NewAgent>(&config, "addAgent config")?)));
-        promise(async move {
-            let (h, input) = args?;
-            to_js(&h.world.add_agent(input).await.map_err(from_world_error)?)
-        })
+        call(self.handle().and_then(|h| {
+            let input = from_js::<NewAgent>(&config, "addAgent config")?;
+            Ok((h, Call::AddAgent(input)))
+        }))
     }
 
     /// Changes an agent's settings (its id never changes).
@@ -48,19 +45,11 @@ impl AgentWorld {
         #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "AgentPatch")] patch: JsValue,
     ) -> js_sys::Promise {
-        let args = self.handle().and_then(|h| {
+        call(self.handle().and_then(|h| {
             let id = string_arg(&id, "id")?;
-            Ok((h, id, from_js::<AgentPatch>(&patch, "updateAgent patch")?))
-        });
-        promise(async move {
-            let (h, id, patch) = args?;
-            to_js(
-                &h.world
-                    .update_agent(&id, patch)
-                    .await
-                    .map_err(from_world_error)?,
-            )
-        })
+            let patch = from_js::<AgentPatch>(&patch, "updateAgent patch")?;
+            Ok((h, Call::UpdateAgent(id, patch)))
+        }))
     }
 
     /// Removes an agent; resolves `false` when there was none with that id.
@@ -74,12 +63,10 @@ impl AgentWorld {
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
     ) -> js_sys::Promise {
-        let args = self.handle().and_then(|h| Ok((h, string_arg(&id, "id")?)));
-        promise(async move {
-            let (h, id) = args?;
-            let removed = h.world.remove_agent(&id).await.map_err(from_world_error)?;
-            Ok(JsValue::from_bool(removed))
-        })
+        call(
+            self.handle()
+                .and_then(|h| Ok((h, Call::RemoveAgent(string_arg(&id, "id")?)))),
+        )
     }
 
     /// The agents, in the order they were added (the order they answer in).
@@ -125,17 +112,10 @@ impl AgentWorld {
         &self,
         #[wasm_bindgen(js_name = "agentId", unchecked_param_type = "string")] agent_id: JsValue,
     ) -> js_sys::Promise {
-        let args = self
-            .handle()
-            .and_then(|h| Ok((h, string_arg(&agent_id, "agentId")?)));
-        promise(async move {
-            let (h, agent_id) = args?;
-            h.world
-                .clear_agent_memory(&agent_id)
-                .await
-                .map_err(from_world_error)?;
-            Ok(JsValue::UNDEFINED)
-        })
+        call(self.handle().and_then(|h| {
+            let agent_id = string_arg(&agent_id, "agentId")?;
+            Ok((h, Call::ClearAgentMemory(agent_id)))
+        }))
     }
 
     /// Sets the settings of one LLM provider (API key, base URL, ...). Kept in memory only.

@@ -4,9 +4,9 @@
 
 use wasm_bindgen::prelude::*;
 
-use crate::bindings::convert::{promise, to_js};
-use crate::bindings::error::{from_world_error, invalid_argument};
-use crate::bindings::world::AgentWorld;
+use crate::bindings::convert::to_js;
+use crate::bindings::error::invalid_argument;
+use crate::bindings::world::{call, AgentWorld, Call};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_APPROVALS: &'static str = r#"
@@ -82,13 +82,10 @@ impl AgentWorld {
     ) -> js_sys::Promise {
         // Read synchronously, work on a clone of the handle: no borrow of the JS object spans
         // the await, so `free()` succeeds meanwhile.
-        let args = self.handle().and_then(|h| Ok((h, approval_id(&id)?)));
-        promise(async move {
-            let (h, id) = args?;
-            h.world.approve(&id).await.map_err(from_world_error)?;
-            h.drive();
-            Ok(JsValue::UNDEFINED)
-        })
+        call(
+            self.handle()
+                .and_then(|h| Ok((h, Call::Approve(approval_id(&id)?)))),
+        )
     }
 
     /// Denies a pending tool call: the tool does not run, the model is told
@@ -116,13 +113,8 @@ impl AgentWorld {
                         invalid_argument("reason", "must be a string or left out")
                     })?),
                 };
-            Ok((h, id, reason))
+            Ok((h, Call::Deny(id, reason)))
         });
-        promise(async move {
-            let (h, id, reason) = args?;
-            h.world.deny(&id, reason).await.map_err(from_world_error)?;
-            h.drive();
-            Ok(JsValue::UNDEFINED)
-        })
+        call(args)
     }
 }

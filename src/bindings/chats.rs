@@ -3,11 +3,11 @@
 
 use wasm_bindgen::prelude::*;
 
-use crate::bindings::convert::{options_object, promise, string_arg, to_js};
-use crate::bindings::error::{from_world_error, invalid_argument};
+use crate::bindings::convert::{options_object, string_arg, to_js};
+use crate::bindings::error::invalid_argument;
 use crate::bindings::input::get;
 use crate::bindings::types::{or_undefined, PageOptionsArg};
-use crate::bindings::world::AgentWorld;
+use crate::bindings::world::{call, AgentWorld, Call};
 
 #[wasm_bindgen]
 impl AgentWorld {
@@ -20,8 +20,7 @@ impl AgentWorld {
     /// ```
     #[wasm_bindgen(js_name = newChat, unchecked_return_type = "Promise<Chat>")]
     pub fn new_chat(&self) -> js_sys::Promise {
-        let h = self.handle();
-        promise(async move { to_js(&h?.world.new_chat().await.map_err(from_world_error)?) })
+        call(self.handle().map(|h| (h, Call::NewChat)))
     }
 
     /// Makes a chat current and restores every agent's memory and counter from it.
@@ -36,11 +35,10 @@ impl AgentWorld {
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
     ) -> js_sys::Promise {
-        let args = self.handle().and_then(|h| Ok((h, string_arg(&id, "id")?)));
-        promise(async move {
-            let (h, id) = args?;
-            to_js(&h.world.load_chat(&id).await.map_err(from_world_error)?)
-        })
+        call(
+            self.handle()
+                .and_then(|h| Ok((h, Call::LoadChat(string_arg(&id, "id")?)))),
+        )
     }
 
     /// Deletes a chat and its messages; resolves `false` when there was none.
@@ -54,12 +52,10 @@ impl AgentWorld {
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
     ) -> js_sys::Promise {
-        let args = self.handle().and_then(|h| Ok((h, string_arg(&id, "id")?)));
-        promise(async move {
-            let (h, id) = args?;
-            let deleted = h.world.delete_chat(&id).await.map_err(from_world_error)?;
-            Ok(JsValue::from_bool(deleted))
-        })
+        call(
+            self.handle()
+                .and_then(|h| Ok((h, Call::DeleteChat(string_arg(&id, "id")?)))),
+        )
     }
 
     /// Renames a chat; a manual title is never overwritten automatically.
@@ -74,18 +70,10 @@ impl AgentWorld {
         #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
     ) -> js_sys::Promise {
-        let args = self
-            .handle()
-            .and_then(|h| Ok((h, string_arg(&id, "id")?, string_arg(&name, "name")?)));
-        promise(async move {
-            let (h, id, name) = args?;
-            to_js(
-                &h.world
-                    .rename_chat(&id, &name)
-                    .await
-                    .map_err(from_world_error)?,
-            )
-        })
+        call(self.handle().and_then(|h| {
+            let id = string_arg(&id, "id")?;
+            Ok((h, Call::RenameChat(id, string_arg(&name, "name")?)))
+        }))
     }
 
     /// The chats, most recently updated first.
@@ -124,19 +112,11 @@ impl AgentWorld {
         #[wasm_bindgen(js_name = "chatId", unchecked_param_type = "string")] chat_id: JsValue,
         options: Option<PageOptionsArg>,
     ) -> js_sys::Promise {
-        let args = self.handle().and_then(|h| {
+        call(self.handle().and_then(|h| {
             let chat_id = string_arg(&chat_id, "chatId")?;
-            Ok((h, chat_id, read_page(&or_undefined(options))?))
-        });
-        promise(async move {
-            let (h, chat_id, (before, limit)) = args?;
-            to_js(
-                &h.world
-                    .messages(&chat_id, before.as_deref(), limit)
-                    .await
-                    .map_err(from_world_error)?,
-            )
-        })
+            let (before, limit) = read_page(&or_undefined(options))?;
+            Ok((h, Call::Messages(chat_id, before, limit)))
+        }))
     }
 
     /// Turns session mode on (conversation persisted in the current chat) or off.
@@ -150,20 +130,12 @@ impl AgentWorld {
         &self,
         #[wasm_bindgen(unchecked_param_type = "boolean")] on: JsValue,
     ) -> js_sys::Promise {
-        let args = self.handle().and_then(|h| {
+        call(self.handle().and_then(|h| {
             let on = on
                 .as_bool()
                 .ok_or_else(|| invalid_argument("on", "must be a boolean"))?;
-            Ok((h, on))
-        });
-        promise(async move {
-            let (h, on) = args?;
-            h.world
-                .set_session_mode(on)
-                .await
-                .map_err(from_world_error)?;
-            Ok(JsValue::UNDEFINED)
-        })
+            Ok((h, Call::SetSessionMode(on)))
+        }))
     }
 }
 

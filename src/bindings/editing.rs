@@ -4,10 +4,10 @@
 
 use wasm_bindgen::prelude::*;
 
-use crate::bindings::convert::{promise, string_arg, to_js};
-use crate::bindings::error::{from_world_error, invalid_argument};
+use crate::bindings::convert::string_arg;
+use crate::bindings::error::invalid_argument;
 use crate::bindings::input::get;
-use crate::bindings::world::AgentWorld;
+use crate::bindings::world::{call, AgentWorld, Call};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_EDITING: &'static str = r#"
@@ -72,18 +72,9 @@ impl AgentWorld {
                     }
                 }
             };
-            Ok((h, message_id, agent))
+            Ok((h, Call::Regenerate(message_id, agent)))
         });
-        promise(async move {
-            let (h, message_id, agent) = args?;
-            let id = h
-                .world
-                .regenerate(&message_id, agent.as_deref())
-                .await
-                .map_err(from_world_error)?;
-            h.drive();
-            Ok(JsValue::from_str(&id))
-        })
+        call(args)
     }
 
     /// Edits one of your messages: it and everything after it leave the chat (and every
@@ -103,23 +94,13 @@ impl AgentWorld {
         #[wasm_bindgen(js_name = "messageId", unchecked_param_type = "string")] message_id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string")] content: JsValue,
     ) -> js_sys::Promise {
-        let args = self.handle().and_then(|h| {
+        call(self.handle().and_then(|h| {
+            let message_id = string_arg(&message_id, "messageId")?;
             Ok((
                 h,
-                string_arg(&message_id, "messageId")?,
-                string_arg(&content, "content")?,
+                Call::EditMessage(message_id, string_arg(&content, "content")?),
             ))
-        });
-        promise(async move {
-            let (h, message_id, content) = args?;
-            let message = h
-                .world
-                .edit_message(&message_id, &content)
-                .await
-                .map_err(from_world_error)?;
-            h.drive();
-            to_js(&message)
-        })
+        }))
     }
 
     /// Deletes one message of the current chat, from the chat and from every agent's memory;
@@ -135,16 +116,9 @@ impl AgentWorld {
         &self,
         #[wasm_bindgen(js_name = "messageId", unchecked_param_type = "string")] message_id: JsValue,
     ) -> js_sys::Promise {
-        let args = self
-            .handle()
-            .and_then(|h| Ok((h, string_arg(&message_id, "messageId")?)));
-        promise(async move {
-            let (h, message_id) = args?;
-            h.world
-                .delete_message(&message_id)
-                .await
-                .map_err(from_world_error)?;
-            Ok(JsValue::UNDEFINED)
-        })
+        call(self.handle().and_then(|h| {
+            let message_id = string_arg(&message_id, "messageId")?;
+            Ok((h, Call::DeleteMessage(message_id)))
+        }))
     }
 }

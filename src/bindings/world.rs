@@ -17,7 +17,7 @@ use crate::bindings::storage::CommonOptions;
 use crate::bindings::types::{or_undefined, StorageOptionsArg};
 use crate::core::engine::{NewWorld, Services, World};
 use crate::core::error::WorldError;
-use crate::core::model::{CreateWorld, WorldPatch};
+use crate::core::model::{AgentPatch, CreateWorld, NewAgent, WorldPatch};
 use crate::web::clock::{JsClock, UuidIds};
 use crate::web::idb_store::IdbStore;
 use crate::web::llm_fetch::FetchLlm;
@@ -149,6 +149,105 @@ async fn start(args: Result<(CommonOptions, Start), JsValue>) -> Result<JsValue,
         }
     };
     handle_of(World::open(svc, &id).await, llm, &options)
+}
+
+/// The async work of an instance method once its arguments are read (see [`call`]).
+pub(crate) enum Call {
+    NewChat,
+    LoadChat(String),
+    DeleteChat(String),
+    RenameChat(String, String),
+    Messages(String, Option<String>, usize),
+    SetSessionMode(bool),
+    AddAgent(NewAgent),
+    UpdateAgent(String, AgentPatch),
+    RemoveAgent(String),
+    ClearAgentMemory(String),
+    Approve(String),
+    Deny(String, Option<String>),
+    Regenerate(String, Option<String>),
+    EditMessage(String, String),
+    DeleteMessage(String),
+    Export,
+    Update(WorldPatch),
+}
+
+/// The promise of an instance method: `args` is the handle and the call, or the error of
+/// reading them (the promise rejects with it). One async fn for every method, as [`start`] is
+/// for the static ones: one state machine, one drop glue and one boxed future type instead of
+/// one per method. `send` keeps its own (the hot path).
+pub(crate) fn call(args: Result<(Rc<Handle>, Call), JsValue>) -> js_sys::Promise {
+    promise(run_call(args))
+}
+
+async fn run_call(args: Result<(Rc<Handle>, Call), JsValue>) -> Result<JsValue, JsValue> {
+    let (h, call) = args?;
+    let w = &h.world;
+    let done = match call {
+        Call::NewChat => to_js(&w.new_chat().await.map_err(from_world_error)?),
+        Call::LoadChat(id) => to_js(&w.load_chat(&id).await.map_err(from_world_error)?),
+        Call::DeleteChat(id) => Ok(JsValue::from_bool(
+            w.delete_chat(&id).await.map_err(from_world_error)?,
+        )),
+        Call::RenameChat(id, name) => {
+            to_js(&w.rename_chat(&id, &name).await.map_err(from_world_error)?)
+        }
+        Call::Messages(chat_id, before, limit) => to_js(
+            &w.messages(&chat_id, before.as_deref(), limit)
+                .await
+                .map_err(from_world_error)?,
+        ),
+        Call::SetSessionMode(on) => {
+            w.set_session_mode(on).await.map_err(from_world_error)?;
+            Ok(JsValue::UNDEFINED)
+        }
+        Call::AddAgent(input) => to_js(&w.add_agent(input).await.map_err(from_world_error)?),
+        Call::UpdateAgent(id, patch) => {
+            to_js(&w.update_agent(&id, patch).await.map_err(from_world_error)?)
+        }
+        Call::RemoveAgent(id) => Ok(JsValue::from_bool(
+            w.remove_agent(&id).await.map_err(from_world_error)?,
+        )),
+        Call::ClearAgentMemory(id) => {
+            w.clear_agent_memory(&id).await.map_err(from_world_error)?;
+            Ok(JsValue::UNDEFINED)
+        }
+        Call::Approve(id) => {
+            w.approve(&id).await.map_err(from_world_error)?;
+            h.drive();
+            Ok(JsValue::UNDEFINED)
+        }
+        Call::Deny(id, reason) => {
+            w.deny(&id, reason).await.map_err(from_world_error)?;
+            h.drive();
+            Ok(JsValue::UNDEFINED)
+        }
+        Call::Regenerate(id, agent) => {
+            let id = w
+                .regenerate(&id, agent.as_deref())
+                .await
+                .map_err(from_world_error)?;
+            h.drive();
+            Ok(JsValue::from_str(&id))
+        }
+        Call::EditMessage(id, content) => {
+            let message = w
+                .edit_message(&id, &content)
+                .await
+                .map_err(from_world_error)?;
+            h.drive();
+            to_js(&message)
+        }
+        Call::DeleteMessage(id) => {
+            w.delete_message(&id).await.map_err(from_world_error)?;
+            Ok(JsValue::UNDEFINED)
+        }
+        Call::Export => Ok(JsValue::from_str(
+            &w.export().await.map_err(from_world_error)?,
+        )),
+        Call::Update(patch) => to_js(&w.update(patch).await.map_err(from_world_error)?),
+    };
+    done
 }
 
 /// The JS handle of a world just created or opened.
@@ -358,11 +457,7 @@ impl AgentWorld {
     /// ```
     #[wasm_bindgen(unchecked_return_type = "Promise<string>")]
     pub fn export(&self) -> js_sys::Promise {
-        let h = self.handle();
-        promise(async move {
-            let json = h?.world.export().await.map_err(from_world_error)?;
-            Ok(JsValue::from_str(&json))
-        })
+        call(self.handle().map(|h| (h, Call::Export)))
     }
 
     /// The world's settings.
@@ -393,13 +488,10 @@ impl AgentWorld {
         &self,
         #[wasm_bindgen(unchecked_param_type = "WorldPatch")] patch: JsValue,
     ) -> js_sys::Promise {
-        let args = self
-            .handle()
-            .and_then(|h| Ok((h, from_js::<WorldPatch>(&patch, "update patch")?)));
-        promise(async move {
-            let (h, patch) = args?;
-            to_js(&h.world.update(patch).await.map_err(from_world_error)?)
-        })
+        call(self.handle().and_then(|h| {
+            let patch = from_js::<WorldPatch>(&patch, "update patch")?;
+            Ok((h, Call::Update(patch)))
+        }))
     }
 
     /// Cancels every queued and running LLM call. The world stays usable.

@@ -180,6 +180,66 @@ test('arguments whose property access throws become invalid_input with the error
   world.free();
 });
 
+test('every async method checks its arguments into a rejected promise, and a closed world rejects each with world_closed', async () => {
+  const world = await AgentWorld.create({ name: unique('Async Methods'), storage: 'memory' });
+  await world.addAgent({ name: 'Gil', provider: 'openai', model: 'm' });
+  const chatId = world.currentChat().id;
+  const calls = {
+    newChat: () => world.newChat(),
+    loadChat: (bad) => world.loadChat(bad ? 7 : chatId),
+    deleteChat: (bad) => world.deleteChat(bad ? 7 : 'no-such-chat'),
+    renameChat: (bad) => world.renameChat(chatId, bad ? 7 : 'Renamed'),
+    messages: (bad) => world.messages(chatId, bad ? { limit: 0 } : undefined),
+    setSessionMode: (bad) => world.setSessionMode(bad ? 'yes' : true),
+    addAgent: (bad) => world.addAgent(bad ? 'Hal' : { name: 'Hal', provider: 'openai', model: 'm' }),
+    updateAgent: (bad) => world.updateAgent('gil', bad ? 7 : { temperature: 1 }),
+    removeAgent: (bad) => world.removeAgent(bad ? 7 : 'hal'),
+    clearAgentMemory: (bad) => world.clearAgentMemory(bad ? 7 : 'gil'),
+    approve: (bad) => world.approve(bad ? 7 : 'no-such-approval'),
+    deny: (bad) => world.deny('no-such-approval', bad ? 7 : undefined),
+    regenerate: (bad) => world.regenerate(bad ? 7 : 'no-such-message'),
+    editMessage: (bad) => world.editMessage(bad ? 7 : 'no-such-message', 'x'),
+    deleteMessage: (bad) => world.deleteMessage(bad ? 7 : 'no-such-message'),
+    export: () => world.export(),
+    update: (bad) => world.update(bad ? 7 : { description: 'updated' }),
+  };
+  const settle = (p) => p.then((v) => ({ v }), (e) => ({ e }));
+  // Each method does its own work (what comes back tells them apart).
+  const got = {};
+  for (const [name, call] of Object.entries(calls)) got[name] = await settle(call(false));
+  assert.equal(got.newChat.v.id, world.currentChat().id);
+  assert.equal(got.loadChat.v.id, chatId);
+  assert.equal(got.deleteChat.v, false);
+  assert.equal(got.renameChat.v.name, 'Renamed');
+  assert.deepEqual(got.messages.v, []);
+  assert.equal(got.setSessionMode.v, undefined);
+  assert.equal(got.addAgent.v.id, 'hal');
+  assert.equal(got.updateAgent.v.temperature, 1);
+  assert.equal(got.removeAgent.v, true);
+  assert.equal(got.clearAgentMemory.v, undefined);
+  assert.equal(got.approve.e.code, 'approval_not_found');
+  assert.equal(got.deny.e.code, 'approval_not_found');
+  assert.equal(got.regenerate.e.code, 'message_not_found');
+  assert.equal(got.editMessage.e.code, 'message_not_found');
+  assert.equal(got.deleteMessage.e.code, 'message_not_found');
+  assert.equal(JSON.parse(got.export.v).world.description, undefined);
+  assert.equal(got.update.v.description, 'updated');
+  // Bad arguments: a rejected promise, never a throw.
+  for (const [name, call] of Object.entries(calls)) {
+    if (name === 'newChat' || name === 'export') continue;
+    const p = call(true);
+    assert.ok(p instanceof Promise, name);
+    const { e } = await settle(p);
+    assert.equal(e?.code, 'invalid_input', `${name}: ${e?.message}`);
+  }
+  world.free();
+  for (const [name, call] of Object.entries(calls)) {
+    const p = call(false);
+    assert.ok(p instanceof Promise, name);
+    assert.equal((await settle(p)).e?.code, 'world_closed', name);
+  }
+});
+
 test('free() during a streaming reply stops it; later calls reject with world_closed', async () => {
   const world = await AgentWorld.create({ name: unique('Free'), storage: 'memory' });
   let aborted = false;

@@ -121,6 +121,37 @@ test('errors quote a rejected number as JavaScript writes it', async () => {
   }
 });
 
+test('addAgent fills the defaults and checks each field as updateAgent does, in the same order', async () => {
+  const world = await AgentWorld.create({ name: uniqueName('Agent Fields') });
+  const dana = await world.addAgent({ name: '  Dana  ', provider: 'OpenAI', model: ' m ', type: '  ',
+    systemPrompt: '   ' });
+  assert.deepEqual(
+    [dana.id, dana.name, dana.provider, dana.model, dana.type, dana.systemPrompt, dana.stream,
+      dana.status, dana.maxSteps, dana.tools, dana.llmCallCount],
+    ['dana', 'Dana', 'openai', 'm', 'default', undefined, true, 'active', undefined, undefined, 0]);
+  // A type given is kept as written (blank alone means the default).
+  assert.equal((await world.addAgent({ name: 'Eve', provider: 'openai', model: 'm', type: ' critic ' })).type,
+    ' critic ');
+  // Several bad fields: both methods name the same first one, with the same text.
+  const bad = [
+    [{ provider: 'nope', model: ' ', temperature: 5 }, 'provider'],
+    [{ model: ' ', temperature: 5, maxSteps: 0 }, 'invalid model: is blank'],
+    [{ temperature: 5, maxTokens: 0, historyLimit: -1 }, 'invalid temperature'],
+    [{ historyLimit: -1, tools: ['x', 'x'], maxSteps: 0 }, 'invalid historyLimit'],
+    [{ maxSteps: 0, reasoning: { budgetTokens: 0 } }, 'invalid maxSteps'],
+  ];
+  for (const [fields, says] of bad) {
+    const added = await world.addAgent({ name: 'Fay', provider: 'openai', model: 'm', ...fields })
+      .then(() => null, (e) => e);
+    const updated = await world.updateAgent('dana', fields).then(() => null, (e) => e);
+    assert.ok(added && updated, `accepted: ${JSON.stringify(fields)}`);
+    assert.equal(added.code, 'invalid_input', added.message);
+    assert.ok(added.message.includes(says), added.message);
+    assert.equal(added.message, updated.message);
+  }
+  assert.deepEqual(world.agents().map((a) => a.id), ['dana', 'eve']);
+});
+
 test('configureProvider refuses a key, header or URL that fetch cannot send; the world keeps answering', async () => {
   const world = await AgentWorld.create({ name: uniqueName('Bad Key') });
   const secret = 'sk-test-SECRET';

@@ -55,7 +55,7 @@ impl World {
             let Some(agent) = w.agent(id) else {
                 return Err(WorldError::AgentNotFound(id.to_string()));
             };
-            let agent = patched_agent(agent, patch.clone())?;
+            let agent = patched_agent(agent, &patch)?;
             let ops = vec![StoreOp::PutAgent {
                 world_id: w.st().world.id.clone(),
                 agent: agent.clone(),
@@ -112,7 +112,7 @@ impl World {
     pub async fn update(&self, patch: WorldPatch) -> Result<WorldData, WorldError> {
         let out = &Cell::new(None);
         self.change(&mut |w| {
-            let mut data = patched_world(w.info(), patch.clone())?;
+            let mut data = patched_world(w.info(), &patch)?;
             data.last_updated = w.now();
             let mut stored = data.clone();
             stored.current_chat_id = w.st().stored_world().current_chat_id;
@@ -173,98 +173,100 @@ impl World {
 // async fn is an exit of its state machine that drops every live local (the lock guard, the
 // rest of the input), and those exits, not the checks, made most of their size.
 
-/// The agent `input` describes, validated (its times are set under the write lock).
+/// The agent `input` describes, validated (its times are set under the write lock): the
+/// defaults patched with every field given, so `addAgent` and `updateAgent` check a field by
+/// the same code, in the same order (one validator body in the wasm, not two).
 #[inline(never)]
 fn new_agent(input: NewAgent) -> Result<Agent, WorldError> {
-    let id = agent_id(&input.name)?;
-    let name = validate_name("name", &input.name)?;
-    let provider = validate_provider("provider", &input.provider)?;
-    let model = validate_required("model", &input.model)?;
-    let system_prompt = validate_text("systemPrompt", input.system_prompt)?;
-    let temperature = input.temperature.map(validate_temperature).transpose()?;
-    let max_tokens = input.max_tokens.map(validate_max_tokens).transpose()?;
-    let history_limit = input
-        .history_limit
-        .map(|h| validate_history_limit("historyLimit", h))
-        .transpose()?;
-    let tools = validate_agent_tools(input.tools.unwrap_or_default())?;
-    let max_steps = input
-        .max_steps
-        .map(validate_max_steps)
-        .transpose()?
-        .unwrap_or(DEFAULT_MAX_STEPS);
-    let reasoning = input.reasoning.map(validate_reasoning).transpose()?;
-    Ok(Agent {
-        id,
-        name,
+    let defaults = Agent {
+        id: agent_id(&input.name)?,
+        name: String::new(),
+        // Not `validate_required`: a blank type means the default, and a given one is kept as
+        // written.
         agent_type: input
             .agent_type
             .filter(|t| !t.trim().is_empty())
             .unwrap_or_else(|| "default".to_string()),
-        provider,
-        model,
-        system_prompt,
-        temperature,
-        max_tokens,
-        history_limit,
-        stream: input.stream.unwrap_or(true),
-        tools,
-        max_steps,
-        reasoning,
+        provider: String::new(),
+        model: String::new(),
+        system_prompt: None,
+        temperature: None,
+        max_tokens: None,
+        history_limit: None,
+        stream: true,
+        tools: Vec::new(),
+        max_steps: DEFAULT_MAX_STEPS,
+        reasoning: None,
         llm_call_count: 0,
         last_llm_call: None,
         created_at: Timestamp::default(),
         last_active: Timestamp::default(),
         status: "active".to_string(),
-    })
+    };
+    let given = AgentPatch {
+        name: Some(input.name),
+        agent_type: None,
+        provider: Some(input.provider),
+        model: Some(input.model),
+        system_prompt: Some(input.system_prompt),
+        temperature: Some(input.temperature),
+        max_tokens: Some(input.max_tokens),
+        history_limit: Some(input.history_limit),
+        stream: input.stream,
+        status: None,
+        tools: Some(input.tools),
+        max_steps: Some(input.max_steps),
+        reasoning: Some(input.reasoning),
+    };
+    patched_agent(defaults, &given)
 }
 
 /// `agent` with `patch` applied, validated.
 #[inline(never)]
-fn patched_agent(mut agent: Agent, patch: AgentPatch) -> Result<Agent, WorldError> {
-    if let Some(n) = patch.name {
-        agent_id(&n)?;
-        agent.name = validate_name("name", &n)?;
+fn patched_agent(mut agent: Agent, patch: &AgentPatch) -> Result<Agent, WorldError> {
+    if let Some(n) = &patch.name {
+        agent_id(n)?;
+        agent.name = validate_name("name", n)?;
     }
-    if let Some(t) = patch.agent_type {
-        agent.agent_type = validate_required("type", &t)?;
+    if let Some(t) = &patch.agent_type {
+        agent.agent_type = validate_required("type", t)?;
     }
-    if let Some(p) = patch.provider {
-        agent.provider = validate_provider("provider", &p)?;
+    if let Some(p) = &patch.provider {
+        agent.provider = validate_provider("provider", p)?;
     }
-    if let Some(m) = patch.model {
-        agent.model = validate_required("model", &m)?;
+    if let Some(m) = &patch.model {
+        agent.model = validate_required("model", m)?;
     }
-    if let Some(s) = patch.system_prompt {
-        agent.system_prompt = validate_text("systemPrompt", s)?;
+    if let Some(s) = &patch.system_prompt {
+        agent.system_prompt = validate_text("systemPrompt", s.clone())?;
     }
-    if let Some(t) = patch.temperature {
+    if let Some(t) = &patch.temperature {
         agent.temperature = t.map(validate_temperature).transpose()?;
     }
-    if let Some(m) = patch.max_tokens {
+    if let Some(m) = &patch.max_tokens {
         agent.max_tokens = m.map(validate_max_tokens).transpose()?;
     }
-    if let Some(h) = patch.history_limit {
+    if let Some(h) = &patch.history_limit {
         agent.history_limit = h
             .map(|h| validate_history_limit("historyLimit", h))
             .transpose()?;
     }
-    if let Some(s) = patch.stream {
-        agent.stream = s;
+    if let Some(s) = &patch.stream {
+        agent.stream = *s;
     }
-    if let Some(s) = patch.status {
-        agent.status = validate_required("status", &s)?;
+    if let Some(s) = &patch.status {
+        agent.status = validate_required("status", s)?;
     }
-    if let Some(t) = patch.tools {
-        agent.tools = validate_agent_tools(t.unwrap_or_default())?;
+    if let Some(t) = &patch.tools {
+        agent.tools = validate_agent_tools(t.clone().unwrap_or_default())?;
     }
-    if let Some(m) = patch.max_steps {
+    if let Some(m) = &patch.max_steps {
         agent.max_steps = m
             .map(validate_max_steps)
             .transpose()?
             .unwrap_or(DEFAULT_MAX_STEPS);
     }
-    if let Some(r) = patch.reasoning {
+    if let Some(r) = &patch.reasoning {
         agent.reasoning = r.map(validate_reasoning).transpose()?;
     }
     Ok(agent)
@@ -272,25 +274,25 @@ fn patched_agent(mut agent: Agent, patch: AgentPatch) -> Result<Agent, WorldErro
 
 /// The world's settings `w` with `patch` applied, validated.
 #[inline(never)]
-fn patched_world(mut w: WorldData, patch: WorldPatch) -> Result<WorldData, WorldError> {
-    if let Some(n) = patch.name {
-        world_id(&n)?;
-        w.name = validate_name("name", &n)?;
+fn patched_world(mut w: WorldData, patch: &WorldPatch) -> Result<WorldData, WorldError> {
+    if let Some(n) = &patch.name {
+        world_id(n)?;
+        w.name = validate_name("name", n)?;
     }
-    if let Some(d) = patch.description {
-        w.description = validate_text("description", d)?;
+    if let Some(d) = &patch.description {
+        w.description = validate_text("description", d.clone())?;
     }
     if patch.turn_limit.is_some() {
         w.turn_limit = validate_turn_limit(patch.turn_limit)?;
     }
-    if let Some(h) = patch.history_limit {
-        w.history_limit = validate_history_limit("historyLimit", h)?;
+    if let Some(h) = &patch.history_limit {
+        w.history_limit = validate_history_limit("historyLimit", *h)?;
     }
-    if let Some(p) = patch.chat_llm_provider {
-        w.chat_llm_provider = validate_chat_llm_provider(p)?;
+    if let Some(p) = &patch.chat_llm_provider {
+        w.chat_llm_provider = validate_chat_llm_provider(p.clone())?;
     }
-    if let Some(m) = patch.chat_llm_model {
-        w.chat_llm_model = m.filter(|s| !s.trim().is_empty());
+    if let Some(m) = &patch.chat_llm_model {
+        w.chat_llm_model = m.clone().filter(|s| !s.trim().is_empty());
     }
     Ok(w)
 }
