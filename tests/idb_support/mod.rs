@@ -25,7 +25,7 @@ macro_rules! idb_cases {
             a_deleted_world_keeps_its_revision_rising,
             a_change_notice_makes_the_connection_read_before_writing,
             a_send_leaves_the_chat_record_and_every_reader_sees_its_count,
-            a_version_3_database_keeps_its_chats);
+            a_version_3_database_keeps_its_chats, a_view_is_one_read_transaction);
         #[wasm_bindgen_test]
         fn dom_exceptions_map_to_typed_errors() {
             idb_support::dom_exceptions_map_to_typed_errors();
@@ -43,7 +43,7 @@ macro_rules! idb_cases {
 
 use agent_world_wasm::core::model::{MemoryEntry, MemoryRole, Message, MessageKind, Timestamp};
 use agent_world_wasm::core::store::{
-    AgentChatState, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
+    read_view, AgentChatState, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
 };
 use agent_world_wasm::core::store_contract::{self, agent, chat, world};
 use agent_world_wasm::web::clock::new_id;
@@ -152,6 +152,23 @@ impl Store for LazyIdb {
     fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
         Box::pin(async move { self.get().await.apply(ops).await })
     }
+    // Forwarded so the contract's view case runs IndexedDB's own `load_view`, not the default.
+    fn load_view<'a>(
+        &'a self,
+        w: &'a str,
+        pick: agent_world_wasm::core::store::ViewPick<'a>,
+    ) -> Option<
+        LocalBoxFuture<'a, Result<Option<agent_world_wasm::core::store::StoredView>, StoreError>>,
+    > {
+        Some(Box::pin(async move {
+            let store = self.get().await;
+            let view = match store.load_view(w, pick) {
+                Some(view) => view.await,
+                None => panic!("IdbStore reads a view in one go"),
+            };
+            view
+        }))
+    }
     // Forwarded so the contract's revision cases run against IndexedDB too.
     fn revision<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<Option<u64>, StoreError>> {
         Box::pin(async move { self.get().await.revision(w).await })
@@ -258,6 +275,68 @@ fn seed() -> Vec<StoreOp> {
         remember("w", "c", "a", "e1"),
         put_state("w", "c", "a", 4),
     ]
+}
+
+/// Starts counting the transactions this context starts; the function returned stops and gives
+/// their modes. (Patches `IDBDatabase.prototype.transaction`, which the store's calls reach.)
+fn count_transactions() -> js_sys::Function {
+    let start = js_sys::Function::new_no_args(
+        "const p = IDBDatabase.prototype, orig = p.transaction, modes = [];
+         p.transaction = function (stores, mode) {
+           modes.push(mode ?? 'readonly');
+           return orig.apply(this, arguments);
+         };
+         return () => { p.transaction = orig; return modes; };",
+    );
+    start.call0(&JsValue::NULL).unwrap().into()
+}
+
+/// Opening a world reads its whole view (revision, world, agents, chats, the current chat's
+/// states, memory windows and approvals) in ONE read-only transaction, not one per read: the
+/// reopen of a stored world pays one transaction's set-up, and sees one snapshot.
+pub async fn a_view_is_one_read_transaction() {
+    let name = fresh_name();
+    let store = open(&name).await;
+    let mut ops = seed();
+    ops.push(StoreOp::PutAgent {
+        world_id: "w".into(),
+        agent: agent("b"),
+    });
+    ops.push(remember("w", "c", "b", "e2"));
+    store.apply(ops).await.unwrap();
+    let pick = |_: &agent_world_wasm::core::model::WorldData,
+                _: &[agent_world_wasm::core::model::Agent],
+                _: &mut Vec<agent_world_wasm::core::model::Chat>| {
+        Some((
+            "c".to_string(),
+            vec![("a".to_string(), 10), ("b".to_string(), 10)],
+        ))
+    };
+    let stop = count_transactions();
+    let view = read_view(&store, "w", &pick).await;
+    let modes: Vec<String> = js_sys::Array::from(&stop.call0(&JsValue::NULL).unwrap())
+        .iter()
+        .filter_map(|m| m.as_string())
+        .collect();
+    let view = view.unwrap().expect("world w");
+    assert_eq!(
+        modes,
+        ["readonly"],
+        "one read-only transaction for the view"
+    );
+    assert_eq!(view.revision, store.revision("w").await.unwrap());
+    assert_eq!(view.world, world("w"));
+    assert_eq!(view.chats, vec![chat("w", "c")]);
+    let chat = view.chat.expect("chat c");
+    let windows: Vec<Vec<&str>> = chat
+        .memories
+        .iter()
+        .map(|m| m.iter().map(|e| e.message_id.as_str()).collect())
+        .collect();
+    assert_eq!(windows, [vec!["e1"], vec!["e2"]]);
+    assert_eq!(chat.states.first().map(|s| s.llm_call_count), Some(4));
+    drop(store);
+    delete_db(&name).await;
 }
 
 /// Committed batches are on disk: a second connection sees them while the first is open, and
