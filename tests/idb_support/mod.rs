@@ -25,7 +25,8 @@ macro_rules! idb_cases {
             a_deleted_world_keeps_its_revision_rising,
             a_change_notice_makes_the_connection_read_before_writing,
             a_send_leaves_the_chat_record_and_every_reader_sees_its_count,
-            a_version_3_database_keeps_its_chats, a_view_is_one_read_transaction);
+            a_version_3_database_keeps_its_chats, a_view_is_one_read_transaction,
+            the_last_records_read_alike_with_and_without_get_all_records);
         #[wasm_bindgen_test]
         fn dom_exceptions_map_to_typed_errors() {
             idb_support::dom_exceptions_map_to_typed_errors();
@@ -335,6 +336,62 @@ pub async fn a_view_is_one_read_transaction() {
         .collect();
     assert_eq!(windows, [vec!["e1"], vec!["e2"]]);
     assert_eq!(chat.states.first().map(|s| s.llm_call_count), Some(4));
+    drop(store);
+    delete_db(&name).await;
+}
+
+/// Pages and memory windows (the last `n` records of a range) read the same with
+/// `getAllRecords` (Chromium) and without it (the reverse cursor walk other browsers get):
+/// oldest first, bounded by `n`, before a message, an empty range.
+pub async fn the_last_records_read_alike_with_and_without_get_all_records() {
+    let name = fresh_name();
+    let store = open(&name).await;
+    let mut ops = seed();
+    for i in 3..=7 {
+        ops.push(append("w", "c", &format!("m{i}")));
+        ops.push(remember("w", "c", "a", &format!("e{i}")));
+    }
+    store.apply(ops).await.unwrap();
+    let reads = || async {
+        (
+            ids(&store.messages("w", "c", None, 3).await.unwrap()),
+            ids(&store.messages("w", "c", Some("m4"), 10).await.unwrap()),
+            ids(&store.messages("w", "c", Some("m1"), 10).await.unwrap()),
+            store
+                .last_memory("w", "c", "a", 2)
+                .await
+                .unwrap()
+                .iter()
+                .map(|e| e.message_id.clone())
+                .collect::<Vec<_>>(),
+            store.last_memory("w", "nope", "a", 2).await.unwrap().len(),
+        )
+    };
+    let expected = (
+        vec!["m5".to_string(), "m6".into(), "m7".into()],
+        vec!["m1".to_string(), "m2".into(), "m3".into()],
+        Vec::<String>::new(),
+        vec!["e6".to_string(), "e7".into()],
+        0,
+    );
+    let has = js_sys::Function::new_no_args(
+        "return typeof IDBObjectStore.prototype.getAllRecords === 'function'",
+    );
+    assert_eq!(
+        has.call0(&JsValue::NULL).unwrap().as_bool(),
+        Some(true),
+        "this browser has getAllRecords"
+    );
+    assert_eq!(reads().await, expected, "with getAllRecords");
+    let hide = js_sys::Function::new_no_args(
+        "const p = IDBObjectStore.prototype, d = Object.getOwnPropertyDescriptor(p, 'getAllRecords');
+         delete p.getAllRecords;
+         return () => Object.defineProperty(p, 'getAllRecords', d);",
+    );
+    let restore: js_sys::Function = hide.call0(&JsValue::NULL).unwrap().into();
+    let without = reads().await;
+    restore.call0(&JsValue::NULL).unwrap();
+    assert_eq!(without, expected, "without getAllRecords");
     drop(store);
     delete_db(&name).await;
 }
