@@ -220,79 +220,6 @@ pub struct WorldDump {
     pub chats: Vec<ChatDump>,
 }
 
-/// What opening a world reads ([`Store::load_view`]): the world's revision, settings, agents
-/// (first-put order) and chats (no particular order), and what [`ViewPick`] asked of one chat.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredView {
-    /// As [`Store::revision`] gives it.
-    pub revision: Option<u64>,
-    pub world: WorldData,
-    pub agents: Vec<Agent>,
-    pub chats: Vec<Chat>,
-    /// `None` when the pick chose no chat.
-    pub chat: Option<ChatView>,
-}
-
-/// What a view holds of its chat: as [`Store::agent_states`], [`Store::last_memory`] (one
-/// window per window asked, in the order asked) and [`Store::approvals`] give them.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ChatView {
-    pub states: Vec<AgentChatState>,
-    pub memories: Vec<Vec<MemoryEntry>>,
-    pub approvals: Vec<ApprovalRecord>,
-}
-
-/// The chat whose state a view loads and the memory windows it needs: `(chat id, [(agent id,
-/// n)])`. Chosen by the caller from the world, its agents and its chats, once they are read.
-pub type ViewChoice = (String, Vec<(String, usize)>);
-
-/// The caller's choice of [`ViewChoice`] (the engine's rule for the current chat and each
-/// agent's history limit), `None` for no chat. It may reorder the chats (the engine sorts them
-/// to choose); the view keeps the order it leaves.
-pub type ViewPick<'a> = &'a dyn Fn(&WorldData, &[Agent], &mut Vec<Chat>) -> Option<ViewChoice>;
-
-/// Everything opening world `world_id` reads (`None`: no such world): the revision, settings,
-/// agents and chats, then the state of the chat `pick` chooses from them. The store's own
-/// [`Store::load_view`] when it has one, else its read methods one at a time, in that order.
-pub async fn read_view(
-    store: &dyn Store,
-    world_id: &str,
-    pick: ViewPick<'_>,
-) -> Result<Option<StoredView>, StoreError> {
-    if let Some(view) = store.load_view(world_id, pick) {
-        return view.await;
-    }
-    let revision = store.revision(world_id).await?;
-    let Some(world) = store.load_world(world_id).await? else {
-        return Ok(None);
-    };
-    let agents = store.agents(world_id).await?;
-    let mut chats = store.chats(world_id).await?;
-    let chat = match pick(&world, &agents, &mut chats) {
-        None => None,
-        Some((chat_id, windows)) => {
-            let states = store.agent_states(world_id, &chat_id).await?;
-            let mut memories = Vec::with_capacity(windows.len());
-            for (agent_id, n) in &windows {
-                memories.push(store.last_memory(world_id, &chat_id, agent_id, *n).await?);
-            }
-            let approvals = store.approvals(world_id, &chat_id).await?;
-            Some(ChatView {
-                states,
-                memories,
-                approvals,
-            })
-        }
-    };
-    Ok(Some(StoredView {
-        revision,
-        world,
-        agents,
-        chats,
-        chat,
-    }))
-}
-
 /// One write. See the module docs for what makes a batch invalid.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StoreOp {
@@ -468,17 +395,13 @@ pub trait Store {
     /// revision of every world an op of a successful batch names by exactly one.
     fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>>;
 
-    /// [`read_view`] in one go, for a store whose reads each cost a round trip (IndexedDB: one
-    /// transaction each): same results as the read methods it stands for, and one consistent
-    /// snapshot. `None` (the default): the store has no faster way, and [`read_view`] calls the
-    /// read methods one at a time (a default that composed them here would be compiled once
-    /// per store type).
-    fn load_view<'a>(
-        &'a self,
-        _world_id: &'a str,
-        _pick: ViewPick<'a>,
-    ) -> Option<LocalBoxFuture<'a, Result<Option<StoredView>, StoreError>>> {
-        None
+    /// A reader of this store whose reads all see one snapshot, for a run of reads awaited one
+    /// after another with nothing else awaited in between (opening a world): IndexedDB runs
+    /// them in one read-only transaction instead of one each (awaiting anything but its reads
+    /// would let the browser end that transaction). Its writes go to the store. `None` (the
+    /// default): the store's reads need no set-up of their own; read from it directly.
+    fn snapshot(&self) -> Result<Option<Box<dyn Store + '_>>, StoreError> {
+        Ok(None)
     }
 
     /// The world's revision: `None` when this store does not track revisions (it is never

@@ -12,9 +12,7 @@ use crate::core::model::{
     Agent, Chat, MemoryEntry, MemoryRole, Message, MessageKind, Reasoning, ReasoningEffort,
     Timestamp, TitleSource, ToolCallRecord, ToolCallRef, WorldData,
 };
-use crate::core::store::{
-    read_view, AgentChatState, ChatView, Store, StoreError, StoreOp, ViewChoice,
-};
+use crate::core::store::{AgentChatState, Store, StoreError, StoreOp};
 
 fn ok<T>(r: Result<T, StoreError>, what: &str) -> T {
     match r {
@@ -156,7 +154,7 @@ pub async fn run_store_contract(make: &dyn Fn() -> Rc<dyn Store>) {
     tool_data_round_trips(make()).await;
     approvals_round_trip_and_cascade(make()).await;
     editing_deletes_and_replaces_in_place(make()).await;
-    a_view_is_what_the_reads_give(make()).await;
+    a_snapshot_reads_what_the_store_reads(make()).await;
 }
 
 /// A pending approval record (spec §9) with a reply state that uses every field.
@@ -1177,12 +1175,11 @@ pub async fn the_order_key_and_a_pointer_to_a_deleted_chat_are_kept(s: Rc<dyn St
     assert_eq!(ok(s.chats("w").await, "chats"), vec![c2]);
 }
 
-/// `read_view` (the store's own `load_view`, if any) gives what the reads it stands for give (revision, world, agents, chats with
-/// their stamps, and the picked chat's states, memory windows and approvals), hands `pick` the
-/// world, agents and chats as read, and reads nothing of a chat when `pick` chooses none. A
-/// missing world is `None` and `pick` is not called.
-pub async fn a_view_is_what_the_reads_give(s: Rc<dyn Store>) {
-    use std::cell::RefCell;
+/// What opening a world reads, read through [`Store::snapshot`] (one after another, nothing
+/// else awaited in between, as the engine does), is what the store's own reads give: the
+/// revision, a world and a missing one, agents in first-put order, chats with their stamps,
+/// one chat's states, memory windows and approvals, and nothing of another world.
+pub async fn a_snapshot_reads_what_the_store_reads(s: Rc<dyn Store>) {
     let mut w = world("w");
     w.current_chat_id = Some("c2".into());
     let (mut a, mut b) = (agent("a"), agent("b"));
@@ -1216,7 +1213,7 @@ pub async fn a_view_is_what_the_reads_give(s: Rc<dyn Store>) {
         ops.push(remember("w", "c2", "b", &format!("b{i}")));
         ops.push(remember("w", "c1", "a", &format!("x{i}")));
     }
-    // Another world, which the view must not see.
+    // Another world, which the reads must not see.
     ops.push(StoreOp::PutWorld(world("w2")));
     ops.push(StoreOp::PutAgent {
         world_id: "w2".into(),
@@ -1224,85 +1221,58 @@ pub async fn a_view_is_what_the_reads_give(s: Rc<dyn Store>) {
     });
     ops.push(StoreOp::PutChat(chat("w2", "c2")));
     ops.push(state("w2", "c2", "a", 1));
-    ok(s.apply(ops).await, "a world to view");
+    ok(s.apply(ops).await, "a world to read");
 
-    type Seen = (crate::core::model::WorldData, Vec<Agent>, Vec<Chat>);
-    let seen: RefCell<Vec<Seen>> = RefCell::default();
-    let choice: RefCell<Option<ViewChoice>> = RefCell::new(Some((
-        "c2".into(),
-        vec![("b".into(), 3), ("a".into(), 2), ("nobody".into(), 5)],
-    )));
-    let pick = |w: &crate::core::model::WorldData, agents: &[Agent], chats: &mut Vec<Chat>| {
-        seen.borrow_mut()
-            .push((w.clone(), agents.to_vec(), chats.clone()));
-        choice.borrow().clone()
-    };
-    let view = ok(read_view(&*s, "w", &pick).await, "load_view");
-    let Some(view) = view else {
-        panic!("store contract: load_view found no world w");
-    };
-    let sorted = |mut v: Vec<Chat>| {
-        v.sort_by(|x, y| x.id.cmp(&y.id));
-        v
-    };
-    assert_eq!(view.revision, ok(s.revision("w").await, "revision"));
-    assert_eq!(
-        Some(&view.world),
-        ok(s.load_world("w").await, "world").as_ref()
-    );
-    assert_eq!(view.agents, ok(s.agents("w").await, "agents"));
-    assert_eq!(
-        ids_of_agents(&view.agents),
-        vec!["b", "a"],
-        "first-put order"
-    );
-    let chats = sorted(ok(s.chats("w").await, "chats"));
-    assert_eq!(sorted(view.chats.clone()), chats, "chats with their stamps");
-    assert_eq!(
-        seen.borrow().clone(),
-        vec![(view.world.clone(), view.agents.clone(), view.chats.clone())],
-        "pick is called once, with what was read"
-    );
-    let mut states = ok(s.agent_states("w", "c2").await, "states");
-    let mut expected = ChatView {
-        states: Vec::new(),
-        memories: vec![
-            ok(s.last_memory("w", "c2", "b", 3).await, "b's window"),
-            ok(s.last_memory("w", "c2", "a", 2).await, "a's window"),
-            Vec::new(),
-        ],
-        approvals: ok(s.approvals("w", "c2").await, "approvals"),
-    };
-    let Some(mut got) = view.chat else {
-        panic!("store contract: load_view read nothing of the picked chat");
-    };
-    states.sort_by(|x, y| x.agent_id.cmp(&y.agent_id));
-    got.states.sort_by(|x, y| x.agent_id.cmp(&y.agent_id));
-    expected.states = states;
-    assert_eq!(got, expected);
-    let windows: Vec<Vec<&str>> = got.memories.iter().map(|m| mem_ids(m)).collect();
+    let snapshot = ok(s.snapshot(), "snapshot");
+    let through = snapshot.as_deref().unwrap_or(&*s);
+    let got = view_reads(through).await;
+    drop(snapshot);
+    let expected = view_reads(&*s).await;
+    assert_eq!(got, expected, "the snapshot reads what the store reads");
+    let (_, world_read, missing, agents, chats, _, windows, approvals) = &got;
+    assert_eq!(world_read.as_ref(), Some(&w));
+    assert_eq!(*missing, None);
+    assert_eq!(ids_of_agents(agents), vec!["b", "a"], "first-put order");
+    assert_eq!(chats.len(), 2, "w's two chats");
+    let windows: Vec<Vec<&str>> = windows.iter().map(|m| mem_ids(m)).collect();
     assert_eq!(
         windows,
         vec![vec!["b2", "b3", "b4"], vec!["a3", "a4"], vec![]]
     );
-    let approvals: Vec<&str> = got
-        .approvals
-        .iter()
-        .map(|p| p.approval_id.as_str())
-        .collect();
+    let approvals: Vec<&str> = approvals.iter().map(|p| p.approval_id.as_str()).collect();
     assert_eq!(approvals, vec!["p1", "p2"], "oldest first");
+}
 
-    // No chat chosen: nothing of one is read.
-    *choice.borrow_mut() = None;
-    let view = ok(read_view(&*s, "w", &pick).await, "load_view, no chat");
-    assert_eq!(view.map(|v| v.chat), Some(None));
-    // No world: `None`, and no pick.
-    seen.borrow_mut().clear();
-    assert_eq!(ok(read_view(&*s, "nope", &pick).await, "no world"), None);
-    assert!(
-        seen.borrow().is_empty(),
-        "pick is not called without a world"
-    );
+type ViewReads = (
+    Option<u64>,
+    Option<crate::core::model::WorldData>,
+    Option<crate::core::model::WorldData>,
+    Vec<Agent>,
+    Vec<Chat>,
+    Vec<AgentChatState>,
+    Vec<Vec<MemoryEntry>>,
+    Vec<ApprovalRecord>,
+);
+
+/// The reads of opening world `w` with `c2` current, one after another (chats and states in
+/// id order, as their order is free).
+async fn view_reads(r: &dyn Store) -> ViewReads {
+    let revision = ok(r.revision("w").await, "revision");
+    let world = ok(r.load_world("w").await, "world");
+    let missing = ok(r.load_world("nope").await, "no world");
+    let agents = ok(r.agents("w").await, "agents");
+    let mut chats = ok(r.chats("w").await, "chats");
+    chats.sort_by(|x, y| x.id.cmp(&y.id));
+    let mut states = ok(r.agent_states("w", "c2").await, "states");
+    states.sort_by(|x, y| x.agent_id.cmp(&y.agent_id));
+    let mut windows = Vec::new();
+    for (agent, n) in [("b", 3), ("a", 2), ("nobody", 5)] {
+        windows.push(ok(r.last_memory("w", "c2", agent, n).await, "window"));
+    }
+    let approvals = ok(r.approvals("w", "c2").await, "approvals");
+    (
+        revision, world, missing, agents, chats, states, windows, approvals,
+    )
 }
 
 fn ids_of_agents(v: &[Agent]) -> Vec<&str> {

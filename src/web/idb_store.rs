@@ -13,9 +13,9 @@
 //!
 //! Transaction boundaries:
 //! - every read method is one `readonly` transaction over the stores it reads (`dump` one over
-//!   all of them, so an export is a consistent snapshot). Opening a world
-//!   ([`Store::load_view`]) is one over all of them too: the read methods' bodies run in it
-//!   (`InTx`), one after another, instead of seven transactions. Read transactions are
+//!   all of them, so an export is a consistent snapshot). Opening a world reads through
+//!   [`Store::snapshot`], one over all of them too: the read methods' bodies run in it
+//!   (`InTx`), one after another, instead of eight transactions. Read transactions are
 //!   dropped, not committed: a `Tx` dropped before its commit is aborted, which discards
 //!   nothing in a read-only one (and leaves nothing of a batch given up half-way, or whose
 //!   future was dropped);
@@ -109,8 +109,7 @@ use crate::core::json_write::number_text;
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::sort::sort_by;
 use crate::core::store::{
-    read_view, AgentChatState, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, StoredView,
-    ViewPick, WorldDump, WorldLockGuard,
+    AgentChatState, ChatDump, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump, WorldLockGuard,
 };
 
 /// The state of this store's connection, set by `close()` and the connection's event handlers.
@@ -354,7 +353,7 @@ impl IdbStore {
     }
 
     /// `tx`, or a new read-only transaction over `stores` kept in `own`: each read method runs
-    /// in a transaction of its own, or in [`Store::load_view`]'s.
+    /// in a transaction of its own, or in a snapshot's (`InTx`, [`Store::snapshot`]).
     fn tx_or<'t>(
         &self,
         tx: Option<&'t Tx>,
@@ -904,26 +903,11 @@ impl Store for IdbStore {
         })
     }
 
-    /// One `readonly` transaction over every store a view reads (the messages for the chats'
-    /// stamps): [`read_view`]'s reads, one after another in it, through [`InTx`]. One
-    /// transaction instead of seven, and a consistent snapshot (the revision is the view's).
-    fn load_view<'a>(
-        &'a self,
-        world_id: &'a str,
-        pick: ViewPick<'a>,
-    ) -> Option<LocalBoxFuture<'a, Result<Option<StoredView>, StoreError>>> {
-        Some(Box::pin(async move {
-            let tx = self.transaction(&ALL_STORES, TransactionMode::Readonly)?;
-            read_view(
-                &InTx {
-                    store: self,
-                    tx: &tx,
-                },
-                world_id,
-                pick,
-            )
-            .await
-        }))
+    /// One `readonly` transaction over every store (a view reads them all, the messages for
+    /// the chats' stamps), which the read methods' bodies run in (`InTx`).
+    fn snapshot(&self) -> Result<Option<Box<dyn Store + '_>>, StoreError> {
+        let tx = self.transaction(&ALL_STORES, TransactionMode::Readonly)?;
+        Ok(Some(Box::new(InTx { store: self, tx })))
     }
 
     fn dump<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>> {
@@ -1022,12 +1006,11 @@ impl Store for IdbStore {
     }
 }
 
-/// The read methods of an [`IdbStore`] in one read-only transaction (for
-/// [`Store::load_view`]): [`read_view`] composes them as for any store, without a copy of its
-/// reads for IndexedDB. Only those reads come here; the rest goes to the store itself.
+/// The read methods of an [`IdbStore`] in one read-only transaction ([`Store::snapshot`]):
+/// their own bodies, given the transaction. The other methods go to the store itself.
 struct InTx<'t> {
     store: &'t IdbStore,
-    tx: &'t Tx,
+    tx: Tx,
 }
 
 impl Store for InTx<'_> {
@@ -1039,18 +1022,18 @@ impl Store for InTx<'_> {
         &'a self,
         world_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Option<WorldData>, StoreError>> {
-        self.store.load_world_in(Some(self.tx), world_id)
+        self.store.load_world_in(Some(&self.tx), world_id)
     }
 
     fn agents<'a>(
         &'a self,
         world_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<Agent>, StoreError>> {
-        self.store.agents_in(Some(self.tx), world_id)
+        self.store.agents_in(Some(&self.tx), world_id)
     }
 
     fn chats<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<Vec<Chat>, StoreError>> {
-        self.store.chats_in(Some(self.tx), world_id)
+        self.store.chats_in(Some(&self.tx), world_id)
     }
 
     fn agent_states<'a>(
@@ -1058,7 +1041,7 @@ impl Store for InTx<'_> {
         world_id: &'a str,
         chat_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<AgentChatState>, StoreError>> {
-        self.store.states_in(Some(self.tx), world_id, chat_id)
+        self.store.states_in(Some(&self.tx), world_id, chat_id)
     }
 
     fn last_memory<'a>(
@@ -1069,7 +1052,7 @@ impl Store for InTx<'_> {
         n: usize,
     ) -> LocalBoxFuture<'a, Result<Vec<MemoryEntry>, StoreError>> {
         self.store
-            .last_memory_in(Some(self.tx), world_id, chat_id, agent_id, n)
+            .last_memory_in(Some(&self.tx), world_id, chat_id, agent_id, n)
     }
 
     fn messages<'a>(
@@ -1087,7 +1070,7 @@ impl Store for InTx<'_> {
         world_id: &'a str,
         chat_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
-        self.store.approvals_in(Some(self.tx), world_id, chat_id)
+        self.store.approvals_in(Some(&self.tx), world_id, chat_id)
     }
 
     fn dump<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>> {
@@ -1102,6 +1085,6 @@ impl Store for InTx<'_> {
         &'a self,
         world_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Option<u64>, StoreError>> {
-        self.store.revision_in(Some(self.tx), world_id)
+        self.store.revision_in(Some(&self.tx), world_id)
     }
 }

@@ -26,6 +26,7 @@ macro_rules! idb_cases {
             a_change_notice_makes_the_connection_read_before_writing,
             a_send_leaves_the_chat_record_and_every_reader_sees_its_count,
             a_version_3_database_keeps_its_chats, a_view_is_one_read_transaction,
+            a_snapshot_of_indexeddb_reads_what_it_reads,
             the_last_records_read_alike_with_and_without_get_all_records);
         #[wasm_bindgen_test]
         fn dom_exceptions_map_to_typed_errors() {
@@ -44,7 +45,7 @@ macro_rules! idb_cases {
 
 use agent_world_wasm::core::model::{MemoryEntry, MemoryRole, Message, MessageKind, Timestamp};
 use agent_world_wasm::core::store::{
-    read_view, AgentChatState, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
+    AgentChatState, LocalBoxFuture, Store, StoreError, StoreOp, WorldDump,
 };
 use agent_world_wasm::core::store_contract::{self, agent, chat, world};
 use agent_world_wasm::web::clock::new_id;
@@ -152,23 +153,6 @@ impl Store for LazyIdb {
     }
     fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
         Box::pin(async move { self.get().await.apply(ops).await })
-    }
-    // Forwarded so the contract's view case runs IndexedDB's own `load_view`, not the default.
-    fn load_view<'a>(
-        &'a self,
-        w: &'a str,
-        pick: agent_world_wasm::core::store::ViewPick<'a>,
-    ) -> Option<
-        LocalBoxFuture<'a, Result<Option<agent_world_wasm::core::store::StoredView>, StoreError>>,
-    > {
-        Some(Box::pin(async move {
-            let store = self.get().await;
-            let view = match store.load_view(w, pick) {
-                Some(view) => view.await,
-                None => panic!("IdbStore reads a view in one go"),
-            };
-            view
-        }))
     }
     // Forwarded so the contract's revision cases run against IndexedDB too.
     fn revision<'a>(&'a self, w: &'a str) -> LocalBoxFuture<'a, Result<Option<u64>, StoreError>> {
@@ -296,47 +280,65 @@ fn count_transactions() -> js_sys::Function {
 /// states, memory windows and approvals) in ONE read-only transaction, not one per read: the
 /// reopen of a stored world pays one transaction's set-up, and sees one snapshot.
 pub async fn a_view_is_one_read_transaction() {
+    use agent_world_wasm::core::engine::{Services, World};
     let name = fresh_name();
-    let store = open(&name).await;
+    let store = Rc::new(open(&name).await);
+    let mut w = world("w");
+    w.current_chat_id = Some("c".into());
     let mut ops = seed();
+    ops.push(StoreOp::PutWorld(w));
     ops.push(StoreOp::PutAgent {
         world_id: "w".into(),
         agent: agent("b"),
     });
     ops.push(remember("w", "c", "b", "e2"));
     store.apply(ops).await.unwrap();
-    let pick = |_: &agent_world_wasm::core::model::WorldData,
-                _: &[agent_world_wasm::core::model::Agent],
-                _: &mut Vec<agent_world_wasm::core::model::Chat>| {
-        Some((
-            "c".to_string(),
-            vec![("a".to_string(), 10), ("b".to_string(), 10)],
-        ))
+    let svc = Services {
+        store: store.clone(),
+        llm: Rc::new(agent_world_wasm::web::llm_fetch::FetchLlm::new(true)),
+        clock: Rc::new(agent_world_wasm::web::clock::JsClock),
+        ids: Rc::new(agent_world_wasm::web::clock::UuidIds),
     };
     let stop = count_transactions();
-    let view = read_view(&store, "w", &pick).await;
+    let opened = World::open(svc, "w").await;
     let modes: Vec<String> = js_sys::Array::from(&stop.call0(&JsValue::NULL).unwrap())
         .iter()
         .filter_map(|m| m.as_string())
         .collect();
-    let view = view.unwrap().expect("world w");
+    let opened = opened.unwrap();
     assert_eq!(
         modes,
         ["readonly"],
         "one read-only transaction for the view"
     );
-    assert_eq!(view.revision, store.revision("w").await.unwrap());
-    assert_eq!(view.world, world("w"));
-    assert_eq!(view.chats, vec![chat("w", "c")]);
-    let chat = view.chat.expect("chat c");
-    let windows: Vec<Vec<&str>> = chat
-        .memories
+    let memory: Vec<Vec<String>> = ["a", "b"]
         .iter()
-        .map(|m| m.iter().map(|e| e.message_id.as_str()).collect())
+        .map(|a| {
+            opened
+                .agent_memory(a)
+                .unwrap()
+                .iter()
+                .map(|e| e.message_id.clone())
+                .collect()
+        })
         .collect();
-    assert_eq!(windows, [vec!["e1"], vec!["e2"]]);
-    assert_eq!(chat.states.first().map(|s| s.llm_call_count), Some(4));
+    assert_eq!(memory, [vec!["e1".to_string()], vec!["e2".to_string()]]);
+    assert_eq!(opened.agent("a").map(|a| a.llm_call_count), Some(4));
+    drop(opened);
     drop(store);
+    delete_db(&name).await;
+}
+
+/// The store contract's snapshot case on an IndexedDB store itself (the contract's own run
+/// goes through `LazyIdb`, which has no snapshot: it opens its database on first use).
+pub async fn a_snapshot_of_indexeddb_reads_what_it_reads() {
+    let name = fresh_name();
+    let store = Rc::new(open(&name).await);
+    assert!(
+        store.snapshot().unwrap().is_some(),
+        "IndexedDB has a snapshot"
+    );
+    store_contract::a_snapshot_reads_what_the_store_reads(store).await;
     delete_db(&name).await;
 }
 

@@ -97,7 +97,7 @@ use crate::core::model::{
     WorldData, DEFAULT_HISTORY_LIMIT, NEW_CHAT_NAME,
 };
 use crate::core::sort::sort_by;
-use crate::core::store::{read_view, Store, StoreError, StoreOp, StoredView};
+use crate::core::store::{Store, StoreError, StoreOp};
 
 pub use tools::{InstructionsProvider, InstructionsRequest};
 pub use transfer::FORMAT_VERSION;
@@ -602,8 +602,8 @@ impl World {
     /// Opens a stored world: settings, agents, chat metadata, and for the current chat each
     /// agent's counter and last `historyLimit` memory entries (never a whole chat).
     pub async fn open(svc: Services, id: &str) -> Result<World, WorldError> {
-        // The revision is read with the view (before it, or in the same snapshot): a write
-        // that lands in between makes the first change reload.
+        // The revision is read with the view, first (in the same snapshot where the store has
+        // one): a write that lands before the rest is read makes the first change reload.
         let view = load_view(&*svc.store, id).await?;
         let rev = view.revision;
         Ok(World::from_parts(svc, view, rev))
@@ -832,7 +832,7 @@ pub(crate) struct View {
     pub(crate) no_chat_left: Option<String>,
     /// The current chat's pending approvals.
     pub(crate) approvals: Vec<crate::core::approval::ApprovalRecord>,
-    /// The store's revision read with the view ([`Store::load_view`]).
+    /// The store's revision, read with the view.
     pub(crate) revision: Option<u64>,
 }
 
@@ -845,50 +845,51 @@ pub(crate) fn most_recent_chat<'a>(chats: impl Iterator<Item = &'a Chat>) -> Opt
         .map(|(_, c)| c)
 }
 
-/// Loads a world's view: settings, agents, chat metadata, and for the current chat each agent's
-/// counter and last `historyLimit` memory entries (never a whole chat), with the store's
-/// revision: one [`read_view`], the engine choosing the chat once the rest is read.
+/// Loads a world's view: the store's revision, settings, agents, chat metadata, and for the
+/// current chat each agent's counter and last `historyLimit` memory entries (never a whole
+/// chat). All of it through one [`Store::snapshot`] where the store has one (IndexedDB: one
+/// read-only transaction, not eight); nothing but its reads is awaited until it is done.
 pub(crate) async fn load_view(store: &dyn Store, id: &str) -> Result<View, WorldError> {
-    let pick = |world: &WorldData, agents: &[Agent], chats: &mut Vec<Chat>| {
-        sort_chats(chats);
-        let (current, _) = current_chat(world, chats);
-        let windows = agents
-            .iter()
-            .map(|a| (a.id.clone(), window(world, a)))
-            .collect();
-        current.map(|cid| (cid, windows))
-    };
-    let Some(stored) = read_view(store, id, &pick).await? else {
+    let snapshot = store.snapshot()?;
+    let store = snapshot.as_deref().unwrap_or(store);
+    let revision = store.revision(id).await?;
+    let Some(mut world) = store.load_world(id).await? else {
         return Err(WorldError::WorldNotFound(id.to_string()));
     };
-    let StoredView {
-        revision,
-        mut world,
-        agents,
-        mut chats,
-        chat,
-    } = stored;
-    // Sorted by the pick already, unless the world has no view to pick from.
-    sort_chats(&mut chats);
-    let no_chat_left;
-    (world.current_chat_id, no_chat_left) = current_chat(&world, &chats);
-    let (states, mut memories, approvals) = match chat {
-        Some(c) => (c.states, c.memories.into_iter(), c.approvals),
-        None => Default::default(),
-    };
-    let rts: Vec<AgentRt> = agents
+    let agents = store.agents(id).await?;
+    let mut chats = store.chats(id).await?;
+    sort_by(&mut chats, &|a, b| {
+        (a.created_at, &a.id).cmp(&(b.created_at, &b.id))
+    });
+    let mut no_chat_left = None;
+    if let Some(cid) = world.current_chat_id.clone() {
+        if !chats.iter().any(|c| c.id == cid) {
+            // The pointer names a deleted chat. With chats left, the pointer's own update did
+            // not land (over quota, the delete is committed first and alone; or a crash in
+            // between): what `deleteChat` chose is what is chosen here. With none left, this
+            // is "session mode on, no chat left" (see `State::no_chat_left`).
+            world.current_chat_id = most_recent_chat(chats.iter()).map(|c| c.id.clone());
+            if world.current_chat_id.is_none() {
+                no_chat_left = Some(cid);
+            }
+        }
+    }
+    let mut rts: Vec<AgentRt> = agents
         .into_iter()
         .map(|mut agent| {
-            // Counters and windows are those of the chat chosen, if any (RAM only otherwise).
-            let st = states.iter().find(|s| s.agent_id == agent.id);
-            agent.llm_call_count = st.map(|s| s.llm_call_count).unwrap_or(0);
-            agent.last_llm_call = st.and_then(|s| s.last_llm_call);
+            agent.llm_call_count = 0;
+            agent.last_llm_call = None;
             AgentRt {
                 agent,
-                memory: memories.next().unwrap_or_default().into(),
+                memory: VecDeque::new(),
             }
         })
         .collect();
+    let mut approvals = Vec::new();
+    if let Some(cid) = world.current_chat_id.clone() {
+        load_chat_state(store, &world, &cid, &mut rts).await?;
+        approvals = store.approvals(&world.id, &cid).await?;
+    }
     Ok(View {
         world,
         agents: rts,
@@ -897,35 +898,6 @@ pub(crate) async fn load_view(store: &dyn Store, id: &str) -> Result<View, World
         approvals,
         revision,
     })
-}
-
-/// Creation order, the order of `State::chats`.
-fn sort_chats(chats: &mut Vec<Chat>) {
-    sort_by(chats, &|a, b| {
-        (a.created_at, &a.id).cmp(&(b.created_at, &b.id))
-    });
-}
-
-/// The current chat of a stored world over its `chats` (sorted by [`sort_chats`]), and the
-/// `State::no_chat_left` pointer. A pointer to a deleted chat: with chats left, the pointer's
-/// own update did not land (over quota, the delete is committed first and alone; or a crash in
-/// between), and what `deleteChat` chose is what is chosen here. With none left, this is
-/// "session mode on, no chat left" (see `State::no_chat_left`).
-fn current_chat(world: &WorldData, chats: &[Chat]) -> (Option<String>, Option<String>) {
-    match world.current_chat_id.clone() {
-        Some(cid) if !chats.iter().any(|c| c.id == cid) => {
-            match most_recent_chat(chats.iter()).map(|c| c.id.clone()) {
-                Some(other) => (Some(other), None),
-                None => (None, Some(cid)),
-            }
-        }
-        pointer => (pointer, None),
-    }
-}
-
-/// The memory window of `agent` (its history limit, else the world's; at least 1).
-fn window(world: &WorldData, agent: &Agent) -> usize {
-    agent.history_limit.unwrap_or(world.history_limit).max(1) as usize
 }
 
 /// Loads each agent's counter and memory window of chat `cid` from the store into `agents`.
@@ -940,7 +912,7 @@ pub(crate) async fn load_chat_state(
         let st = states.iter().find(|s| s.agent_id == a.agent.id);
         a.agent.llm_call_count = st.map(|s| s.llm_call_count).unwrap_or(0);
         a.agent.last_llm_call = st.and_then(|s| s.last_llm_call);
-        let n = window(world, &a.agent);
+        let n = a.agent.history_limit.unwrap_or(world.history_limit).max(1) as usize;
         let mem = store.last_memory(&world.id, cid, &a.agent.id, n).await?;
         a.memory = mem.into_iter().collect();
     }
