@@ -395,6 +395,15 @@ pub trait Store {
     /// revision of every world an op of a successful batch names by exactly one.
     fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>>;
 
+    /// A reader of this store whose reads all see one snapshot, for a run of reads awaited one
+    /// after another with nothing else awaited in between (opening a world): IndexedDB runs
+    /// them in one read-only transaction instead of one each (awaiting anything but its reads
+    /// would let the browser end that transaction). Its writes go to the store. `None` (the
+    /// default): the store's reads need no set-up of their own; read from it directly.
+    fn snapshot(&self) -> Result<Option<Box<dyn Store + '_>>, StoreError> {
+        Ok(None)
+    }
+
     /// The world's revision: `None` when this store does not track revisions (it is never
     /// written by more than one context, or its backend serialises writers itself); `Some(0)`
     /// for a world that does not exist. See the module docs.

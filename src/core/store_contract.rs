@@ -154,6 +154,7 @@ pub async fn run_store_contract(make: &dyn Fn() -> Rc<dyn Store>) {
     tool_data_round_trips(make()).await;
     approvals_round_trip_and_cascade(make()).await;
     editing_deletes_and_replaces_in_place(make()).await;
+    a_snapshot_reads_what_the_store_reads(make()).await;
 }
 
 /// A pending approval record (spec §9) with a reply state that uses every field.
@@ -1172,4 +1173,108 @@ pub async fn the_order_key_and_a_pointer_to_a_deleted_chat_are_kept(s: Rc<dyn St
     );
     assert_eq!(ok(s.load_world("w").await, "world"), Some(w));
     assert_eq!(ok(s.chats("w").await, "chats"), vec![c2]);
+}
+
+/// What opening a world reads, read through [`Store::snapshot`] (one after another, nothing
+/// else awaited in between, as the engine does), is what the store's own reads give: the
+/// revision, a world and a missing one, agents in first-put order, chats with their stamps,
+/// one chat's states, memory windows and approvals, and nothing of another world.
+pub async fn a_snapshot_reads_what_the_store_reads(s: Rc<dyn Store>) {
+    let mut w = world("w");
+    w.current_chat_id = Some("c2".into());
+    let (mut a, mut b) = (agent("a"), agent("b"));
+    a.history_limit = Some(2);
+    b.llm_call_count = 7;
+    let mut c2 = chat("w", "c2");
+    c2.created_at = Timestamp(5);
+    let mut ops = vec![
+        StoreOp::PutWorld(w.clone()),
+        StoreOp::PutAgent {
+            world_id: "w".into(),
+            agent: b.clone(),
+        },
+        StoreOp::PutAgent {
+            world_id: "w".into(),
+            agent: a.clone(),
+        },
+        StoreOp::PutChat(chat("w", "c1")),
+        StoreOp::PutChat(c2),
+        append("w", "c1", "m1"),
+        append("w", "c2", "m2"),
+        append("w", "c2", "m3"),
+        state("w", "c2", "a", 4),
+        state("w", "c1", "b", 9),
+        StoreOp::PutApproval(Box::new(approval("w", "c2", "p2", "a", 8))),
+        StoreOp::PutApproval(Box::new(approval("w", "c2", "p1", "b", 6))),
+        StoreOp::PutApproval(Box::new(approval("w", "c1", "p3", "a", 1))),
+    ];
+    for i in 1..=4 {
+        ops.push(remember("w", "c2", "a", &format!("a{i}")));
+        ops.push(remember("w", "c2", "b", &format!("b{i}")));
+        ops.push(remember("w", "c1", "a", &format!("x{i}")));
+    }
+    // Another world, which the reads must not see.
+    ops.push(StoreOp::PutWorld(world("w2")));
+    ops.push(StoreOp::PutAgent {
+        world_id: "w2".into(),
+        agent: agent("z"),
+    });
+    ops.push(StoreOp::PutChat(chat("w2", "c2")));
+    ops.push(state("w2", "c2", "a", 1));
+    ok(s.apply(ops).await, "a world to read");
+
+    let snapshot = ok(s.snapshot(), "snapshot");
+    let through = snapshot.as_deref().unwrap_or(&*s);
+    let got = view_reads(through).await;
+    drop(snapshot);
+    let expected = view_reads(&*s).await;
+    assert_eq!(got, expected, "the snapshot reads what the store reads");
+    let (_, world_read, missing, agents, chats, _, windows, approvals) = &got;
+    assert_eq!(world_read.as_ref(), Some(&w));
+    assert_eq!(*missing, None);
+    assert_eq!(ids_of_agents(agents), vec!["b", "a"], "first-put order");
+    assert_eq!(chats.len(), 2, "w's two chats");
+    let windows: Vec<Vec<&str>> = windows.iter().map(|m| mem_ids(m)).collect();
+    assert_eq!(
+        windows,
+        vec![vec!["b2", "b3", "b4"], vec!["a3", "a4"], vec![]]
+    );
+    let approvals: Vec<&str> = approvals.iter().map(|p| p.approval_id.as_str()).collect();
+    assert_eq!(approvals, vec!["p1", "p2"], "oldest first");
+}
+
+type ViewReads = (
+    Option<u64>,
+    Option<crate::core::model::WorldData>,
+    Option<crate::core::model::WorldData>,
+    Vec<Agent>,
+    Vec<Chat>,
+    Vec<AgentChatState>,
+    Vec<Vec<MemoryEntry>>,
+    Vec<ApprovalRecord>,
+);
+
+/// The reads of opening world `w` with `c2` current, one after another (chats and states in
+/// id order, as their order is free).
+async fn view_reads(r: &dyn Store) -> ViewReads {
+    let revision = ok(r.revision("w").await, "revision");
+    let world = ok(r.load_world("w").await, "world");
+    let missing = ok(r.load_world("nope").await, "no world");
+    let agents = ok(r.agents("w").await, "agents");
+    let mut chats = ok(r.chats("w").await, "chats");
+    chats.sort_by(|x, y| x.id.cmp(&y.id));
+    let mut states = ok(r.agent_states("w", "c2").await, "states");
+    states.sort_by(|x, y| x.agent_id.cmp(&y.agent_id));
+    let mut windows = Vec::new();
+    for (agent, n) in [("b", 3), ("a", 2), ("nobody", 5)] {
+        windows.push(ok(r.last_memory("w", "c2", agent, n).await, "window"));
+    }
+    let approvals = ok(r.approvals("w", "c2").await, "approvals");
+    (
+        revision, world, missing, agents, chats, states, windows, approvals,
+    )
+}
+
+fn ids_of_agents(v: &[Agent]) -> Vec<&str> {
+    v.iter().map(|a| a.id.as_str()).collect()
 }

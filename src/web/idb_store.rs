@@ -13,10 +13,12 @@
 //!
 //! Transaction boundaries:
 //! - every read method is one `readonly` transaction over the stores it reads (`dump` one over
-//!   all of them, so an export is a consistent snapshot). Read transactions are dropped, not
-//!   committed: a `Tx` dropped before its commit is aborted, which discards nothing in a
-//!   read-only one (and leaves nothing of a batch given up half-way, or whose future was
-//!   dropped);
+//!   all of them, so an export is a consistent snapshot). Opening a world reads through
+//!   [`Store::snapshot`], one over all of them too: the read methods' bodies run in it
+//!   (`InTx`), one after another, instead of eight transactions. Read transactions are
+//!   dropped, not committed: a `Tx` dropped before its commit is aborted, which discards
+//!   nothing in a read-only one (and leaves nothing of a batch given up half-way, or whose
+//!   future was dropped);
 //! - [`Store::apply`] is ONE `readwrite` transaction (over every store, or for a burst over
 //!   the ones it writes, `revisions` always among them; over quota, a batch
 //!   that only deletes is retried once without its revision record, see `apply`), done one of
@@ -350,18 +352,30 @@ impl IdbStore {
             .map_err(|e| self.fail("starting a transaction", e))
     }
 
+    /// `tx`, or a new read-only transaction over `stores` kept in `own`: each read method runs
+    /// in a transaction of its own, or in a snapshot's (`InTx`, [`Store::snapshot`]).
+    fn tx_or<'t>(
+        &self,
+        tx: Option<&'t Tx>,
+        own: &'t mut Option<Tx>,
+        stores: &[&str],
+    ) -> Result<&'t Tx, StoreError> {
+        match tx {
+            Some(tx) => Ok(tx),
+            None => Ok(own.insert(self.transaction(stores, TransactionMode::Readonly)?)),
+        }
+    }
+
     /// Every record of object store `name` in one chat (its key starts with `[world, chat]`),
-    /// decoded, in key order: one read-only transaction.
+    /// decoded, in key order, read in `tx` (`None`: in a read-only transaction of its own).
     async fn chat_rows<T: FromJson>(
         &self,
+        tx: Option<&Tx>,
         name: &str,
         world_id: &str,
         chat_id: &str,
     ) -> Result<Vec<T>, StoreError> {
-        let tx = self.transaction(&[name], TransactionMode::Readonly)?;
-        let store = self.store(&tx, name)?;
-        let range = prefix_range(&[world_id, chat_id]);
-        let rows = get_all(&store, range, &format!("reading {name}")).await?;
+        let rows = self.chat_raw(tx, name, world_id, chat_id).await?;
         decode_all(
             rows,
             name,
@@ -369,10 +383,167 @@ impl IdbStore {
         )
     }
 
+    /// [`IdbStore::chat_rows`] before decoding (not generic: one copy of the request's
+    /// state machine).
+    fn chat_raw<'a>(
+        &'a self,
+        tx: Option<&'a Tx>,
+        name: &'a str,
+        world_id: &'a str,
+        chat_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<JsValue>, StoreError>> {
+        Box::pin(async move {
+            let mut own = None;
+            let store = self.store(self.tx_or(tx, &mut own, &[name])?, name)?;
+            let range = prefix_range(&[world_id, chat_id]);
+            get_all(&store, range, &format!("reading {name}")).await
+        })
+    }
+
     fn store(&self, tx: &Tx, name: &str) -> Result<IdbObjectStore, StoreError> {
         tx.raw
             .object_store(name)
             .map_err(|e| self.fail(&format!("opening object store {name:?}"), e))
+    }
+
+    /// [`Store::load_world`] in `tx` (`None`: a transaction of its own).
+    fn load_world_in<'a>(
+        &'a self,
+        tx: Option<&'a Tx>,
+        world_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<WorldData>, StoreError>> {
+        Box::pin(async move {
+            let mut own = None;
+            let worlds = self.store(self.tx_or(tx, &mut own, &[WORLDS])?, WORLDS)?;
+            let k = JsValue::from_str(world_id);
+            let row: Option<WorldRow> = get_row(&worlds, &k, WORLDS, "loading a world").await?;
+            Ok(row.map(|r| r.world))
+        })
+    }
+
+    /// [`Store::agent_states`] in `tx` (`None`: a transaction of its own).
+    fn states_in<'a>(
+        &'a self,
+        tx: Option<&'a Tx>,
+        world_id: &'a str,
+        chat_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<AgentChatState>, StoreError>> {
+        Box::pin(async move {
+            let rows: Vec<StateRow> = self.chat_rows(tx, AGENT_STATES, world_id, chat_id).await?;
+            Ok(rows.into_iter().map(|r| r.state).collect())
+        })
+    }
+
+    /// [`Store::revision`] in `tx` (`None`: a transaction of its own): the newest of the
+    /// world's revision records (see `idb_schema`).
+    fn revision_in<'a>(
+        &'a self,
+        tx: Option<&'a Tx>,
+        world_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<u64>, StoreError>> {
+        Box::pin(async move {
+            let mut own = None;
+            let revisions = self.store(self.tx_or(tx, &mut own, &[REVISIONS])?, REVISIONS)?;
+            let next = next_seq(&revisions, &[world_id], REVISIONS).await?;
+            // `rev` is a whole number below 2^53 (one per write), so the cast is exact.
+            Ok(Some((next - 1.0) as u64))
+        })
+    }
+
+    /// [`Store::agents`] in `tx` (`None`: a transaction of its own).
+    fn agents_in<'a>(
+        &'a self,
+        tx: Option<&'a Tx>,
+        world_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<Agent>, StoreError>> {
+        Box::pin(async move {
+            let mut own = None;
+            let agents = self.store(self.tx_or(tx, &mut own, &[AGENTS])?, AGENTS)?;
+            let rows = get_all(&agents, prefix_range(&[world_id]), "reading agents").await?;
+            let mut rows: Vec<AgentRow> =
+                decode_all(rows, AGENTS, &format!("in world {world_id:?}"))?;
+            sort_by(&mut rows, &|a, b| a.order.total_cmp(&b.order));
+            Ok(rows.into_iter().map(|r| r.agent).collect())
+        })
+    }
+
+    /// [`Store::chats`] in `tx` (over `chats` and `messages`; `None`: a transaction of its
+    /// own).
+    fn chats_in<'a>(
+        &'a self,
+        tx: Option<&'a Tx>,
+        world_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<Chat>, StoreError>> {
+        Box::pin(async move {
+            let mut own = None;
+            let tx = self.tx_or(tx, &mut own, &[CHATS, MESSAGES])?;
+            let chats = self.store(tx, CHATS)?;
+            let ctx = "reading chats";
+            let rows = get_all(&chats, prefix_range(&[world_id]), ctx).await?;
+            let rows: Vec<ChatRow> = decode_all(rows, CHATS, &format!("in world {world_id:?}"))?;
+            // Each chat's newest message, for its stamp: one reverse cursor per chat, all
+            // issued before the first is awaited.
+            let messages = self.store(tx, MESSAGES)?;
+            let mut cursors = Vec::with_capacity(rows.len());
+            for r in &rows {
+                let range = prefix_range(&[world_id, &r.chat_id]);
+                cursors.push(Pending::of(open_reverse(&messages, &range, false)));
+            }
+            let mut out = Vec::with_capacity(rows.len());
+            for (row, request) in rows.into_iter().zip(cursors) {
+                // The cursor's first record is its value: no further request.
+                let newest = match cursor_of::<IdbCursorWithValue>(request.outcome(ctx).await?) {
+                    Some(cursor) => Some(cursor.value().map_err(|e| map_js_error(ctx, e))?),
+                    None => None,
+                };
+                let at = format!("in chat {:?} of world {world_id:?}", row.chat_id);
+                let newest: Option<MessageRow> = match newest {
+                    Some(js) => Some(decode(js, MESSAGES, &at)?),
+                    None => None,
+                };
+                let mut chat = row.chat;
+                with_stamp(&mut chat, newest.as_ref());
+                out.push(chat);
+            }
+            Ok(out)
+        })
+    }
+
+    /// [`Store::approvals`] in `tx` (`None`: a transaction of its own).
+    fn approvals_in<'a>(
+        &'a self,
+        tx: Option<&'a Tx>,
+        world_id: &'a str,
+        chat_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
+        Box::pin(async move {
+            let rows: Vec<ApprovalRow> = self.chat_rows(tx, APPROVALS, world_id, chat_id).await?;
+            let mut v: Vec<ApprovalRecord> = rows.into_iter().map(|r| r.approval).collect();
+            sort_by(&mut v, &|a, b| {
+                (a.created_at, &a.approval_id).cmp(&(b.created_at, &b.approval_id))
+            });
+            Ok(v)
+        })
+    }
+
+    /// [`Store::last_memory`] in `tx` (`None`: a transaction of its own).
+    fn last_memory_in<'a>(
+        &'a self,
+        tx: Option<&'a Tx>,
+        world_id: &'a str,
+        chat_id: &'a str,
+        agent_id: &'a str,
+        n: usize,
+    ) -> LocalBoxFuture<'a, Result<Vec<MemoryEntry>, StoreError>> {
+        Box::pin(async move {
+            let mut own = None;
+            let memory = self.store(self.tx_or(tx, &mut own, &[MEMORY])?, MEMORY)?;
+            let range = prefix_range(&[world_id, chat_id, agent_id]);
+            let rows = last_n(&memory, range, n, "reading memory").await?;
+            let at = format!("of agent {agent_id:?} in chat {chat_id:?} of world {world_id:?}");
+            let rows: Vec<MemoryRow> = decode_all(rows, MEMORY, &at)?;
+            Ok(rows.into_iter().map(|r| r.entry).collect())
+        })
     }
 
     /// One batch, one transaction: in one burst when the connection knows what the batch
@@ -649,63 +820,18 @@ impl Store for IdbStore {
         &'a self,
         world_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Option<WorldData>, StoreError>> {
-        Box::pin(async move {
-            let tx = self.transaction(&[WORLDS], TransactionMode::Readonly)?;
-            let worlds = self.store(&tx, WORLDS)?;
-            let k = JsValue::from_str(world_id);
-            let row: Option<WorldRow> = get_row(&worlds, &k, WORLDS, "loading a world").await?;
-            Ok(row.map(|r| r.world))
-        })
+        self.load_world_in(None, world_id)
     }
 
     fn agents<'a>(
         &'a self,
         world_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<Agent>, StoreError>> {
-        Box::pin(async move {
-            let tx = self.transaction(&[AGENTS], TransactionMode::Readonly)?;
-            let agents = self.store(&tx, AGENTS)?;
-            let rows = get_all(&agents, prefix_range(&[world_id]), "reading agents").await?;
-            let mut rows: Vec<AgentRow> =
-                decode_all(rows, AGENTS, &format!("in world {world_id:?}"))?;
-            sort_by(&mut rows, &|a, b| a.order.total_cmp(&b.order));
-            Ok(rows.into_iter().map(|r| r.agent).collect())
-        })
+        self.agents_in(None, world_id)
     }
 
     fn chats<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<Vec<Chat>, StoreError>> {
-        Box::pin(async move {
-            let tx = self.transaction(&[CHATS, MESSAGES], TransactionMode::Readonly)?;
-            let chats = self.store(&tx, CHATS)?;
-            let ctx = "reading chats";
-            let rows = get_all(&chats, prefix_range(&[world_id]), ctx).await?;
-            let rows: Vec<ChatRow> = decode_all(rows, CHATS, &format!("in world {world_id:?}"))?;
-            // Each chat's newest message, for its stamp: one reverse cursor per chat, all
-            // issued before the first is awaited.
-            let messages = self.store(&tx, MESSAGES)?;
-            let mut cursors = Vec::with_capacity(rows.len());
-            for r in &rows {
-                let range = prefix_range(&[world_id, &r.chat_id]);
-                cursors.push(Pending::of(open_reverse(&messages, &range, false)));
-            }
-            let mut out = Vec::with_capacity(rows.len());
-            for (row, request) in rows.into_iter().zip(cursors) {
-                // The cursor's first record is its value: no further request.
-                let newest = match cursor_of::<IdbCursorWithValue>(request.outcome(ctx).await?) {
-                    Some(cursor) => Some(cursor.value().map_err(|e| map_js_error(ctx, e))?),
-                    None => None,
-                };
-                let at = format!("in chat {:?} of world {world_id:?}", row.chat_id);
-                let newest: Option<MessageRow> = match newest {
-                    Some(js) => Some(decode(js, MESSAGES, &at)?),
-                    None => None,
-                };
-                let mut chat = row.chat;
-                with_stamp(&mut chat, newest.as_ref());
-                out.push(chat);
-            }
-            Ok(out)
-        })
+        self.chats_in(None, world_id)
     }
 
     fn agent_states<'a>(
@@ -713,10 +839,7 @@ impl Store for IdbStore {
         world_id: &'a str,
         chat_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<AgentChatState>, StoreError>> {
-        Box::pin(async move {
-            let rows: Vec<StateRow> = self.chat_rows(AGENT_STATES, world_id, chat_id).await?;
-            Ok(rows.into_iter().map(|r| r.state).collect())
-        })
+        self.states_in(None, world_id, chat_id)
     }
 
     fn approvals<'a>(
@@ -724,14 +847,7 @@ impl Store for IdbStore {
         world_id: &'a str,
         chat_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
-        Box::pin(async move {
-            let rows: Vec<ApprovalRow> = self.chat_rows(APPROVALS, world_id, chat_id).await?;
-            let mut v: Vec<ApprovalRecord> = rows.into_iter().map(|r| r.approval).collect();
-            sort_by(&mut v, &|a, b| {
-                (a.created_at, &a.approval_id).cmp(&(b.created_at, &b.approval_id))
-            });
-            Ok(v)
-        })
+        self.approvals_in(None, world_id, chat_id)
     }
 
     fn last_memory<'a>(
@@ -741,15 +857,7 @@ impl Store for IdbStore {
         agent_id: &'a str,
         n: usize,
     ) -> LocalBoxFuture<'a, Result<Vec<MemoryEntry>, StoreError>> {
-        Box::pin(async move {
-            let tx = self.transaction(&[MEMORY], TransactionMode::Readonly)?;
-            let memory = self.store(&tx, MEMORY)?;
-            let range = prefix_range(&[world_id, chat_id, agent_id]);
-            let rows = last_n(&memory, range, n, "reading memory").await?;
-            let at = format!("of agent {agent_id:?} in chat {chat_id:?} of world {world_id:?}");
-            let rows: Vec<MemoryRow> = decode_all(rows, MEMORY, &at)?;
-            Ok(rows.into_iter().map(|r| r.entry).collect())
-        })
+        self.last_memory_in(None, world_id, chat_id, agent_id, n)
     }
 
     fn messages<'a>(
@@ -792,6 +900,13 @@ impl Store for IdbStore {
             let rows: Vec<MessageRow> = decode_all(rows, MESSAGES, &at)?;
             Ok(rows.into_iter().map(|r| r.message).collect())
         })
+    }
+
+    /// One `readonly` transaction over every store (a view reads them all, the messages for
+    /// the chats' stamps), which the read methods' bodies run in (`InTx`).
+    fn snapshot(&self) -> Result<Option<Box<dyn Store + '_>>, StoreError> {
+        let tx = self.transaction(&ALL_STORES, TransactionMode::Readonly)?;
+        Ok(Some(Box::new(InTx { store: self, tx })))
     }
 
     fn dump<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>> {
@@ -873,14 +988,7 @@ impl Store for IdbStore {
         &'a self,
         world_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Option<u64>, StoreError>> {
-        Box::pin(async move {
-            // The newest of the world's revision records (see `idb_schema`).
-            let tx = self.transaction(&[REVISIONS], TransactionMode::Readonly)?;
-            let revisions = self.store(&tx, REVISIONS)?;
-            let next = next_seq(&revisions, &[world_id], REVISIONS).await?;
-            // `rev` is a whole number below 2^53 (one per write), so the cast is exact.
-            Ok(Some((next - 1.0) as u64))
-        })
+        self.revision_in(None, world_id)
     }
 
     fn lock_world<'a>(
@@ -894,5 +1002,88 @@ impl Store for IdbStore {
                 Err(e) => Err(StoreError::Backend(e)),
             }
         })
+    }
+}
+
+/// The read methods of an [`IdbStore`] in one read-only transaction ([`Store::snapshot`]):
+/// their own bodies, given the transaction. The other methods go to the store itself.
+struct InTx<'t> {
+    store: &'t IdbStore,
+    tx: Tx,
+}
+
+impl Store for InTx<'_> {
+    fn list_worlds(&self) -> LocalBoxFuture<'_, Result<Vec<WorldData>, StoreError>> {
+        self.store.list_worlds()
+    }
+
+    fn load_world<'a>(
+        &'a self,
+        world_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<WorldData>, StoreError>> {
+        self.store.load_world_in(Some(&self.tx), world_id)
+    }
+
+    fn agents<'a>(
+        &'a self,
+        world_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<Agent>, StoreError>> {
+        self.store.agents_in(Some(&self.tx), world_id)
+    }
+
+    fn chats<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<Vec<Chat>, StoreError>> {
+        self.store.chats_in(Some(&self.tx), world_id)
+    }
+
+    fn agent_states<'a>(
+        &'a self,
+        world_id: &'a str,
+        chat_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<AgentChatState>, StoreError>> {
+        self.store.states_in(Some(&self.tx), world_id, chat_id)
+    }
+
+    fn last_memory<'a>(
+        &'a self,
+        world_id: &'a str,
+        chat_id: &'a str,
+        agent_id: &'a str,
+        n: usize,
+    ) -> LocalBoxFuture<'a, Result<Vec<MemoryEntry>, StoreError>> {
+        self.store
+            .last_memory_in(Some(&self.tx), world_id, chat_id, agent_id, n)
+    }
+
+    fn messages<'a>(
+        &'a self,
+        world_id: &'a str,
+        chat_id: &'a str,
+        before: Option<&'a str>,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<Vec<Message>, StoreError>> {
+        self.store.messages(world_id, chat_id, before, limit)
+    }
+
+    fn approvals<'a>(
+        &'a self,
+        world_id: &'a str,
+        chat_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
+        self.store.approvals_in(Some(&self.tx), world_id, chat_id)
+    }
+
+    fn dump<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>> {
+        self.store.dump(world_id)
+    }
+
+    fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
+        self.store.apply(ops)
+    }
+
+    fn revision<'a>(
+        &'a self,
+        world_id: &'a str,
+    ) -> LocalBoxFuture<'a, Result<Option<u64>, StoreError>> {
+        self.store.revision_in(Some(&self.tx), world_id)
     }
 }

@@ -25,7 +25,9 @@ macro_rules! idb_cases {
             a_deleted_world_keeps_its_revision_rising,
             a_change_notice_makes_the_connection_read_before_writing,
             a_send_leaves_the_chat_record_and_every_reader_sees_its_count,
-            a_version_3_database_keeps_its_chats);
+            a_version_3_database_keeps_its_chats, a_view_is_one_read_transaction,
+            a_snapshot_of_indexeddb_reads_what_it_reads,
+            the_last_records_read_alike_with_and_without_get_all_records);
         #[wasm_bindgen_test]
         fn dom_exceptions_map_to_typed_errors() {
             idb_support::dom_exceptions_map_to_typed_errors();
@@ -258,6 +260,142 @@ fn seed() -> Vec<StoreOp> {
         remember("w", "c", "a", "e1"),
         put_state("w", "c", "a", 4),
     ]
+}
+
+/// Starts counting the transactions this context starts; the function returned stops and gives
+/// their modes. (Patches `IDBDatabase.prototype.transaction`, which the store's calls reach.)
+fn count_transactions() -> js_sys::Function {
+    let start = js_sys::Function::new_no_args(
+        "const p = IDBDatabase.prototype, orig = p.transaction, modes = [];
+         p.transaction = function (stores, mode) {
+           modes.push(mode ?? 'readonly');
+           return orig.apply(this, arguments);
+         };
+         return () => { p.transaction = orig; return modes; };",
+    );
+    start.call0(&JsValue::NULL).unwrap().into()
+}
+
+/// Opening a world reads its whole view (revision, world, agents, chats, the current chat's
+/// states, memory windows and approvals) in ONE read-only transaction, not one per read: the
+/// reopen of a stored world pays one transaction's set-up, and sees one snapshot.
+pub async fn a_view_is_one_read_transaction() {
+    use agent_world_wasm::core::engine::{Services, World};
+    let name = fresh_name();
+    let store = Rc::new(open(&name).await);
+    let mut w = world("w");
+    w.current_chat_id = Some("c".into());
+    let mut ops = seed();
+    ops.push(StoreOp::PutWorld(w));
+    ops.push(StoreOp::PutAgent {
+        world_id: "w".into(),
+        agent: agent("b"),
+    });
+    ops.push(remember("w", "c", "b", "e2"));
+    store.apply(ops).await.unwrap();
+    let svc = Services {
+        store: store.clone(),
+        llm: Rc::new(agent_world_wasm::web::llm_fetch::FetchLlm::new(true)),
+        clock: Rc::new(agent_world_wasm::web::clock::JsClock),
+        ids: Rc::new(agent_world_wasm::web::clock::UuidIds),
+    };
+    let stop = count_transactions();
+    let opened = World::open(svc, "w").await;
+    let modes: Vec<String> = js_sys::Array::from(&stop.call0(&JsValue::NULL).unwrap())
+        .iter()
+        .filter_map(|m| m.as_string())
+        .collect();
+    let opened = opened.unwrap();
+    assert_eq!(
+        modes,
+        ["readonly"],
+        "one read-only transaction for the view"
+    );
+    let memory: Vec<Vec<String>> = ["a", "b"]
+        .iter()
+        .map(|a| {
+            opened
+                .agent_memory(a)
+                .unwrap()
+                .iter()
+                .map(|e| e.message_id.clone())
+                .collect()
+        })
+        .collect();
+    assert_eq!(memory, [vec!["e1".to_string()], vec!["e2".to_string()]]);
+    assert_eq!(opened.agent("a").map(|a| a.llm_call_count), Some(4));
+    drop(opened);
+    drop(store);
+    delete_db(&name).await;
+}
+
+/// The store contract's snapshot case on an IndexedDB store itself (the contract's own run
+/// goes through `LazyIdb`, which has no snapshot: it opens its database on first use).
+pub async fn a_snapshot_of_indexeddb_reads_what_it_reads() {
+    let name = fresh_name();
+    let store = Rc::new(open(&name).await);
+    assert!(
+        store.snapshot().unwrap().is_some(),
+        "IndexedDB has a snapshot"
+    );
+    store_contract::a_snapshot_reads_what_the_store_reads(store).await;
+    delete_db(&name).await;
+}
+
+/// Pages and memory windows (the last `n` records of a range) read the same with
+/// `getAllRecords` (Chromium) and without it (the reverse cursor walk other browsers get):
+/// oldest first, bounded by `n`, before a message, an empty range.
+pub async fn the_last_records_read_alike_with_and_without_get_all_records() {
+    let name = fresh_name();
+    let store = open(&name).await;
+    let mut ops = seed();
+    for i in 3..=7 {
+        ops.push(append("w", "c", &format!("m{i}")));
+        ops.push(remember("w", "c", "a", &format!("e{i}")));
+    }
+    store.apply(ops).await.unwrap();
+    let reads = || async {
+        (
+            ids(&store.messages("w", "c", None, 3).await.unwrap()),
+            ids(&store.messages("w", "c", Some("m4"), 10).await.unwrap()),
+            ids(&store.messages("w", "c", Some("m1"), 10).await.unwrap()),
+            store
+                .last_memory("w", "c", "a", 2)
+                .await
+                .unwrap()
+                .iter()
+                .map(|e| e.message_id.clone())
+                .collect::<Vec<_>>(),
+            store.last_memory("w", "nope", "a", 2).await.unwrap().len(),
+        )
+    };
+    let expected = (
+        vec!["m5".to_string(), "m6".into(), "m7".into()],
+        vec!["m1".to_string(), "m2".into(), "m3".into()],
+        Vec::<String>::new(),
+        vec!["e6".to_string(), "e7".into()],
+        0,
+    );
+    let has = js_sys::Function::new_no_args(
+        "return typeof IDBObjectStore.prototype.getAllRecords === 'function'",
+    );
+    assert_eq!(
+        has.call0(&JsValue::NULL).unwrap().as_bool(),
+        Some(true),
+        "this browser has getAllRecords"
+    );
+    assert_eq!(reads().await, expected, "with getAllRecords");
+    let hide = js_sys::Function::new_no_args(
+        "const p = IDBObjectStore.prototype, d = Object.getOwnPropertyDescriptor(p, 'getAllRecords');
+         delete p.getAllRecords;
+         return () => Object.defineProperty(p, 'getAllRecords', d);",
+    );
+    let restore: js_sys::Function = hide.call0(&JsValue::NULL).unwrap().into();
+    let without = reads().await;
+    restore.call0(&JsValue::NULL).unwrap();
+    assert_eq!(without, expected, "without getAllRecords");
+    drop(store);
+    delete_db(&name).await;
 }
 
 /// Committed batches are on disk: a second connection sees them while the first is open, and

@@ -405,6 +405,7 @@ impl World {
             chats,
             no_chat_left,
             approvals,
+            revision: _,
         } = view;
         World {
             inner: Rc::new(Inner {
@@ -593,6 +594,7 @@ impl World {
             chats: vec![chat],
             no_chat_left: None,
             approvals: Vec::new(),
+            revision: rev,
         };
         Ok(World::from_parts(svc, view, rev))
     }
@@ -600,9 +602,10 @@ impl World {
     /// Opens a stored world: settings, agents, chat metadata, and for the current chat each
     /// agent's counter and last `historyLimit` memory entries (never a whole chat).
     pub async fn open(svc: Services, id: &str) -> Result<World, WorldError> {
-        // Read before the view: a write that lands in between makes the first change reload.
-        let rev = svc.store.revision(id).await?;
+        // The revision is read with the view, first (in the same snapshot where the store has
+        // one): a write that lands before the rest is read makes the first change reload.
         let view = load_view(&*svc.store, id).await?;
+        let rev = view.revision;
         Ok(World::from_parts(svc, view, rev))
     }
 
@@ -829,6 +832,8 @@ pub(crate) struct View {
     pub(crate) no_chat_left: Option<String>,
     /// The current chat's pending approvals.
     pub(crate) approvals: Vec<crate::core::approval::ApprovalRecord>,
+    /// The store's revision, read with the view.
+    pub(crate) revision: Option<u64>,
 }
 
 /// The chat that becomes current when the current one is deleted (spec §6): the most recently
@@ -840,9 +845,14 @@ pub(crate) fn most_recent_chat<'a>(chats: impl Iterator<Item = &'a Chat>) -> Opt
         .map(|(_, c)| c)
 }
 
-/// Loads a world's view: settings, agents, chat metadata, and for the current chat each agent's
-/// counter and last `historyLimit` memory entries (never a whole chat).
+/// Loads a world's view: the store's revision, settings, agents, chat metadata, and for the
+/// current chat each agent's counter and last `historyLimit` memory entries (never a whole
+/// chat). All of it through one [`Store::snapshot`] where the store has one (IndexedDB: one
+/// read-only transaction, not eight); nothing but its reads is awaited until it is done.
 pub(crate) async fn load_view(store: &dyn Store, id: &str) -> Result<View, WorldError> {
+    let snapshot = store.snapshot()?;
+    let store = snapshot.as_deref().unwrap_or(store);
+    let revision = store.revision(id).await?;
     let Some(mut world) = store.load_world(id).await? else {
         return Err(WorldError::WorldNotFound(id.to_string()));
     };
@@ -886,6 +896,7 @@ pub(crate) async fn load_view(store: &dyn Store, id: &str) -> Result<View, World
         chats,
         no_chat_left,
         approvals,
+        revision,
     })
 }
 
