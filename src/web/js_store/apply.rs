@@ -11,6 +11,7 @@ use std::cell::{Cell, RefCell};
 
 use super::records::*;
 use super::{JsStore, RECORD_VERSION};
+use crate::core::approval::ApprovalRecord;
 use crate::core::json_write::ToJson;
 use crate::core::store::{StoreError, StoreOp};
 use crate::core::store_rules::{self, Rec, Stored};
@@ -182,7 +183,7 @@ impl Tx<'_> {
     /// Takes the next number of the counter at `counter_key` (1 for a new counter).
     fn next(&mut self, counter_key: String) -> Result<u64, StoreError> {
         let seq = match self.get(&counter_key) {
-            Some(v) => decode::<CounterRow>(&counter_key, &v)?.next,
+            Some(v) => decode_num(&counter_key, &v, "next")?,
             None => 1,
         };
         self.put_row(
@@ -285,7 +286,8 @@ impl Tx<'_> {
                         let Some(v) = self.get(&k) else {
                             continue;
                         };
-                        if decode::<ApprovalRow>(&k, &v)?.approval.agent_id == a {
+                        let (_, approval): (_, ApprovalRecord) = decode(&k, &v, None, "approval")?;
+                        if approval.agent_id == a {
                             self.delete(k);
                         }
                     }
@@ -362,7 +364,7 @@ impl Tx<'_> {
                 for id in message_ids {
                     let id_key = key("mi", &[ids[0], ids[1], id]);
                     if let Some(v) = self.get(&id_key) {
-                        let seq = decode::<SeqRow>(&id_key, &v)?.seq;
+                        let seq = decode_num(&id_key, &v, "seq")?;
                         self.delete(format!("{}{}", prefix("m", &ids), seq_part(seq)));
                         self.delete(id_key);
                     }
@@ -374,7 +376,7 @@ impl Tx<'_> {
                     let Some(v) = self.get(&k) else {
                         continue;
                     };
-                    let row: MemoryRow = decode(&k, &v)?;
+                    let row: MemoryRow = decode_row(&k, &v)?;
                     if doomed.contains(row.entry.message_id.as_str()) {
                         self.delete(k);
                     }
@@ -393,7 +395,7 @@ impl Tx<'_> {
                         "message {old_message_id:?} does not exist in chat {chat_id:?}"
                     )));
                 };
-                let seq = decode::<SeqRow>(&old_key, &v)?.seq;
+                let seq = decode_num(&old_key, &v, "seq")?;
                 let new_key = key("mi", &[ids[0], ids[1], &message.message_id]);
                 // Same seq: the new message has the old one's place.
                 self.delete(old_key);
