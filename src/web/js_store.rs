@@ -225,25 +225,21 @@ impl JsStore {
     }
 
     /// The entries under `prefix` within `[start, end)`, ascending (descending when `reverse`),
-    /// at most `limit`. The adapter is asked for exactly that; its answer is checked and cut
-    /// here again, so an adapter that ignores the options stays correct.
-    async fn list(
-        &self,
-        prefix: &str,
-        range: &Range<'_>,
-    ) -> Result<Vec<(String, String)>, StoreError> {
-        if range.limit == Some(0) {
-            return Ok(Vec::new());
+    /// at most `limit`. The adapter is asked for exactly that (when the future is first
+    /// polled); its answer is checked and cut here again, so an adapter that ignores the
+    /// options stays correct.
+    fn list<'a>(&'a self, prefix: String, range: Range<'a>) -> Rows<'a> {
+        Rows {
+            store: self,
+            prefix,
+            range,
+            call: None,
+            context: String::new(),
         }
-        let context = format!("list({prefix:?})");
-        let answer = self
-            .call(self.adapter.js_list(prefix, &range.options()))
-            .await;
-        rows_of(self.answer(answer, &context)?, prefix, range, &context)
     }
 
-    async fn list_all(&self, prefix: &str) -> Result<Vec<(String, String)>, StoreError> {
-        self.list(prefix, &Range::default()).await
+    fn list_all(&self, prefix: String) -> Rows<'_> {
+        self.list(prefix, Range::default())
     }
 
     async fn batch(&self, writes: VecMap<String, Option<String>>) -> Result<(), StoreError> {
@@ -395,6 +391,68 @@ fn rows_of(
     Ok(out)
 }
 
+/// A `list` of the adapter (see [`JsStore::list`]): one concrete future for every list, so
+/// the reads that are one list and a synchronous step ([`Then`]) need no async state
+/// machine each.
+struct Rows<'a> {
+    store: &'a JsStore,
+    prefix: String,
+    range: Range<'a>,
+    /// The call, once made (at the first poll, as the `async fn` it replaces did).
+    call: Option<Call>,
+    context: String,
+}
+
+impl std::future::Future for Rows<'_> {
+    type Output = Result<Entries, StoreError>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let call = match &mut this.call {
+            Some(call) => call,
+            None => {
+                if this.range.limit == Some(0) {
+                    return Poll::Ready(Ok(Vec::new()));
+                }
+                this.context = format!("list({:?})", this.prefix);
+                let issued = this
+                    .store
+                    .adapter
+                    .js_list(&this.prefix, &this.range.options());
+                this.call.insert(this.store.call(issued))
+            }
+        };
+        let Poll::Ready(answer) = std::pin::Pin::new(call).poll(cx) else {
+            return Poll::Pending;
+        };
+        Poll::Ready(
+            this.store
+                .answer(answer, &this.context)
+                .and_then(|v| rows_of(v, &this.prefix, &this.range, &this.context)),
+        )
+    }
+}
+
+/// The `[key, value]` entries of a `list`, in the order asked for.
+type Entries = Vec<(String, String)>;
+
+/// A read that is one `list` and a synchronous step over its rows (decoding them).
+struct Then<'a, T> {
+    rows: Rows<'a>,
+    then: fn(Entries) -> Result<T, StoreError>,
+}
+
+impl<T> std::future::Future for Then<'_, T> {
+    type Output = Result<T, StoreError>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        std::pin::Pin::new(&mut this.rows)
+            .poll(cx)
+            .map(|rows| rows.and_then(this.then))
+    }
+}
+
 /// One adapter call: its answer (a promise, a thenable or a plain value), raced against the
 /// store's timeout. One concrete future for every call (`get`, `list`, `batch`): the async
 /// code that awaits them holds one small state per await, not a copy of a generic race.
@@ -488,24 +546,25 @@ fn js_error(context: &str, e: &JsValue) -> StoreError {
 // ---- the Store impl ----
 
 impl JsStore {
-    async fn agents_of(&self, world_id: &str) -> Result<Vec<Agent>, StoreError> {
-        let rows = self.list_all(&prefix("a", &[world_id])).await?;
-        let mut agents: Vec<(u64, Agent)> = Vec::with_capacity(rows.len());
-        for (k, v) in &rows {
-            agents.push(decode(k, v, Some("order"), "agent")?);
+    fn agents_of(&self, world_id: &str) -> Then<'_, Vec<Agent>> {
+        Then {
+            rows: self.list_all(prefix("a", &[world_id])),
+            then: agents_in,
         }
-        sort_by(&mut agents, &|a, b| a.0.cmp(&b.0));
-        Ok(agents.into_iter().map(|(_, agent)| agent).collect())
     }
 
-    async fn chats_of(&self, world_id: &str) -> Result<Vec<Chat>, StoreError> {
-        let rows = self.list_all(&prefix("c", &[world_id])).await?;
-        decode_all(&rows, None, "chat")
+    fn chats_of(&self, world_id: &str) -> Then<'_, Vec<Chat>> {
+        Then {
+            rows: self.list_all(prefix("c", &[world_id])),
+            then: |rows| decode_all(&rows, None, "chat"),
+        }
     }
 
-    async fn states_of(&self, w: &str, c: &str) -> Result<Vec<AgentChatState>, StoreError> {
-        let rows = self.list_all(&prefix("s", &[w, c])).await?;
-        decode_all(&rows, None, "state")
+    fn states_of(&self, w: &str, c: &str) -> Then<'_, Vec<AgentChatState>> {
+        Then {
+            rows: self.list_all(prefix("s", &[w, c])),
+            then: |rows| decode_all(&rows, None, "state"),
+        }
     }
 
     async fn page(
@@ -527,7 +586,7 @@ impl JsStore {
                     return Ok(Vec::new());
                 };
                 let seq = decode_num(&id_key, &v, "seq")?;
-                Some(format!("{p}{}", seq_part(seq)))
+                Some(seq_key(p.clone(), seq))
             }
         };
         let range = Range {
@@ -536,17 +595,27 @@ impl JsStore {
             limit: Some(limit),
             ..Range::default()
         };
-        let mut rows = self.list(&p, &range).await?;
+        let mut rows = self.list(p, range).await?;
         rows.reverse();
         decode_all(&rows, Some("seq"), "message")
     }
 }
 
+/// The world's agents in first-put order, from their rows.
+fn agents_in(rows: Entries) -> Result<Vec<Agent>, StoreError> {
+    let mut agents: Vec<(u64, Agent)> = Vec::with_capacity(rows.len());
+    for (k, v) in &rows {
+        agents.push(decode(k, v, Some("order"), "agent")?);
+    }
+    sort_by(&mut agents, &|a, b| a.0.cmp(&b.0));
+    Ok(agents.into_iter().map(|(_, agent)| agent).collect())
+}
+
 impl Store for JsStore {
     fn list_worlds(&self) -> LocalBoxFuture<'_, Result<Vec<WorldData>, StoreError>> {
-        Box::pin(async move {
-            let rows = self.list_all(&raw_key("w", &[""])).await?;
-            decode_all(&rows, None, "world")
+        Box::pin(Then {
+            rows: self.list_all(raw_key("w", &[""])),
+            then: |rows| decode_all(&rows, None, "world"),
         })
     }
 
@@ -589,23 +658,21 @@ impl Store for JsStore {
         agent_id: &'a str,
         n: usize,
     ) -> LocalBoxFuture<'a, Result<Vec<MemoryEntry>, StoreError>> {
-        Box::pin(async move {
-            if n == 0 {
-                return Ok(Vec::new());
-            }
-            let p = prefix("mem", &[world_id, chat_id, agent_id]);
-            let range = Range {
-                reverse: true,
-                limit: Some(n),
-                ..Range::default()
-            };
-            let mut rows = self.list(&p, &range).await?;
-            rows.reverse();
-            let mut entries = Vec::with_capacity(rows.len());
-            for (k, v) in &rows {
-                entries.push(decode_row::<MemoryRow>(k, v)?.entry);
-            }
-            Ok(entries)
+        let range = Range {
+            reverse: true,
+            limit: Some(n),
+            ..Range::default()
+        };
+        Box::pin(Then {
+            rows: self.list(prefix("mem", &[world_id, chat_id, agent_id]), range),
+            then: |mut rows| {
+                rows.reverse();
+                let mut entries = Vec::with_capacity(rows.len());
+                for (k, v) in &rows {
+                    entries.push(decode_row::<MemoryRow>(k, v)?.entry);
+                }
+                Ok(entries)
+            },
         })
     }
 
@@ -624,13 +691,15 @@ impl Store for JsStore {
         world_id: &'a str,
         chat_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
-        Box::pin(async move {
-            let rows = self.list_all(&prefix("ap", &[world_id, chat_id])).await?;
-            let mut v: Vec<ApprovalRecord> = decode_all(&rows, None, "approval")?;
-            sort_by(&mut v, &|a, b| {
-                (a.created_at, &a.approval_id).cmp(&(b.created_at, &b.approval_id))
-            });
-            Ok(v)
+        Box::pin(Then {
+            rows: self.list_all(prefix("ap", &[world_id, chat_id])),
+            then: |rows| {
+                let mut v: Vec<ApprovalRecord> = decode_all(&rows, None, "approval")?;
+                sort_by(&mut v, &|a, b| {
+                    (a.created_at, &a.approval_id).cmp(&(b.created_at, &b.approval_id))
+                });
+                Ok(v)
+            },
         })
     }
 
@@ -641,10 +710,10 @@ impl Store for JsStore {
             let mut chats = Vec::new();
             for chat in self.chats_of(world_id).await? {
                 let ids = [world_id, chat.id.as_str()];
-                let rows = self.list_all(&prefix("m", &ids)).await?;
+                let rows = self.list_all(prefix("m", &ids)).await?;
                 let messages = decode_all(&rows, Some("seq"), "message")?;
                 // Key order is agent, then seq: group consecutive runs by agent.
-                let rows = self.list_all(&prefix("mem", &ids)).await?;
+                let rows = self.list_all(prefix("mem", &ids)).await?;
                 let mut memories: Vec<(String, Vec<MemoryEntry>)> = Vec::new();
                 for (k, v) in &rows {
                     let m: MemoryRow = decode_row(k, v)?;

@@ -47,8 +47,11 @@ pub(crate) fn prefix(kind: &str, ids: &[&str]) -> String {
     k
 }
 
-pub(super) fn seq_part(seq: u64) -> String {
-    format!("{seq:012}")
+/// The key of the record numbered `seq` under `prefix` (a message, a memory entry).
+#[inline(never)]
+pub(super) fn seq_key(mut prefix: String, seq: u64) -> String {
+    prefix.push_str(&format!("{seq:012}"));
+    prefix
 }
 
 /// The last `/`-separated part of a key.
