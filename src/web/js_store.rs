@@ -746,8 +746,10 @@ impl Store for JsStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
-    #[test]
+    // `src/web` builds for wasm32 only, where a plain `#[test]` is never run.
+    #[wasm_bindgen_test]
     fn ids_cannot_break_the_layout() {
         assert_eq!(encode_id("team-1"), "team-1");
         assert_eq!(encode_id("a/b"), "a%2Fb");
