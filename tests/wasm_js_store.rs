@@ -435,6 +435,112 @@ async fn malformed_values_are_corrupted_errors_naming_the_key_not_panics() {
     );
 }
 
+/// What a stored record with a bad field reads as: which error, naming the key and the field
+/// (the first bad one in the record's field order), for every kind of record the store reads.
+#[wasm_bindgen_test]
+async fn a_bad_field_of_a_record_is_an_error_naming_the_key_and_the_field() {
+    let adapter = make_map_adapter(false);
+    let s = store_over(&adapter);
+    s.apply(vec![
+        StoreOp::PutWorld(world("w")),
+        StoreOp::PutChat(chat("w", "c")),
+    ])
+    .await
+    .unwrap();
+    let mut seen = Vec::new();
+    let mut note = |what: &str, e: Option<StoreError>| seen.push(format!("{what}: {e:?}"));
+    // A message: its seq is read before the message, so a bad seq is the error named.
+    raw_put(
+        &adapter,
+        "aww/m/w/c/000000000001",
+        r#"{"v":2,"seq":"1","message":{"x":1}}"#,
+    );
+    note("page", s.messages("w", "c", None, 10).await.err());
+    raw_put(&adapter, "aww/m/w/c/000000000001", r#"{"v":2,"seq":1}"#);
+    note("page", s.messages("w", "c", None, 10).await.err());
+    raw_put(
+        &adapter,
+        "aww/m/w/c/000000000001",
+        r#"{"v":2,"seq":1,"message":{"chatId":3}}"#,
+    );
+    note("dump", s.dump("w").await.err());
+    // A message id's seq (a page before it) and the chat's counter (an append).
+    raw_put(&adapter, "aww/mi/w/c/m1", r#"{"v":2,"seq":-1}"#);
+    note("before", s.messages("w", "c", Some("m1"), 10).await.err());
+    raw_put(&adapter, "aww/n/w/c", r#"{"v":2,"nxt":2}"#);
+    note("append", s.apply(vec![append("w", "c", "m2")]).await.err());
+    // A world, an agent (its order before the agent), a chat, a state, a memory entry.
+    raw_put(&adapter, "aww/w/x", r#"{"v":1,"world":[]}"#);
+    note("world", s.load_world("x").await.err());
+    note("worlds", s.list_worlds().await.err());
+    raw_put(&adapter, "aww/a/x/0000000000/a", r#"{"v":2,"order":1.5}"#);
+    note("agents", s.agents("x").await.err());
+    raw_put(&adapter, "aww/c/x/c", r#"{"v":2,"chat":{"id":"c"}}"#);
+    note("chats", s.chats("x").await.err());
+    raw_put(&adapter, "aww/s/x/c/a", r#"{"v":2,"state":null}"#);
+    note("states", s.agent_states("x", "c").await.err());
+    raw_put(
+        &adapter,
+        "aww/mem/x/c/a/000000000001",
+        r#"{"v":2,"agentId":"a","seq":1}"#,
+    );
+    note("memory", s.last_memory("x", "c", "a", 5).await.err());
+    raw_put(&adapter, "aww/ap/x/c/p", r#"{"v":2,"approval":{}}"#);
+    note("approvals", s.approvals("x", "c").await.err());
+    let expected = [
+        (
+            "page",
+            "aww/m/w/c/000000000001",
+            "seq must be an integer from 0 to 18446744073709551615 (got a string)",
+        ),
+        ("page", "aww/m/w/c/000000000001", "message is missing"),
+        (
+            "dump",
+            "aww/m/w/c/000000000001",
+            "message.messageId is missing",
+        ),
+        (
+            "before",
+            "aww/mi/w/c/m1",
+            "seq must be an integer from 0 to 18446744073709551615 (got an integer)",
+        ),
+        ("append", "aww/n/w/c", "next is missing"),
+        ("world", "aww/w/x", "world must be an object (got an array)"),
+        (
+            "worlds",
+            "aww/w/x",
+            "world must be an object (got an array)",
+        ),
+        (
+            "agents",
+            "aww/a/x/0000000000/a",
+            "order must be an integer from 0 to 18446744073709551615 (got a fractional number)",
+        ),
+        ("chats", "aww/c/x/c", "chat.worldId is missing"),
+        (
+            "states",
+            "aww/s/x/c/a",
+            "state must be an object (got null)",
+        ),
+        ("memory", "aww/mem/x/c/a/000000000001", "entry is missing"),
+        (
+            "approvals",
+            "aww/ap/x/c/p",
+            "approval.approvalId is missing",
+        ),
+    ];
+    let expected: Vec<String> = expected
+        .iter()
+        .map(|(what, key, why)| {
+            let m = format!("unreadable record at key {key:?}: {why}{}", BACKUP);
+            format!("{what}: {:?}", Some(StoreError::Corrupted(m)))
+        })
+        .collect();
+    assert_eq!(seen, expected);
+}
+
+const BACKUP: &str = "; delete the key or restore it from a backup";
+
 #[wasm_bindgen_test]
 async fn ids_with_slashes_stay_in_their_own_range() {
     let s = store_over(&make_map_adapter(false));

@@ -220,87 +220,26 @@ impl JsStore {
 
     async fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
         let context = format!("get({key:?})");
-        let r = self
-            .adapter
-            .js_get(key)
-            .map_err(|e| js_error(&context, &e))?;
-        let v = self.settle(r, &context).await?;
-        if v.is_undefined() || v.is_null() {
-            return Ok(None);
-        }
-        v.as_string().map(Some).ok_or_else(|| {
-            StoreError::Backend(format!(
-                "the store adapter's {context} resolved to a non-string value; values are JSON strings"
-            ))
-        })
+        let answer = self.call(self.adapter.js_get(key)).await;
+        string_of(self.answer(answer, &context)?, &context)
     }
 
     /// The entries under `prefix` within `[start, end)`, ascending (descending when `reverse`),
-    /// at most `limit`. The adapter is asked for exactly that; its answer is checked and cut
-    /// here again, so an adapter that ignores the options stays correct.
-    async fn list(
-        &self,
-        prefix: &str,
-        range: &Range<'_>,
-    ) -> Result<Vec<(String, String)>, StoreError> {
-        if range.limit == Some(0) {
-            return Ok(Vec::new());
+    /// at most `limit`. The adapter is asked for exactly that (when the future is first
+    /// polled); its answer is checked and cut here again, so an adapter that ignores the
+    /// options stays correct.
+    fn list<'a>(&'a self, prefix: String, range: Range<'a>) -> Rows<'a> {
+        Rows {
+            store: self,
+            prefix,
+            range,
+            call: None,
+            context: String::new(),
         }
-        let options = js_sys::Object::new();
-        if let Some(start) = range.start {
-            set(&options, "start", &JsValue::from_str(start));
-        }
-        if let Some(end) = range.end {
-            set(&options, "end", &JsValue::from_str(end));
-        }
-        if range.reverse {
-            set(&options, "reverse", &JsValue::TRUE);
-        }
-        if let Some(limit) = range.limit {
-            set(&options, "limit", &JsValue::from_f64(limit as f64));
-        }
-        let context = format!("list({prefix:?})");
-        let r = self
-            .adapter
-            .js_list(prefix, &options)
-            .map_err(|e| js_error(&context, &e))?;
-        let v = self.settle(r, &context).await?;
-        let malformed = || {
-            StoreError::Backend(format!(
-                "the store adapter's {context} must resolve to an array of [key, value] string pairs"
-            ))
-        };
-        if !js_sys::Array::is_array(&v) {
-            return Err(malformed());
-        }
-        let mut out = Vec::new();
-        for entry in js_sys::Array::from(&v).iter() {
-            if !js_sys::Array::is_array(&entry) {
-                return Err(malformed());
-            }
-            let pair = js_sys::Array::from(&entry);
-            let (Some(k), Some(val)) = (pair.get(0).as_string(), pair.get(1).as_string()) else {
-                return Err(malformed());
-            };
-            let inside = k.starts_with(prefix)
-                && range.start.is_none_or(|s| k.as_str() >= s)
-                && range.end.is_none_or(|e| k.as_str() < e);
-            if inside {
-                out.push((k, val));
-            }
-        }
-        sort_dedup_by(&mut out, &|a, b| a.0.cmp(&b.0), Dedup::First);
-        if range.reverse {
-            out.reverse();
-        }
-        if let Some(limit) = range.limit {
-            out.truncate(limit);
-        }
-        Ok(out)
     }
 
-    async fn list_all(&self, prefix: &str) -> Result<Vec<(String, String)>, StoreError> {
-        self.list(prefix, &Range::default()).await
+    fn list_all(&self, prefix: String) -> Rows<'_> {
+        self.list(prefix, Range::default())
     }
 
     async fn batch(&self, writes: VecMap<String, Option<String>>) -> Result<(), StoreError> {
@@ -321,11 +260,8 @@ impl JsStore {
             ops.push(&op);
         }
         let context = format!("batch() of {} writes", writes.len());
-        let r = self
-            .adapter
-            .js_batch(&ops)
-            .map_err(|e| js_error(&context, &e))?;
-        self.settle(r, &context).await?;
+        let answer = self.call(self.adapter.js_batch(&ops)).await;
+        self.answer(answer, &context)?;
         Ok(())
     }
 
@@ -381,25 +317,199 @@ struct Range<'a> {
     limit: Option<usize>,
 }
 
-impl JsStore {
-    /// Awaits an adapter's answer (a promise, a thenable or a plain value) for at most
-    /// `timeout_ms`: a call that never settles fails with a `backend` storage error.
-    async fn settle(&self, v: JsValue, context: &str) -> Result<JsValue, StoreError> {
-        let answer = JsFuture::from(js_sys::Promise::resolve(&v));
-        let timeout = super::timer::sleep(self.timeout_ms);
-        futures_util::pin_mut!(answer, timeout);
-        match futures_util::future::select(answer, timeout).await {
-            futures_util::future::Either::Left((settled, _)) => {
-                settled.map_err(|e| js_error(context, &e))
+impl Range<'_> {
+    /// The `options` argument of the adapter's `list` for this range.
+    fn options(&self) -> js_sys::Object {
+        let options = js_sys::Object::new();
+        if let Some(start) = self.start {
+            set(&options, "start", &JsValue::from_str(start));
+        }
+        if let Some(end) = self.end {
+            set(&options, "end", &JsValue::from_str(end));
+        }
+        if self.reverse {
+            set(&options, "reverse", &JsValue::TRUE);
+        }
+        if let Some(limit) = self.limit {
+            set(&options, "limit", &JsValue::from_f64(limit as f64));
+        }
+        options
+    }
+}
+
+/// The value a `get` resolved to (`undefined` or `null`: no value).
+fn string_of(v: JsValue, context: &str) -> Result<Option<String>, StoreError> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    v.as_string().map(Some).ok_or_else(|| {
+        StoreError::Backend(format!(
+            "the store adapter's {context} resolved to a non-string value; values are JSON strings"
+        ))
+    })
+}
+
+/// The entries a `list` of `prefix` over `range` resolved to, checked and cut here again (see
+/// [`JsStore::list`]).
+fn rows_of(
+    v: JsValue,
+    prefix: &str,
+    range: &Range<'_>,
+    context: &str,
+) -> Result<Vec<(String, String)>, StoreError> {
+    let malformed = || {
+        StoreError::Backend(format!(
+            "the store adapter's {context} must resolve to an array of [key, value] string pairs"
+        ))
+    };
+    if !js_sys::Array::is_array(&v) {
+        return Err(malformed());
+    }
+    let mut out = Vec::new();
+    for entry in js_sys::Array::from(&v).iter() {
+        if !js_sys::Array::is_array(&entry) {
+            return Err(malformed());
+        }
+        let pair = js_sys::Array::from(&entry);
+        let (Some(k), Some(val)) = (pair.get(0).as_string(), pair.get(1).as_string()) else {
+            return Err(malformed());
+        };
+        let inside = k.starts_with(prefix)
+            && range.start.is_none_or(|s| k.as_str() >= s)
+            && range.end.is_none_or(|e| k.as_str() < e);
+        if inside {
+            out.push((k, val));
+        }
+    }
+    sort_dedup_by(&mut out, &|a, b| a.0.cmp(&b.0), Dedup::First);
+    if range.reverse {
+        out.reverse();
+    }
+    if let Some(limit) = range.limit {
+        out.truncate(limit);
+    }
+    Ok(out)
+}
+
+/// A `list` of the adapter (see [`JsStore::list`]): one concrete future for every list, so
+/// the reads that are one list and a synchronous step ([`Then`]) need no async state
+/// machine each.
+struct Rows<'a> {
+    store: &'a JsStore,
+    prefix: String,
+    range: Range<'a>,
+    /// The call, once made (at the first poll, as the `async fn` it replaces did).
+    call: Option<Call>,
+    context: String,
+}
+
+impl std::future::Future for Rows<'_> {
+    type Output = Result<Entries, StoreError>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let call = match &mut this.call {
+            Some(call) => call,
+            None => {
+                if this.range.limit == Some(0) {
+                    return Poll::Ready(Ok(Vec::new()));
+                }
+                this.context = format!("list({:?})", this.prefix);
+                let issued = this
+                    .store
+                    .adapter
+                    .js_list(&this.prefix, &this.range.options());
+                this.call.insert(this.store.call(issued))
             }
-            futures_util::future::Either::Right(_) => Err(StoreError::Backend(format!(
+        };
+        let Poll::Ready(answer) = std::pin::Pin::new(call).poll(cx) else {
+            return Poll::Pending;
+        };
+        Poll::Ready(
+            this.store
+                .answer(answer, &this.context)
+                .and_then(|v| rows_of(v, &this.prefix, &this.range, &this.context)),
+        )
+    }
+}
+
+/// The `[key, value]` entries of a `list`, in the order asked for.
+type Entries = Vec<(String, String)>;
+
+/// A read that is one `list` and a synchronous step over its rows (decoding them).
+struct Then<'a, T> {
+    rows: Rows<'a>,
+    then: fn(Entries) -> Result<T, StoreError>,
+}
+
+impl<T> std::future::Future for Then<'_, T> {
+    type Output = Result<T, StoreError>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        std::pin::Pin::new(&mut this.rows)
+            .poll(cx)
+            .map(|rows| rows.and_then(this.then))
+    }
+}
+
+/// One adapter call: its answer (a promise, a thenable or a plain value), raced against the
+/// store's timeout. One concrete future for every call (`get`, `list`, `batch`): the async
+/// code that awaits them holds one small state per await, not a copy of a generic race.
+/// Its output: the settled value, or what the call threw or rejected with, or `None` when
+/// the timeout came first (see [`JsStore::answer`]).
+struct Call {
+    answer: Result<JsFuture, Option<JsValue>>,
+    timeout: super::timer::Sleep,
+}
+
+impl std::future::Future for Call {
+    type Output = Result<JsValue, Option<JsValue>>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        match &mut this.answer {
+            Ok(answer) => {
+                if let Poll::Ready(settled) = std::pin::Pin::new(answer).poll(cx) {
+                    return Poll::Ready(settled.map_err(Some));
+                }
+            }
+            Err(thrown) => return Poll::Ready(Err(thrown.take())),
+        }
+        std::pin::Pin::new(&mut this.timeout)
+            .poll(cx)
+            .map(|()| Err(None))
+    }
+}
+
+impl JsStore {
+    /// Awaits what an adapter method returned (or threw) for at most `timeout_ms`.
+    fn call(&self, issued: Result<JsValue, JsValue>) -> Call {
+        Call {
+            answer: issued
+                .map(|v| JsFuture::from(js_sys::Promise::resolve(&v)))
+                .map_err(Some),
+            timeout: super::timer::sleep(self.timeout_ms),
+        }
+    }
+
+    /// A [`Call`]'s output as the store's result: a thrown or rejected call keeps the
+    /// adapter's message, a call that never settled fails with a `backend` storage error.
+    fn answer(
+        &self,
+        answer: Result<JsValue, Option<JsValue>>,
+        context: &str,
+    ) -> Result<JsValue, StoreError> {
+        answer.map_err(|e| match e {
+            Some(e) => js_error(context, &e),
+            None => StoreError::Backend(format!(
                 "the store adapter's {context} did not settle within {} s \
                  (StoreAdapter.timeoutMs = {}); check the backend, or raise timeoutMs if it \
                  is just slow (a timed-out write may still complete later)",
                 seconds(self.timeout_ms),
                 self.timeout_ms
-            ))),
-        }
+            )),
+        })
     }
 }
 
@@ -436,23 +546,25 @@ fn js_error(context: &str, e: &JsValue) -> StoreError {
 // ---- the Store impl ----
 
 impl JsStore {
-    async fn agents_of(&self, world_id: &str) -> Result<Vec<Agent>, StoreError> {
-        let rows = self.list_all(&prefix("a", &[world_id])).await?;
-        let mut rows: Vec<AgentRow> = decode_all(&rows)?;
-        sort_by(&mut rows, &|a, b| a.order.cmp(&b.order));
-        Ok(rows.into_iter().map(|r| r.agent).collect())
+    fn agents_of(&self, world_id: &str) -> Then<'_, Vec<Agent>> {
+        Then {
+            rows: self.list_all(prefix("a", &[world_id])),
+            then: agents_in,
+        }
     }
 
-    async fn chats_of(&self, world_id: &str) -> Result<Vec<Chat>, StoreError> {
-        let rows = self.list_all(&prefix("c", &[world_id])).await?;
-        let rows: Vec<ChatRow> = decode_all(&rows)?;
-        Ok(rows.into_iter().map(|r| r.chat).collect())
+    fn chats_of(&self, world_id: &str) -> Then<'_, Vec<Chat>> {
+        Then {
+            rows: self.list_all(prefix("c", &[world_id])),
+            then: |rows| decode_all(&rows, None, "chat"),
+        }
     }
 
-    async fn states_of(&self, w: &str, c: &str) -> Result<Vec<AgentChatState>, StoreError> {
-        let rows = self.list_all(&prefix("s", &[w, c])).await?;
-        let rows: Vec<StateRow> = decode_all(&rows)?;
-        Ok(rows.into_iter().map(|r| r.state).collect())
+    fn states_of(&self, w: &str, c: &str) -> Then<'_, Vec<AgentChatState>> {
+        Then {
+            rows: self.list_all(prefix("s", &[w, c])),
+            then: |rows| decode_all(&rows, None, "state"),
+        }
     }
 
     async fn page(
@@ -473,8 +585,8 @@ impl JsStore {
                 let Some(v) = self.get(&id_key).await? else {
                     return Ok(Vec::new());
                 };
-                let seq = decode::<SeqRow>(&id_key, &v)?.seq;
-                Some(format!("{p}{}", seq_part(seq)))
+                let seq = decode_num(&id_key, &v, "seq")?;
+                Some(seq_key(p.clone(), seq))
             }
         };
         let range = Range {
@@ -483,19 +595,27 @@ impl JsStore {
             limit: Some(limit),
             ..Range::default()
         };
-        let mut rows = self.list(&p, &range).await?;
+        let mut rows = self.list(p, range).await?;
         rows.reverse();
-        let rows: Vec<MessageRow> = decode_all(&rows)?;
-        Ok(rows.into_iter().map(|r| r.message).collect())
+        decode_all(&rows, Some("seq"), "message")
     }
+}
+
+/// The world's agents in first-put order, from their rows.
+fn agents_in(rows: Entries) -> Result<Vec<Agent>, StoreError> {
+    let mut agents: Vec<(u64, Agent)> = Vec::with_capacity(rows.len());
+    for (k, v) in &rows {
+        agents.push(decode(k, v, Some("order"), "agent")?);
+    }
+    sort_by(&mut agents, &|a, b| a.0.cmp(&b.0));
+    Ok(agents.into_iter().map(|(_, agent)| agent).collect())
 }
 
 impl Store for JsStore {
     fn list_worlds(&self) -> LocalBoxFuture<'_, Result<Vec<WorldData>, StoreError>> {
-        Box::pin(async move {
-            let rows = self.list_all(&raw_key("w", &[""])).await?;
-            let rows: Vec<WorldRow> = decode_all(&rows)?;
-            Ok(rows.into_iter().map(|r| r.world).collect())
+        Box::pin(Then {
+            rows: self.list_all(raw_key("w", &[""])),
+            then: |rows| decode_all(&rows, None, "world"),
         })
     }
 
@@ -506,7 +626,7 @@ impl Store for JsStore {
         Box::pin(async move {
             let k = key("w", &[world_id]);
             match self.get(&k).await? {
-                Some(v) => Ok(Some(decode::<WorldRow>(&k, &v)?.world)),
+                Some(v) => Ok(Some(decode(&k, &v, None, "world")?.1)),
                 None => Ok(None),
             }
         })
@@ -538,20 +658,21 @@ impl Store for JsStore {
         agent_id: &'a str,
         n: usize,
     ) -> LocalBoxFuture<'a, Result<Vec<MemoryEntry>, StoreError>> {
-        Box::pin(async move {
-            if n == 0 {
-                return Ok(Vec::new());
-            }
-            let p = prefix("mem", &[world_id, chat_id, agent_id]);
-            let range = Range {
-                reverse: true,
-                limit: Some(n),
-                ..Range::default()
-            };
-            let mut rows = self.list(&p, &range).await?;
-            rows.reverse();
-            let rows: Vec<MemoryRow> = decode_all(&rows)?;
-            Ok(rows.into_iter().map(|r| r.entry).collect())
+        let range = Range {
+            reverse: true,
+            limit: Some(n),
+            ..Range::default()
+        };
+        Box::pin(Then {
+            rows: self.list(prefix("mem", &[world_id, chat_id, agent_id]), range),
+            then: |mut rows| {
+                rows.reverse();
+                let mut entries = Vec::with_capacity(rows.len());
+                for (k, v) in &rows {
+                    entries.push(decode_row::<MemoryRow>(k, v)?.entry);
+                }
+                Ok(entries)
+            },
         })
     }
 
@@ -570,16 +691,15 @@ impl Store for JsStore {
         world_id: &'a str,
         chat_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
-        Box::pin(async move {
-            let rows = self.list_all(&prefix("ap", &[world_id, chat_id])).await?;
-            let mut v: Vec<ApprovalRecord> = decode_all::<ApprovalRow>(&rows)?
-                .into_iter()
-                .map(|r| r.approval)
-                .collect();
-            sort_by(&mut v, &|a, b| {
-                (a.created_at, &a.approval_id).cmp(&(b.created_at, &b.approval_id))
-            });
-            Ok(v)
+        Box::pin(Then {
+            rows: self.list_all(prefix("ap", &[world_id, chat_id])),
+            then: |rows| {
+                let mut v: Vec<ApprovalRecord> = decode_all(&rows, None, "approval")?;
+                sort_by(&mut v, &|a, b| {
+                    (a.created_at, &a.approval_id).cmp(&(b.created_at, &b.approval_id))
+                });
+                Ok(v)
+            },
         })
     }
 
@@ -590,12 +710,13 @@ impl Store for JsStore {
             let mut chats = Vec::new();
             for chat in self.chats_of(world_id).await? {
                 let ids = [world_id, chat.id.as_str()];
-                let rows = self.list_all(&prefix("m", &ids)).await?;
-                let messages: Vec<MessageRow> = decode_all(&rows)?;
+                let rows = self.list_all(prefix("m", &ids)).await?;
+                let messages = decode_all(&rows, Some("seq"), "message")?;
                 // Key order is agent, then seq: group consecutive runs by agent.
-                let rows = self.list_all(&prefix("mem", &ids)).await?;
+                let rows = self.list_all(prefix("mem", &ids)).await?;
                 let mut memories: Vec<(String, Vec<MemoryEntry>)> = Vec::new();
-                for m in decode_all::<MemoryRow>(&rows)? {
+                for (k, v) in &rows {
+                    let m: MemoryRow = decode_row(k, v)?;
                     match memories.last_mut() {
                         Some((agent, entries)) if *agent == m.agent_id => entries.push(m.entry),
                         _ => memories.push((m.agent_id, vec![m.entry])),
@@ -604,7 +725,7 @@ impl Store for JsStore {
                 let states = self.states_of(world_id, &chat.id).await?;
                 chats.push(ChatDump {
                     chat: Some(chat),
-                    messages: messages.into_iter().map(|m| m.message).collect(),
+                    messages,
                     memories,
                     states,
                 });
@@ -625,8 +746,10 @@ impl Store for JsStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
 
-    #[test]
+    // `src/web` builds for wasm32 only, where a plain `#[test]` is never run.
+    #[wasm_bindgen_test]
     fn ids_cannot_break_the_layout() {
         assert_eq!(encode_id("team-1"), "team-1");
         assert_eq!(encode_id("a/b"), "a%2Fb");

@@ -11,6 +11,7 @@ use std::cell::{Cell, RefCell};
 
 use super::records::*;
 use super::{JsStore, RECORD_VERSION};
+use crate::core::approval::ApprovalRecord;
 use crate::core::json_write::ToJson;
 use crate::core::store::{StoreError, StoreOp};
 use crate::core::store_rules::{self, Rec, Stored};
@@ -111,7 +112,7 @@ impl JsStore {
             }
             for p in lists {
                 if reads.listed.insert(p.clone()) {
-                    let listed = self.list_all(&p).await?;
+                    let listed = self.list_all(p).await?;
                     reads
                         .got
                         .extend(listed.into_iter().map(|(k, v)| (k, Some(v))));
@@ -155,18 +156,17 @@ impl Tx<'_> {
 
     /// Writes a record; a dry pass (see [`Reads::dry`]) only notes the key, unless `always`
     /// (the counters and sequence rows later ops of the pass read back).
-    fn put<T: ToJson>(&mut self, key: String, row: &T) -> Result<(), StoreError> {
+    fn put<T: ToJson>(&mut self, key: String, row: &T) {
         self.put_row(key, row, false)
     }
 
-    fn put_row<T: ToJson>(&mut self, key: String, row: &T, always: bool) -> Result<(), StoreError> {
+    fn put_row<T: ToJson>(&mut self, key: String, row: &T, always: bool) {
         let value = if always || !self.reads.dry.get() {
             encode(row)
         } else {
             String::new()
         };
         self.writes.insert(key, Some(value));
-        Ok(())
     }
 
     fn delete(&mut self, key: String) {
@@ -182,7 +182,7 @@ impl Tx<'_> {
     /// Takes the next number of the counter at `counter_key` (1 for a new counter).
     fn next(&mut self, counter_key: String) -> Result<u64, StoreError> {
         let seq = match self.get(&counter_key) {
-            Some(v) => decode::<CounterRow>(&counter_key, &v)?.next,
+            Some(v) => decode_num(&counter_key, &v, "next")?,
             None => 1,
         };
         self.put_row(
@@ -192,7 +192,7 @@ impl Tx<'_> {
                 next: seq + 1,
             },
             true,
-        )?;
+        );
         Ok(seq)
     }
 
@@ -231,7 +231,7 @@ impl Tx<'_> {
                         v: RECORD_VERSION,
                         world,
                     },
-                )?;
+                );
             }
             StoreOp::DeleteWorld { world_id } => {
                 let w = world_id.as_str();
@@ -267,7 +267,7 @@ impl Tx<'_> {
                         order,
                         agent,
                     },
-                )?;
+                );
             }
             StoreOp::DeleteAgent { world_id, agent_id } => {
                 let (w, a) = (world_id.as_str(), agent_id.as_str());
@@ -285,7 +285,8 @@ impl Tx<'_> {
                         let Some(v) = self.get(&k) else {
                             continue;
                         };
-                        if decode::<ApprovalRow>(&k, &v)?.approval.agent_id == a {
+                        let (_, approval): (_, ApprovalRecord) = decode(&k, &v, None, "approval")?;
+                        if approval.agent_id == a {
                             self.delete(k);
                         }
                     }
@@ -299,7 +300,7 @@ impl Tx<'_> {
                         v: RECORD_VERSION,
                         chat,
                     },
-                )?;
+                );
             }
             StoreOp::DeleteChat { world_id, chat_id } => {
                 let ids = [world_id.as_str(), chat_id.as_str()];
@@ -317,14 +318,14 @@ impl Tx<'_> {
                 let ids = [world_id.as_str(), chat_id.as_str()];
                 let id_key = key("mi", &[ids[0], ids[1], &message.message_id]);
                 let seq = self.next(key("n", &ids))?;
-                let k = format!("{}{}", prefix("m", &ids), seq_part(seq));
+                let k = seq_key(prefix("m", &ids), seq);
                 self.put(
                     id_key,
                     &SeqRow {
                         v: RECORD_VERSION,
                         seq,
                     },
-                )?;
+                );
                 self.put(
                     k,
                     &MessageRow {
@@ -332,7 +333,7 @@ impl Tx<'_> {
                         seq,
                         message,
                     },
-                )?;
+                );
             }
             StoreOp::AppendMemory {
                 world_id,
@@ -342,7 +343,7 @@ impl Tx<'_> {
             } => {
                 let ids = [world_id.as_str(), chat_id.as_str(), agent_id.as_str()];
                 let seq = self.next(key("nm", &ids))?;
-                let k = format!("{}{}", prefix("mem", &ids), seq_part(seq));
+                let k = seq_key(prefix("mem", &ids), seq);
                 self.put(
                     k,
                     &MemoryRow {
@@ -351,7 +352,7 @@ impl Tx<'_> {
                         seq,
                         entry,
                     },
-                )?;
+                );
             }
             StoreOp::DeleteMessages {
                 world_id,
@@ -362,8 +363,8 @@ impl Tx<'_> {
                 for id in message_ids {
                     let id_key = key("mi", &[ids[0], ids[1], id]);
                     if let Some(v) = self.get(&id_key) {
-                        let seq = decode::<SeqRow>(&id_key, &v)?.seq;
-                        self.delete(format!("{}{}", prefix("m", &ids), seq_part(seq)));
+                        let seq = decode_num(&id_key, &v, "seq")?;
+                        self.delete(seq_key(prefix("m", &ids), seq));
                         self.delete(id_key);
                     }
                 }
@@ -374,7 +375,7 @@ impl Tx<'_> {
                     let Some(v) = self.get(&k) else {
                         continue;
                     };
-                    let row: MemoryRow = decode(&k, &v)?;
+                    let row: MemoryRow = decode_row(&k, &v)?;
                     if doomed.contains(row.entry.message_id.as_str()) {
                         self.delete(k);
                     }
@@ -393,7 +394,7 @@ impl Tx<'_> {
                         "message {old_message_id:?} does not exist in chat {chat_id:?}"
                     )));
                 };
-                let seq = decode::<SeqRow>(&old_key, &v)?.seq;
+                let seq = decode_num(&old_key, &v, "seq")?;
                 let new_key = key("mi", &[ids[0], ids[1], &message.message_id]);
                 // Same seq: the new message has the old one's place.
                 self.delete(old_key);
@@ -403,15 +404,15 @@ impl Tx<'_> {
                         v: RECORD_VERSION,
                         seq,
                     },
-                )?;
+                );
                 self.put(
-                    format!("{}{}", prefix("m", &ids), seq_part(seq)),
+                    seq_key(prefix("m", &ids), seq),
                     &MessageRow {
                         v: RECORD_VERSION,
                         seq,
                         message,
                     },
-                )?;
+                );
             }
             StoreOp::ClearMemory {
                 world_id,
@@ -433,7 +434,7 @@ impl Tx<'_> {
                         v: RECORD_VERSION,
                         state,
                     },
-                )?;
+                );
             }
             StoreOp::PutApproval(approval) => {
                 let chat_id = approval.chat_id.as_deref().unwrap_or_default();
@@ -444,7 +445,7 @@ impl Tx<'_> {
                         v: RECORD_VERSION,
                         approval: &**approval,
                     },
-                )?;
+                );
             }
             StoreOp::DeleteApproval {
                 world_id,

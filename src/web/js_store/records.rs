@@ -5,11 +5,10 @@
 use crate::core::json::Value;
 
 use super::RECORD_VERSION;
-use crate::core::approval::ApprovalRecord;
-use crate::core::json::{from_json_struct, FromJson};
+use crate::core::json::{from_json_struct, Fields, FromJson};
 use crate::core::json_write::{Obj, ToJson};
-use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
-use crate::core::store::{AgentChatState, StoreError};
+use crate::core::model::MemoryEntry;
+use crate::core::store::StoreError;
 
 /// Percent-encodes an id: everything but `A-Z a-z 0-9 - _ . ~` becomes `%XX` (UTF-8 bytes).
 pub(crate) fn encode_id(id: &str) -> String {
@@ -48,8 +47,11 @@ pub(crate) fn prefix(kind: &str, ids: &[&str]) -> String {
     k
 }
 
-pub(super) fn seq_part(seq: u64) -> String {
-    format!("{seq:012}")
+/// The key of the record numbered `seq` under `prefix` (a message, a memory entry).
+#[inline(never)]
+pub(super) fn seq_key(mut prefix: String, seq: u64) -> String {
+    prefix.push_str(&format!("{seq:012}"));
+    prefix
 }
 
 /// The last `/`-separated part of a key.
@@ -57,25 +59,25 @@ pub(super) fn last_part(k: &str) -> &str {
     k.rsplit('/').next().unwrap_or(k)
 }
 
-// The record types are generic in their payload so that a write serialises a borrowed payload
-// (`WorldRow<&WorldData>`) and a read decodes an owned one (the default; `FromJson` below).
-pub(super) struct WorldRow<T = WorldData> {
+// The record types, as they are written (a borrowed payload); reads take their fields out
+// with [`decode`], except for the memory rows (a string field before the number).
+pub(super) struct WorldRow<T> {
     pub(super) v: u32,
     pub(super) world: T,
 }
 
-pub(super) struct AgentRow<T = Agent> {
+pub(super) struct AgentRow<T> {
     pub(super) v: u32,
     pub(super) order: u64,
     pub(super) agent: T,
 }
 
-pub(super) struct ChatRow<T = Chat> {
+pub(super) struct ChatRow<T> {
     pub(super) v: u32,
     pub(super) chat: T,
 }
 
-pub(super) struct MessageRow<T = Message> {
+pub(super) struct MessageRow<T> {
     pub(super) v: u32,
     pub(super) seq: u64,
     pub(super) message: T,
@@ -93,12 +95,12 @@ pub(super) struct MemoryRow<S = String, T = MemoryEntry> {
     pub(super) entry: T,
 }
 
-pub(super) struct StateRow<T = AgentChatState> {
+pub(super) struct StateRow<T> {
     pub(super) v: u32,
     pub(super) state: T,
 }
 
-pub(super) struct ApprovalRow<T = ApprovalRecord> {
+pub(super) struct ApprovalRow<T> {
     pub(super) v: u32,
     pub(super) approval: T,
 }
@@ -195,18 +197,10 @@ impl ToJson for CounterRow {
     }
 }
 
-// The rows as they are read back: `v`, the numbers, then the payload (`need`: its type has no
-// placeholder), unknown fields ignored (by `crate::core::json`'s rules, which are serde's).
-from_json_struct!(WorldRow, allow, { v: "v" req, world: "world" need });
-from_json_struct!(AgentRow, allow, { v: "v" req, order: "order" req, agent: "agent" need });
-from_json_struct!(ChatRow, allow, { v: "v" req, chat: "chat" need });
-from_json_struct!(MessageRow, allow, { v: "v" req, seq: "seq" req, message: "message" need });
-from_json_struct!(SeqRow, allow, { v: "v" req, seq: "seq" req });
+// The memory rows as they are read back (unknown fields ignored, by `crate::core::json`'s
+// rules, which are serde's).
 from_json_struct!(MemoryRow, allow, { v: "v" req, agent_id: "agentId" req, seq: "seq" req,
     entry: "entry" need });
-from_json_struct!(StateRow, allow, { v: "v" req, state: "state" need });
-from_json_struct!(ApprovalRow, allow, { v: "v" req, approval: "approval" need });
-from_json_struct!(CounterRow, allow, { v: "v" req, next: "next" req });
 
 /// A record's stored text (its hand-written writer: byte-identical to the derived form it
 /// replaced, so values already stored and read by an application's own code do not change).
@@ -214,9 +208,47 @@ pub(super) fn encode<T: ToJson>(row: &T) -> String {
     row.to_json()
 }
 
-/// Decodes the value stored at `key`, checking its format version first.
-pub(super) fn decode<T: FromJson>(key: &str, value: &str) -> Result<T, StoreError> {
+/// Reads the record stored at `key` as serde read its row type did (unknown fields ignored,
+/// the first error by field order): the format version checked first, then the number field
+/// `num` (required; returned, 0 without one), then the `payload` field. One generic step per
+/// payload type: reading rows through a `FromJson` per row type cost a decoder, a `decode`
+/// and a `decode_all` for each of them.
+pub(super) fn decode<T: FromJson>(
+    key: &str,
+    value: &str,
+    num: Option<&str>,
+    payload: &str,
+) -> Result<(u64, T), StoreError> {
+    let (mut fields, n) = fields(key, value, num)?;
+    match fields.need(payload) {
+        Ok(t) => Ok((n, t)),
+        Err(e) => Err(unreadable(key, e.to_string())),
+    }
+}
+
+/// The number field `name` of the record stored at `key` (a counter's `next`, a message id's
+/// `seq`).
+pub(super) fn decode_num(key: &str, value: &str, name: &str) -> Result<u64, StoreError> {
+    let (fields, n) = fields(key, value, Some(name))?;
+    fields.done(n).map_err(|e| unreadable(key, e.to_string()))
+}
+
+/// A memory row stored at `key`, read whole (its `agentId` comes before its number).
+pub(super) fn decode_row<T: FromJson>(key: &str, value: &str) -> Result<T, StoreError> {
     T::from_json(parse(key, value)?).map_err(|e| unreadable(key, e.to_string()))
+}
+
+/// The fields of the record at `key` with its number field `num` read: the part of [`decode`]
+/// that does not depend on the payload type. (`v` needs no reading: [`parse`] has checked it
+/// is an integer no larger than [`RECORD_VERSION`].)
+#[inline(never)]
+fn fields(key: &str, value: &str, num: Option<&str>) -> Result<(Fields, u64), StoreError> {
+    let mut fields = Fields::of(parse(key, value)?, &[], false);
+    let n = match num {
+        Some(name) => fields.req::<u64>(name),
+        None => 0,
+    };
+    Ok((fields, n))
 }
 
 /// The JSON of the value stored at `key`, once its format version is known to be readable:
@@ -242,12 +274,15 @@ fn unreadable(key: &str, why: String) -> StoreError {
     ))
 }
 
-/// Every row decoded, or the first error: a plain loop (a `collect` into a `Result` costs an
-/// iterator adapter stack per row type).
-pub(super) fn decode_all<T: FromJson>(rows: &[(String, String)]) -> Result<Vec<T>, StoreError> {
+/// Every row's payload decoded (see [`decode`]), or the first error.
+pub(super) fn decode_all<T: FromJson>(
+    rows: &[(String, String)],
+    num: Option<&str>,
+    payload: &str,
+) -> Result<Vec<T>, StoreError> {
     let mut out = Vec::with_capacity(rows.len());
     for (k, v) in rows {
-        out.push(decode(k, v)?);
+        out.push(decode(k, v, num, payload)?.1);
     }
     Ok(out)
 }
