@@ -4,7 +4,7 @@
 //! (the current and only stable version of the Messages API), and, from a browser or worker,
 //! `anthropic-dangerous-direct-browser-access: true` (without it the API refuses CORS).
 //! System entries go to the top-level `system` field; turns must alternate and open with
-//! `user` (see `encode::alternate`). `max_tokens` is required by the API: when the call sets
+//! `user` (see `wire::alternate`). `max_tokens` is required by the API: when the call sets
 //! none, [`DEFAULT_MAX_TOKENS`] is sent.
 //!
 //! Stream: SSE with named events: `message_start` (input usage), `content_block_start`,
@@ -30,9 +30,10 @@ use super::errors::{excerpt, json_error_message};
 use super::http::HttpRequest;
 use super::provider::{ProviderConfig, ProviderKind};
 use super::tool_codec::{self, AnthropicCalls};
-use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role, Usage};
+use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Usage};
 use super::wire::{
-    alternate, count_of, json_post, put, str_of, temperature, Codec, Ctx, FrameHandler, Wire,
+    alternate, count_of, json_post, put, str_of, temperature, Codec, Ctx, FrameHandler, TurnShape,
+    Wire,
 };
 
 /// The `anthropic-version` header value.
@@ -48,6 +49,17 @@ pub(crate) const CODEC: Codec = Codec {
     wire: Wire::Sse,
 };
 
+/// Messages turns: `{role, content}`, `content` the text, or with tool entries the blocks.
+const TURNS: TurnShape = TurnShape {
+    assistant: "assistant",
+    blocks: "content",
+    text: tool_codec::anthropic_text,
+    plain: Value::String,
+    result: tool_codec::anthropic_result,
+    call: tool_codec::anthropic_use,
+    thinking: Some(tool_codec::anthropic_thinking_block),
+};
+
 pub(crate) fn encode(
     _kind: ProviderKind,
     base: &str,
@@ -56,24 +68,7 @@ pub(crate) fn encode(
     messages: &[ChatMessage],
     browser_like: bool,
 ) -> HttpRequest {
-    let (system, turns) = if tool_codec::has_tool_entries(messages) {
-        tool_codec::anthropic_turns(messages)
-    } else {
-        let alt = alternate(messages);
-        let turns: Vec<Value> = alt
-            .turns
-            .iter()
-            .map(|(role, text)| {
-                let role = if *role == Role::Assistant {
-                    "assistant"
-                } else {
-                    "user"
-                };
-                json_value!({ "role": role, "content": text })
-            })
-            .collect();
-        (alt.system, turns)
-    };
+    let (system, turns) = alternate(messages, &TURNS);
     let thinking = tool_codec::anthropic_thinking_budget(settings.reasoning.as_ref());
     let max_tokens = match (settings.max_tokens, thinking) {
         (Some(m), _) => m,
