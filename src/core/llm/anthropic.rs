@@ -26,7 +26,7 @@ use crate::core::json::{Map, Value};
 
 use crate::core::json_write::json_value;
 
-use super::errors::{excerpt, json_error_message};
+use super::errors::excerpt;
 use super::http::HttpRequest;
 use super::provider::{ProviderConfig, ProviderKind};
 use super::tool_codec::{self, AnthropicCalls};
@@ -127,11 +127,6 @@ impl Handler {
             calls: AnthropicCalls::default(),
         }
     }
-
-    fn error(&self, v: &Value, raw: &str) -> LlmError {
-        let message = json_error_message(v).unwrap_or_else(|| raw.to_string());
-        self.ctx.http_error(&message)
-    }
 }
 
 fn usage(u: &Value) -> Option<LlmEvent> {
@@ -201,7 +196,7 @@ impl FrameHandler for Handler {
             "message_stop" => out.push(LlmEvent::Done {
                 finish_reason: self.stop_reason.take(),
             }),
-            "error" => return Err(self.error(&v, data)),
+            "error" => return Err(self.ctx.payload_error(&v, data)),
             _ => {} // ping, and event types added after this was written
         }
         Ok(())
@@ -215,7 +210,7 @@ impl FrameHandler for Handler {
     fn body(&mut self, body: &str, out: &mut Vec<LlmEvent>) -> Result<(), LlmError> {
         let v = self.ctx.parse(body.trim())?;
         if v.get("type").and_then(Value::as_str) == Some("error") || v.get("error").is_some() {
-            return Err(self.error(&v, body));
+            return Err(self.ctx.payload_error(&v, body));
         }
         let Some(blocks) = v.get("content").and_then(Value::as_array) else {
             return Err(self.ctx.decode_error(format!(
@@ -223,24 +218,13 @@ impl FrameHandler for Handler {
                 excerpt(body)
             )));
         };
-        for block in blocks {
+        // Each block as the stream delivers it whole: its start, then its stop.
+        for (index, block) in (0u64..).zip(blocks) {
             if let Some(e) = block_event(block) {
                 out.push(e);
             }
-            if let Some(t) = tool_codec::anthropic_thinking(block) {
-                out.push(LlmEvent::Thinking(t));
-            }
-            if block.get("type").and_then(Value::as_str) == Some("tool_use") {
-                let id = str_of(block.get("id")).unwrap_or_default().to_string();
-                let name = str_of(block.get("name")).unwrap_or_default().to_string();
-                let input = block.get("input").cloned().unwrap_or(Value::Null);
-                out.push(LlmEvent::ToolCall(tool_codec::anthropic_call(
-                    id,
-                    name,
-                    String::new(),
-                    &input,
-                )));
-            }
+            self.calls.start(index, block);
+            self.calls.stop(index, out);
         }
         if let Some(e) = v.get("usage").and_then(usage) {
             out.push(e);

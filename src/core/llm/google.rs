@@ -23,7 +23,6 @@ use crate::core::json::{Map, Value};
 
 use crate::core::json_write::json_value;
 
-use super::errors::json_error_message;
 use super::http::HttpRequest;
 use super::provider::{ProviderConfig, ProviderKind};
 use super::tool_codec;
@@ -129,10 +128,7 @@ impl Handler {
     }
 
     fn response(&mut self, v: &Value, raw: &str, out: &mut Vec<LlmEvent>) -> Result<(), LlmError> {
-        if v.get("error").is_some_and(|e| !e.is_null()) {
-            let message = json_error_message(v).unwrap_or_else(|| raw.to_string());
-            return Err(self.ctx.http_error(&message));
-        }
+        self.ctx.check_error(v, raw)?;
         if let Some(reason) = str_of(v.pointer("/promptFeedback/blockReason")) {
             let mut why = format!("the prompt was blocked ({reason})");
             if let Some(m) = str_of(v.pointer("/promptFeedback/blockReasonMessage")) {

@@ -391,25 +391,44 @@ pub(crate) fn gemini_thinking(r: Option<&Reasoning>) -> Option<Value> {
 /// A `functionCall` part as a complete call (`n` numbers the calls without an id).
 pub(crate) fn gemini_call(part: &Value, n: &mut u64) -> Option<ToolCallPart> {
     let call = part.get("functionCall")?;
-    let name = str_of(call.get("name"))?.to_string();
-    let arguments = match call.get("args") {
+    let name = str_of(call.get("name"))?;
+    // `args` is a protobuf Struct; text from a proxy is kept (see `whole_call`).
+    Some(whole_call(
+        str_of(call.get("id")),
+        name,
+        call.get("args"),
+        n,
+        str_of(part.get("thoughtSignature")).map(str::to_string),
+    ))
+}
+
+/// A call that arrives whole (Gemini, Ollama): its arguments object as JSON text, arguments
+/// sent as text (not the API's shape, but a proxy may send it) kept as they are, as for
+/// Anthropic's `input`, so the engine reports them rather than running the tool with `{}`;
+/// `call_<n>` as the id when it has none.
+fn whole_call(
+    id: Option<&str>,
+    name: &str,
+    args: Option<&Value>,
+    n: &mut u64,
+    signature: Option<String>,
+) -> ToolCallPart {
+    let arguments = match args {
         Some(v @ Value::Object(_)) => v.to_json(),
-        // Not Gemini's own shape (`args` is a protobuf Struct), but a proxy may send text: keep
-        // it, as for Anthropic's `input`, so the engine reports it rather than running `{}`.
         Some(Value::String(raw)) => raw.clone(),
         _ => "{}".to_string(),
     };
-    let id = match str_of(call.get("id")) {
+    let id = match id {
         Some(id) => id.to_string(),
         None => format!("call_{n}"),
     };
     *n += 1;
-    Some(ToolCallPart {
+    ToolCallPart {
         id,
-        name,
+        name: name.to_string(),
         arguments,
-        signature: str_of(part.get("thoughtSignature")).map(str::to_string),
-    })
+        signature,
+    }
 }
 
 // ---- Ollama ----
@@ -438,21 +457,13 @@ pub(crate) fn ollama_calls(v: &Value, n: &mut u64, out: &mut Vec<LlmEvent>) {
         let Some(name) = str_of(c.pointer("/function/name")) else {
             continue;
         };
-        let arguments = match c.pointer("/function/arguments") {
-            Some(Value::String(s)) => s.clone(),
-            Some(v @ Value::Object(_)) => v.to_json(),
-            _ => "{}".to_string(),
-        };
-        let id = match str_of(c.get("id")) {
-            Some(id) => id.to_string(),
-            None => format!("call_{n}"),
-        };
-        *n += 1;
-        out.push(LlmEvent::ToolCall(ToolCallPart {
-            id,
-            name: name.to_string(),
-            arguments,
-            signature: None,
-        }));
+        let args = c.pointer("/function/arguments");
+        out.push(LlmEvent::ToolCall(whole_call(
+            str_of(c.get("id")),
+            name,
+            args,
+            n,
+            None,
+        )));
     }
 }

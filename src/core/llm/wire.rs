@@ -6,7 +6,7 @@
 
 use crate::core::json::{Map, Value};
 
-use super::errors::excerpt;
+use super::errors::{excerpt, json_error_message};
 use super::http::HttpRequest;
 use super::provider::{ProviderConfig, ProviderKind};
 use super::types::{
@@ -55,6 +55,20 @@ impl Ctx {
             status_text: self.status_text.clone(),
             body_excerpt: excerpt(message),
             retry_after_ms: None,
+        }
+    }
+
+    /// The error payload `v` (the frame `raw`) of a response: the provider's message when the
+    /// payload has one (see `errors::json_error_message`), else the frame itself.
+    pub(crate) fn payload_error(&self, v: &Value, raw: &str) -> LlmError {
+        self.http_error(json_error_message(v).as_deref().unwrap_or(raw))
+    }
+
+    /// [`Ctx::payload_error`] when `v` holds an `error` that is not `null`.
+    pub(crate) fn check_error(&self, v: &Value, raw: &str) -> Result<(), LlmError> {
+        match v.get("error") {
+            Some(e) if !e.is_null() => Err(self.payload_error(v, raw)),
+            _ => Ok(()),
         }
     }
 
