@@ -220,38 +220,17 @@ impl FetchLlm {
         };
         let stop = CancelToken::new();
         let mut call = client.call(settings, messages, &mut on_piece, stop.clone());
-        // One watchdog for both timeouts: one timer per call, set for whichever expires first.
-        let watchdog = async {
-            // Its first check is at `started`, read just before (a reply from a provider that
-            // answers at once is over before the watchdog's first sleep ends: that check is
-            // the only one, and its own clock read was one of the few per reply). A piece
-            // that came in between only makes that first sleep end early, and the check then
-            // reads the clock.
-            let mut now = started;
-            loop {
-                let elapsed = (now - started).max(0) as u64;
-                if elapsed >= timeouts.total_ms {
-                    return LlmError::Timeout {
-                        provider: provider(),
-                        seconds: timeouts.total_ms.div_ceil(1000),
-                    };
-                }
-                let idle = (now - last_event.get()).max(0) as u64;
-                if idle >= timeouts.stall_ms {
-                    return LlmError::Stalled {
-                        provider: provider(),
-                        seconds: timeouts.stall_ms.div_ceil(1000),
-                    };
-                }
-                let wait = (timeouts.total_ms - elapsed).min(timeouts.stall_ms - idle);
-                sleep_until(now as f64 + wait as f64).await;
-                now = now_ms();
-            }
-        };
+        let watch = watchdog(
+            ProviderKind::Custom,
+            timeouts,
+            started,
+            timeouts.total_ms,
+            &last_event,
+        );
         let outcome = race4(
             &mut call,
             cancel.cancelled(),
-            watchdog,
+            watch,
             std::future::pending::<()>(),
         )
         .await;
@@ -305,16 +284,6 @@ fn jitter_unit() -> f64 {
     }
 }
 
-/// Why an attempt's request was aborted by us.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum AbortCause {
-    Cancelled,
-    Timeout,
-    Stalled,
-    /// The decoder rejected the stream: stop reading, the decode error is the answer.
-    Decode,
-}
-
 struct Attempt<'a> {
     kind: ProviderKind,
     base_url: &'a str,
@@ -329,6 +298,12 @@ impl Attempt<'_> {
         self.kind.as_str().to_string()
     }
 
+    fn aborted(&self) -> LlmError {
+        LlmError::Aborted {
+            provider: self.provider(),
+        }
+    }
+
     async fn run(
         &self,
         request: &crate::core::llm::HttpRequest,
@@ -339,16 +314,15 @@ impl Attempt<'_> {
         output_started: &mut bool,
     ) -> Result<(), LlmError> {
         if cancel.is_cancelled() {
-            return Err(LlmError::Aborted {
-                provider: self.provider(),
-            });
+            return Err(self.aborted());
         }
         let controller = AbortController::new().map_err(|_| LlmError::Network {
             provider: self.provider(),
             message: "AbortController is not available in this runtime".into(),
         })?;
         let signal = controller.signal();
-        let last_byte = Rc::new(Cell::new(now_ms()));
+        let attempt_start = now_ms();
+        let last_byte = Cell::new(attempt_start);
         let decoder: RefCell<Option<Box<dyn StreamDecoder>>> = RefCell::new(None);
         let head_seen: RefCell<Option<ResponseHead>> = RefCell::new(None);
         let error_body = RefCell::new(Vec::<u8>::new());
@@ -428,26 +402,24 @@ impl Attempt<'_> {
             };
             fetch_streaming_until(&call, Some(&signal), &mut on_head, &mut on_bytes).await
         };
-        let stall_watch = async {
-            loop {
-                let idle = (now_ms() - last_byte.get()).max(0) as u64;
-                if idle >= timeouts.stall_ms {
-                    return;
-                }
-                sleep(timeouts.stall_ms - idle).await;
-            }
-        };
-        let outcome = race4(fetch, cancel.cancelled(), sleep(total_ms), stall_watch).await;
+        let watch = watchdog(self.kind, timeouts, attempt_start, total_ms, &last_byte);
+        let outcome = race4(
+            fetch,
+            cancel.cancelled(),
+            watch,
+            std::future::pending::<()>(),
+        )
+        .await;
         // Recorded before any early return: a failure after output started is never retried.
         *output_started = started.get();
-        let cause = match outcome {
+        let aborted = match outcome {
             Race4::First(result) => {
                 if let Some(error) = stream_error.borrow_mut().take() {
-                    Some((AbortCause::Decode, Some(error)))
+                    Some(error)
                 } else {
                     match result {
                         Ok(_) => None,
-                        Err(FetchError::Aborted) => Some((AbortCause::Cancelled, None)),
+                        Err(FetchError::Aborted) => Some(self.aborted()),
                         // A response had begun: the connection broke mid-reply. Saying the
                         // request never got a response (and suggesting CORS) would mislead.
                         Err(FetchError::Network(message)) if head_seen.borrow().is_some() => {
@@ -472,27 +444,14 @@ impl Attempt<'_> {
                     }
                 }
             }
-            Race4::Second(()) => Some((AbortCause::Cancelled, None)),
-            Race4::Third(()) => Some((AbortCause::Timeout, None)),
-            Race4::Fourth(()) => Some((AbortCause::Stalled, None)),
+            Race4::Second(()) | Race4::Fourth(()) => Some(self.aborted()),
+            // A timeout: the total budget, or no byte for the stall limit.
+            Race4::Third(error) => Some(error),
         };
-        if let Some((cause, error)) = cause {
+        if let Some(error) = aborted {
             // Abort for real: the server sees the connection close.
             controller.abort();
-            return Err(match (cause, error) {
-                (_, Some(error)) => error,
-                (AbortCause::Timeout, _) => LlmError::Timeout {
-                    provider: self.provider(),
-                    seconds: timeouts.total_ms.div_ceil(1000),
-                },
-                (AbortCause::Stalled, _) => LlmError::Stalled {
-                    provider: self.provider(),
-                    seconds: timeouts.stall_ms.div_ceil(1000),
-                },
-                _ => LlmError::Aborted {
-                    provider: self.provider(),
-                },
-            });
+            return Err(error);
         }
         let head = head_seen.borrow_mut().take();
         let Some(head) = head else {
@@ -526,6 +485,44 @@ impl Attempt<'_> {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+}
+
+/// One timer for both timeouts of a call (a custom provider's) or of an attempt (a fetch): it
+/// is set for whichever expires first, the budget of `budget_ms` from `started` or
+/// `timeouts.stall_ms` without activity since `last`, and answers with that timeout's error
+/// (the total's seconds are the call's, `timeouts.total_ms`, as the user configured them).
+async fn watchdog(
+    kind: ProviderKind,
+    timeouts: Timeouts,
+    started: i64,
+    budget_ms: u64,
+    last: &Cell<i64>,
+) -> LlmError {
+    // The first check is at `started`, read by the caller just before (a reply from a provider
+    // that answers at once is over before the first sleep ends: that check is the only one,
+    // and a clock read of its own was one of the few per reply). A time that has moved on
+    // since only makes the first sleep end early (its end is reckoned from `started`), and the
+    // next check reads the clock: no timeout fires late.
+    let mut now = started;
+    loop {
+        let elapsed = (now - started).max(0) as u64;
+        if elapsed >= budget_ms {
+            return LlmError::Timeout {
+                provider: kind.as_str().to_string(),
+                seconds: timeouts.total_ms.div_ceil(1000),
+            };
+        }
+        let idle = (now - last.get()).max(0) as u64;
+        if idle >= timeouts.stall_ms {
+            return LlmError::Stalled {
+                provider: kind.as_str().to_string(),
+                seconds: timeouts.stall_ms.div_ceil(1000),
+            };
+        }
+        let wait = (budget_ms - elapsed).min(timeouts.stall_ms - idle);
+        sleep_until(now as f64 + wait as f64).await;
+        now = now_ms();
     }
 }
 

@@ -4,7 +4,7 @@
 //! (the current and only stable version of the Messages API), and, from a browser or worker,
 //! `anthropic-dangerous-direct-browser-access: true` (without it the API refuses CORS).
 //! System entries go to the top-level `system` field; turns must alternate and open with
-//! `user` (see `encode::alternate`). `max_tokens` is required by the API: when the call sets
+//! `user` (see `wire::alternate`). `max_tokens` is required by the API: when the call sets
 //! none, [`DEFAULT_MAX_TOKENS`] is sent.
 //!
 //! Stream: SSE with named events: `message_start` (input usage), `content_block_start`,
@@ -26,13 +26,14 @@ use crate::core::json::{Map, Value};
 
 use crate::core::json_write::json_value;
 
-use super::errors::{excerpt, json_error_message};
+use super::errors::excerpt;
 use super::http::HttpRequest;
 use super::provider::{ProviderConfig, ProviderKind};
 use super::tool_codec::{self, AnthropicCalls};
-use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role, Usage};
+use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Usage};
 use super::wire::{
-    alternate, count_of, json_post, put, str_of, temperature, Codec, Ctx, FrameHandler, Wire,
+    alternate, count_of, json_post, put, str_of, temperature, Codec, Ctx, FrameHandler, TurnShape,
+    Wire,
 };
 
 /// The `anthropic-version` header value.
@@ -48,6 +49,17 @@ pub(crate) const CODEC: Codec = Codec {
     wire: Wire::Sse,
 };
 
+/// Messages turns: `{role, content}`, `content` the text, or with tool entries the blocks.
+const TURNS: TurnShape = TurnShape {
+    assistant: "assistant",
+    blocks: "content",
+    text: tool_codec::anthropic_text,
+    plain: Value::String,
+    result: tool_codec::anthropic_result,
+    call: tool_codec::anthropic_use,
+    thinking: Some(tool_codec::anthropic_thinking_block),
+};
+
 pub(crate) fn encode(
     _kind: ProviderKind,
     base: &str,
@@ -56,24 +68,7 @@ pub(crate) fn encode(
     messages: &[ChatMessage],
     browser_like: bool,
 ) -> HttpRequest {
-    let (system, turns) = if tool_codec::has_tool_entries(messages) {
-        tool_codec::anthropic_turns(messages)
-    } else {
-        let alt = alternate(messages);
-        let turns: Vec<Value> = alt
-            .turns
-            .iter()
-            .map(|(role, text)| {
-                let role = if *role == Role::Assistant {
-                    "assistant"
-                } else {
-                    "user"
-                };
-                json_value!({ "role": role, "content": text })
-            })
-            .collect();
-        (alt.system, turns)
-    };
+    let (system, turns) = alternate(messages, &TURNS);
     let thinking = tool_codec::anthropic_thinking_budget(settings.reasoning.as_ref());
     let max_tokens = match (settings.max_tokens, thinking) {
         (Some(m), _) => m,
@@ -131,11 +126,6 @@ impl Handler {
             stop_reason: None,
             calls: AnthropicCalls::default(),
         }
-    }
-
-    fn error(&self, v: &Value, raw: &str) -> LlmError {
-        let message = json_error_message(v).unwrap_or_else(|| raw.to_string());
-        self.ctx.http_error(&message)
     }
 }
 
@@ -206,7 +196,7 @@ impl FrameHandler for Handler {
             "message_stop" => out.push(LlmEvent::Done {
                 finish_reason: self.stop_reason.take(),
             }),
-            "error" => return Err(self.error(&v, data)),
+            "error" => return Err(self.ctx.payload_error(&v, data)),
             _ => {} // ping, and event types added after this was written
         }
         Ok(())
@@ -220,7 +210,7 @@ impl FrameHandler for Handler {
     fn body(&mut self, body: &str, out: &mut Vec<LlmEvent>) -> Result<(), LlmError> {
         let v = self.ctx.parse(body.trim())?;
         if v.get("type").and_then(Value::as_str) == Some("error") || v.get("error").is_some() {
-            return Err(self.error(&v, body));
+            return Err(self.ctx.payload_error(&v, body));
         }
         let Some(blocks) = v.get("content").and_then(Value::as_array) else {
             return Err(self.ctx.decode_error(format!(
@@ -228,24 +218,13 @@ impl FrameHandler for Handler {
                 excerpt(body)
             )));
         };
-        for block in blocks {
+        // Each block as the stream delivers it whole: its start, then its stop.
+        for (index, block) in (0u64..).zip(blocks) {
             if let Some(e) = block_event(block) {
                 out.push(e);
             }
-            if let Some(t) = tool_codec::anthropic_thinking(block) {
-                out.push(LlmEvent::Thinking(t));
-            }
-            if block.get("type").and_then(Value::as_str) == Some("tool_use") {
-                let id = str_of(block.get("id")).unwrap_or_default().to_string();
-                let name = str_of(block.get("name")).unwrap_or_default().to_string();
-                let input = block.get("input").cloned().unwrap_or(Value::Null);
-                out.push(LlmEvent::ToolCall(tool_codec::anthropic_call(
-                    id,
-                    name,
-                    String::new(),
-                    &input,
-                )));
-            }
+            self.calls.start(index, block);
+            self.calls.stop(index, out);
         }
         if let Some(e) = v.get("usage").and_then(usage) {
             out.push(e);

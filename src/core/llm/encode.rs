@@ -57,14 +57,33 @@ pub fn encode_request(
 #[cfg(test)]
 mod tests {
     use super::super::types::Role;
-    use super::super::wire::{alternate, encode_component, OPENING_USER_TURN};
+    use super::super::wire::encode_component;
     use super::*;
 
+    /// The request body of `kind` for `msgs` (no tools, no settings but the model).
+    fn body(kind: ProviderKind, msgs: &[ChatMessage]) -> String {
+        let config = ProviderConfig {
+            api_key: Some("k".into()),
+            ..ProviderConfig::default()
+        };
+        let settings = CallSettings {
+            model: "m".into(),
+            ..CallSettings::default()
+        };
+        encode_request(kind, &config, &settings, msgs, false)
+            .map(|r| r.body)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Without tool entries, the alternating providers merge same-role entries into one text
+    /// (blank line between), drop blank entries (blank system ones too), join the system
+    /// entries, and open with a user turn.
     #[test]
     fn alternate_merges_and_opens_with_user() {
         let msgs = [
             ChatMessage::new(Role::System, "be brief"),
             ChatMessage::new(Role::Assistant, "earlier reply"),
+            ChatMessage::new(Role::System, " "),
             ChatMessage::new(Role::User, "a"),
             ChatMessage::new(Role::User, "   "),
             ChatMessage::new(Role::User, "b"),
@@ -72,17 +91,13 @@ mod tests {
             ChatMessage::new(Role::Assistant, "c"),
             ChatMessage::new(Role::User, "d"),
         ];
-        let a = alternate(&msgs);
-        assert_eq!(a.system.as_deref(), Some("be brief\n\nand kind"));
         assert_eq!(
-            a.turns,
-            vec![
-                (Role::User, OPENING_USER_TURN.to_string()),
-                (Role::Assistant, "earlier reply".to_string()),
-                (Role::User, "a\n\nb".to_string()),
-                (Role::Assistant, "c".to_string()),
-                (Role::User, "d".to_string()),
-            ]
+            body(ProviderKind::Anthropic, &msgs),
+            r#"{"max_tokens":4096,"messages":[{"content":"(conversation continues)","role":"user"},{"content":"earlier reply","role":"assistant"},{"content":"a\n\nb","role":"user"},{"content":"c","role":"assistant"},{"content":"d","role":"user"}],"model":"m","stream":false,"system":"be brief\n\nand kind"}"#
+        );
+        assert_eq!(
+            body(ProviderKind::Google, &msgs),
+            r#"{"contents":[{"parts":[{"text":"(conversation continues)"}],"role":"user"},{"parts":[{"text":"earlier reply"}],"role":"model"},{"parts":[{"text":"a\n\nb"}],"role":"user"},{"parts":[{"text":"c"}],"role":"model"},{"parts":[{"text":"d"}],"role":"user"}],"systemInstruction":{"parts":[{"text":"be brief\n\nand kind"}]}}"#
         );
     }
 

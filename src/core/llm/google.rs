@@ -3,7 +3,7 @@
 //! Request: `POST {base}/v1beta/models/{model}:streamGenerateContent?alt=sse` (or
 //! `:generateContent` when not streaming) with `x-goog-api-key`. System entries go to
 //! `systemInstruction`; turns use roles `user`/`model`, alternate and open with `user` (see
-//! `encode::alternate`); `generationConfig` holds `temperature` and `maxOutputTokens` when set.
+//! `wire::alternate`); `generationConfig` holds `temperature` and `maxOutputTokens` when set.
 //! A model given as `models/<name>` is accepted as well as `<name>`.
 //!
 //! Stream: SSE, each `data:` a whole `GenerateContentResponse`:
@@ -23,14 +23,13 @@ use crate::core::json::{Map, Value};
 
 use crate::core::json_write::json_value;
 
-use super::errors::json_error_message;
 use super::http::HttpRequest;
 use super::provider::{ProviderConfig, ProviderKind};
 use super::tool_codec;
-use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role, Usage};
+use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Usage};
 use super::wire::{
     alternate, count_of, encode_component, json_post, put, str_of, temperature, Codec, Ctx,
-    FrameHandler, Wire,
+    FrameHandler, TurnShape, Wire,
 };
 
 /// Finish reasons meaning "the reply was withheld", not "the reply is complete".
@@ -50,6 +49,18 @@ pub(crate) const CODEC: Codec = Codec {
     wire: Wire::Sse,
 };
 
+/// Gemini contents: `{role, parts}` with roles `user` / `model`; without tool entries, one
+/// text part per turn.
+const TURNS: TurnShape = TurnShape {
+    assistant: "model",
+    blocks: "parts",
+    text: tool_codec::gemini_text,
+    plain: |text| Value::Array(vec![tool_codec::gemini_text(&text)]),
+    result: tool_codec::gemini_result,
+    call: tool_codec::gemini_call_part,
+    thinking: None,
+};
+
 pub(crate) fn encode(
     _kind: ProviderKind,
     base: &str,
@@ -58,24 +69,7 @@ pub(crate) fn encode(
     messages: &[ChatMessage],
     _browser_like: bool,
 ) -> HttpRequest {
-    let (system, contents) = if tool_codec::has_tool_entries(messages) {
-        tool_codec::gemini_contents(messages)
-    } else {
-        let alt = alternate(messages);
-        let contents: Vec<Value> = alt
-            .turns
-            .iter()
-            .map(|(role, text)| {
-                let role = if *role == Role::Assistant {
-                    "model"
-                } else {
-                    "user"
-                };
-                json_value!({ "role": role, "parts": [{ "text": text }] })
-            })
-            .collect();
-        (alt.system, contents)
-    };
+    let (system, contents) = alternate(messages, &TURNS);
     let mut body = Map::new();
     body.insert("contents".into(), Value::Array(contents));
     if !settings.tools.is_empty() {
@@ -134,10 +128,7 @@ impl Handler {
     }
 
     fn response(&mut self, v: &Value, raw: &str, out: &mut Vec<LlmEvent>) -> Result<(), LlmError> {
-        if v.get("error").is_some_and(|e| !e.is_null()) {
-            let message = json_error_message(v).unwrap_or_else(|| raw.to_string());
-            return Err(self.ctx.http_error(&message));
-        }
+        self.ctx.check_error(v, raw)?;
         if let Some(reason) = str_of(v.pointer("/promptFeedback/blockReason")) {
             let mut why = format!("the prompt was blocked ({reason})");
             if let Some(m) = str_of(v.pointer("/promptFeedback/blockReasonMessage")) {

@@ -15,7 +15,6 @@
 
 use crate::core::json::{Map, Value};
 
-use super::errors::json_error_message;
 use super::http::HttpRequest;
 use super::provider::{ProviderConfig, ProviderKind};
 use super::tool_codec;
@@ -83,10 +82,7 @@ impl FrameHandler for Handler {
             return Ok(());
         }
         let v = self.ctx.parse(data)?;
-        if v.get("error").is_some_and(|e| !e.is_null()) {
-            let message = json_error_message(&v).unwrap_or_else(|| data.to_string());
-            return Err(self.ctx.http_error(&message));
-        }
+        self.ctx.check_error(&v, data)?;
         if let Some(t) = str_of(v.pointer("/message/thinking")) {
             out.push(LlmEvent::Reasoning(t.to_string()));
         }

@@ -31,7 +31,6 @@ use crate::core::json_write::json_value;
 
 use super::byte_search::same;
 
-use super::errors::json_error_message;
 use super::http::HttpRequest;
 use super::json_scan::Scan;
 use super::provider::{ProviderConfig, ProviderKind};
@@ -376,10 +375,7 @@ impl FrameHandler for Handler {
             return Ok(());
         }
         let v = self.ctx.parse(data)?;
-        if v.get("error").is_some_and(|e| !e.is_null()) {
-            let message = json_error_message(&v).unwrap_or_else(|| data.to_string());
-            return Err(self.ctx.http_error(&message));
-        }
+        self.ctx.check_error(&v, data)?;
         if let Some(choice) = v.get("choices").and_then(|c| c.get(0)) {
             // Streamed chunks carry `delta`, a non-streamed body carries `message`.
             let part = choice.get("delta").or_else(|| choice.get("message"));

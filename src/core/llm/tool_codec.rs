@@ -40,18 +40,11 @@ use crate::core::vec_map::VecMap;
 
 use crate::core::json::{Map, Value};
 
-use super::types::{ChatMessage, LlmEvent, Role, ThinkingBlock, ToolCallPart};
-use super::wire::{str_of, OPENING_USER_TURN};
+use super::types::{ChatMessage, LlmEvent, Role, ThinkingBlock, ToolCallPart, ToolResultPart};
+use super::wire::str_of;
 use crate::core::json_write::{json_value, ToJson};
 use crate::core::model::{Reasoning, ReasoningEffort};
 use crate::core::tools::ToolSpec;
-
-/// Whether an input holds tool entries (then the block-based encodings are used).
-pub(crate) fn has_tool_entries(messages: &[ChatMessage]) -> bool {
-    messages
-        .iter()
-        .any(|m| !m.tool_calls.is_empty() || m.tool_result.is_some())
-}
 
 /// Arguments text as a JSON object (for providers that take an object); text that is not an
 /// object becomes `{}` (the engine already answered such a call with an error).
@@ -180,65 +173,24 @@ pub(crate) fn anthropic_tools(tools: &[ToolSpec]) -> Value {
     )
 }
 
-/// System prompt and block-based turns (alternating, opening with `user`; results first in
-/// their user turn because they follow the assistant turn that made the calls).
-pub(crate) fn anthropic_turns(messages: &[ChatMessage]) -> (Option<String>, Vec<Value>) {
-    let mut system: Vec<&str> = Vec::new();
-    let mut turns: Vec<(Role, Vec<Value>)> = Vec::new();
-    for m in messages {
-        let (role, blocks) = if let Some(r) = &m.tool_result {
-            let block = json_value!({"type": "tool_result", "tool_use_id": r.tool_call_id,
-                "content": m.content});
-            (Role::User, vec![block])
-        } else if m.role == Role::System {
-            system.push(&m.content);
-            continue;
-        } else {
-            // The step's thinking blocks first, exactly as received (the API checks them).
-            let mut blocks: Vec<Value> = m.thinking.iter().map(anthropic_thinking_block).collect();
-            if !m.content.trim().is_empty() {
-                blocks.push(json_value!({"type": "text", "text": m.content}));
-            }
-            for c in &m.tool_calls {
-                blocks.push(json_value!({"type": "tool_use", "id": c.id, "name": c.name,
-                    "input": args_object(&c.arguments)}));
-            }
-            (m.role, blocks)
-        };
-        if blocks.is_empty() {
-            continue;
-        }
-        match turns.last_mut() {
-            Some((last, b)) if *last == role => b.extend(blocks),
-            _ => turns.push((role, blocks)),
-        }
-    }
-    if turns.first().map(|(r, _)| *r) != Some(Role::User) {
-        turns.insert(
-            0,
-            (
-                Role::User,
-                vec![json_value!({"type": "text", "text": OPENING_USER_TURN})],
-            ),
-        );
-    }
-    let turns = turns
-        .into_iter()
-        .map(|(role, content)| {
-            let role = if role == Role::Assistant {
-                "assistant"
-            } else {
-                "user"
-            };
-            json_value!({"role": role, "content": content})
-        })
-        .collect();
-    let system = (!system.is_empty()).then(|| system.join("\n\n"));
-    (system, turns)
+/// A text block of a Messages turn.
+pub(crate) fn anthropic_text(text: &str) -> Value {
+    json_value!({"type": "text", "text": text})
+}
+
+/// A `tool_result` block (first in its user turn, see `wire::alternate`).
+pub(crate) fn anthropic_result(m: &ChatMessage, r: &ToolResultPart) -> Value {
+    json_value!({"type": "tool_result", "tool_use_id": r.tool_call_id, "content": m.content})
+}
+
+/// A `tool_use` block of an assistant turn.
+pub(crate) fn anthropic_use(c: &ToolCallPart) -> Value {
+    json_value!({"type": "tool_use", "id": c.id, "name": c.name,
+        "input": args_object(&c.arguments)})
 }
 
 /// A thinking block as the Messages API sends and takes it.
-fn anthropic_thinking_block(b: &ThinkingBlock) -> Value {
+pub(crate) fn anthropic_thinking_block(b: &ThinkingBlock) -> Value {
     match b {
         ThinkingBlock::Thinking {
             thinking,
@@ -406,66 +358,29 @@ pub(crate) fn gemini_tools(tools: &[ToolSpec]) -> Value {
     json_value!([{ "functionDeclarations": decls }])
 }
 
-/// System prompt and part-based contents (roles `user` / `model`, alternating, opening with
-/// `user`).
-pub(crate) fn gemini_contents(messages: &[ChatMessage]) -> (Option<String>, Vec<Value>) {
-    let mut system: Vec<&str> = Vec::new();
-    let mut turns: Vec<(Role, Vec<Value>)> = Vec::new();
-    for m in messages {
-        let (role, parts) = if let Some(r) = &m.tool_result {
-            let response = match crate::core::json::from_str(&m.content) {
-                Ok(v @ Value::Object(_)) => v,
-                Ok(other) => json_value!({ "result": other }),
-                Err(_) => json_value!({ "result": m.content }),
-            };
-            let part =
-                json_value!({"functionResponse": {"name": r.tool_name, "response": response}});
-            (Role::User, vec![part])
-        } else if m.role == Role::System {
-            system.push(&m.content);
-            continue;
-        } else {
-            let mut parts = Vec::new();
-            if !m.content.trim().is_empty() {
-                parts.push(json_value!({ "text": m.content }));
-            }
-            for c in &m.tool_calls {
-                let mut part = json_value!({"functionCall": {"name": c.name,
-                    "args": args_object(&c.arguments)}});
-                if let (Some(sig), Value::Object(p)) = (&c.signature, &mut part) {
-                    p.insert("thoughtSignature".into(), Value::from(sig.clone()));
-                }
-                parts.push(part);
-            }
-            (m.role, parts)
-        };
-        if parts.is_empty() {
-            continue;
-        }
-        match turns.last_mut() {
-            Some((last, p)) if *last == role => p.extend(parts),
-            _ => turns.push((role, parts)),
-        }
+/// A text part of a Gemini turn.
+pub(crate) fn gemini_text(text: &str) -> Value {
+    json_value!({ "text": text })
+}
+
+/// A `functionResponse` part (`response` must be an object: other results are wrapped).
+pub(crate) fn gemini_result(m: &ChatMessage, r: &ToolResultPart) -> Value {
+    let response = match crate::core::json::from_str(&m.content) {
+        Ok(v @ Value::Object(_)) => v,
+        Ok(other) => json_value!({ "result": other }),
+        Err(_) => json_value!({ "result": m.content }),
+    };
+    json_value!({"functionResponse": {"name": r.tool_name, "response": response}})
+}
+
+/// A `functionCall` part, with its `thoughtSignature` when the call had one.
+pub(crate) fn gemini_call_part(c: &ToolCallPart) -> Value {
+    let mut part = json_value!({"functionCall": {"name": c.name,
+        "args": args_object(&c.arguments)}});
+    if let (Some(sig), Value::Object(p)) = (&c.signature, &mut part) {
+        p.insert("thoughtSignature".into(), Value::from(sig.clone()));
     }
-    if turns.first().map(|(r, _)| *r) != Some(Role::User) {
-        turns.insert(
-            0,
-            (Role::User, vec![json_value!({ "text": OPENING_USER_TURN })]),
-        );
-    }
-    let contents = turns
-        .into_iter()
-        .map(|(role, parts)| {
-            let role = if role == Role::Assistant {
-                "model"
-            } else {
-                "user"
-            };
-            json_value!({"role": role, "parts": parts})
-        })
-        .collect();
-    let system = (!system.is_empty()).then(|| system.join("\n\n"));
-    (system, contents)
+    part
 }
 
 pub(crate) fn gemini_thinking(r: Option<&Reasoning>) -> Option<Value> {
@@ -476,25 +391,44 @@ pub(crate) fn gemini_thinking(r: Option<&Reasoning>) -> Option<Value> {
 /// A `functionCall` part as a complete call (`n` numbers the calls without an id).
 pub(crate) fn gemini_call(part: &Value, n: &mut u64) -> Option<ToolCallPart> {
     let call = part.get("functionCall")?;
-    let name = str_of(call.get("name"))?.to_string();
-    let arguments = match call.get("args") {
+    let name = str_of(call.get("name"))?;
+    // `args` is a protobuf Struct; text from a proxy is kept (see `whole_call`).
+    Some(whole_call(
+        str_of(call.get("id")),
+        name,
+        call.get("args"),
+        n,
+        str_of(part.get("thoughtSignature")).map(str::to_string),
+    ))
+}
+
+/// A call that arrives whole (Gemini, Ollama): its arguments object as JSON text, arguments
+/// sent as text (not the API's shape, but a proxy may send it) kept as they are, as for
+/// Anthropic's `input`, so the engine reports them rather than running the tool with `{}`;
+/// `call_<n>` as the id when it has none.
+fn whole_call(
+    id: Option<&str>,
+    name: &str,
+    args: Option<&Value>,
+    n: &mut u64,
+    signature: Option<String>,
+) -> ToolCallPart {
+    let arguments = match args {
         Some(v @ Value::Object(_)) => v.to_json(),
-        // Not Gemini's own shape (`args` is a protobuf Struct), but a proxy may send text: keep
-        // it, as for Anthropic's `input`, so the engine reports it rather than running `{}`.
         Some(Value::String(raw)) => raw.clone(),
         _ => "{}".to_string(),
     };
-    let id = match str_of(call.get("id")) {
+    let id = match id {
         Some(id) => id.to_string(),
         None => format!("call_{n}"),
     };
     *n += 1;
-    Some(ToolCallPart {
+    ToolCallPart {
         id,
-        name,
+        name: name.to_string(),
         arguments,
-        signature: str_of(part.get("thoughtSignature")).map(str::to_string),
-    })
+        signature,
+    }
 }
 
 // ---- Ollama ----
@@ -523,21 +457,13 @@ pub(crate) fn ollama_calls(v: &Value, n: &mut u64, out: &mut Vec<LlmEvent>) {
         let Some(name) = str_of(c.pointer("/function/name")) else {
             continue;
         };
-        let arguments = match c.pointer("/function/arguments") {
-            Some(Value::String(s)) => s.clone(),
-            Some(v @ Value::Object(_)) => v.to_json(),
-            _ => "{}".to_string(),
-        };
-        let id = match str_of(c.get("id")) {
-            Some(id) => id.to_string(),
-            None => format!("call_{n}"),
-        };
-        *n += 1;
-        out.push(LlmEvent::ToolCall(ToolCallPart {
-            id,
-            name: name.to_string(),
-            arguments,
-            signature: None,
-        }));
+        let args = c.pointer("/function/arguments");
+        out.push(LlmEvent::ToolCall(whole_call(
+            str_of(c.get("id")),
+            name,
+            args,
+            n,
+            None,
+        )));
     }
 }

@@ -6,10 +6,13 @@
 
 use crate::core::json::{Map, Value};
 
-use super::errors::excerpt;
+use super::errors::{excerpt, json_error_message};
 use super::http::HttpRequest;
 use super::provider::{ProviderConfig, ProviderKind};
-use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Role, STREAM_CUT};
+use super::types::{
+    CallSettings, ChatMessage, LlmError, LlmEvent, Role, ThinkingBlock, ToolCallPart,
+    ToolResultPart, STREAM_CUT,
+};
 use crate::core::json_write::ToJson;
 
 /// A provider's request encoder: `(kind, base URL, config, settings, messages, browser_like)`.
@@ -52,6 +55,20 @@ impl Ctx {
             status_text: self.status_text.clone(),
             body_excerpt: excerpt(message),
             retry_after_ms: None,
+        }
+    }
+
+    /// The error payload `v` (the frame `raw`) of a response: the provider's message when the
+    /// payload has one (see `errors::json_error_message`), else the frame itself.
+    pub(crate) fn payload_error(&self, v: &Value, raw: &str) -> LlmError {
+        self.http_error(json_error_message(v).as_deref().unwrap_or(raw))
+    }
+
+    /// [`Ctx::payload_error`] when `v` holds an `error` that is not `null`.
+    pub(crate) fn check_error(&self, v: &Value, raw: &str) -> Result<(), LlmError> {
+        match v.get("error") {
+            Some(e) if !e.is_null() => Err(self.payload_error(v, raw)),
+            _ => Ok(()),
         }
     }
 
@@ -149,50 +166,114 @@ pub(crate) fn encode_component(s: &str) -> String {
     out
 }
 
-/// What providers with strict alternation (Anthropic, Gemini) need: every system entry joined
-/// into one system prompt, and the rest as user/assistant turns with consecutive same-role
-/// entries merged (joined by a blank line), blank entries dropped (both APIs reject empty
-/// text), and a first turn that is `user`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Alternating {
-    pub(crate) system: Option<String>,
-    pub(crate) turns: Vec<(Role, String)>,
-}
-
 /// Stands in for the missing opening user turn when the conversation would start with the
 /// assistant (or hold no turn at all): both APIs reject that, and dropping the assistant's
 /// words would lose context.
 pub(crate) const OPENING_USER_TURN: &str = "(conversation continues)";
 
-pub(crate) fn alternate(messages: &[ChatMessage]) -> Alternating {
+/// How a provider with strict alternation (Anthropic, Gemini) shapes its turns: the one table
+/// [`alternate`] walks the history with, so both share a single walk.
+pub(crate) struct TurnShape {
+    /// The assistant side's role name (the other side is `user`).
+    pub(crate) assistant: &'static str,
+    /// The key of a turn's blocks (`content`, `parts`).
+    pub(crate) blocks: &'static str,
+    /// A text block of a history with tool entries.
+    pub(crate) text: fn(&str) -> Value,
+    /// A turn's blocks when the history has no tool entry, from its text: the encoding these
+    /// providers had before tools, kept byte for byte.
+    pub(crate) plain: fn(String) -> Value,
+    /// A tool result's block (the message is the result's entry).
+    pub(crate) result: fn(&ChatMessage, &ToolResultPart) -> Value,
+    /// A tool call's block.
+    pub(crate) call: fn(&ToolCallPart) -> Value,
+    /// The blocks of a step's thinking, which open its assistant turn (Anthropic's); `None`
+    /// where the provider takes none back.
+    pub(crate) thinking: Option<fn(&ThinkingBlock) -> Value>,
+}
+
+/// What providers with strict alternation need: every system entry joined into one system
+/// prompt, and the rest as user/assistant turns with consecutive same-role entries merged,
+/// blank text dropped (both APIs reject empty text), and a first turn that is `user`.
+///
+/// Without tool entries a turn is its entries' texts joined by a blank line (and a blank
+/// system entry is dropped too), in [`TurnShape::plain`]'s shape. With them, a turn is a list
+/// of blocks: a result's block (a result is on the user side, first in its turn because it
+/// follows the assistant turn that made the call), or a step's thinking blocks, its text and
+/// its calls.
+pub(crate) fn alternate(
+    messages: &[ChatMessage],
+    shape: &TurnShape,
+) -> (Option<String>, Vec<Value>) {
+    let tools = messages
+        .iter()
+        .any(|m| !m.tool_calls.is_empty() || m.tool_result.is_some());
     let mut system: Vec<&str> = Vec::new();
-    let mut turns: Vec<(Role, String)> = Vec::new();
+    let mut turns: Vec<(Role, Vec<Value>)> = Vec::new();
     for m in messages {
-        if m.content.trim().is_empty() {
+        let mut blocks = Vec::new();
+        let blank = m.content.trim().is_empty();
+        let role = if let Some(r) = &m.tool_result {
+            blocks.push((shape.result)(m, r));
+            Role::User
+        } else if m.role == Role::System {
+            if tools || !blank {
+                system.push(&m.content);
+            }
+            continue;
+        } else {
+            if let (true, Some(thinking)) = (tools, shape.thinking) {
+                // Exactly as received (the API checks them).
+                blocks.extend(m.thinking.iter().map(thinking));
+            }
+            if !blank {
+                blocks.push(if tools {
+                    (shape.text)(&m.content)
+                } else {
+                    Value::from(m.content.as_str())
+                });
+            }
+            blocks.extend(m.tool_calls.iter().map(shape.call));
+            m.role
+        };
+        if blocks.is_empty() {
             continue;
         }
-        match m.role {
-            Role::System => system.push(&m.content),
-            role => match turns.last_mut() {
-                Some((last, text)) if *last == role => {
-                    text.push_str("\n\n");
-                    text.push_str(&m.content);
-                }
-                _ => turns.push((role, m.content.clone())),
-            },
+        match turns.last_mut() {
+            Some((last, b)) if *last == role => b.extend(blocks),
+            _ => turns.push((role, blocks)),
         }
     }
     if turns.first().map(|(r, _)| *r) != Some(Role::User) {
-        turns.insert(0, (Role::User, OPENING_USER_TURN.to_string()));
-    }
-    Alternating {
-        system: if system.is_empty() {
-            None
+        let opening = if tools {
+            (shape.text)(OPENING_USER_TURN)
         } else {
-            Some(system.join("\n\n"))
-        },
-        turns,
+            Value::from(OPENING_USER_TURN)
+        };
+        turns.insert(0, (Role::User, vec![opening]));
     }
+    let turns = turns
+        .into_iter()
+        .map(|(role, blocks)| {
+            let role = if role == Role::Assistant {
+                shape.assistant
+            } else {
+                "user"
+            };
+            let blocks = if tools {
+                Value::Array(blocks)
+            } else {
+                let texts: Vec<&str> = blocks.iter().filter_map(Value::as_str).collect();
+                (shape.plain)(texts.join("\n\n"))
+            };
+            let mut turn = Map::new();
+            turn.insert("role".into(), Value::from(role));
+            turn.insert(shape.blocks.into(), blocks);
+            Value::Object(turn)
+        })
+        .collect();
+    let system = (!system.is_empty()).then(|| system.join("\n\n"));
+    (system, turns)
 }
 
 /// `v` as a non-empty string.
