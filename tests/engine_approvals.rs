@@ -640,3 +640,25 @@ fn a_cancellation_that_reaches_the_store_after_another_tab_approved_keeps_nothin
         h.system("error")
     );
 }
+
+#[test]
+fn a_cancellation_whose_store_check_fails_still_deletes_the_record_and_keeps_the_text() {
+    // The queued store work of a stop first reads whether the approval is still pending; when
+    // that read fails (reported), the record is deleted anyway rather than left to resurrect
+    // the approval after a reopen, and the partial text is kept.
+    let (h, _exec) = world_with_tools();
+    script_call(&h, "pay", "{}");
+    h.send("Pay");
+    h.world.stop();
+    h.clear_events();
+    h.store.fail_next_read(StoreError::Backend("disk".into()));
+    block_on(h.world.run_until_idle());
+    let errors = h.system("error");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0]["code"], "storage_error");
+    assert!(stored_approvals(&h).is_empty());
+    let t = h.transcript();
+    assert_eq!(t.len(), 2);
+    assert_eq!(t[1].kind, MessageKind::Interrupted);
+    assert!(h.reopen().pending_approvals().is_empty());
+}

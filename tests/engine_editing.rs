@@ -307,6 +307,34 @@ fn edit_rejects_replies_notices_and_unknown_ids() {
     assert_eq!(contents(&h), vec!["hi", "a1"]);
 }
 
+/// A reply whose message left the chat cannot be regenerated (its answered message is read
+/// from the store in a second step of the same change): a clear input error, nothing changes.
+#[test]
+fn regenerate_a_reply_whose_message_was_deleted_says_so_and_changes_nothing() {
+    let h = harness();
+    h.add("alice");
+    h.llm.reply("alice", "a1");
+    let q = h.send("hello");
+    let reply = h
+        .transcript()
+        .into_iter()
+        .find(|m| m.content == "a1")
+        .unwrap();
+    block_on(h.world.delete_message(&q.message_id)).unwrap();
+    let count = h.count("alice");
+    h.clear_events();
+    let err = block_on(h.world.regenerate(&reply.message_id, None)).unwrap_err();
+    assert_eq!(err.code(), "invalid_input");
+    assert!(
+        err.to_string().contains("which is no longer in the chat"),
+        "{err}"
+    );
+    assert_eq!(contents(&h), vec!["a1"]);
+    assert_eq!(h.count("alice"), count, "no turn");
+    assert_eq!(h.calls("alice"), 1, "no call");
+    assert!(h.system("message-replaced").is_empty());
+}
+
 #[test]
 fn delete_message_removes_one_message_from_chat_and_every_memory_only() {
     let h = harness();

@@ -40,13 +40,14 @@
 
 use crate::core::approval::{ApprovalRecord, PendingApproval, ReplyState};
 use crate::core::engine::routing::{Edit, Outgoing};
-use crate::core::engine::shared::{replanned, Planned};
+use crate::core::engine::shared::{unasked, Got, Planned, Read, Step};
 use crate::core::engine::steps::{stored_args, StepsOutcome};
 use crate::core::engine::{Job, JobKind, World};
 use crate::core::events::{ApprovalOutcome, Event, SseEvent, SseType, SystemEvent};
 use crate::core::llm::types::LlmError;
 use crate::core::model::{Agent, Message, MessageKind, ToolCallRecord};
-use crate::core::store::{LocalBoxFuture, StoreOp};
+use crate::core::store::StoreOp;
+use std::cell::Cell;
 
 use super::responder::{sse, sse_payload};
 
@@ -92,48 +93,51 @@ impl World {
         decision: Decision,
     ) -> Result<(), crate::core::error::WorldError> {
         let not_found = || crate::core::error::WorldError::ApprovalNotFound(approval_id.into());
-        let planned = &mut || -> LocalBoxFuture<'_, _> {
-            let decision = decision.clone();
-            Box::pin(async move {
-                let Some(rec) = self
-                    .st()
-                    .approvals
-                    .iter()
-                    .find(|a| a.approval_id == approval_id)
-                    .cloned()
-                else {
-                    return Err(not_found());
-                };
-                let unstored = self.st().unstored.contains(&rec.approval_id);
-                let mut ops = Vec::new();
-                if let (Some(cid), false) = (&rec.chat_id, unstored) {
-                    // Still pending in the store? The delete below carries the revision check,
-                    // so no other writer can settle it between this read and the delete
-                    // unnoticed.
-                    let stored = self
-                        .inner
-                        .store
-                        .approvals(&rec.world_id, cid)
-                        .await
-                        .map_err(|e| self.report_storage(e.into(), None))?;
-                    if !stored.iter().any(|a| a.approval_id == approval_id) {
-                        self.st_mut()
-                            .approvals
-                            .retain(|a| a.approval_id != approval_id);
-                        return Err(not_found());
+        self.change_reading(&mut |got| {
+            let Some(rec) = self
+                .st()
+                .approvals
+                .iter()
+                .find(|a| a.approval_id == approval_id)
+                .cloned()
+            else {
+                return Err(not_found());
+            };
+            let unstored = self.st().unstored.contains(&rec.approval_id);
+            let mut ops = Vec::new();
+            if let (Some(cid), false) = (&rec.chat_id, unstored) {
+                // Still pending in the store? The delete below carries the revision check,
+                // so no other writer can settle it between this read and the delete
+                // unnoticed.
+                let stored = match got.pop() {
+                    None => {
+                        return Ok(Step::Read(Read::Approvals {
+                            world_id: rec.world_id.clone(),
+                            chat_id: cid.clone(),
+                            lenient: false,
+                        }))
                     }
-                    ops.push(StoreOp::DeleteApproval {
-                        world_id: rec.world_id.clone(),
-                        chat_id: cid.clone(),
-                        approval_id: approval_id.to_string(),
-                    });
+                    Some(Got::Approvals(Some(stored))) => stored,
+                    Some(_) => return Err(unasked()),
+                };
+                if !stored.iter().any(|a| a.approval_id == approval_id) {
+                    self.st_mut()
+                        .approvals
+                        .retain(|a| a.approval_id != approval_id);
+                    return Err(not_found());
                 }
-                Ok(Some(Planned::new(ops, move |w| {
-                    resolve(w, rec, decision, approval_id)
-                })))
-            })
-        };
-        self.change_reading(planned).await?;
+                ops.push(StoreOp::DeleteApproval {
+                    world_id: rec.world_id.clone(),
+                    chat_id: cid.clone(),
+                    approval_id: approval_id.to_string(),
+                });
+            }
+            let decision = decision.clone();
+            Ok(Step::Plan(Some(Planned::new(ops, move |w| {
+                resolve(w, rec, decision, approval_id)
+            }))))
+        })
+        .await?;
         self.wake_runner();
         Ok(())
     }
@@ -293,8 +297,43 @@ impl World {
     /// took it along) and keeps the partial text as `interrupted`.
     pub(crate) async fn finish_cancel(&self, rec: &ApprovalRecord, stored: bool) {
         if let Some(cid) = &rec.chat_id {
-            let go_on = replanned!(self, self.delete_cancelled(rec, cid, stored));
-            if matches!(go_on, Ok(false)) {
+            // Deletes the stored record; keeps nothing when another tab answered it first (it
+            // resumed the reply, which publishes under the same id). A failed delete was
+            // reported; the record then reappears after a reload.
+            let answered = &Cell::new(false);
+            let _ = self
+                .change_reading(&mut |got| {
+                    let chat_exists = self.st().chats.iter().any(|c| c.id == *cid);
+                    if !(chat_exists && stored) {
+                        return Ok(Step::Plan(None));
+                    }
+                    let still_pending = match got.pop() {
+                        None => {
+                            return Ok(Step::Read(Read::Approvals {
+                                world_id: rec.world_id.clone(),
+                                chat_id: cid.clone(),
+                                lenient: true,
+                            }))
+                        }
+                        // Unread (the failure was reported): deleted anyway.
+                        Some(Got::Approvals(v)) => {
+                            v.is_none_or(|v| v.iter().any(|a| a.approval_id == rec.approval_id))
+                        }
+                        Some(_) => return Err(unasked()),
+                    };
+                    if !still_pending {
+                        answered.set(true);
+                        return Ok(Step::Plan(None));
+                    }
+                    let op = StoreOp::DeleteApproval {
+                        world_id: rec.world_id.clone(),
+                        chat_id: cid.clone(),
+                        approval_id: rec.approval_id.clone(),
+                    };
+                    Ok(Step::Plan(Some(Planned::new(vec![op], |_| Vec::new()))))
+                })
+                .await;
+            if answered.get() {
                 return;
             }
         }
@@ -323,46 +362,6 @@ impl World {
         };
         if let Err(e) = self.publish(out).await {
             self.report(&e);
-        }
-    }
-
-    /// The store half of [`World::finish_cancel`], one attempt (see `replanned!`):
-    /// deletes the stored record; `Ok(false)` when another tab answered it first (it resumed
-    /// the reply, which publishes under the same id: keep nothing).
-    async fn delete_cancelled(
-        &self,
-        rec: &ApprovalRecord,
-        cid: &str,
-        stored: bool,
-    ) -> Result<bool, crate::core::error::WorldError> {
-        let _g = self.write_lock().await?;
-        let chat_exists = self.st().chats.iter().any(|c| c.id == cid);
-        if !(chat_exists && stored) {
-            return Ok(true);
-        }
-        let still_pending = match self.inner.store.approvals(&rec.world_id, cid).await {
-            Ok(v) => v.iter().any(|a| a.approval_id == rec.approval_id),
-            Err(e) => {
-                self.report_storage(e.into(), None);
-                true
-            }
-        };
-        if !still_pending {
-            return Ok(false);
-        }
-        let op = StoreOp::DeleteApproval {
-            world_id: rec.world_id.clone(),
-            chat_id: cid.to_string(),
-            approval_id: rec.approval_id.clone(),
-        };
-        match self.persist(vec![op]).await {
-            // A failure was reported; the record then reappears after a reload.
-            Err(
-                e @ crate::core::error::WorldError::Storage(
-                    crate::core::store::StoreError::Conflict(_),
-                ),
-            ) => Err(e),
-            _ => Ok(true),
         }
     }
 

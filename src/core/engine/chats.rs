@@ -2,8 +2,8 @@
 //! clearing an agent's memory. Each operation is one store batch under the write lock; leaving
 //! the current chat cancels its queued and running calls first (spec §4 last paragraph).
 
-use crate::core::engine::shared::{committed, Planned};
-use crate::core::engine::{load_chat_state, most_recent_chat, World};
+use crate::core::engine::shared::{committed, unasked, Got, Planned, Read, Step};
+use crate::core::engine::{most_recent_chat, World};
 use crate::core::error::WorldError;
 use crate::core::events::{Event, SystemEvent, WorldEvent};
 use crate::core::model::{validate_chat_name, Chat, Message, TitleSource, NEW_CHAT_NAME};
@@ -112,45 +112,37 @@ impl World {
     /// Makes chat `id` current and restores every agent's memory and counter from it.
     pub async fn load_chat(&self, id: &str) -> Result<Chat, WorldError> {
         let out = &Cell::new(None);
-        self.change_reading(&mut || {
-            Box::pin(async move {
-                let Some(chat) = self.st().chats.iter().find(|c| c.id == id).cloned() else {
-                    return Err(WorldError::ChatNotFound(id.to_string()));
-                };
-                let (mut world, mut agents) = {
-                    let st = self.st();
-                    (st.world.clone(), st.agents.clone())
-                };
-                load_chat_state(&*self.inner.store, &world, id, &mut agents)
-                    .await
-                    .map_err(|e| self.report_storage(e, None))?;
-                let approvals = self
-                    .inner
-                    .store
-                    .approvals(&world.id, id)
-                    .await
-                    .map_err(|e| self.report_storage(e.into(), None))?;
-                let mut ops = Vec::new();
-                if world.current_chat_id.as_deref() != Some(id) {
-                    self.cancel_current_chat_calls();
-                    world.current_chat_id = Some(id.to_string());
-                    world.last_updated = self.now();
-                    ops.push(StoreOp::PutWorld(world.clone()));
+        self.change_reading(&mut |got| {
+            let Some(chat) = self.st().chats.iter().find(|c| c.id == id).cloned() else {
+                return Err(WorldError::ChatNotFound(id.to_string()));
+            };
+            let Some(read) = got.pop() else {
+                return Ok(Step::Read(Read::Chat(id.to_string())));
+            };
+            let Got::Chat(agents, approvals) = read else {
+                return Err(unasked());
+            };
+            let mut world = self.st().world.clone();
+            let mut ops = Vec::new();
+            if world.current_chat_id.as_deref() != Some(id) {
+                self.cancel_current_chat_calls();
+                world.current_chat_id = Some(id.to_string());
+                world.last_updated = self.now();
+                ops.push(StoreOp::PutWorld(world.clone()));
+            }
+            Ok(Step::Plan(Some(Planned::new(ops, move |w| {
+                {
+                    let mut st = w.st_mut();
+                    st.world = world;
+                    st.no_chat_left = None;
+                    restore(&mut st.agents, agents);
+                    st.approvals = approvals;
                 }
-                Ok(Some(Planned::new(ops, move |w| {
-                    {
-                        let mut st = w.st_mut();
-                        st.world = world;
-                        st.no_chat_left = None;
-                        restore(&mut st.agents, agents);
-                        st.approvals = approvals;
-                    }
-                    out.set(Some(chat));
-                    vec![Event::System(SystemEvent::ChatLoaded {
-                        chat_id: id.to_string(),
-                    })]
-                })))
-            })
+                out.set(Some(chat));
+                vec![Event::System(SystemEvent::ChatLoaded {
+                    chat_id: id.to_string(),
+                })]
+            }))))
         })
         .await?;
         committed(out)
@@ -165,53 +157,51 @@ impl World {
     /// record it rewrites is the world's current-chat pointer (not even that when the last chat
     /// goes: the pointer left naming the deleted chat says "no chat left").
     pub async fn delete_chat(&self, id: &str) -> Result<bool, WorldError> {
-        self.change_reading(&mut || {
-            Box::pin(async move {
-                let (mut world, mut agents, next) = {
-                    let st = self.st();
-                    if !st.chats.iter().any(|c| c.id == id) {
-                        return Ok(None);
-                    }
-                    let next = most_recent_chat(st.chats.iter().filter(|c| c.id != id))
-                        .map(|c| c.id.clone());
-                    (st.world.clone(), st.agents.clone(), next)
-                };
-                let was_current = world.current_chat_id.as_deref() == Some(id);
-                let deletes = vec![StoreOp::DeleteChat {
-                    world_id: world.id.clone(),
-                    chat_id: id.to_string(),
-                }];
-                let mut puts = Vec::new();
-                let mut approvals = Vec::new();
-                if was_current {
+        self.change_reading(&mut |got| {
+            let (mut world, mut agents, next) = {
+                let st = self.st();
+                if !st.chats.iter().any(|c| c.id == id) {
+                    return Ok(Step::Plan(None));
+                }
+                let next =
+                    most_recent_chat(st.chats.iter().filter(|c| c.id != id)).map(|c| c.id.clone());
+                (st.world.clone(), st.agents.clone(), next)
+            };
+            let was_current = world.current_chat_id.as_deref() == Some(id);
+            let deletes = vec![StoreOp::DeleteChat {
+                world_id: world.id.clone(),
+                chat_id: id.to_string(),
+            }];
+            let mut puts = Vec::new();
+            let mut approvals = Vec::new();
+            if was_current {
+                // The calls of the chat left are cancelled before the next chat is read (on the
+                // first call; the second is handed the read).
+                if got.is_empty() {
                     self.cancel_current_chat_calls();
-                    match &next {
-                        Some(n) => {
-                            load_chat_state(&*self.inner.store, &world, n, &mut agents)
-                                .await
-                                .map_err(|e| self.report_storage(e, None))?;
-                            approvals = self
-                                .inner
-                                .store
-                                .approvals(&world.id, n)
-                                .await
-                                .map_err(|e| self.report_storage(e.into(), None))?;
+                }
+                match (&next, got.pop()) {
+                    (Some(n), None) => return Ok(Step::Read(Read::Chat(n.clone()))),
+                    (Some(_), Some(Got::Chat(a, ap))) => (agents, approvals) = (a, ap),
+                    (Some(_), Some(_)) => return Err(unasked()),
+                    (None, _) => {
+                        for a in &mut agents {
+                            a.memory.clear();
+                            a.agent.llm_call_count = 0;
+                            a.agent.last_llm_call = None;
                         }
-                        None => {
-                            for a in &mut agents {
-                                a.memory.clear();
-                                a.agent.llm_call_count = 0;
-                                a.agent.last_llm_call = None;
-                            }
-                        }
-                    }
-                    world.current_chat_id = next;
-                    if world.current_chat_id.is_some() {
-                        world.last_updated = self.now();
-                        puts.push(StoreOp::PutWorld(world.clone()));
                     }
                 }
-                Ok(Some(Planned::freeing(deletes, puts, move |w| {
+                world.current_chat_id = next;
+                if world.current_chat_id.is_some() {
+                    world.last_updated = self.now();
+                    puts.push(StoreOp::PutWorld(world.clone()));
+                }
+            }
+            Ok(Step::Plan(Some(Planned::freeing(
+                deletes,
+                puts,
+                move |w| {
                     let new_current = world.current_chat_id.clone();
                     {
                         let mut st = w.st_mut();
@@ -229,8 +219,8 @@ impl World {
                         chat_id: id.to_string(),
                         new_current_chat_id: new_current,
                     })]
-                })))
-            })
+                },
+            ))))
         })
         .await
     }

@@ -21,7 +21,7 @@
 //! - `deleteMessage` removes any message of the chat (notices too) and nothing else: calls
 //!   answering it go on. `editMessage` cancels the calls answering the removed messages.
 
-use crate::core::engine::shared::{committed, Planned};
+use crate::core::engine::shared::{committed, unasked, Got, Planned, Read, Step};
 use std::cell::Cell;
 use std::collections::VecDeque;
 
@@ -35,7 +35,7 @@ use crate::core::llm::types::ChatMessage;
 use crate::core::llm_client::CancelToken;
 use crate::core::mentions::{sender_type, SenderType};
 use crate::core::model::{validate_content, Agent, MemoryEntry, Message, MessageKind};
-use crate::core::store::{AgentChatState, LocalBoxFuture, StoreOp};
+use crate::core::store::{AgentChatState, StoreOp};
 
 /// Messages read per page while looking for the one to edit (from the end of the chat).
 const PAGE: usize = 100;
@@ -55,26 +55,35 @@ impl World {
         agent: Option<&str>,
     ) -> Result<String, WorldError> {
         let out = &Cell::new(None);
-        let planned = &mut || -> LocalBoxFuture<'_, _> {
-            Box::pin(async move {
-                let (world_id, chat_id) = self.editable_chat(message_id)?;
-                let (msg, _) = self.locate(&world_id, &chat_id, message_id).await?;
-                let (agent_id, trigger, old) = match regenerated(msg, agent)? {
-                    Regenerated::Ready(a, trigger, old) => (a, trigger, old),
-                    Regenerated::Answering(a, answered, old) => {
-                        let (trigger, _) = self
-                            .locate(&world_id, &chat_id, &answered)
-                            .await
-                            .map_err(|_| gone(&answered))?;
-                        (a, trigger, old)
-                    }
-                };
-                Ok(Some(self.plan_regeneration(
-                    world_id, chat_id, agent_id, trigger, old, out,
-                )?))
-            })
-        };
-        self.change_reading(planned).await?;
+        self.change_reading(&mut |got| {
+            let (world_id, chat_id) = self.editable_chat(message_id)?;
+            let locate = |message_id: &str, answered| {
+                Ok(Step::Read(Read::Locate {
+                    world_id: world_id.clone(),
+                    chat_id: chat_id.clone(),
+                    message_id: message_id.to_string(),
+                    answered,
+                }))
+            };
+            let msg = match got.first() {
+                None => return locate(message_id, false),
+                Some(Got::Located(m)) => m,
+                Some(_) => return Err(unasked()),
+            };
+            let (agent_id, trigger, old) = match regenerated(msg, agent)? {
+                Regenerated::Ready(a, trigger, old) => (a, trigger, old),
+                Regenerated::Answering(a, answered, old) => match got.get(1) {
+                    None => return locate(&answered, true),
+                    Some(Got::Located(m)) => (a, m, old),
+                    Some(_) => return Err(unasked()),
+                },
+            };
+            let trigger = trigger.clone();
+            Ok(Step::Plan(Some(self.plan_regeneration(
+                world_id, chat_id, agent_id, trigger, old, out,
+            )?)))
+        })
+        .await?;
         self.wake_runner();
         committed(out)
     }
@@ -188,48 +197,58 @@ impl World {
     /// Deletes one message of the current chat, from the chat and from every memory (spec §10),
     /// in one store change; nothing else changes. `chat-saved` follows.
     pub async fn delete_message(&self, message_id: &str) -> Result<(), WorldError> {
-        let planned = &mut || -> LocalBoxFuture<'_, _> {
-            Box::pin(async move {
-                let (world_id, chat_id) = self.editable_chat(message_id)?;
-                self.locate(&world_id, &chat_id, message_id).await?;
-                let chat = {
-                    let st = self.st();
-                    st.chats
-                        .iter()
-                        .find(|c| c.id == chat_id)
-                        .cloned()
-                        .map(|mut c| {
-                            c.message_count = c.message_count.saturating_sub(1);
-                            c.updated_at = st.chat_update_time(self.now());
-                            c
-                        })
-                };
-                let Some(chat) = chat else {
-                    return Err(WorldError::MessageNotFound(message_id.to_string()));
-                };
-                let ops = vec![
-                    StoreOp::DeleteMessages {
+        self.change_reading(&mut |got| {
+            let (world_id, chat_id) = self.editable_chat(message_id)?;
+            match got.pop() {
+                None => {
+                    return Ok(Step::Read(Read::Locate {
                         world_id,
-                        chat_id: chat_id.clone(),
-                        message_ids: vec![message_id.to_string()],
-                    },
-                    StoreOp::PutChat(chat.clone()),
-                ];
-                let planned = Planned::new(ops, move |w| {
-                    let saved = SystemEvent::ChatSaved {
-                        chat_id: chat.id.clone(),
-                        message_count: chat.message_count,
-                    };
-                    if let Some(c) = w.st_mut().chats.iter_mut().find(|c| c.id == chat_id) {
-                        *c = chat;
-                    }
-                    w.forget(&[message_id.to_string()]);
-                    vec![Event::System(saved)]
-                });
-                Ok(Some(planned.reloading_windows(true)))
-            })
-        };
-        self.change_reading(planned).await.map(|_| ())
+                        chat_id,
+                        message_id: message_id.to_string(),
+                        answered: false,
+                    }))
+                }
+                Some(Got::Located(_)) => {}
+                Some(_) => return Err(unasked()),
+            }
+            let chat = {
+                let st = self.st();
+                st.chats
+                    .iter()
+                    .find(|c| c.id == chat_id)
+                    .cloned()
+                    .map(|mut c| {
+                        c.message_count = c.message_count.saturating_sub(1);
+                        c.updated_at = st.chat_update_time(self.now());
+                        c
+                    })
+            };
+            let Some(chat) = chat else {
+                return Err(WorldError::MessageNotFound(message_id.to_string()));
+            };
+            let ops = vec![
+                StoreOp::DeleteMessages {
+                    world_id,
+                    chat_id: chat_id.clone(),
+                    message_ids: vec![message_id.to_string()],
+                },
+                StoreOp::PutChat(chat.clone()),
+            ];
+            let planned = Planned::new(ops, move |w| {
+                let saved = SystemEvent::ChatSaved {
+                    chat_id: chat.id.clone(),
+                    message_count: chat.message_count,
+                };
+                if let Some(c) = w.st_mut().chats.iter_mut().find(|c| c.id == chat_id) {
+                    *c = chat;
+                }
+                w.forget(&[message_id.to_string()]);
+                vec![Event::System(saved)]
+            });
+            Ok(Step::Plan(Some(planned.reloading_windows(true))))
+        })
+        .await
+        .map(|_| ())
     }
 
     /// The current chat, where editing happens: `(world id, chat id)`.
@@ -243,7 +262,7 @@ impl World {
 
     /// Finds message `id` in the chat, reading pages from the end (edits are usually recent):
     /// the message, and the ids of it and every message after it, in order.
-    async fn locate(
+    pub(crate) async fn locate(
         &self,
         world_id: &str,
         chat_id: &str,
@@ -340,16 +359,16 @@ impl World {
 }
 
 /// What a regeneration answers (see [`regenerated`]).
-enum Regenerated {
+enum Regenerated<'m> {
     /// `(agent, trigger, None)`: a failed reply, retried on the message named.
-    Ready(String, Message, Option<String>),
+    Ready(String, &'m Message, Option<String>),
     /// `(agent, the id of the message the reply answered, the reply's id)`: a reply, to replace.
     Answering(String, String, Option<String>),
 }
 
 /// Which agent answers which message again when message `msg` is named for regeneration (spec
 /// §10), with `agent` if the caller named one, or the input error saying why it cannot be.
-fn regenerated(msg: Message, agent: Option<&str>) -> Result<Regenerated, WorldError> {
+fn regenerated<'m>(msg: &'m Message, agent: Option<&str>) -> Result<Regenerated<'m>, WorldError> {
     let named = agent.map(normalize_id);
     let is_reply = matches!(msg.kind, MessageKind::Message | MessageKind::Interrupted)
         && sender_type(Some(&msg.sender)) == SenderType::Agent
@@ -375,7 +394,7 @@ fn regenerated(msg: Message, agent: Option<&str>) -> Result<Regenerated, WorldEr
             Ok(Regenerated::Answering(
                 normalize_id(&msg.sender),
                 msg.reply_to_message_id.clone().unwrap_or_default(),
-                Some(msg.message_id),
+                Some(msg.message_id.clone()),
             ))
         }
         MessageKind::Interrupted => Err(WorldError::input(
@@ -394,7 +413,7 @@ fn regenerated(msg: Message, agent: Option<&str>) -> Result<Regenerated, WorldEr
 }
 
 /// The error of a reply whose message `answered` left the chat.
-fn gone(answered: &str) -> WorldError {
+pub(crate) fn gone(answered: &str) -> WorldError {
     WorldError::input(
         "messageId",
         format!(

@@ -16,8 +16,7 @@
 //!   the store's revision by exactly one, so `seen_rev` follows without another read; a
 //!   conflict or [`World::refresh`] reloads the view and sets it to the store's.
 //! - A change that can conflict runs inside [`World::change`] / [`World::change_reading`] or
-//!   [`replanned!`] (publishing a message, on the reply path, and deleting a cancelled
-//!   approval), and does nothing before its batch commits that a second attempt would repeat
+//!   [`replanned!`] (publishing a message, on the reply path), and does nothing before its batch commits that a second attempt would repeat
 //!   wrongly (it plans from the view, persists, then updates RAM and emits).
 //! - A reload replaces settings, agents (keeping the RAM-only `lastActive` when newer), chat
 //!   metadata and the current chat's counters and memory windows; queued and running calls are
@@ -25,11 +24,14 @@
 //!   which are cancelled like on a chat switch. A call in flight finishes with the prompt it
 //!   was given.
 
-use crate::core::engine::{load_view, World};
+use crate::core::approval::ApprovalRecord;
+use crate::core::engine::editing::gone;
+use crate::core::engine::{load_chat_state, load_view, AgentRt, World};
 use crate::core::error::WorldError;
 use crate::core::events::{Event, WorldEvent};
 use crate::core::lock::Guard;
-use crate::core::store::{LocalBoxFuture, StoreError, StoreOp};
+use crate::core::model::Message;
+use crate::core::store::{StoreError, StoreOp};
 
 /// `f` on the heap, awaited through its vtable: for an await off the common path inside a
 /// hot async fn. The compiler inlines a callee's state machine into its caller's `poll`, so
@@ -131,9 +133,55 @@ impl<'a> Planned<'a> {
 /// The plan of a change from the view alone (see [`World::change`]).
 pub(crate) type PlanView<'a> = dyn FnMut(&World) -> Result<Option<Planned<'a>>, WorldError> + 'a;
 
-/// The plan of a change that reads the store first (see [`World::change_reading`]).
-pub(crate) type PlanReading<'a> =
-    dyn FnMut() -> LocalBoxFuture<'a, Result<Option<Planned<'a>>, WorldError>> + 'a;
+/// A store read a [`PlanReading`] asks for; [`World::change_reading`] does it under the write
+/// lock and hands its result ([`Got`]) to the plan's next call.
+pub(crate) enum Read {
+    /// Each agent's counter and memory window in chat `.0` (see [`load_chat_state`]), then the
+    /// chat's pending approvals; a failure is reported as a `system` `error` event.
+    Chat(String),
+    /// The pending approvals of chat `chat_id`; a failure is reported, and then returned, or
+    /// when `lenient` given to the plan as `None`.
+    Approvals {
+        world_id: String,
+        chat_id: String,
+        lenient: bool,
+    },
+    /// Message `message_id` of a chat ([`World::locate`]); a failure is returned unreported, or
+    /// when `answered` (the message a reply answers) as the input error [`gone`].
+    Locate {
+        world_id: String,
+        chat_id: String,
+        message_id: String,
+        answered: bool,
+    },
+}
+
+/// The result of a [`Read`].
+pub(crate) enum Got {
+    /// The agents (of the view, with the chat's counters and memory windows) and approvals.
+    Chat(Vec<AgentRt>, Vec<ApprovalRecord>),
+    Approvals(Option<Vec<ApprovalRecord>>),
+    Located(Message),
+}
+
+/// What one call of a [`PlanReading`] decided: read the store first, or the change.
+pub(crate) enum Step<'a> {
+    Read(Read),
+    Plan(Option<Planned<'a>>),
+}
+
+/// The error of a plan handed another read than the one it asked for (a bug, not a panic).
+pub(crate) fn unasked() -> WorldError {
+    WorldError::Storage(StoreError::Invalid(
+        "a change was planned from a read it did not ask for".to_string(),
+    ))
+}
+
+/// The plan of a change that reads the store first (see [`World::change_reading`]): called with
+/// the results of the reads it asked for so far (none at first), it returns the next read or
+/// the change. A plain function: the one state machine that awaits the reads is
+/// [`World::read_for_plan`]'s, shared by every such change, instead of an async block each.
+pub(crate) type PlanReading<'a> = dyn FnMut(&mut Vec<Got>) -> Result<Step<'a>, WorldError> + 'a;
 
 enum Plan<'p, 'a> {
     View(&'p mut PlanView<'a>),
@@ -189,8 +237,8 @@ impl World {
     }
 
     /// [`World::change`] for a change that reads the store while it plans (a chat's memory, a
-    /// message's place): `plan` returns the future that reads (under the write lock) and then
-    /// plans. Boxed: one allocation per attempt, on changes a user makes, not on the reply path.
+    /// message's place): `plan` asks for each read ([`Step::Read`]), done under the write lock,
+    /// and is called again with the results until it returns the change.
     pub(crate) fn change_reading<'s, 'a: 's>(
         &'s self,
         plan: &'s mut PlanReading<'a>,
@@ -204,7 +252,15 @@ impl World {
             let guard = self.write_lock().await?;
             let planned = match &mut plan {
                 Plan::View(f) => f(self)?,
-                Plan::Reading(f) => f().await?,
+                Plan::Reading(f) => {
+                    let mut got = Vec::new();
+                    loop {
+                        match f(&mut got)? {
+                            Step::Plan(p) => break p,
+                            Step::Read(r) => got.push(self.read_for_plan(r).await?),
+                        }
+                    }
+                }
             };
             let Some(p) = planned else {
                 return Ok(false);
@@ -231,6 +287,51 @@ impl World {
             self.emit_all(events);
             return reloaded.map(|()| true);
         }
+    }
+
+    /// Does a read a [`PlanReading`] asked for.
+    async fn read_for_plan(&self, read: Read) -> Result<Got, WorldError> {
+        let store = &*self.inner.store;
+        Ok(match read {
+            Read::Chat(chat_id) => {
+                let (world, mut agents) = {
+                    let st = self.st();
+                    (st.world.clone(), st.agents.clone())
+                };
+                load_chat_state(store, &world, &chat_id, &mut agents)
+                    .await
+                    .map_err(|e| self.report_storage(e, None))?;
+                let approvals = store
+                    .approvals(&world.id, &chat_id)
+                    .await
+                    .map_err(|e| self.report_storage(e.into(), None))?;
+                Got::Chat(agents, approvals)
+            }
+            Read::Approvals {
+                world_id,
+                chat_id,
+                lenient,
+            } => match store.approvals(&world_id, &chat_id).await {
+                Ok(v) => Got::Approvals(Some(v)),
+                Err(e) => {
+                    let e = self.report_storage(e.into(), None);
+                    match lenient {
+                        true => Got::Approvals(None),
+                        false => return Err(e),
+                    }
+                }
+            },
+            Read::Locate {
+                world_id,
+                chat_id,
+                message_id,
+                answered,
+            } => match self.locate(&world_id, &chat_id, &message_id).await {
+                Ok((m, _)) => Got::Located(m),
+                Err(_) if answered => return Err(gone(&message_id)),
+                Err(e) => return Err(e),
+            },
+        })
     }
 
     /// Whether a change that failed with `e` is to be planned again: `e` is a conflict (the
