@@ -16,8 +16,9 @@
 //!   the store's revision by exactly one, so `seen_rev` follows without another read; a
 //!   conflict or [`World::refresh`] reloads the view and sets it to the store's.
 //! - A change that can conflict runs inside [`World::change`] / [`World::change_reading`] or
-//!   [`replanned!`] (publishing a message, on the reply path), and does nothing before its batch commits that a second attempt would repeat
-//!   wrongly (it plans from the view, persists, then updates RAM and emits).
+//!   [`replanned!`] (publishing a message, on the reply path), and does nothing before its
+//!   batch commits that a second attempt would repeat wrongly (it plans from the view,
+//!   persists, then updates RAM and emits).
 //! - A reload replaces settings, agents (keeping the RAM-only `lastActive` when newer), chat
 //!   metadata and the current chat's counters and memory windows; queued and running calls are
 //!   kept, except those of a chat that is no longer current (another writer switched chats),
@@ -55,8 +56,9 @@ const MAX_REPLANS: u32 = 16;
 /// lock, plan from the view, persist, update RAM) and runs it again when its batch met a
 /// conflict: by then the view was reloaded, so the next attempt plans from what the other
 /// writer left. After [`MAX_REPLANS`] conflicts the conflict is reported as a `system` `error`
-/// event and returned. A macro, not a generic method over a closure: the loop costs a few
-/// bytes at each of the ~15 call sites instead of a closure type and its glue per site.
+/// event and returned. A macro, not a generic method over a closure: the one change left on it
+/// (publishing, on the reply path) keeps its attempt's future inline, with no closure type
+/// and glue of its own; every other change runs on [`World::change`].
 macro_rules! replanned {
     ($world:expr, $attempt:expr) => {{
         let mut attempts = 0;
