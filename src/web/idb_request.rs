@@ -1,8 +1,9 @@
 //! The requests of [`IdbStore`](super::idb_store::IdbStore): each helper issues one
-//! IndexedDB request (or walks a cursor) and awaits it, or, for the write path, issues it
-//! (`*_request`, a [`Pending`]) with a plain function that reads its result (`row_of`,
-//! `array_of`, `seq_after`, `some_key`), so that an `async fn` awaiting several kinds of
-//! request holds one small state per await; rows are encoded to and decoded from
+//! IndexedDB request (or walks a cursor) when called and returns a concrete future of its
+//! outcome ([`Outcome`], [`Rows`]; a [`Pending`] for the write path's `*_request`s), with a
+//! plain function that reads its result (`row_of`, `array_of`, `seq_after`, `some_key`), so
+//! that an `async fn` awaiting several kinds of request holds one small state per await, not
+//! an async helper's state machine each; rows are encoded to and decoded from
 //! the plain objects IndexedDB stores (checking each record's format version), and the one
 //! awaiting primitive, [`Pending`], with the transaction wrapper [`Tx`] (aborted when dropped
 //! before its commit). Why only IndexedDB requests are awaited inside a transaction, and how:
@@ -11,7 +12,7 @@
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{IdbCursorDirection, IdbIndex, IdbObjectStore, IdbRequest, IdbTransaction};
+use web_sys::{IdbCursorDirection, IdbObjectStore, IdbRequest, IdbTransaction};
 
 use super::idb_error::map_js_error;
 use super::idb_schema::{prefix_range, AgentRow, KeyRange, AGENTS, RECORD_VERSION};
@@ -41,23 +42,9 @@ pub(super) fn some_key(found: JsValue) -> Option<JsValue> {
     Some(found).filter(|k| !k.is_undefined())
 }
 
-pub(super) async fn get_index_key(
-    index: &IdbIndex,
-    k: JsValue,
-    context: &str,
-) -> Result<Option<JsValue>, StoreError> {
-    let found = Pending::of(index.get_key(&k)).outcome(context).await?;
-    Ok(some_key(found))
-}
-
-pub(super) async fn get_row<T: FromJson>(
-    store: &IdbObjectStore,
-    k: &JsValue,
-    store_name: &str,
-    context: &str,
-) -> Result<Option<T>, StoreError> {
-    let found = Pending::of(store.get(k)).outcome(context).await?;
-    row_of(found, store_name, k)
+/// Issues a `get` of key `k`: the record (`undefined`: none) for [`row_of`].
+pub(super) fn get<'c>(store: &IdbObjectStore, k: &JsValue, context: &'c str) -> Outcome<'c> {
+    Pending::of(store.get(k)).outcome(context)
 }
 
 /// The row a `get` request of key `k` found (`None`: no record).
@@ -72,14 +59,57 @@ pub(super) fn row_of<T: FromJson>(
     decode(found, store_name, &describe(k)).map(Some)
 }
 
-/// The records of `range`, in key order.
-pub(super) async fn get_all(
-    store: &IdbObjectStore,
-    range: KeyRange,
+/// The records of `range`, in key order: the request is issued now, and the future settles
+/// with its records.
+pub(super) fn get_all<'c>(store: &IdbObjectStore, range: KeyRange, context: &'c str) -> Rows<'c> {
+    Rows {
+        pending: Some(all_request(store, range, false)),
+        context,
+        last: false,
+    }
+}
+
+/// The records a read ([`get_all`], [`last_n`]) found: one concrete future for both, so an
+/// `async fn` awaiting several reads holds one small state per await, not a copy of an async
+/// helper's state machine.
+pub(super) struct Rows<'c> {
+    /// `None`: nothing to read (settles at once with no records).
+    pending: Option<Pending>,
+    context: &'c str,
+    /// [`last_n`]'s read: its records come newest first.
+    last: bool,
+}
+
+impl std::future::Future for Rows<'_> {
+    type Output = Result<Vec<JsValue>, StoreError>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let this = self.get_mut();
+        let found = match &mut this.pending {
+            None => return std::task::Poll::Ready(Ok(Vec::new())),
+            Some(pending) => std::task::ready!(std::pin::Pin::new(pending).poll(cx)),
+        };
+        std::task::Poll::Ready(rows_of(found, this.context, this.last))
+    }
+}
+
+/// The records of a read's outcome (see [`Rows`]), oldest first.
+#[inline(never)]
+fn rows_of(
+    found: Result<JsValue, JsValue>,
     context: &str,
+    last: bool,
 ) -> Result<Vec<JsValue>, StoreError> {
-    let found = all_request(store, range, false).outcome(context).await?;
-    array_of(found, context)
+    let found = found.map_err(|e| map_js_error(context, e))?;
+    if !last {
+        return array_of(found, context);
+    }
+    let mut out = js_sys::Array::from(&found).to_vec();
+    out.reverse();
+    Ok(out)
 }
 
 /// Issues a `getAll` (or, `keys`, `getAllKeys`) of `range`: see [`array_of`].
@@ -125,34 +155,30 @@ pub(super) fn cursor_of<T: JsCast>(found: JsValue) -> Option<T> {
 /// reverse cursor stopped after `n` records. Either runs in JS (`awwIdbDone` with a store, a
 /// count and a range): one wake of the store per read instead of one per record. Chromium's
 /// `getAllRecords` read the last 50 of 10,000 records in about a third of the cursor walk's
-/// time (1.1 ms against 3.7, in one page).
-pub(super) async fn last_n(
+/// time (1.1 ms against 3.7, in one page). Issued now; the future settles with the records.
+pub(super) fn last_n<'c>(
     store: &IdbObjectStore,
     range: KeyRange,
     n: usize,
-    context: &str,
-) -> Result<Vec<JsValue>, StoreError> {
-    if n == 0 {
-        return Ok(Vec::new());
-    }
+    context: &'c str,
+) -> Rows<'c> {
     // A count past u32::MAX walks the whole range, which is what it asks for anyway.
-    let n = u32::try_from(n).unwrap_or(u32::MAX);
-    let walk = range.query().and_then(|q| idb_last(store, n, &q));
-    let found = Pending::from(walk).outcome(context).await?;
-    let mut out = js_sys::Array::from(&found).to_vec();
-    out.reverse();
-    Ok(out)
+    let count = u32::try_from(n).unwrap_or(u32::MAX);
+    let pending = (n > 0).then(|| {
+        let walk = range.query().and_then(|q| idb_last(store, count, &q));
+        Pending::from(walk)
+    });
+    Rows {
+        pending,
+        context,
+        last: true,
+    }
 }
 
-/// The `seq` after the largest one under `parts` (1 for an empty range), from one step of a
-/// reverse key cursor.
-pub(super) async fn next_seq(
-    store: &IdbObjectStore,
-    parts: &[&str],
-    name: &str,
-) -> Result<f64, StoreError> {
-    let step = seq_request(store, parts).outcome(SEQ_CONTEXT).await?;
-    seq_after(step, parts.len(), name)
+/// Issues the step of a reverse key cursor over `parts` whose outcome [`seq_after`] reads:
+/// the `seq` after the largest one under `parts` (1 for an empty range).
+pub(super) fn next_seq(store: &IdbObjectStore, parts: &[&str]) -> Outcome<'static> {
+    seq_request(store, parts).outcome(SEQ_CONTEXT)
 }
 
 const SEQ_CONTEXT: &str = "finding the next sequence number";
@@ -358,8 +384,31 @@ impl Pending {
     }
 
     /// The request's result, or its error (or what issuing it threw) mapped with `context`.
-    pub(super) async fn outcome(self, context: &str) -> Result<JsValue, StoreError> {
-        self.await.map_err(|e| map_js_error(context, e))
+    pub(super) fn outcome(self, context: &str) -> Outcome<'_> {
+        Outcome {
+            pending: self,
+            context,
+        }
+    }
+}
+
+/// [`Pending::outcome`]'s future: a concrete type, not an `async fn`'s state machine in each
+/// awaiting state machine.
+pub(super) struct Outcome<'c> {
+    pending: Pending,
+    context: &'c str,
+}
+
+impl std::future::Future for Outcome<'_> {
+    type Output = Result<JsValue, StoreError>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let this = self.get_mut();
+        let found = std::task::ready!(std::pin::Pin::new(&mut this.pending).poll(cx));
+        std::task::Poll::Ready(found.map_err(|e| map_js_error(this.context, e)))
     }
 }
 

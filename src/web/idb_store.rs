@@ -93,8 +93,8 @@ use super::idb_error::map_js_error;
 pub use super::idb_error::store_error_from_dom_exception;
 use super::idb_fast::{self, Known, Learned};
 use super::idb_request::{
-    cursor_of, decode, decode_all, describe, get_all, get_index_key, get_row, idb_done, last_n,
-    next_seq, open_reverse, Pending, Tx,
+    cursor_of, decode, decode_all, describe, get, get_all, idb_done, last_n, next_seq,
+    open_reverse, row_of, seq_after, some_key, Pending, Tx,
 };
 use super::idb_schema::{
     below_range, key, prefix_range, with_stamp, AgentRow, ApprovalRow, ChatRow, KeyRange,
@@ -104,7 +104,6 @@ use super::idb_schema::{
 use super::idb_write::{named_worlds, write_batch, Stores};
 use super::tabs::{self, ChangeChannel};
 use crate::core::approval::ApprovalRecord;
-use crate::core::json::FromJson;
 use crate::core::json_write::number_text;
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::sort::sort_by;
@@ -367,24 +366,8 @@ impl IdbStore {
     }
 
     /// Every record of object store `name` in one chat (its key starts with `[world, chat]`),
-    /// decoded, in key order, read in `tx` (`None`: in a read-only transaction of its own).
-    async fn chat_rows<T: FromJson>(
-        &self,
-        tx: Option<&Tx>,
-        name: &str,
-        world_id: &str,
-        chat_id: &str,
-    ) -> Result<Vec<T>, StoreError> {
-        let rows = self.chat_raw(tx, name, world_id, chat_id).await?;
-        decode_all(
-            rows,
-            name,
-            &format!("in chat {chat_id:?} of world {world_id:?}"),
-        )
-    }
-
-    /// [`IdbStore::chat_rows`] before decoding (not generic: one copy of the request's
-    /// state machine).
+    /// in key order, read in `tx` (`None`: in a read-only transaction of its own), for
+    /// [`decode_all`] with [`in_chat`] (not generic: one copy of the request's state machine).
     fn chat_raw<'a>(
         &'a self,
         tx: Option<&'a Tx>,
@@ -416,7 +399,8 @@ impl IdbStore {
             let mut own = None;
             let worlds = self.store(self.tx_or(tx, &mut own, &[WORLDS])?, WORLDS)?;
             let k = JsValue::from_str(world_id);
-            let row: Option<WorldRow> = get_row(&worlds, &k, WORLDS, "loading a world").await?;
+            let found = get(&worlds, &k, "loading a world").await?;
+            let row: Option<WorldRow> = row_of(found, WORLDS, &k)?;
             Ok(row.map(|r| r.world))
         })
     }
@@ -429,7 +413,8 @@ impl IdbStore {
         chat_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<AgentChatState>, StoreError>> {
         Box::pin(async move {
-            let rows: Vec<StateRow> = self.chat_rows(tx, AGENT_STATES, world_id, chat_id).await?;
+            let rows = self.chat_raw(tx, AGENT_STATES, world_id, chat_id).await?;
+            let rows: Vec<StateRow> = decode_all(rows, AGENT_STATES, &in_chat(world_id, chat_id))?;
             Ok(rows.into_iter().map(|r| r.state).collect())
         })
     }
@@ -444,7 +429,7 @@ impl IdbStore {
         Box::pin(async move {
             let mut own = None;
             let revisions = self.store(self.tx_or(tx, &mut own, &[REVISIONS])?, REVISIONS)?;
-            let next = next_seq(&revisions, &[world_id], REVISIONS).await?;
+            let next = seq_after(next_seq(&revisions, &[world_id]).await?, 1, REVISIONS)?;
             // `rev` is a whole number below 2^53 (one per write), so the cast is exact.
             Ok(Some((next - 1.0) as u64))
         })
@@ -496,7 +481,7 @@ impl IdbStore {
                     Some(cursor) => Some(cursor.value().map_err(|e| map_js_error(ctx, e))?),
                     None => None,
                 };
-                let at = format!("in chat {:?} of world {world_id:?}", row.chat_id);
+                let at = in_chat(world_id, &row.chat_id);
                 let newest: Option<MessageRow> = match newest {
                     Some(js) => Some(decode(js, MESSAGES, &at)?),
                     None => None,
@@ -517,7 +502,8 @@ impl IdbStore {
         chat_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
         Box::pin(async move {
-            let rows: Vec<ApprovalRow> = self.chat_rows(tx, APPROVALS, world_id, chat_id).await?;
+            let rows = self.chat_raw(tx, APPROVALS, world_id, chat_id).await?;
+            let rows: Vec<ApprovalRow> = decode_all(rows, APPROVALS, &in_chat(world_id, chat_id))?;
             let mut v: Vec<ApprovalRecord> = rows.into_iter().map(|r| r.approval).collect();
             sort_by(&mut v, &|a, b| {
                 (a.created_at, &a.approval_id).cmp(&(b.created_at, &b.approval_id))
@@ -881,8 +867,8 @@ impl Store for IdbStore {
                         .index(MESSAGES_BY_ID)
                         .map_err(|e| self.fail("opening the message-id index", e))?;
                     let id_key: JsValue = key(&[world_id, chat_id, id]).into();
-                    let Some(primary) = get_index_key(&by_id, id_key, "finding a message").await?
-                    else {
+                    let found = Pending::of(by_id.get_key(&id_key));
+                    let Some(primary) = some_key(found.outcome("finding a message").await?) else {
                         return Ok(Vec::new());
                     };
                     let seq = js_sys::Array::from(&primary).get(2).as_f64();
@@ -914,8 +900,8 @@ impl Store for IdbStore {
             let tx = self.transaction(&ALL_STORES, TransactionMode::Readonly)?;
             let ctx = "exporting a world";
             let k = JsValue::from_str(world_id);
-            let world: Option<WorldRow> =
-                get_row(&self.store(&tx, WORLDS)?, &k, WORLDS, ctx).await?;
+            let found = get(&self.store(&tx, WORLDS)?, &k, ctx).await?;
+            let world: Option<WorldRow> = row_of(found, WORLDS, &k)?;
             let in_world = format!("in world {world_id:?}");
             let rows = get_all(&self.store(&tx, AGENTS)?, prefix_range(&[world_id]), ctx).await?;
             let mut agents: Vec<AgentRow> = decode_all(rows, AGENTS, &in_world)?;
@@ -930,7 +916,7 @@ impl Store for IdbStore {
             let mut chats = Vec::with_capacity(chat_rows.len());
             for row in chat_rows {
                 let parts = [world_id, row.chat_id.as_str()];
-                let at = format!("in chat {:?} of world {world_id:?}", row.chat_id);
+                let at = in_chat(world_id, &row.chat_id);
                 let rows = get_all(&messages, prefix_range(&parts), ctx).await?;
                 let msgs: Vec<MessageRow> = decode_all(rows, MESSAGES, &at)?;
                 // Key order is agent id, then seq: group consecutive runs by agent.
@@ -1086,4 +1072,9 @@ impl Store for InTx<'_> {
     ) -> LocalBoxFuture<'a, Result<Option<u64>, StoreError>> {
         self.store.revision_in(Some(&self.tx), world_id)
     }
+}
+
+/// Which records of a chat a decoding error names.
+fn in_chat(world_id: &str, chat_id: &str) -> String {
+    format!("in chat {chat_id:?} of world {world_id:?}")
 }

@@ -27,7 +27,8 @@ macro_rules! idb_cases {
             a_send_leaves_the_chat_record_and_every_reader_sees_its_count,
             a_version_3_database_keeps_its_chats, a_view_is_one_read_transaction,
             a_snapshot_of_indexeddb_reads_what_it_reads,
-            the_last_records_read_alike_with_and_without_get_all_records);
+            the_last_records_read_alike_with_and_without_get_all_records,
+            a_bad_field_of_a_record_is_an_error_naming_the_record_and_the_field);
         #[wasm_bindgen_test]
         fn dom_exceptions_map_to_typed_errors() {
             idb_support::dom_exceptions_map_to_typed_errors();
@@ -1584,6 +1585,155 @@ pub async fn a_version_3_database_keeps_its_chats() {
         ids(&s.messages("w", "c", None, 10).await.unwrap()),
         ["m1", "m2", "m3", "s1", "s2"]
     );
+    drop(s);
+    delete_db(&name).await;
+}
+
+/// A record with a bad field is an error naming the store, the record and the first bad field
+/// in the order the fields are read, word for word, for every kind of record the store reads
+/// (a world's `rev` is read before its `world`; a message's chat stamp after its `message`);
+/// `null` is a missing chat stamp.
+pub async fn a_bad_field_of_a_record_is_an_error_naming_the_record_and_the_field() {
+    use agent_world_wasm::core::json_write::ToJson;
+    let name = fresh_name();
+    let s = open(&name).await;
+    s.apply(seed()).await.unwrap();
+    let message = msg("c", "m9").to_json();
+    let text = |r: Result<String, StoreError>| match r {
+        Ok(v) => format!("ok {v}"),
+        Err(e) => format!("{:?}: {e}", e.code()),
+    };
+    let mut got = Vec::new();
+
+    let w = |rest: &str| format!(r#"{{"v":3,"worldId":"w2",{rest}}}"#);
+    raw_put(&name, "worlds", &w(r#""world":{"id":3},"rev":"x""#)).await;
+    got.push(text(s.load_world("w2").await.map(|w| format!("{w:?}"))));
+    raw_put(&name, "worlds", &w(r#""world":{"id":3},"more":1"#)).await;
+    got.push(text(s.load_world("w2").await.map(|w| format!("{w:?}"))));
+    raw_put(&name, "worlds", r#"{"v":1.5,"worldId":"w2","world":{}}"#).await;
+    got.push(text(s.list_worlds().await.map(|w| format!("{}", w.len()))));
+    raw_put(&name, "worlds", &w(r#""world":{"id":3}"#)).await;
+    got.push(text(
+        s.load_world("w2").await.map(|w| format!("{}", w.is_some())),
+    ));
+
+    let a = r#"{"v":3,"worldId":"w2","agentId":"z","order":"5","agent":{"id":3}}"#;
+    raw_put(&name, "agents", a).await;
+    got.push(text(s.agents("w2").await.map(|a| format!("{}", a.len()))));
+    raw_put(
+        &name,
+        "chats",
+        r#"{"v":3,"worldId":"w2","chatId":7,"chat":{"id":1}}"#,
+    )
+    .await;
+    got.push(text(s.chats("w2").await.map(|c| format!("{}", c.len()))));
+
+    let m = |rest: &str| format!(r#"{{"v":3,"worldId":"w3","chatId":"c","seq":1,{rest}}}"#);
+    raw_put(
+        &name,
+        "messages",
+        &m(r#""messageId":"m9","message":{"id":2},"chatCount":"x""#),
+    )
+    .await;
+    let page = || async {
+        s.messages("w3", "c", None, 5)
+            .await
+            .map(|m| format!("{}", m.len()))
+    };
+    got.push(text(page().await));
+    let stamp = r#""chatCount":"x","chatUpdatedAt":5"#;
+    raw_put(
+        &name,
+        "messages",
+        &m(&format!(r#""messageId":"m9","message":{message},{stamp}"#)),
+    )
+    .await;
+    got.push(text(page().await));
+    let stamp = r#""chatCount":null,"chatUpdatedAt":null"#;
+    raw_put(
+        &name,
+        "messages",
+        &m(&format!(r#""messageId":"m9","message":{message},{stamp}"#)),
+    )
+    .await;
+    got.push(text(page().await));
+    raw_put(&name, "messages", &m(r#""message":{"id":2}"#)).await;
+    got.push(text(page().await));
+
+    let memory = r#"{"v":3,"worldId":"w3","chatId":"c","agentId":"a","seq":"1","entry":{}}"#;
+    raw_put(&name, "memory", memory).await;
+    got.push(text(
+        s.last_memory("w3", "c", "a", 5)
+            .await
+            .map(|m| format!("{}", m.len())),
+    ));
+    let st = r#"{"v":3,"worldId":"w3","chatId":"c","agentId":"q","state":"nonsense"}"#;
+    raw_put(&name, "agent_states", st).await;
+    got.push(text(
+        s.agent_states("w3", "c")
+            .await
+            .map(|m| format!("{}", m.len())),
+    ));
+    let ap = r#"{"v":3,"worldId":"w3","chatId":"c","approvalId":5,"approval":{}}"#;
+    raw_put(&name, "approvals", ap).await;
+    got.push(text(
+        s.approvals("w3", "c").await.map(|m| format!("{}", m.len())),
+    ));
+    got.push(text(s.dump("w2").await.map(|_| "dump".to_string())));
+
+    let bad = |store: &str, at: &str, why: &str| {
+        format!(
+            "\"storage_error\": stored data is corrupted: unreadable {store} record {at}: {why}; \
+             delete it or clear this site's data"
+        )
+    };
+    let (w2, c) = (r#""w2""#, r#"in chat "c" of world "w3""#);
+    let want = [
+        bad("worlds", w2, "rev must be a number (got a string)"),
+        bad(
+            "worlds",
+            w2,
+            "more is not a known field; the fields are v, worldId, world, rev",
+        ),
+        bad(
+            "worlds",
+            "(listing worlds)",
+            "v must be an integer from 0 to 4294967295 (got a fractional number)",
+        ),
+        bad("worlds", w2, "world.id must be a string (got an integer)"),
+        bad(
+            "agents",
+            r#"in world "w2""#,
+            "order must be a number (got a string)",
+        ),
+        bad(
+            "chats",
+            r#"in world "w2""#,
+            "chatId must be a string (got an integer)",
+        ),
+        bad(
+            "messages",
+            c,
+            "message.id is not a known field; the fields are messageId, chatId, sender, \
+             content, createdAt, replyToMessageId, kind, toolCalls",
+        ),
+        bad("messages", c, "chatCount must be a number (got a string)"),
+        "ok 1".to_string(),
+        bad("messages", c, "messageId is missing"),
+        bad(
+            "memory",
+            &format!(r#"of agent "a" {c}"#),
+            "seq must be a number (got a string)",
+        ),
+        bad("agent_states", c, "state must be an object (got a string)"),
+        bad(
+            "approvals",
+            c,
+            "approvalId must be a string (got an integer)",
+        ),
+        bad("worlds", w2, "world.id must be a string (got an integer)"),
+    ];
+    assert_eq!(got, want);
     drop(s);
     delete_db(&name).await;
 }
