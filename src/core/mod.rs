@@ -19,6 +19,7 @@ pub(crate) mod lock;
 pub mod memory_store;
 pub mod mentions;
 pub mod model;
+pub(crate) mod path;
 pub mod reply;
 pub mod sort;
 pub mod store;

@@ -27,6 +27,7 @@ use crate::core::json_write::{json_value, number_text, ToJson};
 use crate::core::error::WorldError;
 use crate::core::llm_client::CancelToken;
 use crate::core::model::{is_tool_name, MAX_PROMPT_CHARS};
+use crate::core::path::Path;
 use crate::core::store::LocalBoxFuture;
 
 /// A tool's time budget when the application gives none (spec §9).
@@ -124,19 +125,25 @@ pub fn validate_parameters(schema: &Value) -> Result<(), (String, String)> {
             ))
         }
     }
-    check_schema(schema, root, 0)
+    check_schema(schema, &Path::Top.field(root), 0)
 }
 
-fn check_schema(schema: &Value, path: &str, depth: usize) -> Result<(), (String, String)> {
-    let err = |p: String, m: &str| Err((p, m.to_string()));
+/// The error `problem` at `at` (the path only written here, on failure).
+#[inline(never)]
+fn schema_error(at: &Path, problem: &str) -> Result<(), (String, String)> {
+    Err((at.to_string(), problem.to_string()))
+}
+
+fn check_schema(schema: &Value, path: &Path, depth: usize) -> Result<(), (String, String)> {
+    let err = schema_error;
     if depth > MAX_SCHEMA_DEPTH {
-        return err(path.to_string(), "nests too deeply; use at most 32 levels");
+        return err(path, "nests too deeply; use at most 32 levels");
     }
     let Value::Object(obj) = schema else {
-        return err(path.to_string(), "must be a JSON Schema object");
+        return err(path, "must be a JSON Schema object");
     };
     for (k, v) in obj {
-        let p = format!("{path}.{k}");
+        let p = &path.field(k);
         match k.as_str() {
             "type" => match v {
                 Value::String(t) if TYPES.contains(&t.as_str()) => {}
@@ -157,7 +164,7 @@ fn check_schema(schema: &Value, path: &str, depth: usize) -> Result<(), (String,
                     return err(p, "must be an object of schemas");
                 };
                 for (name, sub) in props {
-                    check_schema(sub, &format!("{p}.{name}"), depth + 1)?;
+                    check_schema(sub, &p.field(name), depth + 1)?;
                 }
             }
             "required" => {
@@ -167,28 +174,28 @@ fn check_schema(schema: &Value, path: &str, depth: usize) -> Result<(), (String,
                 let props = obj.get("properties").and_then(Value::as_object);
                 for (i, n) in names.iter().enumerate() {
                     let Some(n) = n.as_str() else {
-                        return err(format!("{p}[{i}]"), "must be a string");
+                        return err(&p.item(i), "must be a string");
                     };
                     if !props.is_some_and(|m| m.contains_key(n)) {
                         return Err((
-                            format!("{p}[{i}]"),
+                            p.item(i).to_string(),
                             format!("{n:?} is not one of the properties"),
                         ));
                     }
                 }
             }
-            "items" => check_schema(v, &p, depth + 1)?,
+            "items" => check_schema(v, p, depth + 1)?,
             "enum" => match v {
                 Value::Array(a) if !a.is_empty() => {}
                 _ => return err(p, "must be a non-empty array of values"),
             },
             "additionalProperties" => match v {
                 Value::Bool(_) => {}
-                other => check_schema(other, &p, depth + 1)?,
+                other => check_schema(other, p, depth + 1)?,
             },
             _ => {
                 return Err((
-                    p,
+                    p.to_string(),
                     format!(
                         "keyword not supported; use only {}",
                         SCHEMA_KEYWORDS.join(", ")
@@ -211,7 +218,8 @@ pub fn parse_args(schema: &Value, arguments: &str) -> Result<Value, String> {
     };
     let args: Value = crate::core::json::from_str(text)
         .map_err(|e| format!("invalid arguments: not valid JSON ({e})"))?;
-    check_args(schema, &args, "args").map_err(|e| format!("invalid arguments: {e}"))?;
+    check_args(schema, &args, &Path::Top.field("args"))
+        .map_err(|e| format!("invalid arguments: {e}"))?;
     Ok(args)
 }
 
@@ -246,7 +254,7 @@ fn has_type(v: &Value, t: &str) -> bool {
 }
 
 /// Checks `v` against a (valid) schema of the subset; `Err("<path>: <problem>")`.
-pub fn check_args(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
+fn check_args(schema: &Value, v: &Value, path: &Path) -> Result<(), String> {
     let Some(obj) = schema.as_object() else {
         return Ok(());
     };
@@ -266,7 +274,7 @@ pub fn check_args(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
     }
     if let (Value::Array(items), Some(item_schema)) = (v, obj.get("items")) {
         for (i, item) in items.iter().enumerate() {
-            check_args(item_schema, item, &format!("{path}[{i}]"))?;
+            check_args(item_schema, item, &path.item(i))?;
         }
     }
     Ok(())
@@ -275,7 +283,7 @@ pub fn check_args(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
 fn check_object(
     schema: &Map<String, Value>,
     fields: &Map<String, Value>,
-    path: &str,
+    path: &Path,
 ) -> Result<(), String> {
     let props = schema.get("properties").and_then(Value::as_object);
     if let Some(Value::Array(req)) = schema.get("required") {
@@ -286,14 +294,14 @@ fn check_object(
         }
     }
     for (k, fv) in fields {
-        let p = format!("{path}.{k}");
+        let p = &path.field(k);
         match props.and_then(|m| m.get(k)) {
-            Some(sub) => check_args(sub, fv, &p)?,
+            Some(sub) => check_args(sub, fv, p)?,
             None => match schema.get("additionalProperties") {
                 Some(Value::Bool(false)) => {
                     return Err(format!("{p}: unknown property (not allowed)"));
                 }
-                Some(extra @ Value::Object(_)) => check_args(extra, fv, &p)?,
+                Some(extra @ Value::Object(_)) => check_args(extra, fv, p)?,
                 _ => {}
             },
         }

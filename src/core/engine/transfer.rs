@@ -44,6 +44,7 @@ use crate::core::model::{
     Agent, Chat, MemoryEntry, MemoryRole, Message, WorldData, DEFAULT_TURN_LIMIT, MAX_MAX_STEPS,
     NEW_CHAT_NAME,
 };
+use crate::core::path::Path;
 use crate::core::sort::sort_by;
 use crate::core::store::{AgentChatState, StoreOp};
 
@@ -116,39 +117,53 @@ fn invalid(path: &str, problem: impl Into<String>) -> WorldError {
     }
 }
 
+const WORLD: Path<'static> = Path::Field(&Path::Top, "world");
+
 /// Decodes `v` as `T` (by [`crate::core::json`]); the error names the offending field below
-/// `path` (`agents[0].temperature`, `chats[0].messages[1].toolCalls[0].args`).
-fn parse_at<T: FromJson>(v: &Value, path: &str) -> Result<T, WorldError> {
-    T::from_json(v.clone()).map_err(|e| located(path, e))
+/// `at` (`agents[0].temperature`, `chats[0].messages[1].toolCalls[0].args`).
+fn parse_at<T: FromJson>(v: &Value, at: &Path) -> Result<T, WorldError> {
+    T::from_json(v.clone()).map_err(|e| located(at, e))
 }
 
 #[inline(never)]
-fn located(path: &str, e: JsonError) -> WorldError {
-    if e.path.is_empty() {
-        invalid(path, e.problem)
+fn located(at: &Path, e: JsonError) -> WorldError {
+    let path = if e.path.is_empty() {
+        at.to_string()
     } else if e.path.starts_with('[') {
-        invalid(&format!("{path}{}", e.path), e.problem)
+        format!("{at}{}", e.path)
     } else {
-        invalid_at(path, &e.path, e.problem)
+        at.field(&e.path).to_string()
+    };
+    WorldError::ImportInvalid {
+        path,
+        problem: e.problem,
     }
 }
 
 fn array_at<'v>(
     obj: &'v Map<String, Value>,
     key: &str,
-    path: &str,
+    at: &Path,
 ) -> Result<&'v [Value], WorldError> {
     match obj.get(key) {
         Some(Value::Array(a)) => Ok(a.as_slice()),
-        Some(_) => Err(invalid_at(path, key, "must be an array")),
-        None => Err(invalid_at(path, key, "is missing")),
+        Some(_) => Err(invalid_at(at, key, "must be an array")),
+        None => Err(invalid_at(at, key, "is missing")),
     }
 }
 
-fn check_keys(obj: &Map<String, Value>, allowed: &[&str], path: &str) -> Result<(), WorldError> {
+/// The object at `at`, its fields checked against `allowed`.
+fn object_at<'v>(
+    v: &'v Value,
+    allowed: &[&str],
+    at: &Path,
+) -> Result<&'v Map<String, Value>, WorldError> {
+    let Value::Object(obj) = v else {
+        return Err(invalid_at(at, "", "must be an object"));
+    };
     match obj.keys().find(|k| !allowed.contains(&k.as_str())) {
-        Some(k) => Err(invalid_at(path, k, "unknown field")),
-        None => Ok(()),
+        Some(k) => Err(invalid_at(at, k, "unknown field")),
+        None => Ok(obj),
     }
 }
 
@@ -180,126 +195,127 @@ fn migrate_v1(doc: &mut Value) {
     }
 }
 
-/// The API's validator `r` for `field` of the object at document path `obj`: its error becomes
-/// `import_invalid` naming the path `obj.field`, so an import accepts exactly what the API
-/// accepts. The path is only built on failure: one `format!` per call site cost the wasm
-/// module kilobytes, and a valid document never needs it.
-fn at<T>(obj: &str, field: &str, r: Result<T, WorldError>) -> Result<T, WorldError> {
-    r.map_err(|e| invalid_at(obj, field, e.to_string()))
+/// The API's validators for the fields of the object at document path `obj`, run by
+/// `checks`, which names in its argument the field it checks before each: the first error
+/// becomes `import_invalid` at the path `obj.field`, so an import accepts exactly what the API
+/// accepts. The path is only built on failure, and one error conversion serves every check
+/// (one per check cost the wasm module a kilobyte).
+fn fields(
+    obj: &Path,
+    checks: impl FnOnce(&mut &'static str) -> Result<(), WorldError>,
+) -> Result<(), WorldError> {
+    let mut field = "";
+    checks(&mut field).map_err(|e| invalid_at(obj, field, e.to_string()))
 }
 
-/// [`invalid`] at the path `obj.field` (`field` alone at the top, where `obj` is empty).
-fn invalid_at(obj: &str, field: &str, problem: impl Into<String>) -> WorldError {
+/// [`invalid`] at the path `obj.field` (`field` alone at the top; `obj` itself where `field`
+/// is empty).
+fn invalid_at(obj: &Path, field: &str, problem: impl Into<String>) -> WorldError {
     invalid_field(obj, field, problem.into())
 }
 
 #[inline(never)]
-fn invalid_field(obj: &str, field: &str, problem: String) -> WorldError {
-    let path = if obj.is_empty() {
-        field.to_string()
+fn invalid_field(obj: &Path, field: &str, problem: String) -> WorldError {
+    let path = if field.is_empty() {
+        obj.to_string()
     } else {
-        format!("{obj}.{field}")
+        obj.field(field).to_string()
     };
-    invalid(&path, problem)
+    WorldError::ImportInvalid { path, problem }
 }
 
 /// The world's settings by the rules of `create` and `update`.
 fn check_world(w: &mut WorldData) -> Result<(), WorldError> {
-    at("world", "id", validate_id("id", &w.id, false))?;
-    at("world", "name", world_id(&w.name).map_err(WorldError::from))?;
-    w.name = at("world", "name", validate_name("name", &w.name))?;
-    w.description = at(
-        "world",
-        "description",
-        validate_text("description", w.description.take()),
-    )?;
-    if let Some(c) = &w.current_chat_id {
-        at(
-            "world",
-            "currentChatId",
-            validate_record_id("currentChatId", c),
-        )?;
-    }
-    if w.turn_limit == 0 {
-        w.turn_limit = DEFAULT_TURN_LIMIT;
-    }
-    at(
-        "world",
-        "historyLimit",
-        validate_history_limit("historyLimit", i64::from(w.history_limit)),
-    )?;
-    w.chat_llm_provider = at(
-        "world",
-        "chatLLMProvider",
-        validate_chat_llm_provider(w.chat_llm_provider.take()),
-    )?;
-    w.chat_llm_model = w.chat_llm_model.take().filter(|m| !m.trim().is_empty());
-    Ok(())
+    fields(&WORLD, |f| {
+        *f = "id";
+        validate_id("id", &w.id, false)?;
+        *f = "name";
+        world_id(&w.name)?;
+        w.name = validate_name("name", &w.name)?;
+        *f = "description";
+        w.description = validate_text("description", w.description.take())?;
+        if let Some(c) = &w.current_chat_id {
+            *f = "currentChatId";
+            validate_record_id("currentChatId", c)?;
+        }
+        if w.turn_limit == 0 {
+            w.turn_limit = DEFAULT_TURN_LIMIT;
+        }
+        *f = "historyLimit";
+        validate_history_limit("historyLimit", i64::from(w.history_limit))?;
+        *f = "chatLLMProvider";
+        w.chat_llm_provider = validate_chat_llm_provider(w.chat_llm_provider.take())?;
+        w.chat_llm_model = w.chat_llm_model.take().filter(|m| !m.trim().is_empty());
+        Ok(())
+    })
 }
 
 /// An agent by the rules of `addAgent` and `updateAgent`.
-fn check_agent(a: &mut Agent, p: &str) -> Result<(), WorldError> {
-    at(p, "id", validate_id("id", &a.id, true))?;
-    at(p, "name", agent_id(&a.name).map_err(WorldError::from))?;
-    a.name = at(p, "name", validate_name("name", &a.name))?;
-    a.agent_type = at(p, "type", validate_required("type", &a.agent_type))?;
-    a.provider = at(p, "provider", validate_provider("provider", &a.provider))?;
-    a.model = at(p, "model", validate_required("model", &a.model))?;
-    a.system_prompt = at(
-        p,
-        "systemPrompt",
-        validate_text("systemPrompt", a.system_prompt.take()),
-    )?;
-    if let Some(t) = a.temperature {
-        at(p, "temperature", validate_temperature(t))?;
-    }
-    if let Some(m) = a.max_tokens {
-        at(p, "maxTokens", validate_max_tokens(i64::from(m)))?;
-    }
-    if let Some(h) = a.history_limit {
-        at(
-            p,
-            "historyLimit",
-            validate_history_limit("historyLimit", i64::from(h)),
-        )?;
-    }
-    a.status = at(p, "status", validate_required("status", &a.status))?;
-    Ok(())
+fn check_agent(a: &mut Agent, p: &Path) -> Result<(), WorldError> {
+    fields(p, |f| {
+        *f = "id";
+        validate_id("id", &a.id, true)?;
+        *f = "name";
+        agent_id(&a.name)?;
+        a.name = validate_name("name", &a.name)?;
+        *f = "type";
+        a.agent_type = validate_required("type", &a.agent_type)?;
+        *f = "provider";
+        a.provider = validate_provider("provider", &a.provider)?;
+        *f = "model";
+        a.model = validate_required("model", &a.model)?;
+        *f = "systemPrompt";
+        a.system_prompt = validate_text("systemPrompt", a.system_prompt.take())?;
+        if let Some(t) = a.temperature {
+            *f = "temperature";
+            validate_temperature(t)?;
+        }
+        if let Some(m) = a.max_tokens {
+            *f = "maxTokens";
+            validate_max_tokens(i64::from(m))?;
+        }
+        if let Some(h) = a.history_limit {
+            *f = "historyLimit";
+            validate_history_limit("historyLimit", i64::from(h))?;
+        }
+        *f = "status";
+        a.status = validate_required("status", &a.status)?;
+        Ok(())
+    })
 }
 
 /// A chat's metadata by the rules of `renameChat`.
-fn check_chat(c: &mut Chat, p: &str) -> Result<(), WorldError> {
-    at(p, "id", validate_record_id("id", &c.id))?;
-    c.name = at(p, "name", validate_chat_name("name", &c.name))?;
-    c.description = at(
-        p,
-        "description",
-        validate_text("description", c.description.take()),
-    )?;
-    Ok(())
+fn check_chat(c: &mut Chat, p: &Path) -> Result<(), WorldError> {
+    fields(p, |f| {
+        *f = "id";
+        validate_record_id("id", &c.id)?;
+        *f = "name";
+        c.name = validate_chat_name("name", &c.name)?;
+        *f = "description";
+        c.description = validate_text("description", c.description.take())?;
+        Ok(())
+    })
 }
 
 /// A message by the rules of `send()` (notices included: they are never empty either).
-fn check_message(m: &Message, p: &str) -> Result<(), WorldError> {
-    at(
-        p,
-        "messageId",
-        validate_record_id("messageId", &m.message_id),
-    )?;
-    at(p, "sender", validate_sender(&m.sender))?;
-    at(p, "content", validate_content(&m.content))?;
-    if let Some(r) = &m.reply_to_message_id {
-        at(
-            p,
-            "replyToMessageId",
-            validate_record_id("replyToMessageId", r),
-        )?;
-    }
-    Ok(())
+fn check_message(m: &Message, p: &Path) -> Result<(), WorldError> {
+    fields(p, |f| {
+        *f = "messageId";
+        validate_record_id("messageId", &m.message_id)?;
+        *f = "sender";
+        validate_sender(&m.sender)?;
+        *f = "content";
+        validate_content(&m.content)?;
+        if let Some(r) = &m.reply_to_message_id {
+            *f = "replyToMessageId";
+            validate_record_id("replyToMessageId", r)?;
+        }
+        Ok(())
+    })
 }
 
 /// The tool settings of an imported agent (version 3): the rules of `addAgent`.
-fn check_agent_tools(a: &Agent, p: &str) -> Result<(), WorldError> {
+fn check_agent_tools(a: &Agent, p: &Path) -> Result<(), WorldError> {
     if !(1..=MAX_MAX_STEPS).contains(&a.max_steps) {
         return Err(invalid_at(
             p,
@@ -319,19 +335,22 @@ fn check_agent_tools(a: &Agent, p: &str) -> Result<(), WorldError> {
 }
 
 /// A memory entry: what publishing a message would have saved.
-fn check_memory(e: &MemoryEntry, chat_id: &str, p: &str) -> Result<(), WorldError> {
-    at(
-        p,
-        "messageId",
-        validate_record_id("messageId", &e.message_id),
-    )?;
-    // An assistant entry that carries tool calls may have no text (the model only called tools).
-    if e.tool_calls.is_empty() || !e.content.is_empty() {
-        at(p, "content", validate_content(&e.content))?;
-    }
-    if let Some(s) = &e.sender {
-        at(p, "sender", validate_sender(s))?;
-    }
+fn check_memory(e: &MemoryEntry, chat_id: &str, p: &Path) -> Result<(), WorldError> {
+    fields(p, |f| {
+        *f = "messageId";
+        validate_record_id("messageId", &e.message_id)?;
+        // An assistant entry that carries tool calls may have no text (the model only called
+        // tools).
+        if e.tool_calls.is_empty() || !e.content.is_empty() {
+            *f = "content";
+            validate_content(&e.content)?;
+        }
+        if let Some(s) = &e.sender {
+            *f = "sender";
+            validate_sender(s)?;
+        }
+        Ok(())
+    })?;
     if e.chat_id.as_deref().is_some_and(|c| c != chat_id) {
         return Err(invalid_at(p, "chatId", "is not the id of its chat"));
     }
@@ -340,7 +359,7 @@ fn check_memory(e: &MemoryEntry, chat_id: &str, p: &str) -> Result<(), WorldErro
 
 /// A memory entry's tool fields fit its role: `toolCallId` and `toolName` exactly on `tool`
 /// entries, `toolCalls` only on `assistant` entries.
-fn check_memory_entry(e: &MemoryEntry, p: &str) -> Result<(), WorldError> {
+fn check_memory_entry(e: &MemoryEntry, p: &Path) -> Result<(), WorldError> {
     let is_tool = e.role == MemoryRole::Tool;
     if is_tool && e.tool_call_id.is_none() {
         return Err(invalid_at(p, "toolCallId", "is missing on a tool entry"));
@@ -400,20 +419,25 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
             ))
         }
     }
-    let Value::Object(top) = &doc else {
+    let Value::Object(_) = &doc else {
         return Err(invalid("$", "must be an object"));
     };
-    check_keys(top, &["formatVersion", "world", "agents", "chats"], "")?;
+    let top = object_at(
+        &doc,
+        &["formatVersion", "world", "agents", "chats"],
+        &Path::Top,
+    )?;
     let world_v = top
         .get("world")
         .ok_or_else(|| invalid("world", "is missing"))?;
-    let mut world: WorldData = parse_at(world_v, "world")?;
+    let mut world: WorldData = parse_at(world_v, &WORLD)?;
     check_world(&mut world)?;
 
     let mut agents = Vec::new();
     let mut agent_ids = VecSet::new();
-    for (i, v) in array_at(top, "agents", "")?.iter().enumerate() {
-        let p = format!("agents[{i}]");
+    let list = Path::Field(&Path::Top, "agents");
+    for (i, v) in array_at(top, "agents", &Path::Top)?.iter().enumerate() {
+        let p = list.item(i);
         let mut a: Agent = parse_at(v, &p)?;
         check_agent(&mut a, &p)?;
         if !agent_ids.insert(a.id.clone()) {
@@ -429,36 +453,35 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
 
     let mut chats = Vec::new();
     let mut chat_ids = VecSet::new();
-    for (i, v) in array_at(top, "chats", "")?.iter().enumerate() {
-        let p = format!("chats[{i}]");
-        let Value::Object(obj) = v else {
-            return Err(invalid(&p, "must be an object"));
-        };
-        check_keys(obj, &["chat", "messages", "agentStates", "memories"], &p)?;
+    let list = Path::Field(&Path::Top, "chats");
+    for (i, v) in array_at(top, "chats", &Path::Top)?.iter().enumerate() {
+        let p = list.item(i);
+        let obj = object_at(v, &["chat", "messages", "agentStates", "memories"], &p)?;
         let chat_v = obj
             .get("chat")
             .ok_or_else(|| invalid_at(&p, "chat", "is missing"))?;
-        let cp = format!("{p}.chat");
+        let cp = p.field("chat");
         let mut chat: Chat = parse_at(chat_v, &cp)?;
         check_chat(&mut chat, &cp)?;
         if chat.world_id != world.id {
             return Err(invalid_at(
-                &p,
-                "chat.worldId",
+                &cp,
+                "worldId",
                 format!("{:?} is not the world's id {:?}", chat.world_id, world.id),
             ));
         }
         if !chat_ids.insert(chat.id.clone()) {
             return Err(invalid_at(
-                &p,
-                "chat.id",
+                &cp,
+                "id",
                 format!("duplicate chat id {:?}", chat.id),
             ));
         }
         let mut messages = Vec::new();
         let mut message_ids = VecSet::new();
+        let list = p.field("messages");
         for (j, mv) in array_at(obj, "messages", &p)?.iter().enumerate() {
-            let mp = format!("{p}.messages[{j}]");
+            let mp = list.item(j);
             let m: Message = parse_at(mv, &mp)?;
             check_message(&m, &mp)?;
             if m.chat_id.as_deref().is_some_and(|c| c != chat.id) {
@@ -471,8 +494,9 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
         }
         chat.message_count = messages.len() as u64;
         let mut agent_states = Vec::new();
+        let list = p.field("agentStates");
         for (j, sv) in array_at(obj, "agentStates", &p)?.iter().enumerate() {
-            let sp = format!("{p}.agentStates[{j}]");
+            let sp = list.item(j);
             let s: AgentChatState = parse_at(sv, &sp)?;
             if !agent_ids.contains(&s.agent_id) {
                 return Err(invalid_at(
@@ -484,12 +508,10 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
             agent_states.push(s);
         }
         let mut memories = Vec::new();
+        let list = p.field("memories");
         for (j, gv) in array_at(obj, "memories", &p)?.iter().enumerate() {
-            let gp = format!("{p}.memories[{j}]");
-            let Value::Object(g) = gv else {
-                return Err(invalid(&gp, "must be an object"));
-            };
-            check_keys(g, &["agentId", "entries"], &gp)?;
+            let gp = list.item(j);
+            let g = object_at(gv, &["agentId", "entries"], &gp)?;
             let agent = g
                 .get("agentId")
                 .and_then(Value::as_str)
@@ -502,8 +524,9 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
                 ));
             }
             let mut entries = Vec::new();
+            let list = gp.field("entries");
             for (k, ev) in array_at(g, "entries", &gp)?.iter().enumerate() {
-                let ep = format!("{gp}.entries[{k}]");
+                let ep = list.item(k);
                 let e: MemoryEntry = parse_at(ev, &ep)?;
                 check_memory(&e, &chat.id, &ep)?;
                 check_memory_entry(&e, &ep)?;
@@ -526,7 +549,7 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
         // on, no chat left" (the next message starts a new chat); otherwise it must name one.
         if !chat_ids.contains(cid) && !chat_ids.is_empty() {
             return Err(invalid_at(
-                "world",
+                &WORLD,
                 "currentChatId",
                 format!("no chat with id {cid:?}"),
             ));
