@@ -387,11 +387,13 @@ fn check_memory_entry(e: &MemoryEntry, p: &Path) -> Result<(), WorldError> {
     Ok(())
 }
 
-/// A parsed and validated document, ready to be written.
+/// A parsed and validated document, ready to be written: the world, and the batch that stores
+/// the rest (agents, then each chat with its messages, memories and counters) in order. The
+/// batch's ops name the world by [`with_world_id`] once its id is final (an import as a copy
+/// changes it), so no op is built twice.
 struct Parsed {
     world: WorldData,
-    agents: Vec<Agent>,
-    chats: Vec<ExportChat>,
+    ops: Vec<StoreOp>,
 }
 
 fn parse_document(json: &str) -> Result<Parsed, WorldError> {
@@ -433,7 +435,7 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
     let mut world: WorldData = parse_at(world_v, &WORLD)?;
     check_world(&mut world)?;
 
-    let mut agents = Vec::new();
+    let mut ops = Vec::new();
     let mut agent_ids = VecSet::new();
     let list = Path::Field(&Path::Top, "agents");
     for (i, v) in array_at(top, "agents", &Path::Top)?.iter().enumerate() {
@@ -448,10 +450,12 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
             ));
         }
         check_agent_tools(&a, &p)?;
-        agents.push(a);
+        ops.push(StoreOp::PutAgent {
+            world_id: String::new(),
+            agent: a,
+        });
     }
 
-    let mut chats = Vec::new();
     let mut chat_ids = VecSet::new();
     let list = Path::Field(&Path::Top, "chats");
     for (i, v) in array_at(top, "chats", &Path::Top)?.iter().enumerate() {
@@ -477,23 +481,33 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
                 format!("duplicate chat id {:?}", chat.id),
             ));
         }
-        let mut messages = Vec::new();
+        let messages = array_at(obj, "messages", &p)?;
+        // Every message is stored or the import fails: the count is the array's length.
+        chat.message_count = messages.len() as u64;
+        let chat_id = chat.id.clone();
+        ops.push(StoreOp::PutChat(chat));
         let mut message_ids = VecSet::new();
         let list = p.field("messages");
-        for (j, mv) in array_at(obj, "messages", &p)?.iter().enumerate() {
+        for (j, mv) in messages.iter().enumerate() {
             let mp = list.item(j);
-            let m: Message = parse_at(mv, &mp)?;
+            let mut m: Message = parse_at(mv, &mp)?;
             check_message(&m, &mp)?;
-            if m.chat_id.as_deref().is_some_and(|c| c != chat.id) {
+            if m.chat_id.as_deref().is_some_and(|c| c != chat_id) {
                 return Err(invalid_at(&mp, "chatId", "is not the id of its chat"));
             }
             if !message_ids.insert(m.message_id.clone()) {
                 return Err(invalid_at(&mp, "messageId", "duplicate message id"));
             }
-            messages.push(m);
+            m.chat_id = Some(chat_id.clone());
+            ops.push(StoreOp::AppendMessage {
+                world_id: String::new(),
+                chat_id: chat_id.clone(),
+                message: m,
+            });
         }
-        chat.message_count = messages.len() as u64;
-        let mut agent_states = Vec::new();
+        // Read before the memories (the first bad field is reported in document order),
+        // stored after them.
+        let mut states = Vec::new();
         let list = p.field("agentStates");
         for (j, sv) in array_at(obj, "agentStates", &p)?.iter().enumerate() {
             let sp = list.item(j);
@@ -505,9 +519,12 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
                     format!("unknown agent {:?}", s.agent_id),
                 ));
             }
-            agent_states.push(s);
+            states.push(StoreOp::PutAgentState {
+                world_id: String::new(),
+                chat_id: chat_id.clone(),
+                state: s,
+            });
         }
-        let mut memories = Vec::new();
         let list = p.field("memories");
         for (j, gv) in array_at(obj, "memories", &p)?.iter().enumerate() {
             let gp = list.item(j);
@@ -523,26 +540,21 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
                     format!("unknown agent {agent:?}"),
                 ));
             }
-            let mut entries = Vec::new();
             let list = gp.field("entries");
             for (k, ev) in array_at(g, "entries", &gp)?.iter().enumerate() {
                 let ep = list.item(k);
                 let e: MemoryEntry = parse_at(ev, &ep)?;
-                check_memory(&e, &chat.id, &ep)?;
+                check_memory(&e, &chat_id, &ep)?;
                 check_memory_entry(&e, &ep)?;
-                entries.push(e);
+                ops.push(StoreOp::AppendMemory {
+                    world_id: String::new(),
+                    chat_id: chat_id.clone(),
+                    agent_id: agent.to_string(),
+                    entry: e,
+                });
             }
-            memories.push(ExportMemory {
-                agent_id: agent.to_string(),
-                entries,
-            });
         }
-        chats.push(ExportChat {
-            chat,
-            messages,
-            agent_states,
-            memories,
-        });
+        ops.append(&mut states);
     }
     if let Some(cid) = &world.current_chat_id {
         // With no chat at all, a pointer to a deleted chat is how an export says "session mode
@@ -555,11 +567,7 @@ fn parse_document(json: &str) -> Result<Parsed, WorldError> {
             ));
         }
     }
-    Ok(Parsed {
-        world,
-        agents,
-        chats,
-    })
+    Ok(Parsed { world, ops })
 }
 
 impl World {
@@ -689,56 +697,35 @@ async fn free_copy_name(
 
 /// A parsed document given the name `name` and its id (a copy).
 fn renamed(parsed: &mut Parsed, name: String) -> Result<(), WorldError> {
-    let id = crate::core::ids::world_id(&name)?;
-    parsed.world.id = id.clone();
+    parsed.world.id = crate::core::ids::world_id(&name)?;
     parsed.world.name = name;
-    for c in &mut parsed.chats {
-        c.chat.world_id = id.clone();
-    }
     Ok(())
 }
 
-/// The world id of a parsed document and the one batch that stores it. Plain code, built
-/// before the import's awaits, so only the batch is held across them.
+/// The world id of a parsed document and the one batch that stores it: the world first, then
+/// the parsed ops, each naming the world's (final) id. Plain code, built before the import's
+/// awaits, so only the batch is held across them.
 fn import_ops(parsed: Parsed) -> (String, Vec<StoreOp>) {
     let id = parsed.world.id.clone();
-    let mut ops = vec![StoreOp::PutWorld(parsed.world.clone())];
-    for a in parsed.agents {
-        ops.push(StoreOp::PutAgent {
-            world_id: id.clone(),
-            agent: a,
-        });
-    }
-    for c in parsed.chats {
-        let chat_id = c.chat.id.clone();
-        ops.push(StoreOp::PutChat(c.chat));
-        for mut m in c.messages {
-            m.chat_id = Some(chat_id.clone());
-            ops.push(StoreOp::AppendMessage {
-                world_id: id.clone(),
-                chat_id: chat_id.clone(),
-                message: m,
-            });
-        }
-        for g in c.memories {
-            for e in g.entries {
-                ops.push(StoreOp::AppendMemory {
-                    world_id: id.clone(),
-                    chat_id: chat_id.clone(),
-                    agent_id: g.agent_id.clone(),
-                    entry: e,
-                });
-            }
-        }
-        for s in c.agent_states {
-            ops.push(StoreOp::PutAgentState {
-                world_id: id.clone(),
-                chat_id: chat_id.clone(),
-                state: s,
-            });
-        }
-    }
+    let mut ops = parsed.ops;
+    with_world_id(&mut ops, &id);
+    ops.insert(0, StoreOp::PutWorld(parsed.world));
     (id, ops)
+}
+
+/// Sets the world every op of an import's batch names to `id`.
+fn with_world_id(ops: &mut [StoreOp], id: &str) {
+    for op in ops {
+        let (StoreOp::PutChat(Chat { world_id, .. })
+        | StoreOp::PutAgent { world_id, .. }
+        | StoreOp::AppendMessage { world_id, .. }
+        | StoreOp::AppendMemory { world_id, .. }
+        | StoreOp::PutAgentState { world_id, .. }) = op
+        else {
+            continue;
+        };
+        id.clone_into(world_id);
+    }
 }
 
 #[cfg(test)]
@@ -798,6 +785,87 @@ mod tests {
         ];
         for (extra, want) in cases {
             assert_eq!(path(doc(extra)), want);
+        }
+    }
+
+    /// The import's one batch, in the order the stores receive it: the world, the agents, then
+    /// per chat its metadata (with the recomputed count), messages (with their chat id), memory
+    /// entries and counters; every op names the world's final id (a copy's new one).
+    #[test]
+    fn the_import_batch_keeps_its_order_and_names_the_final_world() {
+        let part = |op| match op {
+            StoreOp::AppendMessage { message, .. } => (Some(message), None),
+            StoreOp::AppendMemory { entry, .. } => (None, Some(entry)),
+            _ => (None, None),
+        };
+        let (Some(mut m1), _) = part(tpl::append("w", "c", "m1")) else {
+            unreachable!("append builds a message")
+        };
+        m1.chat_id = None;
+        let (Some(m2), _) = part(tpl::append("w", "c", "m2")) else {
+            unreachable!("append builds a message")
+        };
+        let (_, Some(entry)) = part(tpl::remember("w", "c", "a", "m1")) else {
+            unreachable!("remember builds an entry")
+        };
+        let mut chat = tpl::chat("w", "c");
+        chat.message_count = 9;
+        let doc = ExportDoc {
+            format_version: FORMAT_VERSION,
+            world: tpl::world("w"),
+            agents: vec![tpl::agent("a"), tpl::agent("b")],
+            chats: vec![ExportChat {
+                chat,
+                messages: vec![m1, m2],
+                agent_states: vec![AgentChatState {
+                    agent_id: "b".into(),
+                    llm_call_count: 1,
+                    last_llm_call: None,
+                }],
+                memories: vec![ExportMemory {
+                    agent_id: "a".into(),
+                    entries: vec![entry],
+                }],
+            }],
+        };
+        for copy in [None, Some("Copy")] {
+            let mut parsed = parse_document(&doc.to_json()).unwrap_or_else(|e| panic!("{e}"));
+            if let Some(name) = copy {
+                renamed(&mut parsed, name.into()).unwrap_or_else(|e| panic!("{e}"));
+            }
+            let want_id = copy.map_or("w", |_| "copy");
+            let (id, ops) = import_ops(parsed);
+            assert_eq!(id, want_id);
+            let kinds: Vec<String> = ops
+                .iter()
+                .map(|op| match op {
+                    StoreOp::PutWorld(w) => format!("world {}", w.id),
+                    StoreOp::PutAgent { agent, .. } => format!("agent {}", agent.id),
+                    StoreOp::PutChat(c) => format!("chat {} {}", c.id, c.message_count),
+                    StoreOp::AppendMessage { message, .. } => {
+                        format!("message {} in {:?}", message.message_id, message.chat_id)
+                    }
+                    StoreOp::AppendMemory {
+                        agent_id, entry, ..
+                    } => format!("memory {agent_id} {}", entry.message_id),
+                    StoreOp::PutAgentState { state, .. } => format!("state {}", state.agent_id),
+                    _ => "other".into(),
+                })
+                .collect();
+            assert_eq!(
+                kinds,
+                [
+                    &format!("world {want_id}"),
+                    "agent a",
+                    "agent b",
+                    "chat c 2",
+                    "message m1 in Some(\"c\")",
+                    "message m2 in Some(\"c\")",
+                    "memory a m1",
+                    "state b",
+                ]
+            );
+            assert!(ops.iter().all(|op| op.world_id() == want_id));
         }
     }
 
