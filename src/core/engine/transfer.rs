@@ -117,6 +117,7 @@ fn invalid(path: &str, problem: impl Into<String>) -> WorldError {
     }
 }
 
+/// The path of the document's world settings.
 const WORLD: Path<'static> = Path::Field(&Path::Top, "world");
 
 /// Decodes `v` as `T` (by [`crate::core::json`]); the error names the offending field below
@@ -159,7 +160,7 @@ fn object_at<'v>(
     at: &Path,
 ) -> Result<&'v Map<String, Value>, WorldError> {
     let Value::Object(obj) = v else {
-        return Err(invalid_at(at, "", "must be an object"));
+        return Err(invalid(&at.to_string(), "must be an object"));
     };
     match obj.keys().find(|k| !allowed.contains(&k.as_str())) {
         Some(k) => Err(invalid_at(at, k, "unknown field")),
@@ -208,20 +209,17 @@ fn fields(
     checks(&mut field).map_err(|e| invalid_at(obj, field, e.to_string()))
 }
 
-/// [`invalid`] at the path `obj.field` (`field` alone at the top; `obj` itself where `field`
-/// is empty).
+/// [`invalid`] at the path `obj.field` (`field` alone at the top).
 fn invalid_at(obj: &Path, field: &str, problem: impl Into<String>) -> WorldError {
     invalid_field(obj, field, problem.into())
 }
 
 #[inline(never)]
 fn invalid_field(obj: &Path, field: &str, problem: String) -> WorldError {
-    let path = if field.is_empty() {
-        obj.to_string()
-    } else {
-        obj.field(field).to_string()
-    };
-    WorldError::ImportInvalid { path, problem }
+    WorldError::ImportInvalid {
+        path: obj.field(field).to_string(),
+        problem,
+    }
 }
 
 /// The world's settings by the rules of `create` and `update`.
@@ -773,6 +771,12 @@ mod tests {
                 crate::core::json::json!({"chats": [{"chat": chat, "bogus": 1}]}),
                 "chats[0].bogus",
             ),
+            // An empty field name is still a field below the object.
+            (
+                crate::core::json::json!({"chats": [{"chat": chat, "": 1}]}),
+                "chats[0].",
+            ),
+            (crate::core::json::json!({"chats": [7]}), "chats[0]"),
             (
                 crate::core::json::json!({"chats": [{"chat": chat}]}),
                 "chats[0].messages",
