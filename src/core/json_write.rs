@@ -23,7 +23,7 @@
 //! `serde::Serialize` call on a shipping path brings serde's serializer back (and serde_json is
 //! only a dev-dependency now: the tests' reference).
 
-use crate::core::json::{Number, Value};
+use crate::core::json::{Map, Number, Value};
 
 use crate::core::llm::byte_search::string_stop;
 use crate::core::model::Timestamp;
@@ -371,36 +371,46 @@ macro_rules! json_value {
     ([ $($tt:tt)* ]) => {
         $crate::core::json::Value::Array($crate::core::json_write::json_items!(@[] $($tt)*))
     };
-    ({ $($tt:tt)* }) => {{
-        #[allow(unused_mut)]
-        let mut map = $crate::core::json::Map::new();
-        $crate::core::json_write::json_fields!(map; $($tt)*);
-        $crate::core::json::Value::Object(map)
-    }};
+    ({ $($tt:tt)* }) => {
+        $crate::core::json_write::json_fields!(@[] $($tt)*)
+    };
     ($e:expr) => {
         $crate::core::json_write::ToValue::to_value(&$e)
     };
 }
 
-/// The fields of a [`json_value!`] object, one at a time.
+/// The fields of a [`json_value!`] object, one at a time, into one call of [`object`].
 macro_rules! json_fields {
-    ($m:ident;) => {};
-    ($m:ident; $k:literal : null $(, $($rest:tt)*)?) => {
-        $m.insert($k.into(), $crate::core::json::Value::Null);
-        $crate::core::json_write::json_fields!($m; $($($rest)*)?);
+    (@[$($done:expr,)*]) => {
+        $crate::core::json_write::object(&mut [$($done,)*])
     };
-    ($m:ident; $k:literal : [ $($v:tt)* ] $(, $($rest:tt)*)?) => {
-        $m.insert($k.into(), $crate::core::json_write::json_value!([ $($v)* ]));
-        $crate::core::json_write::json_fields!($m; $($($rest)*)?);
+    (@[$($done:expr,)*] $k:literal : null $(, $($rest:tt)*)?) => {
+        $crate::core::json_write::json_fields!(
+            @[$($done,)* ($k, $crate::core::json::Value::Null),] $($($rest)*)?)
     };
-    ($m:ident; $k:literal : { $($v:tt)* } $(, $($rest:tt)*)?) => {
-        $m.insert($k.into(), $crate::core::json_write::json_value!({ $($v)* }));
-        $crate::core::json_write::json_fields!($m; $($($rest)*)?);
+    (@[$($done:expr,)*] $k:literal : [ $($v:tt)* ] $(, $($rest:tt)*)?) => {
+        $crate::core::json_write::json_fields!(
+            @[$($done,)* ($k, $crate::core::json_write::json_value!([ $($v)* ])),] $($($rest)*)?)
     };
-    ($m:ident; $k:literal : $v:expr $(, $($rest:tt)*)?) => {
-        $m.insert($k.into(), $crate::core::json_write::json_value!($v));
-        $crate::core::json_write::json_fields!($m; $($($rest)*)?);
+    (@[$($done:expr,)*] $k:literal : { $($v:tt)* } $(, $($rest:tt)*)?) => {
+        $crate::core::json_write::json_fields!(
+            @[$($done,)* ($k, $crate::core::json_write::json_value!({ $($v)* })),] $($($rest)*)?)
     };
+    (@[$($done:expr,)*] $k:literal : $v:expr $(, $($rest:tt)*)?) => {
+        $crate::core::json_write::json_fields!(
+            @[$($done,)* ($k, $crate::core::json_write::json_value!($v)),] $($($rest)*)?)
+    };
+}
+
+/// A [`json_value!`] object from its fields: one function for every object the macro
+/// builds, instead of a key copy and a map insert inlined per field (keys sorted as the map
+/// keeps them; a repeated key keeps its last value, as an insert would).
+pub fn object(fields: &mut [(&str, Value)]) -> Value {
+    let mut map = Map::new();
+    for (k, v) in fields {
+        map.insert((*k).to_string(), std::mem::take(v));
+    }
+    Value::Object(map)
 }
 
 /// The items of a [`json_value!`] array, one at a time, into a `vec![]`.
@@ -524,6 +534,11 @@ mod tests {
         );
         assert_eq!(json_value!([{ "a": text }]), json!([{ "a": text }]));
         assert_eq!(json_value!(text), json!(text));
+        // A repeated key keeps its last value, in the first one's sorted place.
+        assert_eq!(
+            json_value!({"k": 1, "a": n, "k": {"z": 2, "b": null}}),
+            json!({"k": 1, "a": n, "k": {"z": 2, "b": null}})
+        );
     }
 
     #[test]

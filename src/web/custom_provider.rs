@@ -387,6 +387,24 @@ export function awwCustomStop(pump) {
     if (typeof r === 'function') r.call(pump.it);
   } catch {}
 }
+// `JSON.stringify` for the tools (`js_tools::to_json`), or `[kind, key]` for the first value
+// JSON would drop or turn into null (kinds in `js_tools::NOT_JSON`).
+export function awwStringify(value) {
+  let first = true, problem, text;
+  try {
+    text = JSON.stringify(value, (key, v) => {
+      const root = first, t = typeof v;
+      first = false;
+      if (problem) return;
+      const kind = t === 'function' ? 0 : t === 'symbol' ? 1 : t === 'bigint' ? 2
+        : v === undefined && (root || /^[0-9]+$/.test(key)) ? 3
+        : t === 'number' && !isFinite(v) ? 4 : -1;
+      if (kind < 0) return v;
+      problem = [kind, root ? '' : key];
+    });
+  } catch (e) { if (!problem) throw e; }
+  return problem || text;
+}
 "#)]
 extern "C" {
     /// Calls `stream(request, options)`, where `options` is `{ get signal() }` (an own
@@ -441,6 +459,11 @@ extern "C" {
     /// The iterator's `return()`, if it has one (errors ignored).
     #[wasm_bindgen(catch, js_name = awwCustomStop)]
     fn stop(pump: &JsValue) -> Result<(), JsValue>;
+    /// `JSON.stringify(value)`, its replacer in JS (see `js_tools::to_json`): the text, or
+    /// `[kind, key]` naming the first value JSON would drop or change. Throws what
+    /// `JSON.stringify` throws (a cycle, a BigInt's `toJSON`, a `RangeError` on absurd nesting).
+    #[wasm_bindgen(catch, js_name = awwStringify)]
+    pub(crate) fn stringify(value: &JsValue) -> Result<JsValue, JsValue>;
 }
 
 /// What `awwCustomStart` throws as `{ awwCustomShape }` instead of returning an iterator.

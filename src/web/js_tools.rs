@@ -15,14 +15,11 @@
 //! a 100,000-level nesting then ends as a catchable JS error, not as a Rust stack overflow that
 //! would trap the whole wasm instance.
 
-use std::cell::RefCell;
 use std::future::Future;
-use std::rc::Rc;
 use std::task::Poll;
 
 use crate::core::json::Value;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::core::engine::{InstructionsProvider, InstructionsRequest};
@@ -40,52 +37,28 @@ pub fn message_of(error: &JsValue, fallback: &str) -> String {
         .unwrap_or_else(|| fallback.to_string())
 }
 
+/// The values JSON would drop or turn into `null`, by the kind `awwStringify` reports.
+const NOT_JSON: [&str; 5] = [
+    "a function",
+    "a symbol",
+    "a BigInt",
+    "undefined",
+    "a non-finite number (NaN or Infinity)",
+];
+
 /// `value` as JSON, or what makes it not JSON (`a function at "a.b"`, `a cycle`, …).
 ///
 /// `JSON.stringify` does the walking (it throws on cycles and BigInts, and a stack overflow on
 /// absurd nesting is a catchable `RangeError`); its replacer sees every value (after `toJSON`)
 /// and notes the first one JSON would drop or turn into `null`. `undefined` is refused at the
 /// top and in arrays; an object property that is `undefined` is left out, as JavaScript does
-/// for optional fields.
+/// for optional fields. The replacer is JavaScript (`awwStringify`): a Rust closure cost a
+/// call from JS into wasm for every value of the document, and a closure adapter of its own
+/// in the module and the glue. It lives in the custom provider's snippet module, not one of
+/// its own: every snippet module is one more file the glue imports (and a fifth one once
+/// hung the test page).
 pub fn to_json(value: &JsValue) -> Result<Value, String> {
-    let problem: Rc<RefCell<Option<String>>> = Rc::new(RefCell::new(None));
-    let seen_root = Rc::new(std::cell::Cell::new(false));
-    let replacer = {
-        let problem = problem.clone();
-        Closure::<dyn FnMut(JsValue, JsValue) -> JsValue>::new(move |key: JsValue, v: JsValue| {
-            let root = !seen_root.replace(true);
-            if problem.borrow().is_some() {
-                return JsValue::UNDEFINED;
-            }
-            let what = if v.is_function() {
-                Some("a function")
-            } else if v.is_symbol() {
-                Some("a symbol")
-            } else if v.is_bigint() {
-                Some("a BigInt")
-            } else if v.is_undefined() && (root || key.as_string().is_some_and(|k| is_index(&k))) {
-                // `[undefined]` would become `[null]`; `{a: undefined}` just omits `a`.
-                Some("undefined")
-            } else if v.as_f64().is_some_and(|n| !n.is_finite()) {
-                Some("a non-finite number (NaN or Infinity)")
-            } else {
-                None
-            };
-            if let Some(what) = what {
-                let at = key.as_string().filter(|k| !root && !k.is_empty());
-                *problem.borrow_mut() = Some(match at {
-                    Some(k) => format!("{what} (at key {k:?})"),
-                    None => what.to_string(),
-                });
-                return JsValue::UNDEFINED;
-            }
-            v
-        })
-    };
-    let text = js_sys::JSON::stringify_with_replacer(value, replacer.as_ref().unchecked_ref());
-    if let Some(p) = problem.borrow_mut().take() {
-        return Err(p);
-    }
+    let text = crate::web::custom_provider::stringify(value);
     let text = text.map_err(|e| {
         let m = message_of(&e, "JSON.stringify failed");
         let lower = m.to_ascii_lowercase();
@@ -95,12 +68,17 @@ pub fn to_json(value: &JsValue) -> Result<Value, String> {
             m
         }
     })?;
-    let text: String = text.into();
+    let Some(text) = text.as_string() else {
+        // `[kind, key]`: the first value JSON would drop or change.
+        let problem = js_sys::Array::from(&text);
+        let kind = problem.get(0).as_f64().unwrap_or_default() as usize;
+        let what = NOT_JSON.get(kind).copied().unwrap_or("undefined");
+        return Err(match problem.get(1).as_string().filter(|k| !k.is_empty()) {
+            Some(k) => format!("{what} (at key {k:?})"),
+            None => what.to_string(),
+        });
+    };
     crate::core::json::from_str(&text).map_err(|e| format!("it cannot be read back as JSON ({e})"))
-}
-
-fn is_index(key: &str) -> bool {
-    !key.is_empty() && key.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// A JSON value as a plain JS value (objects as objects), via `JSON.parse`.

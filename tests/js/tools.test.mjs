@@ -177,6 +177,41 @@ test('throwing, timing-out and non-JSON tools become error results and the reply
   assert.ok(!events.some(([t, e]) => t === 'system' && e.type === 'error'), 'no system error');
 });
 
+test('a non-JSON tool value is named with its key, word for word', async () => {
+  const tools = {
+    big: () => ({ n: 10n }),
+    nested: () => ({ a: [1, { b: Symbol('x') }] }),
+    nan: () => [1, NaN],
+    hole: () => [1, undefined],
+    quoted: () => ({ 'say "hi"\n': Infinity }),
+    unnamed: () => ({ '': NaN }),
+    via_to_json: () => ({ toJSON() { return () => 1; } }),
+    kept: () => ({ a: 1, gone: undefined, at: new Date(0) }),
+  };
+  const world = await AgentWorld.create({ name: name('Tool Not JSON') });
+  world.registerProvider(toolProvider(Object.keys(tools).map((tool, i) => ({ id: `k${i}`, name: tool, args: {} }))));
+  for (const [tool, execute] of Object.entries(tools)) {
+    world.registerTool({ name: tool, description: tool, parameters: { type: 'object' }, execute });
+  }
+  await world.addAgent({ name: 'Keys', provider: 'custom', model: 'm', tools: Object.keys(tools) });
+  const events = record(world);
+  await world.send('go');
+  await world.idle();
+  const results = Object.fromEntries(events.filter(([, e]) => e.type === 'tool-result')
+    .map(([, e]) => [e.toolName, e.error ?? e.result]));
+  const not = (what) => `the tool returned a value that is not JSON: ${what}`;
+  assert.deepEqual(results, {
+    big: not('a BigInt (at key "n")'),
+    nested: not('a symbol (at key "b")'),
+    nan: not('a non-finite number (NaN or Infinity) (at key "1")'),
+    hole: not('undefined (at key "1")'),
+    quoted: not('a non-finite number (NaN or Infinity) (at key "say \\"hi\\"\\n")'),
+    unnamed: not('a non-finite number (NaN or Infinity)'),
+    via_to_json: not('a function'),
+    kept: { a: 1, at: '1970-01-01T00:00:00.000Z' },
+  });
+});
+
 test('stop() aborts the running tool signal and keeps the partial reply as interrupted', async () => {
   const world = await AgentWorld.create({ name: name('Tool Stop') });
   world.registerProvider(toolProvider([{ id: 'w1', name: 'wait', args: {} }]));
