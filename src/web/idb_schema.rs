@@ -261,20 +261,20 @@ pub fn rev_key(w: &str, rev: f64) -> JsValue {
 
 /// An `approvals` record (a pending approval with the reply's state).
 #[derive(Debug)]
-pub struct ApprovalRow {
+pub struct ApprovalRow<S = String, P = ApprovalRecord> {
     pub v: u32,
-    pub world_id: String,
-    pub chat_id: String,
-    pub approval_id: String,
-    pub approval: ApprovalRecord,
+    pub world_id: S,
+    pub chat_id: S,
+    pub approval_id: S,
+    pub approval: P,
 }
 
 /// A `worlds` record.
 #[derive(Debug)]
-pub struct WorldRow {
+pub struct WorldRow<S = String, P = WorldData> {
     pub v: u32,
-    pub world_id: String,
-    pub world: WorldData,
+    pub world_id: S,
+    pub world: P,
     /// The world's revision in database version 2 (raised by every committed batch that
     /// names the world). Version 3 keeps revisions in the `revisions` store: its upgrade copies
     /// this value there, and it is no longer written (a row written since has none) or read.
@@ -283,21 +283,21 @@ pub struct WorldRow {
 
 /// An `agents` record; `order` is the first-put position within the world.
 #[derive(Debug)]
-pub struct AgentRow {
+pub struct AgentRow<S = String, P = Agent> {
     pub v: u32,
-    pub world_id: String,
-    pub agent_id: String,
+    pub world_id: S,
+    pub agent_id: S,
     pub order: f64,
-    pub agent: Agent,
+    pub agent: P,
 }
 
 /// A `chats` record.
 #[derive(Debug)]
-pub struct ChatRow {
+pub struct ChatRow<S = String, P = Chat> {
     pub v: u32,
-    pub world_id: String,
-    pub chat_id: String,
-    pub chat: Chat,
+    pub world_id: S,
+    pub chat_id: S,
+    pub chat: P,
 }
 
 /// A `messages` record; `messageId` is copied out of `message` for the unique index.
@@ -305,13 +305,13 @@ pub struct ChatRow {
 /// stamp: its `messageCount` and `updatedAt` after the batch that appended this message
 /// without writing the chat's record (see the module docs, database version 4).
 #[derive(Debug)]
-pub struct MessageRow {
+pub struct MessageRow<S = String, P = Message> {
     pub v: u32,
-    pub world_id: String,
-    pub chat_id: String,
+    pub world_id: S,
+    pub chat_id: S,
     pub seq: f64,
-    pub message_id: String,
-    pub message: Message,
+    pub message_id: S,
+    pub message: P,
     pub chat_count: Option<f64>,
     pub chat_updated_at: Option<f64>,
 }
@@ -342,44 +342,47 @@ pub fn with_stamp(chat: &mut Chat, newest: Option<&MessageRow>) {
 
 /// A `memory` record.
 #[derive(Debug)]
-pub struct MemoryRow {
+pub struct MemoryRow<S = String, P = MemoryEntry> {
     pub v: u32,
-    pub world_id: String,
-    pub chat_id: String,
-    pub agent_id: String,
+    pub world_id: S,
+    pub chat_id: S,
+    pub agent_id: S,
     pub seq: f64,
-    pub entry: MemoryEntry,
+    pub entry: P,
 }
 
 /// An `agent_states` record.
 #[derive(Debug)]
-pub struct StateRow {
+pub struct StateRow<S = String, P = AgentChatState> {
     pub v: u32,
-    pub world_id: String,
-    pub chat_id: String,
-    pub agent_id: String,
-    pub state: AgentChatState,
+    pub world_id: S,
+    pub chat_id: S,
+    pub agent_id: S,
+    pub state: P,
 }
 
-// Writing (see `crate::core::json_write`): camelCase names in declaration order.
+// Writing (see `crate::core::json_write`): camelCase names in declaration order. Each row type
+// is generic over its ids (`S`) and payload (`P`) so that a write encodes a row of borrowed
+// parts (`MessageRow<&str, &Message>`): no copy of the message, chat or agent per write, and
+// one writer per row type; reading makes the owned rows (the defaults).
 
-impl ToJson for ApprovalRow {
+impl<S: AsRef<str>, P: ToJson> ToJson for ApprovalRow<S, P> {
     fn write_json(&self, out: &mut String) {
         Obj::new(out)
             .field("v", &self.v)
-            .str("worldId", &self.world_id)
-            .str("chatId", &self.chat_id)
-            .str("approvalId", &self.approval_id)
+            .str("worldId", self.world_id.as_ref())
+            .str("chatId", self.chat_id.as_ref())
+            .str("approvalId", self.approval_id.as_ref())
             .field("approval", &self.approval)
             .end();
     }
 }
 
-impl ToJson for WorldRow {
+impl<S: AsRef<str>, P: ToJson> ToJson for WorldRow<S, P> {
     fn write_json(&self, out: &mut String) {
         let mut o = Obj::new(out);
         o.field("v", &self.v)
-            .str("worldId", &self.world_id)
+            .str("worldId", self.world_id.as_ref())
             .field("world", &self.world);
         // A zero revision is left out (rows since database version 3 have none).
         if self.rev != 0.0 {
@@ -389,37 +392,37 @@ impl ToJson for WorldRow {
     }
 }
 
-impl ToJson for AgentRow {
+impl<S: AsRef<str>, P: ToJson> ToJson for AgentRow<S, P> {
     fn write_json(&self, out: &mut String) {
         Obj::new(out)
             .field("v", &self.v)
-            .str("worldId", &self.world_id)
-            .str("agentId", &self.agent_id)
+            .str("worldId", self.world_id.as_ref())
+            .str("agentId", self.agent_id.as_ref())
             .field("order", &self.order)
             .field("agent", &self.agent)
             .end();
     }
 }
 
-impl ToJson for ChatRow {
+impl<S: AsRef<str>, P: ToJson> ToJson for ChatRow<S, P> {
     fn write_json(&self, out: &mut String) {
         Obj::new(out)
             .field("v", &self.v)
-            .str("worldId", &self.world_id)
-            .str("chatId", &self.chat_id)
+            .str("worldId", self.world_id.as_ref())
+            .str("chatId", self.chat_id.as_ref())
             .field("chat", &self.chat)
             .end();
     }
 }
 
-impl ToJson for MessageRow {
+impl<S: AsRef<str>, P: ToJson> ToJson for MessageRow<S, P> {
     fn write_json(&self, out: &mut String) {
         Obj::new(out)
             .field("v", &self.v)
-            .str("worldId", &self.world_id)
-            .str("chatId", &self.chat_id)
+            .str("worldId", self.world_id.as_ref())
+            .str("chatId", self.chat_id.as_ref())
             .field("seq", &self.seq)
-            .str("messageId", &self.message_id)
+            .str("messageId", self.message_id.as_ref())
             .field("message", &self.message)
             .opt("chatCount", &self.chat_count)
             .opt("chatUpdatedAt", &self.chat_updated_at)
@@ -427,26 +430,26 @@ impl ToJson for MessageRow {
     }
 }
 
-impl ToJson for MemoryRow {
+impl<S: AsRef<str>, P: ToJson> ToJson for MemoryRow<S, P> {
     fn write_json(&self, out: &mut String) {
         Obj::new(out)
             .field("v", &self.v)
-            .str("worldId", &self.world_id)
-            .str("chatId", &self.chat_id)
-            .str("agentId", &self.agent_id)
+            .str("worldId", self.world_id.as_ref())
+            .str("chatId", self.chat_id.as_ref())
+            .str("agentId", self.agent_id.as_ref())
             .field("seq", &self.seq)
             .field("entry", &self.entry)
             .end();
     }
 }
 
-impl ToJson for StateRow {
+impl<S: AsRef<str>, P: ToJson> ToJson for StateRow<S, P> {
     fn write_json(&self, out: &mut String) {
         Obj::new(out)
             .field("v", &self.v)
-            .str("worldId", &self.world_id)
-            .str("chatId", &self.chat_id)
-            .str("agentId", &self.agent_id)
+            .str("worldId", self.world_id.as_ref())
+            .str("chatId", self.chat_id.as_ref())
+            .str("agentId", self.agent_id.as_ref())
             .field("state", &self.state)
             .end();
     }

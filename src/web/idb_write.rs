@@ -597,10 +597,10 @@ impl Batch {
                 };
                 let row = AgentRow {
                     v: RECORD_VERSION,
-                    world_id: world_id.clone(),
-                    agent_id: agent.id.clone(),
+                    world_id: world_id.as_str(),
+                    agent_id: agent.id.as_str(),
                     order,
-                    agent: agent.clone(),
+                    agent,
                 };
                 put(s.agents()?, &row, "writing an agent")?;
             }
@@ -738,11 +738,11 @@ impl Batch {
                 // Same primary key (the old `seq`): the new message has the old one's place.
                 let row = MessageRow {
                     v: RECORD_VERSION,
-                    world_id: world_id.clone(),
-                    chat_id: chat_id.clone(),
+                    world_id: world_id.as_str(),
+                    chat_id: chat_id.as_str(),
                     seq: old.seq,
-                    message_id: message.message_id.clone(),
-                    message: message.clone(),
+                    message_id: message.message_id.as_str(),
+                    message,
                     // The chat's stamp stays with its place (see `idb_schema::with_stamp`).
                     chat_count: old.chat_count,
                     chat_updated_at: old.chat_updated_at,
@@ -759,13 +759,12 @@ impl Batch {
             }
             StoreOp::PutApproval(approval) => {
                 // The rules refused a record without a chat id.
-                let chat_id = approval.chat_id.clone().unwrap_or_default();
                 let row = ApprovalRow {
                     v: RECORD_VERSION,
-                    world_id: approval.world_id.clone(),
-                    chat_id,
-                    approval_id: approval.approval_id.clone(),
-                    approval: (**approval).clone(),
+                    world_id: approval.world_id.as_str(),
+                    chat_id: approval.chat_id.as_deref().unwrap_or_default(),
+                    approval_id: approval.approval_id.as_str(),
+                    approval: &**approval,
                 };
                 put(s.approvals()?, &row, "writing an approval")?;
             }
@@ -828,6 +827,12 @@ impl Batch {
             return Ok(());
         };
         with_stamp(&mut row.chat, self.newest.take().as_ref());
+        let row = ChatRow {
+            v: row.v,
+            world_id: row.world_id.as_str(),
+            chat_id: row.chat_id.as_str(),
+            chat: &row.chat,
+        };
         put(s.chats()?, &row, ctx)
     }
 }
