@@ -455,6 +455,20 @@ impl<S: AsRef<str>, P: ToJson> ToJson for StateRow<S, P> {
     }
 }
 
+/// What the read methods return of each row (`idb_request::payloads`).
+macro_rules! payload {
+    ($($row:ident . $field:ident: $of:ty),*) => {$(
+        impl super::idb_request::Payload for $row {
+            type Of = $of;
+            fn payload(self) -> $of {
+                self.$field
+            }
+        }
+    )*};
+}
+payload!(WorldRow.world: WorldData, MessageRow.message: Message, MemoryRow.entry: MemoryEntry,
+    StateRow.state: AgentChatState, ApprovalRow.approval: ApprovalRecord);
+
 /// A compound key of string parts.
 pub fn key(parts: &[&str]) -> Array {
     parts.iter().map(|p| JsValue::from_str(p)).collect()

@@ -94,7 +94,7 @@ pub use super::idb_error::store_error_from_dom_exception;
 use super::idb_fast::{self, Known, Learned};
 use super::idb_request::{
     cursor_of, decode, decode_all, describe, get, get_all, idb_done, last_n, next_seq,
-    open_reverse, row_of, seq_after, some_key, Pending, Tx,
+    open_reverse, payloads, row_of, seq_after, some_key, Pending, Tx,
 };
 use super::idb_schema::{
     below_range, key, prefix_range, with_stamp, AgentRow, ApprovalRow, ChatRow, KeyRange,
@@ -419,8 +419,7 @@ impl IdbStore {
         Box::pin(async move {
             let range = prefix_range(&[world_id, chat_id]);
             let rows = self.raw_in(tx, AGENT_STATES, range, ctx).await?;
-            let rows: Vec<StateRow> = decode_all(rows, AGENT_STATES, &in_chat(world_id, chat_id))?;
-            Ok(rows.into_iter().map(|r| r.state).collect())
+            payloads::<StateRow>(rows, AGENT_STATES, &in_chat(world_id, chat_id))
         })
     }
 
@@ -513,8 +512,8 @@ impl IdbStore {
             let rows = self
                 .raw_in(tx, APPROVALS, range, "reading approvals")
                 .await?;
-            let rows: Vec<ApprovalRow> = decode_all(rows, APPROVALS, &in_chat(world_id, chat_id))?;
-            let mut v: Vec<ApprovalRecord> = rows.into_iter().map(|r| r.approval).collect();
+            let at = in_chat(world_id, chat_id);
+            let mut v = payloads::<ApprovalRow>(rows, APPROVALS, &at)?;
             sort_by(&mut v, &|a, b| {
                 (a.created_at, &a.approval_id).cmp(&(b.created_at, &b.approval_id))
             });
@@ -537,8 +536,7 @@ impl IdbStore {
             let range = prefix_range(&[world_id, chat_id, agent_id]);
             let rows = last_n(&memory, range, n, "reading memory").await?;
             let at = format!("of agent {agent_id:?} in chat {chat_id:?} of world {world_id:?}");
-            let rows: Vec<MemoryRow> = decode_all(rows, MEMORY, &at)?;
-            Ok(rows.into_iter().map(|r| r.entry).collect())
+            payloads::<MemoryRow>(rows, MEMORY, &at)
         })
     }
 
@@ -807,8 +805,7 @@ impl Store for IdbStore {
             let worlds = self.store(&tx, WORLDS)?;
             let all = KeyRange::LowerBound(JsValue::from_str(""), false);
             let rows = get_all(&worlds, all, "listing worlds").await?;
-            let rows: Vec<WorldRow> = decode_all(rows, WORLDS, "(listing worlds)")?;
-            Ok(rows.into_iter().map(|r| r.world).collect())
+            payloads::<WorldRow>(rows, WORLDS, "(listing worlds)")
         })
     }
 
@@ -893,8 +890,7 @@ impl Store for IdbStore {
             };
             let rows = last_n(&messages, range, limit, "reading messages").await?;
             let at = format!("in chat {chat_id:?} of world {world_id:?}");
-            let rows: Vec<MessageRow> = decode_all(rows, MESSAGES, &at)?;
-            Ok(rows.into_iter().map(|r| r.message).collect())
+            payloads::<MessageRow>(rows, MESSAGES, &at)
         })
     }
 
