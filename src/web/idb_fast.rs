@@ -409,8 +409,12 @@ fn chat_rows(known: &Known, ops: &[StoreOp]) -> Option<ChatPlan> {
             // The last put of a chat is what it is after the batch.
             StoreOp::PutChat(chat) if last((&chat.world_id, &chat.id, true)) == Some(i) => {
                 let (w, c) = (chat.world_id.as_str(), chat.id.as_str());
-                let puts = ops.iter().filter(|op| chat_key(op) == Some((w, c, true)));
-                let puts = puts.count();
+                let mut puts = 0;
+                for op in ops {
+                    if chat_key(op) == Some((w, c, true)) {
+                        puts += 1;
+                    }
+                }
                 let view = known.seen(w, c).and_then(|s| s.view.as_ref());
                 let mut current = true;
                 if let (1, Some(j), Some(now)) = (puts, last((w, c, false)), view) {

@@ -174,11 +174,7 @@ fn create_store(
 }
 
 fn names_array(names: &[&str]) -> JsValue {
-    names
-        .iter()
-        .map(|n| JsValue::from_str(n))
-        .collect::<Array>()
-        .into()
+    key(names).into()
 }
 
 /// Version 1: the six stores and the message-id index (a fresh database: no transaction work).
@@ -324,12 +320,12 @@ impl MessageRow {
 }
 
 /// `chat` as a reader sees it: its record's `messageCount` and `updatedAt`, unless the stamp
-/// on the chat's newest message (`newest`) is newer. The engine raises a chat's `updatedAt`
+/// on the chat's newest message (`stamp`, [`MessageRow::stamp`]) is newer. The engine raises a chat's `updatedAt`
 /// with every write of the chat (`chat_update_time`: above every chat's), and a batch that
 /// writes the record writes what the chat is after it; so the newer of the two is the chat,
 /// and on a tie (only a record written after the stamp can tie with it) the record is.
-pub fn with_stamp(chat: &mut Chat, newest: Option<&MessageRow>) {
-    let Some((count, updated_at)) = newest.and_then(MessageRow::stamp) else {
+pub fn with_stamp(chat: &mut Chat, stamp: Option<(f64, f64)>) {
+    let Some((count, updated_at)) = stamp else {
         return;
     };
     // Stamps are whole numbers this code wrote from a `u64` count and an `i64` time.
@@ -469,9 +465,14 @@ macro_rules! payload {
 payload!(WorldRow.world: WorldData, MessageRow.message: Message, MemoryRow.entry: MemoryEntry,
     StateRow.state: AgentChatState, ApprovalRow.approval: ApprovalRecord);
 
-/// A compound key of string parts.
+/// A compound key of string parts (or any array of strings: store names). A plain loop: one
+/// copy, not an iterator adapter stack per caller.
 pub fn key(parts: &[&str]) -> Array {
-    parts.iter().map(|p| JsValue::from_str(p)).collect()
+    let out = Array::new();
+    for p in parts {
+        out.push(&JsValue::from_str(p));
+    }
+    out
 }
 
 /// A compound key of string parts followed by a sequence number.

@@ -344,7 +344,7 @@ impl IdbStore {
 
     fn transaction(&self, stores: &[&str], mode: TransactionMode) -> Result<Tx, StoreError> {
         self.check_open()?;
-        let names: js_sys::Array = stores.iter().map(|s| JsValue::from_str(s)).collect();
+        let names = key(stores);
         self.db
             .transaction_with_str_sequence_and_mode(&names, mode)
             .map(Tx::new)
@@ -454,7 +454,11 @@ impl IdbStore {
             let mut rows: Vec<AgentRow> =
                 decode_all(rows, AGENTS, &format!("in world {world_id:?}"))?;
             sort_by(&mut rows, &|a, b| a.order.total_cmp(&b.order));
-            Ok(rows.into_iter().map(|r| r.agent).collect())
+            let mut agents = Vec::with_capacity(rows.len());
+            for r in rows {
+                agents.push(r.agent);
+            }
+            Ok(agents)
         })
     }
 
@@ -481,7 +485,11 @@ impl IdbStore {
                 cursors.push(Pending::of(open_reverse(&messages, &range, false)));
             }
             let mut out = Vec::with_capacity(rows.len());
-            for (row, request) in rows.into_iter().zip(cursors) {
+            let mut cursors = cursors.into_iter();
+            for row in rows {
+                let Some(request) = cursors.next() else {
+                    break;
+                };
                 // The cursor's first record is its value: no further request.
                 let newest = match cursor_of::<IdbCursorWithValue>(request.outcome(ctx).await?) {
                     Some(cursor) => Some(cursor.value().map_err(|e| map_js_error(ctx, e))?),
@@ -493,7 +501,7 @@ impl IdbStore {
                     None => None,
                 };
                 let mut chat = row.chat;
-                with_stamp(&mut chat, newest.as_ref());
+                with_stamp(&mut chat, newest.as_ref().and_then(MessageRow::stamp));
                 out.push(chat);
             }
             Ok(out)
@@ -918,13 +926,22 @@ impl Store for IdbStore {
                 let c = row.chat_id.as_str();
                 let at = in_chat(world_id, c);
                 let rows = self.raw_in(tx, MESSAGES, prefix_range(&[world_id, c]), ctx);
-                let msgs: Vec<MessageRow> = decode_all(rows.await?, MESSAGES, &at)?;
+                // The messages, and the stamp on the newest (plain loops: no iterator adapter
+                // stack per row type).
+                let rows = rows.await?;
+                let (mut messages, mut stamp) = (Vec::with_capacity(rows.len()), None);
+                for js in rows {
+                    let m: MessageRow = decode(js, MESSAGES, &at)?;
+                    stamp = m.stamp();
+                    messages.push(m.message);
+                }
                 // Key order is agent id, then seq: group consecutive runs by agent.
                 let rows = self
                     .raw_in(tx, MEMORY, prefix_range(&[world_id, c]), ctx)
                     .await?;
                 let mut memories: Vec<(String, Vec<MemoryEntry>)> = Vec::new();
-                for m in decode_all::<MemoryRow>(rows, MEMORY, &at)? {
+                for js in rows {
+                    let m: MemoryRow = decode(js, MEMORY, &at)?;
                     match memories.last_mut() {
                         Some((agent, entries)) if *agent == m.agent_id => entries.push(m.entry),
                         _ => memories.push((m.agent_id, vec![m.entry])),
@@ -932,10 +949,10 @@ impl Store for IdbStore {
                 }
                 let states = self.states_in(tx, world_id, c, ctx).await?;
                 let mut chat = row.chat;
-                with_stamp(&mut chat, msgs.last());
+                with_stamp(&mut chat, stamp);
                 chats.push(ChatDump {
                     chat: Some(chat),
-                    messages: msgs.into_iter().map(|m| m.message).collect(),
+                    messages,
                     memories,
                     states,
                 });

@@ -99,34 +99,32 @@ pub(super) async fn write_batch(
         for parts in &noted {
             reads.push((rec_request(s, parts)?, DEPENDS));
         }
-        for (parts, key) in noted.iter().zip(settle(reads).await?) {
+        let mut keys = settle(reads).await?.into_iter();
+        for parts in &noted {
+            let Some(key) = keys.next() else {
+                break;
+            };
             found.recs.insert(parts.clone(), some_key(key).is_some());
         }
     }
     // The chats that exist after the batch (one that deletes a chat teaches nothing of its
-    // world, see `idb_fast::learn`): those found and those put.
-    let mut chats: Vec<(String, String)> = found
-        .recs
-        .iter()
-        .filter(|(_, stored)| **stored)
-        .filter_map(|(parts, _)| match &parts[..] {
-            [w, c] => Some((w.clone(), c.clone())),
-            _ => None,
-        })
-        .collect();
-    for op in ops {
-        if let StoreOp::PutChat(c) = op {
-            chats.push((c.world_id.clone(), c.id.clone()));
+    // world, see `idb_fast::learn`): those found and those put. And the chats whose record
+    // the batch writes: their stamps need no keeping (`keep_stamp`). Plain loops: no iterator
+    // adapter stack each.
+    let mut chats: Vec<(String, String)> = Vec::new();
+    for (parts, stored) in found.recs.iter() {
+        if let ([w, c], true) = (&parts[..], *stored) {
+            chats.push((w.clone(), c.clone()));
         }
     }
-    // The chats whose record the batch writes: their stamps need no keeping (`keep_stamp`).
-    let current = ops
-        .iter()
-        .filter_map(|op| match op {
-            StoreOp::PutChat(c) => Some((c.world_id.clone(), c.id.clone())),
-            _ => None,
-        })
-        .collect();
+    let mut current = Vec::new();
+    for op in ops {
+        if let StoreOp::PutChat(c) = op {
+            let k = (c.world_id.clone(), c.id.clone());
+            chats.push(k.clone());
+            current.push(k);
+        }
+    }
     let mut batch = Batch {
         revs,
         chats,
@@ -200,7 +198,11 @@ impl Stored for Found {
             Rec::Chat(w, c) => &[w, c],
             Rec::Message(w, c, m) => &[w, c, m],
         };
-        let parts: Vec<String> = parts.iter().map(|p| p.to_string()).collect();
+        let mut owned = Vec::with_capacity(parts.len());
+        for p in parts {
+            owned.push(p.to_string());
+        }
+        let parts = owned;
         match self.recs.get(&parts) {
             Some(stored) => *stored,
             None => {
@@ -230,7 +232,11 @@ const DEPENDS: &str = "reading what the batch depends on";
 /// key, `undefined` when it is not): a world by its row's key, a chat by its key, a message
 /// id through the message-id index.
 fn rec_request(s: &Stores<'_>, parts: &[String]) -> Result<Pending, StoreError> {
-    let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+    let mut borrowed = Vec::with_capacity(parts.len());
+    for p in parts {
+        borrowed.push(p.as_str());
+    }
+    let parts = borrowed;
     Ok(Pending::of(match parts[..] {
         [w] => s.worlds()?.get_key(&JsValue::from_str(w)),
         [_, _] => s.chats()?.get_key(&key(&parts).into()),
@@ -324,19 +330,19 @@ impl Prefetched {
         }
         let mut facts = settle(reads).await?.into_iter();
         let mut next = || facts.next().unwrap_or(JsValue::UNDEFINED);
-        let worlds = named
-            .iter()
-            .map(|(w, _)| (w.clone(), Some(next()).filter(JsValue::is_object)))
-            .collect();
+        let mut worlds = Vec::with_capacity(named.len());
+        for (w, _) in named {
+            worlds.push((w.clone(), Some(next()).filter(JsValue::is_object)));
+        }
         // The next revision record's `rev` is the revision after this one.
         let mut revs = Vec::with_capacity(named.len());
         for _ in named {
             revs.push(seq_after(next(), 1, REVISIONS)? - 1.0);
         }
-        let recs = noted
-            .into_iter()
-            .map(|k| (k, some_key(next()).is_some()))
-            .collect();
+        let mut recs = VecMap::new();
+        for k in noted {
+            recs.insert(k, some_key(next()).is_some());
+        }
         let mut message_seq = VecMap::new();
         for k in message_seqs {
             let after = seq_after(next(), 2, MESSAGES)?;
@@ -457,18 +463,14 @@ impl Batch {
     /// [`idb_fast`](super::idb_fast)): revision before, whether the world exists after, the
     /// chats that exist, next `seq`s.
     fn learned(self) -> Learned {
-        let worlds = self
-            .worlds
-            .iter()
-            .zip(&self.revs)
-            .map(|((w, before), rev)| {
-                let exists = match self.written.get(w) {
-                    Some(written) => *written,
-                    None => before.is_some(),
-                };
-                (w.clone(), *rev, exists)
-            })
-            .collect();
+        let mut worlds = Vec::with_capacity(self.worlds.len());
+        for ((w, before), rev) in self.worlds.iter().zip(&self.revs) {
+            let exists = match self.written.get(w) {
+                Some(written) => *written,
+                None => before.is_some(),
+            };
+            worlds.push((w.clone(), *rev, exists));
+        }
         Learned {
             worlds,
             chats: self.chats,
@@ -826,7 +828,7 @@ impl Batch {
         let Some(mut row) = row_of::<ChatRow>(got, CHATS, &k)? else {
             return Ok(());
         };
-        with_stamp(&mut row.chat, self.newest.take().as_ref());
+        with_stamp(&mut row.chat, self.newest.take().and_then(|m| m.stamp()));
         let row = ChatRow {
             v: row.v,
             world_id: row.world_id.as_str(),
