@@ -409,8 +409,12 @@ fn chat_rows(known: &Known, ops: &[StoreOp]) -> Option<ChatPlan> {
             // The last put of a chat is what it is after the batch.
             StoreOp::PutChat(chat) if last((&chat.world_id, &chat.id, true)) == Some(i) => {
                 let (w, c) = (chat.world_id.as_str(), chat.id.as_str());
-                let puts = ops.iter().filter(|op| chat_key(op) == Some((w, c, true)));
-                let puts = puts.count();
+                let mut puts = 0;
+                for op in ops {
+                    if chat_key(op) == Some((w, c, true)) {
+                        puts += 1;
+                    }
+                }
                 let view = known.seen(w, c).and_then(|s| s.view.as_ref());
                 let mut current = true;
                 if let (1, Some(j), Some(now)) = (puts, last((w, c, false)), view) {
@@ -520,8 +524,8 @@ pub(super) fn put_world(
 ) -> Result<(), StoreError> {
     let row = WorldRow {
         v: RECORD_VERSION,
-        world_id: world.id.clone(),
-        world: world.clone(),
+        world_id: world.id.as_str(),
+        world,
         rev: 0.0,
     };
     let ctx = "writing a world";
@@ -545,9 +549,9 @@ fn write_op(
         StoreOp::PutChat(chat) => {
             let row = ChatRow {
                 v: RECORD_VERSION,
-                world_id: chat.world_id.clone(),
-                chat_id: chat.id.clone(),
-                chat: chat.clone(),
+                world_id: chat.world_id.as_str(),
+                chat_id: chat.id.as_str(),
+                chat,
             };
             let ctx = "writing a chat";
             issue(s.chats()?.put(&encode(&row, ctx)?), ctx)
@@ -559,11 +563,11 @@ fn write_op(
         } => {
             let row = MessageRow {
                 v: RECORD_VERSION,
-                world_id: world_id.clone(),
-                chat_id: chat_id.clone(),
+                world_id: world_id.as_str(),
+                chat_id: chat_id.as_str(),
                 seq,
-                message_id: message.message_id.clone(),
-                message: message.clone(),
+                message_id: message.message_id.as_str(),
+                message,
                 chat_count: stamp.map(|(n, _)| n),
                 chat_updated_at: stamp.map(|(_, t)| t),
             };
@@ -578,11 +582,11 @@ fn write_op(
         } => {
             let row = MemoryRow {
                 v: RECORD_VERSION,
-                world_id: world_id.clone(),
-                chat_id: chat_id.clone(),
-                agent_id: agent_id.clone(),
+                world_id: world_id.as_str(),
+                chat_id: chat_id.as_str(),
+                agent_id: agent_id.as_str(),
                 seq,
-                entry: entry.clone(),
+                entry,
             };
             let ctx = "appending a memory entry";
             add(s.memory()?, &encode(&row, ctx)?, ctx)
@@ -594,10 +598,10 @@ fn write_op(
         } => {
             let row = StateRow {
                 v: RECORD_VERSION,
-                world_id: world_id.clone(),
-                chat_id: chat_id.clone(),
-                agent_id: state.agent_id.clone(),
-                state: state.clone(),
+                world_id: world_id.as_str(),
+                chat_id: chat_id.as_str(),
+                agent_id: state.agent_id.as_str(),
+                state,
             };
             let ctx = "writing an agent state";
             issue(s.states()?.put(&encode(&row, ctx)?), ctx)

@@ -238,7 +238,17 @@ pub(super) fn describe(value: &JsValue) -> String {
 
 /// Decodes a record, checking its format version first. `at` says which record it is.
 pub(super) fn decode<T: FromJson>(js: JsValue, store: &str, at: &str) -> Result<T, StoreError> {
-    T::from_json(parse(js, store, at)?).map_err(|e| unreadable(store, at, e.to_string()))
+    match T::from_json(parse(js, store, at)?) {
+        Ok(row) => Ok(row),
+        Err(e) => Err(bad_field(store, at, e)),
+    }
+}
+
+/// A field [`decode`] could not read: one copy for every row type (the error's text is made
+/// here, not in each row type's `decode`).
+#[inline(never)]
+fn bad_field(store: &str, at: &str, e: crate::core::json::JsonError) -> StoreError {
+    unreadable(store, at, e.to_string())
 }
 
 /// The JSON of a stored record, once its format version is known to be readable: the part of
@@ -303,6 +313,26 @@ pub(super) fn decode_all<T: FromJson>(
     let mut out = Vec::with_capacity(rows.len());
     for js in rows {
         out.push(decode(js, store, at)?);
+    }
+    Ok(out)
+}
+
+/// A row type whose readers want only its payload (see [`payloads`]).
+pub(super) trait Payload: FromJson {
+    type Of;
+    fn payload(self) -> Self::Of;
+}
+
+/// Every record's payload, or the first error: [`decode_all`] and taking each row's payload
+/// in one loop (a `map` and `collect` after it cost an iterator adapter stack per row type).
+pub(super) fn payloads<T: Payload>(
+    rows: Vec<JsValue>,
+    store: &str,
+    at: &str,
+) -> Result<Vec<T::Of>, StoreError> {
+    let mut out = Vec::with_capacity(rows.len());
+    for js in rows {
+        out.push(decode::<T>(js, store, at)?.payload());
     }
     Ok(out)
 }

@@ -174,11 +174,7 @@ fn create_store(
 }
 
 fn names_array(names: &[&str]) -> JsValue {
-    names
-        .iter()
-        .map(|n| JsValue::from_str(n))
-        .collect::<Array>()
-        .into()
+    key(names).into()
 }
 
 /// Version 1: the six stores and the message-id index (a fresh database: no transaction work).
@@ -261,20 +257,20 @@ pub fn rev_key(w: &str, rev: f64) -> JsValue {
 
 /// An `approvals` record (a pending approval with the reply's state).
 #[derive(Debug)]
-pub struct ApprovalRow {
+pub struct ApprovalRow<S = String, P = ApprovalRecord> {
     pub v: u32,
-    pub world_id: String,
-    pub chat_id: String,
-    pub approval_id: String,
-    pub approval: ApprovalRecord,
+    pub world_id: S,
+    pub chat_id: S,
+    pub approval_id: S,
+    pub approval: P,
 }
 
 /// A `worlds` record.
 #[derive(Debug)]
-pub struct WorldRow {
+pub struct WorldRow<S = String, P = WorldData> {
     pub v: u32,
-    pub world_id: String,
-    pub world: WorldData,
+    pub world_id: S,
+    pub world: P,
     /// The world's revision in database version 2 (raised by every committed batch that
     /// names the world). Version 3 keeps revisions in the `revisions` store: its upgrade copies
     /// this value there, and it is no longer written (a row written since has none) or read.
@@ -283,21 +279,21 @@ pub struct WorldRow {
 
 /// An `agents` record; `order` is the first-put position within the world.
 #[derive(Debug)]
-pub struct AgentRow {
+pub struct AgentRow<S = String, P = Agent> {
     pub v: u32,
-    pub world_id: String,
-    pub agent_id: String,
+    pub world_id: S,
+    pub agent_id: S,
     pub order: f64,
-    pub agent: Agent,
+    pub agent: P,
 }
 
 /// A `chats` record.
 #[derive(Debug)]
-pub struct ChatRow {
+pub struct ChatRow<S = String, P = Chat> {
     pub v: u32,
-    pub world_id: String,
-    pub chat_id: String,
-    pub chat: Chat,
+    pub world_id: S,
+    pub chat_id: S,
+    pub chat: P,
 }
 
 /// A `messages` record; `messageId` is copied out of `message` for the unique index.
@@ -305,13 +301,13 @@ pub struct ChatRow {
 /// stamp: its `messageCount` and `updatedAt` after the batch that appended this message
 /// without writing the chat's record (see the module docs, database version 4).
 #[derive(Debug)]
-pub struct MessageRow {
+pub struct MessageRow<S = String, P = Message> {
     pub v: u32,
-    pub world_id: String,
-    pub chat_id: String,
+    pub world_id: S,
+    pub chat_id: S,
     pub seq: f64,
-    pub message_id: String,
-    pub message: Message,
+    pub message_id: S,
+    pub message: P,
     pub chat_count: Option<f64>,
     pub chat_updated_at: Option<f64>,
 }
@@ -324,12 +320,12 @@ impl MessageRow {
 }
 
 /// `chat` as a reader sees it: its record's `messageCount` and `updatedAt`, unless the stamp
-/// on the chat's newest message (`newest`) is newer. The engine raises a chat's `updatedAt`
+/// on the chat's newest message (`stamp`, [`MessageRow::stamp`]) is newer. The engine raises a chat's `updatedAt`
 /// with every write of the chat (`chat_update_time`: above every chat's), and a batch that
 /// writes the record writes what the chat is after it; so the newer of the two is the chat,
 /// and on a tie (only a record written after the stamp can tie with it) the record is.
-pub fn with_stamp(chat: &mut Chat, newest: Option<&MessageRow>) {
-    let Some((count, updated_at)) = newest.and_then(MessageRow::stamp) else {
+pub fn with_stamp(chat: &mut Chat, stamp: Option<(f64, f64)>) {
+    let Some((count, updated_at)) = stamp else {
         return;
     };
     // Stamps are whole numbers this code wrote from a `u64` count and an `i64` time.
@@ -342,44 +338,47 @@ pub fn with_stamp(chat: &mut Chat, newest: Option<&MessageRow>) {
 
 /// A `memory` record.
 #[derive(Debug)]
-pub struct MemoryRow {
+pub struct MemoryRow<S = String, P = MemoryEntry> {
     pub v: u32,
-    pub world_id: String,
-    pub chat_id: String,
-    pub agent_id: String,
+    pub world_id: S,
+    pub chat_id: S,
+    pub agent_id: S,
     pub seq: f64,
-    pub entry: MemoryEntry,
+    pub entry: P,
 }
 
 /// An `agent_states` record.
 #[derive(Debug)]
-pub struct StateRow {
+pub struct StateRow<S = String, P = AgentChatState> {
     pub v: u32,
-    pub world_id: String,
-    pub chat_id: String,
-    pub agent_id: String,
-    pub state: AgentChatState,
+    pub world_id: S,
+    pub chat_id: S,
+    pub agent_id: S,
+    pub state: P,
 }
 
-// Writing (see `crate::core::json_write`): camelCase names in declaration order.
+// Writing (see `crate::core::json_write`): camelCase names in declaration order. Each row type
+// is generic over its ids (`S`) and payload (`P`) so that a write encodes a row of borrowed
+// parts (`MessageRow<&str, &Message>`): no copy of the message, chat or agent per write, and
+// one writer per row type; reading makes the owned rows (the defaults).
 
-impl ToJson for ApprovalRow {
+impl<S: AsRef<str>, P: ToJson> ToJson for ApprovalRow<S, P> {
     fn write_json(&self, out: &mut String) {
         Obj::new(out)
             .field("v", &self.v)
-            .str("worldId", &self.world_id)
-            .str("chatId", &self.chat_id)
-            .str("approvalId", &self.approval_id)
+            .str("worldId", self.world_id.as_ref())
+            .str("chatId", self.chat_id.as_ref())
+            .str("approvalId", self.approval_id.as_ref())
             .field("approval", &self.approval)
             .end();
     }
 }
 
-impl ToJson for WorldRow {
+impl<S: AsRef<str>, P: ToJson> ToJson for WorldRow<S, P> {
     fn write_json(&self, out: &mut String) {
         let mut o = Obj::new(out);
         o.field("v", &self.v)
-            .str("worldId", &self.world_id)
+            .str("worldId", self.world_id.as_ref())
             .field("world", &self.world);
         // A zero revision is left out (rows since database version 3 have none).
         if self.rev != 0.0 {
@@ -389,37 +388,37 @@ impl ToJson for WorldRow {
     }
 }
 
-impl ToJson for AgentRow {
+impl<S: AsRef<str>, P: ToJson> ToJson for AgentRow<S, P> {
     fn write_json(&self, out: &mut String) {
         Obj::new(out)
             .field("v", &self.v)
-            .str("worldId", &self.world_id)
-            .str("agentId", &self.agent_id)
+            .str("worldId", self.world_id.as_ref())
+            .str("agentId", self.agent_id.as_ref())
             .field("order", &self.order)
             .field("agent", &self.agent)
             .end();
     }
 }
 
-impl ToJson for ChatRow {
+impl<S: AsRef<str>, P: ToJson> ToJson for ChatRow<S, P> {
     fn write_json(&self, out: &mut String) {
         Obj::new(out)
             .field("v", &self.v)
-            .str("worldId", &self.world_id)
-            .str("chatId", &self.chat_id)
+            .str("worldId", self.world_id.as_ref())
+            .str("chatId", self.chat_id.as_ref())
             .field("chat", &self.chat)
             .end();
     }
 }
 
-impl ToJson for MessageRow {
+impl<S: AsRef<str>, P: ToJson> ToJson for MessageRow<S, P> {
     fn write_json(&self, out: &mut String) {
         Obj::new(out)
             .field("v", &self.v)
-            .str("worldId", &self.world_id)
-            .str("chatId", &self.chat_id)
+            .str("worldId", self.world_id.as_ref())
+            .str("chatId", self.chat_id.as_ref())
             .field("seq", &self.seq)
-            .str("messageId", &self.message_id)
+            .str("messageId", self.message_id.as_ref())
             .field("message", &self.message)
             .opt("chatCount", &self.chat_count)
             .opt("chatUpdatedAt", &self.chat_updated_at)
@@ -427,34 +426,53 @@ impl ToJson for MessageRow {
     }
 }
 
-impl ToJson for MemoryRow {
+impl<S: AsRef<str>, P: ToJson> ToJson for MemoryRow<S, P> {
     fn write_json(&self, out: &mut String) {
         Obj::new(out)
             .field("v", &self.v)
-            .str("worldId", &self.world_id)
-            .str("chatId", &self.chat_id)
-            .str("agentId", &self.agent_id)
+            .str("worldId", self.world_id.as_ref())
+            .str("chatId", self.chat_id.as_ref())
+            .str("agentId", self.agent_id.as_ref())
             .field("seq", &self.seq)
             .field("entry", &self.entry)
             .end();
     }
 }
 
-impl ToJson for StateRow {
+impl<S: AsRef<str>, P: ToJson> ToJson for StateRow<S, P> {
     fn write_json(&self, out: &mut String) {
         Obj::new(out)
             .field("v", &self.v)
-            .str("worldId", &self.world_id)
-            .str("chatId", &self.chat_id)
-            .str("agentId", &self.agent_id)
+            .str("worldId", self.world_id.as_ref())
+            .str("chatId", self.chat_id.as_ref())
+            .str("agentId", self.agent_id.as_ref())
             .field("state", &self.state)
             .end();
     }
 }
 
-/// A compound key of string parts.
+/// What the read methods return of each row (`idb_request::payloads`).
+macro_rules! payload {
+    ($($row:ident . $field:ident: $of:ty),*) => {$(
+        impl super::idb_request::Payload for $row {
+            type Of = $of;
+            fn payload(self) -> $of {
+                self.$field
+            }
+        }
+    )*};
+}
+payload!(WorldRow.world: WorldData, MessageRow.message: Message, MemoryRow.entry: MemoryEntry,
+    StateRow.state: AgentChatState, ApprovalRow.approval: ApprovalRecord);
+
+/// A compound key of string parts (or any array of strings: store names). A plain loop: one
+/// copy, not an iterator adapter stack per caller.
 pub fn key(parts: &[&str]) -> Array {
-    parts.iter().map(|p| JsValue::from_str(p)).collect()
+    let out = Array::new();
+    for p in parts {
+        out.push(&JsValue::from_str(p));
+    }
+    out
 }
 
 /// A compound key of string parts followed by a sequence number.

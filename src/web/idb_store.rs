@@ -94,7 +94,7 @@ pub use super::idb_error::store_error_from_dom_exception;
 use super::idb_fast::{self, Known, Learned};
 use super::idb_request::{
     cursor_of, decode, decode_all, describe, get, get_all, idb_done, last_n, next_seq,
-    open_reverse, row_of, seq_after, some_key, Pending, Tx,
+    open_reverse, payloads, row_of, seq_after, some_key, Pending, Tx,
 };
 use super::idb_schema::{
     below_range, key, prefix_range, with_stamp, AgentRow, ApprovalRow, ChatRow, KeyRange,
@@ -344,7 +344,7 @@ impl IdbStore {
 
     fn transaction(&self, stores: &[&str], mode: TransactionMode) -> Result<Tx, StoreError> {
         self.check_open()?;
-        let names: js_sys::Array = stores.iter().map(|s| JsValue::from_str(s)).collect();
+        let names = key(stores);
         self.db
             .transaction_with_str_sequence_and_mode(&names, mode)
             .map(Tx::new)
@@ -365,21 +365,21 @@ impl IdbStore {
         }
     }
 
-    /// Every record of object store `name` in one chat (its key starts with `[world, chat]`),
-    /// in key order, read in `tx` (`None`: in a read-only transaction of its own), for
-    /// [`decode_all`] with [`in_chat`] (not generic: one copy of the request's state machine).
-    fn chat_raw<'a>(
+    /// Every record of object store `name` in `range` (a world's or a chat's key prefix), in
+    /// key order, read in `tx` (`None`: in a read-only transaction of its own), for
+    /// [`decode_all`]; `ctx` names the read in its error. Not generic: one copy of the
+    /// request's state machine for every store, the export's reads and the read methods'.
+    fn raw_in<'a>(
         &'a self,
         tx: Option<&'a Tx>,
         name: &'a str,
-        world_id: &'a str,
-        chat_id: &'a str,
+        range: KeyRange,
+        ctx: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<JsValue>, StoreError>> {
         Box::pin(async move {
             let mut own = None;
             let store = self.store(self.tx_or(tx, &mut own, &[name])?, name)?;
-            let range = prefix_range(&[world_id, chat_id]);
-            get_all(&store, range, &format!("reading {name}")).await
+            get_all(&store, range, ctx).await
         })
     }
 
@@ -389,33 +389,37 @@ impl IdbStore {
             .map_err(|e| self.fail(&format!("opening object store {name:?}"), e))
     }
 
-    /// [`Store::load_world`] in `tx` (`None`: a transaction of its own).
+    /// [`Store::load_world`] in `tx` (`None`: a transaction of its own); `ctx` names the read
+    /// in its error (the export's differs).
     fn load_world_in<'a>(
         &'a self,
         tx: Option<&'a Tx>,
         world_id: &'a str,
+        ctx: &'a str,
     ) -> LocalBoxFuture<'a, Result<Option<WorldData>, StoreError>> {
         Box::pin(async move {
             let mut own = None;
             let worlds = self.store(self.tx_or(tx, &mut own, &[WORLDS])?, WORLDS)?;
             let k = JsValue::from_str(world_id);
-            let found = get(&worlds, &k, "loading a world").await?;
+            let found = get(&worlds, &k, ctx).await?;
             let row: Option<WorldRow> = row_of(found, WORLDS, &k)?;
             Ok(row.map(|r| r.world))
         })
     }
 
-    /// [`Store::agent_states`] in `tx` (`None`: a transaction of its own).
+    /// [`Store::agent_states`] in `tx` (`None`: a transaction of its own); `ctx`: see
+    /// [`IdbStore::load_world_in`].
     fn states_in<'a>(
         &'a self,
         tx: Option<&'a Tx>,
         world_id: &'a str,
         chat_id: &'a str,
+        ctx: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<AgentChatState>, StoreError>> {
         Box::pin(async move {
-            let rows = self.chat_raw(tx, AGENT_STATES, world_id, chat_id).await?;
-            let rows: Vec<StateRow> = decode_all(rows, AGENT_STATES, &in_chat(world_id, chat_id))?;
-            Ok(rows.into_iter().map(|r| r.state).collect())
+            let range = prefix_range(&[world_id, chat_id]);
+            let rows = self.raw_in(tx, AGENT_STATES, range, ctx).await?;
+            payloads::<StateRow>(rows, AGENT_STATES, &in_chat(world_id, chat_id))
         })
     }
 
@@ -435,20 +439,26 @@ impl IdbStore {
         })
     }
 
-    /// [`Store::agents`] in `tx` (`None`: a transaction of its own).
+    /// [`Store::agents`] in `tx` (`None`: a transaction of its own); `ctx`: see
+    /// [`IdbStore::load_world_in`].
     fn agents_in<'a>(
         &'a self,
         tx: Option<&'a Tx>,
         world_id: &'a str,
+        ctx: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<Agent>, StoreError>> {
         Box::pin(async move {
-            let mut own = None;
-            let agents = self.store(self.tx_or(tx, &mut own, &[AGENTS])?, AGENTS)?;
-            let rows = get_all(&agents, prefix_range(&[world_id]), "reading agents").await?;
+            let rows = self
+                .raw_in(tx, AGENTS, prefix_range(&[world_id]), ctx)
+                .await?;
             let mut rows: Vec<AgentRow> =
                 decode_all(rows, AGENTS, &format!("in world {world_id:?}"))?;
             sort_by(&mut rows, &|a, b| a.order.total_cmp(&b.order));
-            Ok(rows.into_iter().map(|r| r.agent).collect())
+            let mut agents = Vec::with_capacity(rows.len());
+            for r in rows {
+                agents.push(r.agent);
+            }
+            Ok(agents)
         })
     }
 
@@ -475,7 +485,11 @@ impl IdbStore {
                 cursors.push(Pending::of(open_reverse(&messages, &range, false)));
             }
             let mut out = Vec::with_capacity(rows.len());
-            for (row, request) in rows.into_iter().zip(cursors) {
+            let mut cursors = cursors.into_iter();
+            for row in rows {
+                let Some(request) = cursors.next() else {
+                    break;
+                };
                 // The cursor's first record is its value: no further request.
                 let newest = match cursor_of::<IdbCursorWithValue>(request.outcome(ctx).await?) {
                     Some(cursor) => Some(cursor.value().map_err(|e| map_js_error(ctx, e))?),
@@ -487,7 +501,7 @@ impl IdbStore {
                     None => None,
                 };
                 let mut chat = row.chat;
-                with_stamp(&mut chat, newest.as_ref());
+                with_stamp(&mut chat, newest.as_ref().and_then(MessageRow::stamp));
                 out.push(chat);
             }
             Ok(out)
@@ -502,9 +516,12 @@ impl IdbStore {
         chat_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
         Box::pin(async move {
-            let rows = self.chat_raw(tx, APPROVALS, world_id, chat_id).await?;
-            let rows: Vec<ApprovalRow> = decode_all(rows, APPROVALS, &in_chat(world_id, chat_id))?;
-            let mut v: Vec<ApprovalRecord> = rows.into_iter().map(|r| r.approval).collect();
+            let range = prefix_range(&[world_id, chat_id]);
+            let rows = self
+                .raw_in(tx, APPROVALS, range, "reading approvals")
+                .await?;
+            let at = in_chat(world_id, chat_id);
+            let mut v = payloads::<ApprovalRow>(rows, APPROVALS, &at)?;
             sort_by(&mut v, &|a, b| {
                 (a.created_at, &a.approval_id).cmp(&(b.created_at, &b.approval_id))
             });
@@ -527,8 +544,7 @@ impl IdbStore {
             let range = prefix_range(&[world_id, chat_id, agent_id]);
             let rows = last_n(&memory, range, n, "reading memory").await?;
             let at = format!("of agent {agent_id:?} in chat {chat_id:?} of world {world_id:?}");
-            let rows: Vec<MemoryRow> = decode_all(rows, MEMORY, &at)?;
-            Ok(rows.into_iter().map(|r| r.entry).collect())
+            payloads::<MemoryRow>(rows, MEMORY, &at)
         })
     }
 
@@ -797,8 +813,7 @@ impl Store for IdbStore {
             let worlds = self.store(&tx, WORLDS)?;
             let all = KeyRange::LowerBound(JsValue::from_str(""), false);
             let rows = get_all(&worlds, all, "listing worlds").await?;
-            let rows: Vec<WorldRow> = decode_all(rows, WORLDS, "(listing worlds)")?;
-            Ok(rows.into_iter().map(|r| r.world).collect())
+            payloads::<WorldRow>(rows, WORLDS, "(listing worlds)")
         })
     }
 
@@ -806,14 +821,14 @@ impl Store for IdbStore {
         &'a self,
         world_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Option<WorldData>, StoreError>> {
-        self.load_world_in(None, world_id)
+        self.load_world_in(None, world_id, LOADING)
     }
 
     fn agents<'a>(
         &'a self,
         world_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<Agent>, StoreError>> {
-        self.agents_in(None, world_id)
+        self.agents_in(None, world_id, AGENTS_READ)
     }
 
     fn chats<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<Vec<Chat>, StoreError>> {
@@ -825,7 +840,7 @@ impl Store for IdbStore {
         world_id: &'a str,
         chat_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<AgentChatState>, StoreError>> {
-        self.states_in(None, world_id, chat_id)
+        self.states_in(None, world_id, chat_id, STATES_READ)
     }
 
     fn approvals<'a>(
@@ -883,8 +898,7 @@ impl Store for IdbStore {
             };
             let rows = last_n(&messages, range, limit, "reading messages").await?;
             let at = format!("in chat {chat_id:?} of world {world_id:?}");
-            let rows: Vec<MessageRow> = decode_all(rows, MESSAGES, &at)?;
-            Ok(rows.into_iter().map(|r| r.message).collect())
+            payloads::<MessageRow>(rows, MESSAGES, &at)
         })
     }
 
@@ -898,50 +912,54 @@ impl Store for IdbStore {
     fn dump<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>> {
         Box::pin(async move {
             let tx = self.transaction(&ALL_STORES, TransactionMode::Readonly)?;
-            let ctx = "exporting a world";
-            let k = JsValue::from_str(world_id);
-            let found = get(&self.store(&tx, WORLDS)?, &k, ctx).await?;
-            let world: Option<WorldRow> = row_of(found, WORLDS, &k)?;
+            // The read methods' bodies in this one transaction, each error naming the export.
+            let (tx, ctx) = (Some(&tx), "exporting a world");
+            let world = self.load_world_in(tx, world_id, ctx).await?;
+            let agents = self.agents_in(tx, world_id, ctx).await?;
+            let rows = self
+                .raw_in(tx, CHATS, prefix_range(&[world_id]), ctx)
+                .await?;
             let in_world = format!("in world {world_id:?}");
-            let rows = get_all(&self.store(&tx, AGENTS)?, prefix_range(&[world_id]), ctx).await?;
-            let mut agents: Vec<AgentRow> = decode_all(rows, AGENTS, &in_world)?;
-            sort_by(&mut agents, &|a, b| a.order.total_cmp(&b.order));
-            let rows = get_all(&self.store(&tx, CHATS)?, prefix_range(&[world_id]), ctx).await?;
             let chat_rows: Vec<ChatRow> = decode_all(rows, CHATS, &in_world)?;
-            let (messages, memory, states) = (
-                self.store(&tx, MESSAGES)?,
-                self.store(&tx, MEMORY)?,
-                self.store(&tx, AGENT_STATES)?,
-            );
             let mut chats = Vec::with_capacity(chat_rows.len());
             for row in chat_rows {
-                let parts = [world_id, row.chat_id.as_str()];
-                let at = in_chat(world_id, &row.chat_id);
-                let rows = get_all(&messages, prefix_range(&parts), ctx).await?;
-                let msgs: Vec<MessageRow> = decode_all(rows, MESSAGES, &at)?;
+                let c = row.chat_id.as_str();
+                let at = in_chat(world_id, c);
+                let rows = self.raw_in(tx, MESSAGES, prefix_range(&[world_id, c]), ctx);
+                // The messages, and the stamp on the newest (plain loops: no iterator adapter
+                // stack per row type).
+                let rows = rows.await?;
+                let (mut messages, mut stamp) = (Vec::with_capacity(rows.len()), None);
+                for js in rows {
+                    let m: MessageRow = decode(js, MESSAGES, &at)?;
+                    stamp = m.stamp();
+                    messages.push(m.message);
+                }
                 // Key order is agent id, then seq: group consecutive runs by agent.
-                let rows = get_all(&memory, prefix_range(&parts), ctx).await?;
+                let rows = self
+                    .raw_in(tx, MEMORY, prefix_range(&[world_id, c]), ctx)
+                    .await?;
                 let mut memories: Vec<(String, Vec<MemoryEntry>)> = Vec::new();
-                for m in decode_all::<MemoryRow>(rows, MEMORY, &at)? {
+                for js in rows {
+                    let m: MemoryRow = decode(js, MEMORY, &at)?;
                     match memories.last_mut() {
                         Some((agent, entries)) if *agent == m.agent_id => entries.push(m.entry),
                         _ => memories.push((m.agent_id, vec![m.entry])),
                     }
                 }
-                let rows = get_all(&states, prefix_range(&parts), ctx).await?;
-                let st: Vec<StateRow> = decode_all(rows, AGENT_STATES, &at)?;
+                let states = self.states_in(tx, world_id, c, ctx).await?;
                 let mut chat = row.chat;
-                with_stamp(&mut chat, msgs.last());
+                with_stamp(&mut chat, stamp);
                 chats.push(ChatDump {
                     chat: Some(chat),
-                    messages: msgs.into_iter().map(|m| m.message).collect(),
+                    messages,
                     memories,
-                    states: st.into_iter().map(|s| s.state).collect(),
+                    states,
                 });
             }
             Ok(WorldDump {
-                world: world.map(|w| w.world),
-                agents: agents.into_iter().map(|a| a.agent).collect(),
+                world,
+                agents,
                 chats,
             })
         })
@@ -1007,14 +1025,14 @@ impl Store for InTx<'_> {
         &'a self,
         world_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Option<WorldData>, StoreError>> {
-        self.store.load_world_in(Some(&self.tx), world_id)
+        self.store.load_world_in(Some(&self.tx), world_id, LOADING)
     }
 
     fn agents<'a>(
         &'a self,
         world_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<Agent>, StoreError>> {
-        self.store.agents_in(Some(&self.tx), world_id)
+        self.store.agents_in(Some(&self.tx), world_id, AGENTS_READ)
     }
 
     fn chats<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<Vec<Chat>, StoreError>> {
@@ -1026,7 +1044,8 @@ impl Store for InTx<'_> {
         world_id: &'a str,
         chat_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<AgentChatState>, StoreError>> {
-        self.store.states_in(Some(&self.tx), world_id, chat_id)
+        self.store
+            .states_in(Some(&self.tx), world_id, chat_id, STATES_READ)
     }
 
     fn last_memory<'a>(
@@ -1073,6 +1092,11 @@ impl Store for InTx<'_> {
         self.store.revision_in(Some(&self.tx), world_id)
     }
 }
+
+/// The contexts of the read methods' errors (the export's is its own).
+const LOADING: &str = "loading a world";
+const AGENTS_READ: &str = "reading agents";
+const STATES_READ: &str = "reading agent_states";
 
 /// Which records of a chat a decoding error names.
 fn in_chat(world_id: &str, chat_id: &str) -> String {

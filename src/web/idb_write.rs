@@ -99,34 +99,32 @@ pub(super) async fn write_batch(
         for parts in &noted {
             reads.push((rec_request(s, parts)?, DEPENDS));
         }
-        for (parts, key) in noted.iter().zip(settle(reads).await?) {
+        let mut keys = settle(reads).await?.into_iter();
+        for parts in &noted {
+            let Some(key) = keys.next() else {
+                break;
+            };
             found.recs.insert(parts.clone(), some_key(key).is_some());
         }
     }
     // The chats that exist after the batch (one that deletes a chat teaches nothing of its
-    // world, see `idb_fast::learn`): those found and those put.
-    let mut chats: Vec<(String, String)> = found
-        .recs
-        .iter()
-        .filter(|(_, stored)| **stored)
-        .filter_map(|(parts, _)| match &parts[..] {
-            [w, c] => Some((w.clone(), c.clone())),
-            _ => None,
-        })
-        .collect();
-    for op in ops {
-        if let StoreOp::PutChat(c) = op {
-            chats.push((c.world_id.clone(), c.id.clone()));
+    // world, see `idb_fast::learn`): those found and those put. And the chats whose record
+    // the batch writes: their stamps need no keeping (`keep_stamp`). Plain loops: no iterator
+    // adapter stack each.
+    let mut chats: Vec<(String, String)> = Vec::new();
+    for (parts, stored) in found.recs.iter() {
+        if let ([w, c], true) = (&parts[..], *stored) {
+            chats.push((w.clone(), c.clone()));
         }
     }
-    // The chats whose record the batch writes: their stamps need no keeping (`keep_stamp`).
-    let current = ops
-        .iter()
-        .filter_map(|op| match op {
-            StoreOp::PutChat(c) => Some((c.world_id.clone(), c.id.clone())),
-            _ => None,
-        })
-        .collect();
+    let mut current = Vec::new();
+    for op in ops {
+        if let StoreOp::PutChat(c) = op {
+            let k = (c.world_id.clone(), c.id.clone());
+            chats.push(k.clone());
+            current.push(k);
+        }
+    }
     let mut batch = Batch {
         revs,
         chats,
@@ -135,50 +133,21 @@ pub(super) async fn write_batch(
         memory_seq: pre.memory_seq,
         worlds: found.worlds,
         written: VecMap::new(),
+        newest: None,
+        held: JsValue::UNDEFINED,
     };
+    // Each op's steps, one read awaited between two (see `Batch::step`).
     for op in ops {
-        batch.run(s, op).await?;
+        let (mut phase, mut got) = (0, JsValue::UNDEFINED);
+        while let Next::Read(read, ctx, then) = batch.step(s, op, phase, got)? {
+            got = read.outcome(ctx).await?;
+            phase = then;
+        }
     }
     if bump {
         batch.raise_revisions(s)?;
     }
     Ok(batch.learned())
-}
-
-/// Before a batch that does not put chat `[w, c]` appends to it or deletes its messages
-/// (`deleted`): when the newest message carries the chat's stamp (and is among those
-/// deleted), the chat's record is written as readers see the chat, so that the stamp no
-/// longer being the newest does not take the chat back to an older count (see
-/// `idb_schema::with_stamp`). The engine's batches put the chat whenever they append or
-/// delete; this keeps the others (the store contract's) reading as they did.
-async fn keep_stamp(
-    s: &Stores<'_>,
-    w: &str,
-    c: &str,
-    deleted: Option<&[String]>,
-    ctx: &str,
-) -> Result<(), StoreError> {
-    let at = format!("in chat {c:?} of world {w:?}");
-    // The newest message: one step of a reverse cursor.
-    let step = Pending::of(open_reverse(s.messages()?, &prefix_range(&[w, c]), false));
-    let step = step.await.map_err(|e| map_js_error(ctx, e))?;
-    let Some(cursor) = cursor_of::<IdbCursorWithValue>(step) else {
-        return Ok(());
-    };
-    let newest = cursor.value().map_err(|e| map_js_error(ctx, e))?;
-    let newest: MessageRow = decode(newest, MESSAGES, &at)?;
-    let goes = deleted.is_none_or(|ids| ids.contains(&newest.message_id));
-    if newest.stamp().is_none() || !goes {
-        return Ok(());
-    }
-    let k: JsValue = key(&[w, c]).into();
-    let found = Pending::of(s.chats()?.get(&k)).await;
-    let found = found.map_err(|e| map_js_error(ctx, e))?;
-    let Some(mut row) = row_of::<ChatRow>(found, CHATS, &k)? else {
-        return Ok(());
-    };
-    with_stamp(&mut row.chat, Some(&newest));
-    put(s.chats()?, &row, ctx)
 }
 
 /// The worlds a batch names, each with what the other contexts are told (`"delete"` when the
@@ -229,7 +198,11 @@ impl Stored for Found {
             Rec::Chat(w, c) => &[w, c],
             Rec::Message(w, c, m) => &[w, c, m],
         };
-        let parts: Vec<String> = parts.iter().map(|p| p.to_string()).collect();
+        let mut owned = Vec::with_capacity(parts.len());
+        for p in parts {
+            owned.push(p.to_string());
+        }
+        let parts = owned;
         match self.recs.get(&parts) {
             Some(stored) => *stored,
             None => {
@@ -259,7 +232,11 @@ const DEPENDS: &str = "reading what the batch depends on";
 /// key, `undefined` when it is not): a world by its row's key, a chat by its key, a message
 /// id through the message-id index.
 fn rec_request(s: &Stores<'_>, parts: &[String]) -> Result<Pending, StoreError> {
-    let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+    let mut borrowed = Vec::with_capacity(parts.len());
+    for p in parts {
+        borrowed.push(p.as_str());
+    }
+    let parts = borrowed;
     Ok(Pending::of(match parts[..] {
         [w] => s.worlds()?.get_key(&JsValue::from_str(w)),
         [_, _] => s.chats()?.get_key(&key(&parts).into()),
@@ -353,19 +330,19 @@ impl Prefetched {
         }
         let mut facts = settle(reads).await?.into_iter();
         let mut next = || facts.next().unwrap_or(JsValue::UNDEFINED);
-        let worlds = named
-            .iter()
-            .map(|(w, _)| (w.clone(), Some(next()).filter(JsValue::is_object)))
-            .collect();
+        let mut worlds = Vec::with_capacity(named.len());
+        for (w, _) in named {
+            worlds.push((w.clone(), Some(next()).filter(JsValue::is_object)));
+        }
         // The next revision record's `rev` is the revision after this one.
         let mut revs = Vec::with_capacity(named.len());
         for _ in named {
             revs.push(seq_after(next(), 1, REVISIONS)? - 1.0);
         }
-        let recs = noted
-            .into_iter()
-            .map(|k| (k, some_key(next()).is_some()))
-            .collect();
+        let mut recs = VecMap::new();
+        for k in noted {
+            recs.insert(k, some_key(next()).is_some());
+        }
         let mut message_seq = VecMap::new();
         for k in message_seqs {
             let after = seq_after(next(), 2, MESSAGES)?;
@@ -474,6 +451,11 @@ struct Batch {
     /// The chats whose record is as readers see them whatever the batch does to their
     /// messages: those the batch puts, and those `keep_stamp` wrote.
     current: Vec<(String, String)>,
+    /// The newest message of the chat whose stamp is being kept, between the steps of
+    /// `keep_stamp` ([`Batch::stamp_newest`], [`Batch::stamp_put`]).
+    newest: Option<MessageRow>,
+    /// The primary key of the message a `ReplaceMessage` replaces, between its two reads.
+    held: JsValue,
 }
 
 impl Batch {
@@ -481,18 +463,14 @@ impl Batch {
     /// [`idb_fast`](super::idb_fast)): revision before, whether the world exists after, the
     /// chats that exist, next `seq`s.
     fn learned(self) -> Learned {
-        let worlds = self
-            .worlds
-            .iter()
-            .zip(&self.revs)
-            .map(|((w, before), rev)| {
-                let exists = match self.written.get(w) {
-                    Some(written) => *written,
-                    None => before.is_some(),
-                };
-                (w.clone(), *rev, exists)
-            })
-            .collect();
+        let mut worlds = Vec::with_capacity(self.worlds.len());
+        for ((w, before), rev) in self.worlds.iter().zip(&self.revs) {
+            let exists = match self.written.get(w) {
+                Some(written) => *written,
+                None => before.is_some(),
+            };
+            worlds.push((w.clone(), *rev, exists));
+        }
         Learned {
             worlds,
             chats: self.chats,
@@ -512,26 +490,55 @@ impl Batch {
         Ok(())
     }
 
-    async fn run(&mut self, s: &Stores<'_>, op: &StoreOp) -> Result<(), StoreError> {
-        // The common ops are written as the burst writes them (one copy of that code).
-        let seq = match op {
+    /// One step of op `op`'s writes, at `phase` (0 first; later ones with `got`, the result of
+    /// the read the previous step asked for): issues its writes up to its next read, which it
+    /// returns to [`write_batch`]'s loop to await (one await for every read of every op,
+    /// instead of an async body per op), or `Next::Done`. The reads and writes are issued in
+    /// the order an op's own async body would issue them.
+    fn step(
+        &mut self,
+        s: &Stores<'_>,
+        op: &StoreOp,
+        phase: usize,
+        got: JsValue,
+    ) -> Result<Next, StoreError> {
+        match op {
             StoreOp::AppendMessage {
                 world_id, chat_id, ..
             } => {
+                let (w, c) = (world_id.as_str(), chat_id.as_str());
                 let prefix = (world_id.clone(), chat_id.clone());
-                if !self.current.contains(&prefix) {
-                    keep_stamp(s, world_id, chat_id, None, "appending a message").await?;
-                    self.current.push(prefix.clone());
-                }
-                let seq = match self.message_seq.get(&prefix) {
-                    Some(seq) => *seq,
-                    None => {
-                        let step = seq_request(s.messages()?, &[world_id, chat_id]).await;
-                        seq_after(step.map_err(|e| map_js_error(SEQ, e))?, 2, MESSAGES)?
+                let seq = if phase < 3 {
+                    // The chat's stamp first (`keep_stamp`), then the next `seq` (phase 3).
+                    let kept = match phase {
+                        0 if !self.current.contains(&prefix) => {
+                            return Ok(Next::Read(stamp_read(s, w, c)?, APPENDING, 1));
+                        }
+                        0 => false,
+                        1 => match self.stamp_newest(s, got, w, c, None, APPENDING)? {
+                            Some(read) => return Ok(Next::Read(read, APPENDING, 2)),
+                            None => true,
+                        },
+                        _ => {
+                            self.stamp_put(s, got, w, c, APPENDING)?;
+                            true
+                        }
+                    };
+                    if kept {
+                        self.current.push(prefix.clone());
                     }
+                    match self.message_seq.get(&prefix) {
+                        Some(seq) => *seq,
+                        None => {
+                            let read = seq_request(s.messages()?, &[w, c]);
+                            return Ok(Next::Read(read, SEQ, 3));
+                        }
+                    }
+                } else {
+                    seq_after(got, 2, MESSAGES)?
                 };
                 self.message_seq.insert(prefix, seq + 1.0);
-                Some(seq)
+                write_common(s, op, seq)?;
             }
             StoreOp::AppendMemory {
                 world_id,
@@ -540,29 +547,20 @@ impl Batch {
                 ..
             } => {
                 let prefix = (world_id.clone(), chat_id.clone(), agent_id.clone());
-                let seq = match self.memory_seq.get(&prefix) {
-                    Some(seq) => *seq,
-                    None => {
-                        let step = seq_request(s.memory()?, &[world_id, chat_id, agent_id]).await;
-                        seq_after(step.map_err(|e| map_js_error(SEQ, e))?, 3, MEMORY)?
+                let seq = match (phase, self.memory_seq.get(&prefix)) {
+                    (0, Some(seq)) => *seq,
+                    (0, None) => {
+                        let read = seq_request(s.memory()?, &[world_id, chat_id, agent_id]);
+                        return Ok(Next::Read(read, SEQ, 1));
                     }
+                    _ => seq_after(got, 3, MEMORY)?,
                 };
                 self.memory_seq.insert(prefix, seq + 1.0);
-                Some(seq)
+                write_common(s, op, seq)?;
             }
-            StoreOp::PutChat(_) | StoreOp::PutAgentState { .. } => Some(0.0),
-            _ => None,
-        };
-        if let Some(seq) = seq {
-            return write_common(s, op, seq);
-        }
-        match op {
+            // The common ops are written as the burst writes them (one copy of that code).
+            StoreOp::PutChat(_) | StoreOp::PutAgentState { .. } => write_common(s, op, 0.0)?,
             StoreOp::ExpectRevision { .. } => {} // checked before validation
-            // Written above.
-            StoreOp::PutChat(_)
-            | StoreOp::AppendMessage { .. }
-            | StoreOp::AppendMemory { .. }
-            | StoreOp::PutAgentState { .. } => {}
             StoreOp::PutWorld(world) => {
                 self.written.insert(world.id.clone(), true);
                 put_world(s, world)?;
@@ -585,52 +583,64 @@ impl Batch {
             }
             StoreOp::PutAgent { world_id, agent } => {
                 let k: JsValue = key(&[world_id, &agent.id]).into();
-                let ctx = "reading an agent";
-                let found = Pending::of(s.agents()?.get(&k)).await;
-                let found = found.map_err(|e| map_js_error(ctx, e))?;
-                let order = match row_of::<AgentRow>(found, AGENTS, &k)? {
-                    Some(row) => row.order,
-                    None => {
-                        let rows = all_request(s.agents()?, prefix_range(&[world_id]), false);
-                        let rows = rows.await.map_err(|e| map_js_error("reading agents", e))?;
-                        next_agent_order(array_of(rows, "reading agents")?, world_id)?
+                let order = match phase {
+                    0 => {
+                        let read = Pending::of(s.agents()?.get(&k));
+                        return Ok(Next::Read(read, "reading an agent", 1));
                     }
+                    1 => match row_of::<AgentRow>(got, AGENTS, &k)? {
+                        Some(row) => row.order,
+                        None => {
+                            let read = all_request(s.agents()?, prefix_range(&[world_id]), false);
+                            return Ok(Next::Read(read, "reading agents", 2));
+                        }
+                    },
+                    _ => next_agent_order(array_of(got, "reading agents")?, world_id)?,
                 };
                 let row = AgentRow {
                     v: RECORD_VERSION,
-                    world_id: world_id.clone(),
-                    agent_id: agent.id.clone(),
+                    world_id: world_id.as_str(),
+                    agent_id: agent.id.as_str(),
                     order,
-                    agent: agent.clone(),
+                    agent,
                 };
                 put(s.agents()?, &row, "writing an agent")?;
             }
             StoreOp::DeleteAgent { world_id, agent_id } => {
                 let (w, a) = (world_id.as_str(), agent_id.as_str());
                 let ctx = "deleting an agent";
-                delete(s.agents()?, KeyRange::Only(key(&[w, a]).into()), ctx)?;
-                // Memory and states are keyed by chat first: visit the world's chats.
-                let keys = all_request(s.chats()?, prefix_range(&[w]), true).await;
-                let keys = keys.map_err(|e| map_js_error(ctx, e))?;
-                for chat_key in array_of(keys, ctx)? {
-                    let Some(c) = key_part(&chat_key, 1) else {
-                        return Err(StoreError::Corrupted(format!(
-                            "unreadable chats key {} in world {w:?}; delete the world",
-                            describe(&chat_key)
-                        )));
-                    };
-                    delete(s.memory()?, prefix_range(&[w, &c, a]), ctx)?;
-                    delete(s.states()?, KeyRange::Only(key(&[w, &c, a]).into()), ctx)?;
-                }
-                // Approvals are keyed by chat and id: read the world's, delete the agent's.
-                let rows = all_request(s.approvals()?, prefix_range(&[w]), false).await;
-                let rows = array_of(rows.map_err(|e| map_js_error(ctx, e))?, ctx)?;
-                let at = format!("in world {w:?}");
-                for row in rows {
-                    let row: ApprovalRow = decode(row, APPROVALS, &at)?;
-                    if row.approval.agent_id == a {
-                        let k = key(&[w, &row.chat_id, &row.approval_id]);
-                        delete(s.approvals()?, KeyRange::Only(k.into()), ctx)?;
+                match phase {
+                    0 => {
+                        delete(s.agents()?, KeyRange::Only(key(&[w, a]).into()), ctx)?;
+                        // Memory and states are keyed by chat first: visit the world's chats.
+                        let read = all_request(s.chats()?, prefix_range(&[w]), true);
+                        return Ok(Next::Read(read, ctx, 1));
+                    }
+                    1 => {
+                        for chat_key in array_of(got, ctx)? {
+                            let Some(c) = key_part(&chat_key, 1) else {
+                                return Err(StoreError::Corrupted(format!(
+                                    "unreadable chats key {} in world {w:?}; delete the world",
+                                    describe(&chat_key)
+                                )));
+                            };
+                            delete(s.memory()?, prefix_range(&[w, &c, a]), ctx)?;
+                            delete(s.states()?, KeyRange::Only(key(&[w, &c, a]).into()), ctx)?;
+                        }
+                        // Approvals are keyed by chat and id: read the world's, delete the
+                        // agent's.
+                        let read = all_request(s.approvals()?, prefix_range(&[w]), false);
+                        return Ok(Next::Read(read, ctx, 2));
+                    }
+                    _ => {
+                        let at = format!("in world {w:?}");
+                        for row in array_of(got, ctx)? {
+                            let row: ApprovalRow = decode(row, APPROVALS, &at)?;
+                            if row.approval.agent_id == a {
+                                let k = key(&[w, &row.chat_id, &row.approval_id]);
+                                delete(s.approvals()?, KeyRange::Only(k.into()), ctx)?;
+                            }
+                        }
                     }
                 }
             }
@@ -649,31 +659,55 @@ impl Batch {
             } => {
                 let (w, c) = (world_id.as_str(), chat_id.as_str());
                 let ctx = "deleting messages";
-                if !self.current.contains(&(world_id.clone(), chat_id.clone())) {
-                    keep_stamp(s, w, c, Some(message_ids), ctx).await?;
-                }
-                let by_id = s
-                    .messages()?
-                    .index(MESSAGES_BY_ID)
-                    .map_err(|e| map_js_error("opening the message-id index", e))?;
-                for id in message_ids {
-                    let id_key: JsValue = key(&[w, c, id]).into();
-                    let pk = Pending::of(by_id.get_key(&id_key)).await;
-                    if let Some(pk) = some_key(pk.map_err(|e| map_js_error(ctx, e))?) {
-                        delete(s.messages()?, KeyRange::Only(pk), ctx)?;
+                // The chat's stamp (phases 0 to 2), then one message id after the other
+                // (phase `FIRST_ID + i`: the primary key of id `i`), then the memory (3).
+                let next_id = match phase {
+                    0 if !self.current.contains(&(world_id.clone(), chat_id.clone())) => {
+                        return Ok(Next::Read(stamp_read(s, w, c)?, ctx, 1));
                     }
-                }
-                // Memory is keyed by agent then seq: one read of the chat's entries finds the
-                // ones that came from these messages (editing is rare; appends stay O(1)).
-                let doomed: VecSet<&str> = message_ids.iter().map(String::as_str).collect();
-                let rows = all_request(s.memory()?, prefix_range(&[w, c]), false).await;
-                for js in array_of(rows.map_err(|e| map_js_error(ctx, e))?, ctx)? {
-                    let row: MemoryRow = decode(js, MEMORY, &format!("chat {c:?}"))?;
-                    if doomed.contains(row.entry.message_id.as_str()) {
-                        let k = seq_key(&[w, c, &row.agent_id], row.seq);
-                        delete(s.memory()?, KeyRange::Only(k), ctx)?;
+                    0 => 0,
+                    1 => match self.stamp_newest(s, got, w, c, Some(message_ids), ctx)? {
+                        Some(read) => return Ok(Next::Read(read, ctx, 2)),
+                        None => 0,
+                    },
+                    2 => {
+                        self.stamp_put(s, got, w, c, ctx)?;
+                        0
                     }
-                }
+                    3 => {
+                        // Memory is keyed by agent then seq: one read of the chat's entries
+                        // finds the ones that came from these messages (editing is rare;
+                        // appends stay O(1)).
+                        let doomed: VecSet<&str> = message_ids.iter().map(String::as_str).collect();
+                        for js in array_of(got, ctx)? {
+                            let row: MemoryRow = decode(js, MEMORY, &format!("chat {c:?}"))?;
+                            if doomed.contains(row.entry.message_id.as_str()) {
+                                let k = seq_key(&[w, c, &row.agent_id], row.seq);
+                                delete(s.memory()?, KeyRange::Only(k), ctx)?;
+                            }
+                        }
+                        return Ok(Next::Done);
+                    }
+                    _ => {
+                        if let Some(pk) = some_key(got) {
+                            delete(s.messages()?, KeyRange::Only(pk), ctx)?;
+                        }
+                        phase - FIRST_ID + 1
+                    }
+                };
+                let by_id = by_id(s)?;
+                let read = match message_ids.get(next_id) {
+                    Some(id) => {
+                        let id_key: JsValue = key(&[w, c, id]).into();
+                        return Ok(Next::Read(
+                            Pending::of(by_id.get_key(&id_key)),
+                            ctx,
+                            FIRST_ID + next_id,
+                        ));
+                    }
+                    None => all_request(s.memory()?, prefix_range(&[w, c]), false),
+                };
+                return Ok(Next::Read(read, ctx, 3));
             }
             StoreOp::ReplaceMessage {
                 world_id,
@@ -682,19 +716,21 @@ impl Batch {
                 message,
             } => {
                 let ctx = "replacing a message";
-                let by_id = s
-                    .messages()?
-                    .index(MESSAGES_BY_ID)
-                    .map_err(|e| map_js_error("opening the message-id index", e))?;
-                let id_key: JsValue = key(&[world_id, chat_id, old_message_id]).into();
-                let pk = Pending::of(by_id.get_key(&id_key)).await;
-                let old = match some_key(pk.map_err(|e| map_js_error(ctx, e))?) {
-                    Some(pk) => {
-                        let found = Pending::of(s.messages()?.get(&pk)).await;
-                        let found = found.map_err(|e| map_js_error(ctx, e))?;
-                        row_of::<MessageRow>(found, MESSAGES, &pk)?
+                let old = match phase {
+                    0 => {
+                        let id_key: JsValue = key(&[world_id, chat_id, old_message_id]).into();
+                        let read = Pending::of(by_id(s)?.get_key(&id_key));
+                        return Ok(Next::Read(read, ctx, 1));
                     }
-                    None => None,
+                    1 => match some_key(got) {
+                        Some(pk) => {
+                            let read = Pending::of(s.messages()?.get(&pk));
+                            self.held = pk;
+                            return Ok(Next::Read(read, ctx, 2));
+                        }
+                        None => None,
+                    },
+                    _ => row_of::<MessageRow>(got, MESSAGES, &self.held)?,
                 };
                 let Some(old) = old else {
                     return Err(StoreError::Invalid(format!(
@@ -704,11 +740,11 @@ impl Batch {
                 // Same primary key (the old `seq`): the new message has the old one's place.
                 let row = MessageRow {
                     v: RECORD_VERSION,
-                    world_id: world_id.clone(),
-                    chat_id: chat_id.clone(),
+                    world_id: world_id.as_str(),
+                    chat_id: chat_id.as_str(),
                     seq: old.seq,
-                    message_id: message.message_id.clone(),
-                    message: message.clone(),
+                    message_id: message.message_id.as_str(),
+                    message,
                     // The chat's stamp stays with its place (see `idb_schema::with_stamp`).
                     chat_count: old.chat_count,
                     chat_updated_at: old.chat_updated_at,
@@ -725,13 +761,12 @@ impl Batch {
             }
             StoreOp::PutApproval(approval) => {
                 // The rules refused a record without a chat id.
-                let chat_id = approval.chat_id.clone().unwrap_or_default();
                 let row = ApprovalRow {
                     v: RECORD_VERSION,
-                    world_id: approval.world_id.clone(),
-                    chat_id,
-                    approval_id: approval.approval_id.clone(),
-                    approval: (**approval).clone(),
+                    world_id: approval.world_id.as_str(),
+                    chat_id: approval.chat_id.as_deref().unwrap_or_default(),
+                    approval_id: approval.approval_id.as_str(),
+                    approval: &**approval,
                 };
                 put(s.approvals()?, &row, "writing an approval")?;
             }
@@ -748,8 +783,98 @@ impl Batch {
                 )?;
             }
         }
-        Ok(())
+        Ok(Next::Done)
     }
+
+    /// The first part of `keep_stamp` (see [`stamp_read`]): the newest message of chat
+    /// `[w, c]` as its reverse cursor's first step `got` found it. When the chat's record
+    /// must be written, keeps that message and returns the read of the record.
+    fn stamp_newest(
+        &mut self,
+        s: &Stores<'_>,
+        got: JsValue,
+        w: &str,
+        c: &str,
+        deleted: Option<&[String]>,
+        ctx: &'static str,
+    ) -> Result<Option<Pending>, StoreError> {
+        let Some(cursor) = cursor_of::<IdbCursorWithValue>(got) else {
+            return Ok(None);
+        };
+        let at = format!("in chat {c:?} of world {w:?}");
+        let newest = cursor.value().map_err(|e| map_js_error(ctx, e))?;
+        let newest: MessageRow = decode(newest, MESSAGES, &at)?;
+        let goes = deleted.is_none_or(|ids| ids.contains(&newest.message_id));
+        if newest.stamp().is_none() || !goes {
+            return Ok(None);
+        }
+        let k: JsValue = key(&[w, c]).into();
+        let read = Pending::of(s.chats()?.get(&k));
+        self.newest = Some(newest);
+        Ok(Some(read))
+    }
+
+    /// The last part of `keep_stamp`: writes chat `[w, c]`'s record `got` as readers see the
+    /// chat, by the newest message [`Batch::stamp_newest`] kept.
+    fn stamp_put(
+        &mut self,
+        s: &Stores<'_>,
+        got: JsValue,
+        w: &str,
+        c: &str,
+        ctx: &str,
+    ) -> Result<(), StoreError> {
+        let k: JsValue = key(&[w, c]).into();
+        let Some(mut row) = row_of::<ChatRow>(got, CHATS, &k)? else {
+            return Ok(());
+        };
+        with_stamp(&mut row.chat, self.newest.take().and_then(|m| m.stamp()));
+        let row = ChatRow {
+            v: row.v,
+            world_id: row.world_id.as_str(),
+            chat_id: row.chat_id.as_str(),
+            chat: &row.chat,
+        };
+        put(s.chats()?, &row, ctx)
+    }
+}
+
+/// What an op's step ([`Batch::step`]) asks of [`write_batch`]'s loop.
+enum Next {
+    /// The op is written.
+    Done,
+    /// Await this read (its error mapped with the context), then step again at this phase.
+    Read(Pending, &'static str, usize),
+}
+
+/// The context of an appended message's reads.
+const APPENDING: &str = "appending a message";
+
+/// The phase of [`Batch::step`] for a `DeleteMessages` that has the result of its first
+/// message id's read (`FIRST_ID + i`: of id `i`).
+const FIRST_ID: usize = 4;
+
+/// The message-id index of the `messages` store.
+fn by_id(s: &Stores<'_>) -> Result<web_sys::IdbIndex, StoreError> {
+    s.messages()?
+        .index(MESSAGES_BY_ID)
+        .map_err(|e| map_js_error("opening the message-id index", e))
+}
+
+/// `keep_stamp`, before a batch that does not put chat `[w, c]` appends to it or deletes its
+/// messages (`deleted`): when the newest message carries the chat's stamp (and is among those
+/// deleted), the chat's record is written as readers see the chat, so that the stamp no
+/// longer being the newest does not take the chat back to an older count (see
+/// `idb_schema::with_stamp`). The engine's batches put the chat whenever they append or
+/// delete; this keeps the others (the store contract's) reading as they did. Its first read:
+/// the newest message, one step of a reverse cursor (then [`Batch::stamp_newest`] and
+/// [`Batch::stamp_put`]).
+fn stamp_read(s: &Stores<'_>, w: &str, c: &str) -> Result<Pending, StoreError> {
+    Ok(Pending::of(open_reverse(
+        s.messages()?,
+        &prefix_range(&[w, c]),
+        false,
+    )))
 }
 
 // ---- write requests: issued, not awaited (a failure aborts the transaction) ----
