@@ -74,6 +74,16 @@ test('the docs ship once, in the declarations: the JS glue carries no copy of th
   assert.ok(dts.includes('Adds an agent. Its id is the kebab-case of its name.'));
 });
 
+test('the wasm-bindgen glue carries no line comments (it notes each closure type in one)', () => {
+  // build_pkg removes them (scripts/strip-glue-docs.mjs): 0.38 KB gzip of the web glue. (The
+  // npm entries add the guard and the snippets, whose comments are the project's own.)
+  for (const glue of ['pkg/web/agent_world_wasm.js', 'pkg/nodejs/agent_world_wasm.js']) {
+    const text = readFileSync(new URL(glue, root), 'utf8');
+    assert.ok(text.includes('class AgentWorld'), `${glue} is the glue`);
+    assert.doesNotMatch(text, /^[ \t]*\/\//m, `${glue} still holds line comments`);
+  }
+});
+
 test('every @example is valid JavaScript', () => {
   const blocks = examples(dts);
   assert.ok(blocks.length >= 30, `found only ${blocks.length} examples`);
