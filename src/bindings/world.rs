@@ -479,9 +479,11 @@ impl AgentWorld {
     }
 
     /// The id of this world (kebab-case of its name, never changes).
-    #[wasm_bindgen(getter)]
-    pub fn id(&self) -> String {
-        self.id.clone()
+    // A JS string made in the module (a `String` return would add the glue's copy-out and
+    // free).
+    #[wasm_bindgen(getter, unchecked_return_type = "string")]
+    pub fn id(&self) -> JsValue {
+        JsValue::from_str(&self.id)
     }
 
     /// Changes the world's settings.
