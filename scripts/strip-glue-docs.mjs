@@ -17,6 +17,15 @@
 // same order; it is what js-sys itself does where `queueMicrotask` is missing. A panic's
 // trap becomes an unhandled rejection instead of an uncaught exception: both end a Node
 // process by default, and both print the error.
+//
+// And it gives the imports of the .wasm short names. wasm-bindgen names each import after its
+// JS name and a 16-hex-digit hash (`__wbg_get_2080c49015e35254`); the ~160 names appear once in
+// the .wasm's import section and once in the glue, and the hashes do not compress: 5.3 KB of
+// the web build's 306.7 KB gzip (wasm 3.2, glue 2.2). Each import of the glue's module whose
+// name carries such a hash becomes `w<n>` (n in base 36, in import order, so the web and
+// nodejs builds' .wasm stay identical) in the import section and where the glue defines it;
+// so do its numbered casts (`__wbindgen_generic_000000000000000a`); the step fails if a name is
+// not defined exactly once or such a name is left.
 //   node scripts/strip-glue-docs.mjs pkg/web
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 
@@ -27,7 +36,8 @@ if (!dir) throw new Error('usage: node scripts/strip-glue-docs.mjs <pkg dir>');
 // function of the `_bg.js` module (bundler: `export function __wbg_queueMicrotask_<hash>(arg0) {`),
 // its body `queueMicrotask(arg0);`, or already rewritten when the step runs again.
 const WAKE = /((?:__wbg_queueMicrotask_[0-9a-f]+: function|export function __wbg_queueMicrotask_[0-9a-f]+)\((\w+)\) \{\s*)queueMicrotask\(\2\);/g;
-const WOKEN = /(?:__wbg_queueMicrotask_[0-9a-f]+: function|export function __wbg_queueMicrotask_[0-9a-f]+)\((\w+)\) \{\s*Promise\.resolve\(\)\.then\(\1\);/g;
+// Rewritten, its name may be a short one already (see `shortImports`).
+const WOKEN = /(?:\w+: function|export function \w+)\((\w+)\) \{\s*Promise\.resolve\(\)\.then\(\1\);/g;
 // Exactly one per target: the bundler target's `agent_world_wasm.js` only re-exports, its
 // imports are in `agent_world_wasm_bg.js`.
 let wakes = 0;
@@ -55,4 +65,114 @@ for (const name of ['agent_world_wasm.js', 'agent_world_wasm_bg.js']) {
   outs.push([file, out]);
 }
 if (wakes !== 1) throw new Error(`${dir}: ${wakes} queueMicrotask imports of the task queue, expected 1 (the glue changed shape)`);
+const wasmFile = `${dir}/agent_world_wasm_bg.wasm`;
+const wasm = shortImports(readFileSync(wasmFile), outs);
 for (const [file, out] of outs) writeFileSync(file, out);
+writeFileSync(wasmFile, wasm);
+
+/** The .wasm with its hashed imports renamed, and `outs` (the glue files) with them renamed
+ * where they are defined: an imports-object property (`__wbg_x_<hash>: function(`, web and
+ * nodejs) or an exported function (`export function __wbg_x_<hash>(`, bundler). */
+function shortImports(bytes, outs) {
+  // Also wasm-bindgen's numbered casts (`__wbindgen_generic_000000000000000a`).
+  const HASHED = /^__wb\w*_[0-9a-f]{16}$/;
+  const names = new Map();
+  const wasm = renameImports(bytes, (module, name) => {
+    if (module !== './agent_world_wasm_bg.js' || !HASHED.test(name)) return name;
+    const short = `w${names.size.toString(36)}`;
+    names.set(name, short);
+    return short;
+  });
+  for (const [name, short] of names) {
+    const def = new RegExp(`^([ \\t]*)${name}(: function\\b)|^export function ${name}\\(`, 'm');
+    const where = outs.filter(([, out]) => out.includes(name));
+    const count = where.reduce((n, [, out]) => n + out.split(name).length - 1, 0);
+    if (count !== 1 || !def.test(where[0][1])) {
+      throw new Error(`${dir}: import ${name} is named ${count} times in the glue, expected once where it is defined (the glue changed shape)`);
+    }
+    where[0][1] = where[0][1].replace(def, (m, indent) =>
+      (indent === undefined ? `export function ${short}(` : `${indent}${short}: function`));
+  }
+  for (const [file, out] of outs) {
+    const left = out.match(/\b__wb\w*_[0-9a-f]{16}\b/);
+    if (left) throw new Error(`${file}: ${left[0]} is not an import of the .wasm (the glue changed shape)`);
+  }
+  return wasm;
+}
+
+/** `bytes` (a .wasm) with each import renamed to `rename(module, name)`; every other section
+ * is copied as it is. Reads the import section's entries exactly (function, table, memory and
+ * global imports), and fails on anything else. */
+function renameImports(bytes, rename) {
+  const leb = (at) => {
+    let value = 0;
+    let shift = 0;
+    let b;
+    do {
+      b = bytes[at++];
+      value += (b & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (b & 0x80);
+    return [value, at];
+  };
+  const uleb = (value) => {
+    const out = [];
+    do {
+      let b = value % 128;
+      value = Math.floor(value / 128);
+      if (value) b |= 0x80;
+      out.push(b);
+    } while (value);
+    return Buffer.from(out);
+  };
+  const fail = (why) => { throw new Error(`${dir}: ${why} in the .wasm's import section`); };
+  if (bytes.readUInt32LE(0) !== 0x6d736100) fail('no wasm magic');
+  const parts = [bytes.subarray(0, 8)];
+  let imports = 0;
+  for (let at = 8; at < bytes.length;) {
+    const id = bytes[at];
+    const [size, body] = leb(at + 1);
+    const end = body + size;
+    if (id !== 2) {
+      parts.push(bytes.subarray(at, end));
+      at = end;
+      continue;
+    }
+    imports++;
+    let [count, p] = leb(body);
+    const entries = [uleb(count)];
+    for (let i = 0; i < count; i++) {
+      const entryAt = p;
+      const [moduleLen, moduleAt] = leb(p);
+      const module = bytes.toString('utf8', moduleAt, moduleAt + moduleLen);
+      const [nameLen, nameAt] = leb(moduleAt + moduleLen);
+      const name = bytes.toString('utf8', nameAt, nameAt + nameLen);
+      const descAt = nameAt + nameLen;
+      p = descAt + 1;
+      const limits = () => {
+        const flags = bytes[p++];
+        [, p] = leb(p);
+        if (flags & 1) [, p] = leb(p);
+      };
+      switch (bytes[descAt]) {
+        case 0: [, p] = leb(p); break; // function: its type index
+        case 1: if (bytes[p] !== 0x70 && bytes[p] !== 0x6f) fail('a table of another type'); p++; limits(); break;
+        case 2: limits(); break; // memory
+        case 3: // a value type (a number type, v128, funcref or externref), then mutability
+          if (![0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f].includes(bytes[p])) fail('a global of another type');
+          p += 2;
+          break;
+        default: fail(`an import of kind ${bytes[descAt]}`);
+      }
+      const renamed = Buffer.from(rename(module, name), 'utf8');
+      entries.push(bytes.subarray(entryAt, moduleAt + moduleLen), uleb(renamed.length), renamed,
+        bytes.subarray(descAt, p));
+    }
+    if (p !== end) fail('a length that does not add up');
+    const payload = Buffer.concat(entries);
+    parts.push(Buffer.from([2]), uleb(payload.length), payload);
+    at = end;
+  }
+  if (imports !== 1) fail(`${imports} import sections`);
+  return Buffer.concat(parts);
+}
