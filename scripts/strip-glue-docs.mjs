@@ -25,7 +25,10 @@
 // name carries such a hash becomes `w<n>` (n in base 36, in import order, so the web and
 // nodejs builds' .wasm stay identical) in the import section and where the glue defines it;
 // so do its numbered casts (`__wbindgen_generic_000000000000000a`); the step fails if a name is
-// not defined exactly once or such a name is left.
+// not defined exactly once or such a name is left. The exports that carry a hash, the entry
+// points of closures (`wasm_bindgen__convert__closures_____invoke__h<hash>`), are numbered
+// the same way in the export section, the glue and the declarations, and keep their prefix
+// (src/bindings/guard.js tells them by it): 0.40 KB more.
 //   node scripts/strip-glue-docs.mjs pkg/web
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 
@@ -66,23 +69,42 @@ for (const name of ['agent_world_wasm.js', 'agent_world_wasm_bg.js']) {
 }
 if (wakes !== 1) throw new Error(`${dir}: ${wakes} queueMicrotask imports of the task queue, expected 1 (the glue changed shape)`);
 const wasmFile = `${dir}/agent_world_wasm_bg.wasm`;
-const wasm = shortImports(readFileSync(wasmFile), outs);
-for (const [file, out] of outs) writeFileSync(file, out);
+const dts = [`${dir}/agent_world_wasm.d.ts`, `${dir}/agent_world_wasm_bg.wasm.d.ts`].filter(existsSync)
+  .map((file) => [file, readFileSync(file, 'utf8')]);
+const wasm = shortImports(readFileSync(wasmFile), outs, dts);
+for (const [file, out] of [...outs, ...dts]) writeFileSync(file, out);
 writeFileSync(wasmFile, wasm);
 
 /** The .wasm with its hashed imports renamed, and `outs` (the glue files) with them renamed
  * where they are defined: an imports-object property (`__wbg_x_<hash>: function(`, web and
- * nodejs) or an exported function (`export function __wbg_x_<hash>(`, bundler). */
-function shortImports(bytes, outs) {
+ * nodejs) or an exported function (`export function __wbg_x_<hash>(`, bundler). The hashed
+ * exports (the closures' entry points, `…_invoke__h<hash>`) are numbered too, everywhere the
+ * glue and `dts` (the declarations) name them. */
+function shortImports(bytes, outs, dts) {
   // Also wasm-bindgen's numbered casts (`__wbindgen_generic_000000000000000a`).
   const HASHED = /^__wb\w*_[0-9a-f]{16}$/;
   const names = new Map();
+  // The closures' entry points keep their prefix (src/bindings/guard.js tells them by it).
+  const INVOKE = /^(wasm_bindgen__convert__closures_____invoke__)h[0-9a-f]{16}(?:_\d+)?$/;
+  const exports = new Map();
   const wasm = renameImports(bytes, (module, name) => {
     if (module !== './agent_world_wasm_bg.js' || !HASHED.test(name)) return name;
     const short = `w${names.size.toString(36)}`;
     names.set(name, short);
     return short;
+  }, (name) => {
+    const m = name.match(INVOKE);
+    if (!m) return name;
+    const short = `${m[1]}${exports.size.toString(36)}`;
+    exports.set(name, short);
+    return short;
   });
+  // An entry point is named where the glue wraps it and calls it, and in the declarations of
+  // the raw exports: every whole-word use.
+  for (const entry of [...outs, ...dts]) {
+    entry[1] = entry[1].replace(/\bwasm_bindgen__convert__closures_____invoke__h[0-9a-f]{16}(?:_\d+)?\b/g,
+      (name) => exports.get(name) ?? name);
+  }
   for (const [name, short] of names) {
     const def = new RegExp(`^([ \\t]*)${name}(: function\\b)|^export function ${name}\\(`, 'm');
     const where = outs.filter(([, out]) => out.includes(name));
@@ -94,7 +116,7 @@ function shortImports(bytes, outs) {
       (indent === undefined ? `export function ${short}(` : `${indent}${short}: function`));
   }
   for (const [file, out] of outs) {
-    const left = out.match(/\b__wb\w*_[0-9a-f]{16}\b/);
+    const left = out.match(/\b__wb\w*_[0-9a-f]{16}\b|\bwasm_bindgen__convert__closures_____invoke__h[0-9a-f]{16}/);
     if (left) throw new Error(`${file}: ${left[0]} is not an import of the .wasm (the glue changed shape)`);
   }
   return wasm;
@@ -103,7 +125,7 @@ function shortImports(bytes, outs) {
 /** `bytes` (a .wasm) with each import renamed to `rename(module, name)`; every other section
  * is copied as it is. Reads the import section's entries exactly (function, table, memory and
  * global imports), and fails on anything else. */
-function renameImports(bytes, rename) {
+function renameImports(bytes, rename, renameExport) {
   const leb = (at) => {
     let value = 0;
     let shift = 0;
@@ -133,6 +155,23 @@ function renameImports(bytes, rename) {
     const id = bytes[at];
     const [size, body] = leb(at + 1);
     const end = body + size;
+    if (id === 7 && renameExport) {
+      let [count, p] = leb(body);
+      const entries = [uleb(count)];
+      for (let i = 0; i < count; i++) {
+        const [nameLen, nameAt] = leb(p);
+        const name = bytes.toString('utf8', nameAt, nameAt + nameLen);
+        const descAt = nameAt + nameLen;
+        [, p] = leb(descAt + 1); // kind, index
+        const renamed = Buffer.from(renameExport(name), 'utf8');
+        entries.push(uleb(renamed.length), renamed, bytes.subarray(descAt, p));
+      }
+      if (p !== end) fail('an export section length that does not add up');
+      const payload = Buffer.concat(entries);
+      parts.push(Buffer.from([7]), uleb(payload.length), payload);
+      at = end;
+      continue;
+    }
     if (id !== 2) {
       parts.push(bytes.subarray(at, end));
       at = end;
