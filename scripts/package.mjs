@@ -114,7 +114,7 @@ for (const d of ['web', 'node']) mkdirSync(out(d), { recursive: true });
 // --- web build (pages, workers, bundlers, Deno, workerd) -------------------------------------
 writeFileSync(out(`web/${NAME}.js`),
   guarded(withSnippets(readFileSync(at(`pkg/web/${NAME}.js`), 'utf8'), 'pkg/web', 'web glue'),
-    '    wasm = instance.exports;', 'web glue'));
+    'wasm = instance.exports;', 'web glue'));
 copyFileSync(at(`pkg/web/${NAME}_bg.wasm`), out(`web/${NAME}_bg.wasm`));
 // The init function's parameter gets a camelCase name (the option key stays `module_or_path`:
 // that is the glue's API).

@@ -53,12 +53,15 @@ for (const name of ['agent_world_wasm.js', 'agent_world_wasm_bg.js']) {
   // docs nowhere else, and a doc comment cannot hold `*/` (the JS would not parse).
   let out = glue.replace(/^[ \t]*\/\*\*(?:[^*]|\*(?!\/))*\*\/[ \t]*\r?\n/gm, '');
   if (/^[ \t]*\/\*\*/m.test(out)) throw new Error(`${file}: a JSDoc block was left (the glue changed shape)`);
-  // A line that starts with `//` is a comment: the glue has no multi-line string or template
-  // literal a line of which could start so (checked: every line's backticks pair up).
+  // A line that starts with `//` is a comment, and a line's leading blanks are not part of
+  // a string: the glue has no multi-line string or template literal (checked: every line's
+  // backticks pair up).
   if (out.split('\n').some((line) => (line.match(/`/g) ?? []).length % 2)) {
     throw new Error(`${file}: a template literal spans lines (the glue changed shape)`);
   }
   out = out.replace(/^[ \t]*\/\/.*\r?\n/gm, '');
+  // So is the indentation (0.41 KB gzip of the web glue): no line is inside a string.
+  out = out.replace(/^[ \t]+/gm, '');
   wakes += [...out.matchAll(WAKE)].length + [...out.matchAll(WOKEN)].length;
   out = out.replace(WAKE, '$1Promise.resolve().then($2);');
   const directive = glue.split('\n')[0];

@@ -74,13 +74,14 @@ test('the docs ship once, in the declarations: the JS glue carries no copy of th
   assert.ok(dts.includes('Adds an agent. Its id is the kebab-case of its name.'));
 });
 
-test('the wasm-bindgen glue carries no line comments (it notes each closure type in one)', () => {
-  // build_pkg removes them (scripts/strip-glue-docs.mjs): 0.38 KB gzip of the web glue. (The
-  // npm entries add the guard and the snippets, whose comments are the project's own.)
+test('the wasm-bindgen glue carries no line comments (it notes each closure type in one) and no indentation', () => {
+  // build_pkg removes them (scripts/strip-glue-docs.mjs): 0.38 and 0.35 KB gzip of the web
+  // glue. (The npm entries add the guard and the snippets, which are the project's own.)
   for (const glue of ['pkg/web/agent_world_wasm.js', 'pkg/nodejs/agent_world_wasm.js']) {
     const text = readFileSync(new URL(glue, root), 'utf8');
     assert.ok(text.includes('class AgentWorld'), `${glue} is the glue`);
     assert.doesNotMatch(text, /^[ \t]*\/\//m, `${glue} still holds line comments`);
+    assert.doesNotMatch(text, /^[ \t]/m, `${glue} still holds indentation`);
   }
 });
 
