@@ -74,10 +74,12 @@ test('the docs ship once, in the declarations: the JS glue carries no copy of th
   assert.ok(dts.includes('Adds an agent. Its id is the kebab-case of its name.'));
 });
 
-test('the wasm-bindgen glue carries no line comments (it notes each closure type in one) and no indentation', () => {
+test('the glue carries no line comments (wasm-bindgen notes each closure type in one) and no indentation', () => {
   // build_pkg removes them (scripts/strip-glue-docs.mjs): 0.38 and 0.35 KB gzip of the web
-  // glue. (The npm entries add the guard and the snippets, which are the project's own.)
-  for (const glue of ['pkg/web/agent_world_wasm.js', 'pkg/nodejs/agent_world_wasm.js']) {
+  // glue; scripts/package.mjs does the same to the guard and the snippets it adds to the npm
+  // entries (1.15 KB gzip of the web entry).
+  for (const glue of ['pkg/web/agent_world_wasm.js', 'pkg/nodejs/agent_world_wasm.js',
+    'pkg/npm/web/agent_world_wasm.js', 'pkg/npm/node/agent_world_wasm.cjs']) {
     const text = readFileSync(new URL(glue, root), 'utf8');
     assert.ok(text.includes('class AgentWorld'), `${glue} is the glue`);
     assert.doesNotMatch(text, /^[ \t]*\/\//m, `${glue} still holds line comments`);
