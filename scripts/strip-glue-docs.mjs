@@ -28,7 +28,10 @@
 // not defined exactly once or such a name is left. The exports that carry a hash, the entry
 // points of closures (`wasm_bindgen__convert__closures_____invoke__h<hash>`), are numbered
 // the same way in the export section, the glue and the declarations, and keep their prefix
-// (src/bindings/guard.js tells them by it): 0.40 KB more.
+// (src/bindings/guard.js tells them by it): 0.40 KB more. In the web and nodejs builds the
+// imports' module (`./agent_world_wasm_bg.js`, repeated in every import entry) is `a`, the
+// key of the imports object the glue instantiates with; and the .wasm loses the toolchain's
+// `producers` and `target_features` notes, which no runtime reads.
 //   node scripts/strip-glue-docs.mjs pkg/web
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 
@@ -90,11 +93,22 @@ function shortImports(bytes, outs, dts) {
   // The closures' entry points keep their prefix (src/bindings/guard.js tells them by it).
   const INVOKE = /^(wasm_bindgen__convert__closures_____invoke__)h[0-9a-f]{16}(?:_\d+)?$/;
   const exports = new Map();
-  const wasm = renameImports(bytes, (module, name) => {
-    if (module !== './agent_world_wasm_bg.js' || !HASHED.test(name)) return name;
+  // The module the imports come from is a key of the imports object the web and nodejs glue
+  // pass to the instance: `a` there (the bundler target's is a real file the bundler loads).
+  const MODULE = './agent_world_wasm_bg.js';
+  const KEY = `"${MODULE}": import0,`;
+  const keyed = outs.filter(([, out]) => out.includes(KEY));
+  if (keyed.length > 1 || (keyed.length === 1 && keyed[0][1].split(KEY).length !== 2)) {
+    throw new Error(`${dir}: the imports object's key is not named once (the glue changed shape)`);
+  }
+  const module = keyed.length ? 'a' : MODULE;
+  if (keyed.length) keyed[0][1] = keyed[0][1].replace(KEY, `${module}: import0,`);
+  const wasm = renameImports(bytes, (from, name) => {
+    if (from !== MODULE) return [from, name];
+    if (!HASHED.test(name)) return [module, name];
     const short = `w${names.size.toString(36)}`;
     names.set(name, short);
-    return short;
+    return [module, short];
   }, (name) => {
     const m = name.match(INVOKE);
     if (!m) return name;
@@ -125,9 +139,11 @@ function shortImports(bytes, outs, dts) {
   return wasm;
 }
 
-/** `bytes` (a .wasm) with each import renamed to `rename(module, name)`; every other section
- * is copied as it is. Reads the import section's entries exactly (function, table, memory and
- * global imports), and fails on anything else. */
+/** `bytes` (a .wasm) with each import's module and name replaced by `rename(module, name)`
+ * (a pair), each export's name by `renameExport(name)`, and without the `producers` and
+ * `target_features` custom sections; every other section is copied as it is. Reads the
+ * import section's entries exactly (function, table, memory and global imports), and fails on
+ * anything else. */
 function renameImports(bytes, rename, renameExport) {
   const leb = (at) => {
     let value = 0;
@@ -158,6 +174,15 @@ function renameImports(bytes, rename, renameExport) {
     const id = bytes[at];
     const [size, body] = leb(at + 1);
     const end = body + size;
+    if (id === 0) {
+      // Custom sections: the toolchain's `producers` and `target_features` notes go (no
+      // runtime reads them); any other is kept.
+      const [nameLen, nameAt] = leb(body);
+      const name = bytes.toString('utf8', nameAt, nameAt + nameLen);
+      if (name !== 'producers' && name !== 'target_features') parts.push(bytes.subarray(at, end));
+      at = end;
+      continue;
+    }
     if (id === 7 && renameExport) {
       let [count, p] = leb(body);
       const entries = [uleb(count)];
@@ -184,7 +209,6 @@ function renameImports(bytes, rename, renameExport) {
     let [count, p] = leb(body);
     const entries = [uleb(count)];
     for (let i = 0; i < count; i++) {
-      const entryAt = p;
       const [moduleLen, moduleAt] = leb(p);
       const module = bytes.toString('utf8', moduleAt, moduleAt + moduleLen);
       const [nameLen, nameAt] = leb(moduleAt + moduleLen);
@@ -206,9 +230,8 @@ function renameImports(bytes, rename, renameExport) {
           break;
         default: fail(`an import of kind ${bytes[descAt]}`);
       }
-      const renamed = Buffer.from(rename(module, name), 'utf8');
-      entries.push(bytes.subarray(entryAt, moduleAt + moduleLen), uleb(renamed.length), renamed,
-        bytes.subarray(descAt, p));
+      const [toModule, toName] = rename(module, name).map((s) => Buffer.from(s, 'utf8'));
+      entries.push(uleb(toModule.length), toModule, uleb(toName.length), toName, bytes.subarray(descAt, p));
     }
     if (p !== end) fail('a length that does not add up');
     const payload = Buffer.concat(entries);
