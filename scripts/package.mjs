@@ -64,7 +64,7 @@ const withDisposable = (dts) => (dts.includes('[Symbol.dispose]') ? DISPOSABLE +
 // The guard around the glue (src/bindings/guard.js says why): it wraps the instance's exports
 // where the glue takes them, and the AgentWorld class once it is defined. It needs to know
 // which calls are async (they reject instead of throwing); the declarations say.
-const GUARD = readFileSync(at('src/bindings/guard.js'), 'utf8');
+const GUARD = compact(readFileSync(at('src/bindings/guard.js'), 'utf8'), 'src/bindings/guard.js');
 const classDts = readFileSync(at(`pkg/nodejs/${NAME}.d.ts`), 'utf8')
   .match(/^export class AgentWorld \{\n([\s\S]*?)\n\}/m)?.[1] ?? fail('the .d.ts has no class AgentWorld');
 const asyncMembers = [...classDts.matchAll(/^\s+(static )?(\w+)\(.*\): Promise</gm)];
@@ -78,6 +78,16 @@ for (const must of ['send', 'addAgent', 'idle']) {
 if (!asyncExports.includes('agentworld_create') || !asyncExports.includes('storageEstimate')) {
   fail('the .d.ts does not declare AgentWorld.create() or storageEstimate() async');
 }
+/** `code` (the guard, a snippet) without its line comments and indentation, as build_pkg ships
+ * wasm-bindgen's own glue (scripts/strip-glue-docs.mjs): every page downloads it, and the
+ * sources keep the comments. Only where no line could be inside a template literal. */
+function compact(code, what) {
+  if (code.split('\n').some((line) => (line.match(/`/g) ?? []).length % 2)) {
+    fail(`${what}: a template literal spans lines (its lines cannot be compacted)`);
+  }
+  return code.replace(/^[ \t]*\/\/.*\r?\n/gm, '').replace(/^[ \t]+/gm, '');
+}
+
 /** `glue` with its JS snippets (the `inline_js` of src/bindings/events.rs) written into it in
  * place of their import (web) or require (nodejs), each in its own function scope, so each
  * entry stays one self-contained file (and the CommonJS build never requires an ES module,
@@ -91,7 +101,7 @@ function withSnippets(glue, dir, what) {
     if (/^export (?!function )/m.test(source) || !names.every((n) => declared.includes(n))) {
       fail(`${what}: a snippet exports something other than functions (${importPath ?? requirePath})`);
     }
-    const body = source.replace(/^export function /gm, 'function ').trim();
+    const body = compact(source.replace(/^export function /gm, 'function ').trim(), importPath ?? requirePath);
     return `const { ${names.join(', ')} } = (() => {\n${body}\nreturn { ${names.join(', ')} };\n})();`;
   });
   if (out.includes('./snippets/')) fail(`${what}: the wasm-bindgen output changed shape (a snippet import was left)`);
@@ -114,7 +124,7 @@ for (const d of ['web', 'node']) mkdirSync(out(d), { recursive: true });
 // --- web build (pages, workers, bundlers, Deno, workerd) -------------------------------------
 writeFileSync(out(`web/${NAME}.js`),
   guarded(withSnippets(readFileSync(at(`pkg/web/${NAME}.js`), 'utf8'), 'pkg/web', 'web glue'),
-    '    wasm = instance.exports;', 'web glue'));
+    'wasm = instance.exports;', 'web glue'));
 copyFileSync(at(`pkg/web/${NAME}_bg.wasm`), out(`web/${NAME}_bg.wasm`));
 // The init function's parameter gets a camelCase name (the option key stays `module_or_path`:
 // that is the glue's API).

@@ -3,6 +3,9 @@
 // glue and the `.d.ts`; editors and TypeScript read the `.d.ts` (the package's `types`, and
 // the glue's `@ts-self-types` directive for Deno), so in the glue the docs were a second copy
 // that every page downloads: 6 KB of the glue's 16 KB gzip. The `.d.ts` keeps them whole.
+// The glue's line comments go too: wasm-bindgen writes one per closure type naming its whole
+// Rust signature (`// Cast intrinsic for `Closure(Closure { owned: true, … })``), 0.38 KB of
+// the web glue's 9.4 KB gzip, for nobody to read.
 //
 // It also makes the futures task queue (js-sys) wake through a resolved promise's reaction
 // instead of `queueMicrotask`. The queue asks the host for a microtask each time a task wakes
@@ -14,6 +17,21 @@
 // same order; it is what js-sys itself does where `queueMicrotask` is missing. A panic's
 // trap becomes an unhandled rejection instead of an uncaught exception: both end a Node
 // process by default, and both print the error.
+//
+// And it gives the imports of the .wasm short names. wasm-bindgen names each import after its
+// JS name and a 16-hex-digit hash (`__wbg_get_2080c49015e35254`); the ~160 names appear once in
+// the .wasm's import section and once in the glue, and the hashes do not compress: 5.3 KB of
+// the web build's 306.7 KB gzip (wasm 3.2, glue 2.2). Each import of the glue's module whose
+// name carries such a hash becomes `w<n>` (n in base 36, in import order, so the web and
+// nodejs builds' .wasm stay identical) in the import section and where the glue defines it;
+// so do its numbered casts (`__wbindgen_generic_000000000000000a`); the step fails if a name is
+// not defined exactly once or such a name is left. The exports that carry a hash, the entry
+// points of closures (`wasm_bindgen__convert__closures_____invoke__h<hash>`), are numbered
+// the same way in the export section, the glue and the declarations, and keep their prefix
+// (src/bindings/guard.js tells them by it): 0.40 KB more. In the web and nodejs builds the
+// imports' module (`./agent_world_wasm_bg.js`, repeated in every import entry) is `a`, the
+// key of the imports object the glue instantiates with; and the .wasm loses the toolchain's
+// `producers` and `target_features` notes, which no runtime reads.
 //   node scripts/strip-glue-docs.mjs pkg/web
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 
@@ -24,7 +42,8 @@ if (!dir) throw new Error('usage: node scripts/strip-glue-docs.mjs <pkg dir>');
 // function of the `_bg.js` module (bundler: `export function __wbg_queueMicrotask_<hash>(arg0) {`),
 // its body `queueMicrotask(arg0);`, or already rewritten when the step runs again.
 const WAKE = /((?:__wbg_queueMicrotask_[0-9a-f]+: function|export function __wbg_queueMicrotask_[0-9a-f]+)\((\w+)\) \{\s*)queueMicrotask\(\2\);/g;
-const WOKEN = /(?:__wbg_queueMicrotask_[0-9a-f]+: function|export function __wbg_queueMicrotask_[0-9a-f]+)\((\w+)\) \{\s*Promise\.resolve\(\)\.then\(\1\);/g;
+// Rewritten, its name may be a short one already (see `shortImports`).
+const WOKEN = /(?:\w+: function|export function \w+)\((\w+)\) \{\s*Promise\.resolve\(\)\.then\(\1\);/g;
 // Exactly one per target: the bundler target's `agent_world_wasm.js` only re-exports, its
 // imports are in `agent_world_wasm_bg.js`.
 let wakes = 0;
@@ -37,6 +56,15 @@ for (const name of ['agent_world_wasm.js', 'agent_world_wasm_bg.js']) {
   // docs nowhere else, and a doc comment cannot hold `*/` (the JS would not parse).
   let out = glue.replace(/^[ \t]*\/\*\*(?:[^*]|\*(?!\/))*\*\/[ \t]*\r?\n/gm, '');
   if (/^[ \t]*\/\*\*/m.test(out)) throw new Error(`${file}: a JSDoc block was left (the glue changed shape)`);
+  // A line that starts with `//` is a comment, and a line's leading blanks are not part of
+  // a string: the glue has no multi-line string or template literal (checked: every line's
+  // backticks pair up).
+  if (out.split('\n').some((line) => (line.match(/`/g) ?? []).length % 2)) {
+    throw new Error(`${file}: a template literal spans lines (the glue changed shape)`);
+  }
+  out = out.replace(/^[ \t]*\/\/.*\r?\n/gm, '');
+  // So is the indentation (0.41 KB gzip of the web glue): no line is inside a string.
+  out = out.replace(/^[ \t]+/gm, '');
   wakes += [...out.matchAll(WAKE)].length + [...out.matchAll(WOKEN)].length;
   out = out.replace(WAKE, '$1Promise.resolve().then($2);');
   const directive = glue.split('\n')[0];
@@ -46,4 +74,170 @@ for (const name of ['agent_world_wasm.js', 'agent_world_wasm_bg.js']) {
   outs.push([file, out]);
 }
 if (wakes !== 1) throw new Error(`${dir}: ${wakes} queueMicrotask imports of the task queue, expected 1 (the glue changed shape)`);
-for (const [file, out] of outs) writeFileSync(file, out);
+const wasmFile = `${dir}/agent_world_wasm_bg.wasm`;
+const dts = [`${dir}/agent_world_wasm.d.ts`, `${dir}/agent_world_wasm_bg.wasm.d.ts`].filter(existsSync)
+  .map((file) => [file, readFileSync(file, 'utf8')]);
+const wasm = shortImports(readFileSync(wasmFile), outs, dts);
+for (const [file, out] of [...outs, ...dts]) writeFileSync(file, out);
+writeFileSync(wasmFile, wasm);
+
+/** The .wasm with its hashed imports renamed, and `outs` (the glue files) with them renamed
+ * where they are defined: an imports-object property (`__wbg_x_<hash>: function(`, web and
+ * nodejs) or an exported function (`export function __wbg_x_<hash>(`, bundler). The hashed
+ * exports (the closures' entry points, `…_invoke__h<hash>`) are numbered too, everywhere the
+ * glue and `dts` (the declarations) name them. */
+function shortImports(bytes, outs, dts) {
+  // Also wasm-bindgen's numbered casts (`__wbindgen_generic_000000000000000a`).
+  const HASHED = /^__wb\w*_[0-9a-f]{16}$/;
+  const names = new Map();
+  // The closures' entry points keep their prefix (src/bindings/guard.js tells them by it).
+  const INVOKE = /^(wasm_bindgen__convert__closures_____invoke__)h[0-9a-f]{16}(?:_\d+)?$/;
+  const exports = new Map();
+  // The module the imports come from is a key of the imports object the web and nodejs glue
+  // pass to the instance: `a` there (the bundler target's is a real file the bundler loads).
+  const MODULE = './agent_world_wasm_bg.js';
+  const KEY = `"${MODULE}": import0,`;
+  const keyed = outs.filter(([, out]) => out.includes(KEY));
+  if (keyed.length > 1 || (keyed.length === 1 && keyed[0][1].split(KEY).length !== 2)) {
+    throw new Error(`${dir}: the imports object's key is not named once (the glue changed shape)`);
+  }
+  const module = keyed.length ? 'a' : MODULE;
+  if (keyed.length) keyed[0][1] = keyed[0][1].replace(KEY, `${module}: import0,`);
+  const wasm = renameImports(bytes, (from, name) => {
+    if (from !== MODULE) return [from, name];
+    if (!HASHED.test(name)) return [module, name];
+    const short = `w${names.size.toString(36)}`;
+    names.set(name, short);
+    return [module, short];
+  }, (name) => {
+    const m = name.match(INVOKE);
+    if (!m) return name;
+    const short = `${m[1]}${exports.size.toString(36)}`;
+    exports.set(name, short);
+    return short;
+  });
+  // An entry point is named where the glue wraps it and calls it, and in the declarations of
+  // the raw exports: every whole-word use.
+  for (const entry of [...outs, ...dts]) {
+    entry[1] = entry[1].replace(/\bwasm_bindgen__convert__closures_____invoke__h[0-9a-f]{16}(?:_\d+)?\b/g,
+      (name) => exports.get(name) ?? name);
+  }
+  for (const [name, short] of names) {
+    const def = new RegExp(`^([ \\t]*)${name}(: function\\b)|^export function ${name}\\(`, 'm');
+    const where = outs.filter(([, out]) => out.includes(name));
+    const count = where.reduce((n, [, out]) => n + out.split(name).length - 1, 0);
+    if (count !== 1 || !def.test(where[0][1])) {
+      throw new Error(`${dir}: import ${name} is named ${count} times in the glue, expected once where it is defined (the glue changed shape)`);
+    }
+    where[0][1] = where[0][1].replace(def, (m, indent) =>
+      (indent === undefined ? `export function ${short}(` : `${indent}${short}: function`));
+  }
+  for (const [file, out] of outs) {
+    const left = out.match(/\b__wb\w*_[0-9a-f]{16}\b|\bwasm_bindgen__convert__closures_____invoke__h[0-9a-f]{16}/);
+    if (left) throw new Error(`${file}: ${left[0]} is not an import of the .wasm (the glue changed shape)`);
+  }
+  return wasm;
+}
+
+/** `bytes` (a .wasm) with each import's module and name replaced by `rename(module, name)`
+ * (a pair), each export's name by `renameExport(name)`, and without the `producers` and
+ * `target_features` custom sections; every other section is copied as it is. Reads the
+ * import section's entries exactly (function, table, memory and global imports), and fails on
+ * anything else. */
+function renameImports(bytes, rename, renameExport) {
+  const leb = (at) => {
+    let value = 0;
+    let shift = 0;
+    let b;
+    do {
+      b = bytes[at++];
+      value += (b & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (b & 0x80);
+    return [value, at];
+  };
+  const uleb = (value) => {
+    const out = [];
+    do {
+      let b = value % 128;
+      value = Math.floor(value / 128);
+      if (value) b |= 0x80;
+      out.push(b);
+    } while (value);
+    return Buffer.from(out);
+  };
+  const fail = (why) => { throw new Error(`${dir}: ${why} in the .wasm's import section`); };
+  if (bytes.readUInt32LE(0) !== 0x6d736100) fail('no wasm magic');
+  const parts = [bytes.subarray(0, 8)];
+  let imports = 0;
+  for (let at = 8; at < bytes.length;) {
+    const id = bytes[at];
+    const [size, body] = leb(at + 1);
+    const end = body + size;
+    if (id === 0) {
+      // Custom sections: the toolchain's `producers` and `target_features` notes go (no
+      // runtime reads them); any other is kept.
+      const [nameLen, nameAt] = leb(body);
+      const name = bytes.toString('utf8', nameAt, nameAt + nameLen);
+      if (name !== 'producers' && name !== 'target_features') parts.push(bytes.subarray(at, end));
+      at = end;
+      continue;
+    }
+    if (id === 7 && renameExport) {
+      let [count, p] = leb(body);
+      const entries = [uleb(count)];
+      for (let i = 0; i < count; i++) {
+        const [nameLen, nameAt] = leb(p);
+        const name = bytes.toString('utf8', nameAt, nameAt + nameLen);
+        const descAt = nameAt + nameLen;
+        [, p] = leb(descAt + 1); // kind, index
+        const renamed = Buffer.from(renameExport(name), 'utf8');
+        entries.push(uleb(renamed.length), renamed, bytes.subarray(descAt, p));
+      }
+      if (p !== end) fail('an export section length that does not add up');
+      const payload = Buffer.concat(entries);
+      parts.push(Buffer.from([7]), uleb(payload.length), payload);
+      at = end;
+      continue;
+    }
+    if (id !== 2) {
+      parts.push(bytes.subarray(at, end));
+      at = end;
+      continue;
+    }
+    imports++;
+    let [count, p] = leb(body);
+    const entries = [uleb(count)];
+    for (let i = 0; i < count; i++) {
+      const [moduleLen, moduleAt] = leb(p);
+      const module = bytes.toString('utf8', moduleAt, moduleAt + moduleLen);
+      const [nameLen, nameAt] = leb(moduleAt + moduleLen);
+      const name = bytes.toString('utf8', nameAt, nameAt + nameLen);
+      const descAt = nameAt + nameLen;
+      p = descAt + 1;
+      const limits = () => {
+        const flags = bytes[p++];
+        [, p] = leb(p);
+        if (flags & 1) [, p] = leb(p);
+      };
+      switch (bytes[descAt]) {
+        case 0: [, p] = leb(p); break; // function: its type index
+        case 1: if (bytes[p] !== 0x70 && bytes[p] !== 0x6f) fail('a table of another type'); p++; limits(); break;
+        case 2: limits(); break; // memory
+        case 3: // a value type (a number type, v128, funcref or externref), then mutability
+          if (![0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f].includes(bytes[p])) fail('a global of another type');
+          p += 2;
+          break;
+        default: fail(`an import of kind ${bytes[descAt]}`);
+      }
+      const [toModule, toName] = rename(module, name).map((s) => Buffer.from(s, 'utf8'));
+      entries.push(uleb(toModule.length), toModule, uleb(toName.length), toName, bytes.subarray(descAt, p));
+    }
+    if (p !== end) fail('a length that does not add up');
+    const payload = Buffer.concat(entries);
+    parts.push(Buffer.from([2]), uleb(payload.length), payload);
+    at = end;
+  }
+  if (imports !== 1) fail(`${imports} import sections`);
+  return Buffer.concat(parts);
+}

@@ -25,7 +25,7 @@ pub(crate) fn to_js<T: ToJson + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
 }
 
 #[inline(never)]
-fn parse_json(text: &str) -> Result<JsValue, JsValue> {
+pub(crate) fn parse_json(text: &str) -> Result<JsValue, JsValue> {
     js_sys::JSON::parse(text).map_err(|e| {
         let message = crate::web::js_tools::message_of(&e, "JSON.parse failed");
         crate::bindings::error::agent_world_error("internal_error", &message, None)

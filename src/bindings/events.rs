@@ -488,13 +488,15 @@ pub fn events(
 
     let iterator = js_sys::Object::new();
     let st = state.clone();
-    let next = Closure::<dyn FnMut() -> js_sys::Promise>::new(move || {
+    // Typed `-> JsValue` like `fresh` below (a promise either way): one closure type, one
+    // wasm-bindgen cast and invoke shim fewer.
+    let next = Closure::<dyn FnMut() -> JsValue>::new(move || {
         let mut s = st.borrow_mut();
         if let Some(item) = s.buffer.pop_front() {
-            return js_sys::Promise::resolve(&result(&item, false));
+            return js_sys::Promise::resolve(&result(&item, false)).into();
         }
         if s.done {
-            return js_sys::Promise::resolve(&result(&JsValue::UNDEFINED, true));
+            return js_sys::Promise::resolve(&result(&JsValue::UNDEFINED, true)).into();
         }
         let mut resolver = None;
         let promise = js_sys::Promise::new(&mut |resolve, _| resolver = Some(resolve));
@@ -505,15 +507,15 @@ pub fn events(
         {
             let _ = previous.call1(&JsValue::NULL, &result(&JsValue::UNDEFINED, true));
         }
-        promise
+        promise.into()
     });
     let (w, st) = (world.clone(), state.clone());
     // Owned by `return()` (so it lives as long as the iterator); the caller gets a weak handle.
     let end: Rc<dyn Fn()> = Rc::new(move || finish(&w, &st));
     let weak_end = Rc::downgrade(&end);
-    let ret = Closure::<dyn FnMut() -> js_sys::Promise>::new(move || {
+    let ret = Closure::<dyn FnMut() -> JsValue>::new(move || {
         end();
-        js_sys::Promise::resolve(&result(&JsValue::UNDEFINED, true))
+        js_sys::Promise::resolve(&result(&JsValue::UNDEFINED, true)).into()
     });
     let (next, ret) = (next.into_js_value(), ret.into_js_value());
     let _ = js_sys::Reflect::set(&iterator, &"next".into(), &next);

@@ -30,6 +30,7 @@ fn field(def: &JsValue, key: &str) -> Result<JsValue, JsValue> {
     })
 }
 
+/// The fields of a tool definition (the error about an unknown one lists them, in this order).
 const KEYS: [&str; 6] = [
     "name",
     "description",
@@ -56,7 +57,8 @@ fn read_tool(def: &JsValue) -> Result<(ToolDefinition, JsTool), JsValue> {
             if !KEYS.contains(&k.as_str()) {
                 return Err(invalid_argument(
                     &format!("tool.{k}"),
-                    &format!("is not a tool field; use {}", KEYS.join(", ")),
+                    // KEYS as one text: no list joined at run time.
+                    "is not a tool field; use name, description, parameters, execute, needsApproval, timeoutMs",
                 ));
             }
         }

@@ -9,7 +9,8 @@ use wasm_bindgen::prelude::*;
 /// import { version } from "agent-world-wasm";
 /// console.log(`agent-world-wasm ${version()}`);
 /// ```
-#[wasm_bindgen]
-pub fn version() -> String {
-    env!("CARGO_PKG_VERSION").to_string()
+// A JS string made in the module (a `String` return would add the glue's copy-out and free).
+#[wasm_bindgen(unchecked_return_type = "string")]
+pub fn version() -> JsValue {
+    JsValue::from_str(env!("CARGO_PKG_VERSION"))
 }

@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
 
-use crate::bindings::convert::{from_fields, from_js, promise, string_arg, to_js};
+use crate::bindings::convert::{from_fields, from_js, parse_json, promise, string_arg, to_js};
 use crate::bindings::error::{agent_world_error, from_world_error, invalid_argument};
 use crate::bindings::storage::CommonOptions;
 use crate::bindings::types::{or_undefined, StorageOptionsArg};
@@ -183,71 +183,78 @@ pub(crate) fn call(args: Result<(Rc<Handle>, Call), JsValue>) -> js_sys::Promise
 async fn run_call(args: Result<(Rc<Handle>, Call), JsValue>) -> Result<JsValue, JsValue> {
     let (h, call) = args?;
     let w = &h.world;
+    // Approving, denying, regenerating and editing queue LLM calls: run them once it worked.
+    let mut drive = false;
+    // Each way yields its result as plain data; one plain function after the await turns it
+    // (or the error) into JS, instead of an error and a conversion per way in this machine.
     let done = match call {
-        Call::NewChat => to_js(&w.new_chat().await.map_err(from_world_error)?),
-        Call::LoadChat(id) => to_js(&w.load_chat(&id).await.map_err(from_world_error)?),
-        Call::DeleteChat(id) => Ok(JsValue::from_bool(
-            w.delete_chat(&id).await.map_err(from_world_error)?,
-        )),
-        Call::RenameChat(id, name) => {
-            to_js(&w.rename_chat(&id, &name).await.map_err(from_world_error)?)
-        }
-        Call::Messages(chat_id, before, limit) => to_js(
-            &w.messages(&chat_id, before.as_deref(), limit)
-                .await
-                .map_err(from_world_error)?,
-        ),
-        Call::SetSessionMode(on) => {
-            w.set_session_mode(on).await.map_err(from_world_error)?;
-            Ok(JsValue::UNDEFINED)
-        }
-        Call::AddAgent(input) => to_js(&w.add_agent(input).await.map_err(from_world_error)?),
-        Call::UpdateAgent(id, patch) => {
-            to_js(&w.update_agent(&id, patch).await.map_err(from_world_error)?)
-        }
-        Call::RemoveAgent(id) => Ok(JsValue::from_bool(
-            w.remove_agent(&id).await.map_err(from_world_error)?,
-        )),
-        Call::ClearAgentMemory(id) => {
-            w.clear_agent_memory(&id).await.map_err(from_world_error)?;
-            Ok(JsValue::UNDEFINED)
-        }
+        Call::NewChat => w.new_chat().await.map(json),
+        Call::LoadChat(id) => w.load_chat(&id).await.map(json),
+        Call::DeleteChat(id) => w.delete_chat(&id).await.map(Done::Bool),
+        Call::RenameChat(id, name) => w.rename_chat(&id, &name).await.map(json),
+        Call::Messages(chat_id, before, limit) => w
+            .messages(&chat_id, before.as_deref(), limit)
+            .await
+            .map(json),
+        Call::SetSessionMode(on) => w.set_session_mode(on).await.map(unit),
+        Call::AddAgent(input) => w.add_agent(input).await.map(json),
+        Call::UpdateAgent(id, patch) => w.update_agent(&id, patch).await.map(json),
+        Call::RemoveAgent(id) => w.remove_agent(&id).await.map(Done::Bool),
+        Call::ClearAgentMemory(id) => w.clear_agent_memory(&id).await.map(unit),
         Call::Approve(id) => {
-            w.approve(&id).await.map_err(from_world_error)?;
-            h.drive();
-            Ok(JsValue::UNDEFINED)
+            drive = true;
+            w.approve(&id).await.map(unit)
         }
         Call::Deny(id, reason) => {
-            w.deny(&id, reason).await.map_err(from_world_error)?;
-            h.drive();
-            Ok(JsValue::UNDEFINED)
+            drive = true;
+            w.deny(&id, reason).await.map(unit)
         }
         Call::Regenerate(id, agent) => {
-            let id = w
-                .regenerate(&id, agent.as_deref())
-                .await
-                .map_err(from_world_error)?;
-            h.drive();
-            Ok(JsValue::from_str(&id))
+            drive = true;
+            w.regenerate(&id, agent.as_deref()).await.map(Done::Text)
         }
         Call::EditMessage(id, content) => {
-            let message = w
-                .edit_message(&id, &content)
-                .await
-                .map_err(from_world_error)?;
-            h.drive();
-            to_js(&message)
+            drive = true;
+            w.edit_message(&id, &content).await.map(json)
         }
-        Call::DeleteMessage(id) => {
-            w.delete_message(&id).await.map_err(from_world_error)?;
-            Ok(JsValue::UNDEFINED)
-        }
-        Call::Export => Ok(JsValue::from_str(
-            &w.export().await.map_err(from_world_error)?,
-        )),
-        Call::Update(patch) => to_js(&w.update(patch).await.map_err(from_world_error)?),
+        Call::DeleteMessage(id) => w.delete_message(&id).await.map(unit),
+        Call::Export => w.export().await.map(Done::Text),
+        Call::Update(patch) => w.update(patch).await.map(json),
     };
-    done
+    finish(&h, drive, done)
+}
+
+/// What an instance method resolves with, before it is a JS value (see [`finish`]).
+enum Done {
+    /// A value's JSON text (see [`to_js`]).
+    Json(String),
+    Bool(bool),
+    /// A string as it is (a message id, an export).
+    Text(String),
+    Undefined,
+}
+
+fn json<T: crate::core::json_write::ToJson>(value: T) -> Done {
+    Done::Json(value.to_json())
+}
+
+fn unit(_: ()) -> Done {
+    Done::Undefined
+}
+
+/// The end of [`run_call`]: the engine's error as a JS error, or the result as a JS value
+/// (and the queued LLM calls started when `drive`).
+fn finish(h: &Rc<Handle>, drive: bool, done: Result<Done, WorldError>) -> Result<JsValue, JsValue> {
+    let done = done.map_err(from_world_error)?;
+    if drive {
+        h.drive();
+    }
+    match done {
+        Done::Json(text) => parse_json(&text),
+        Done::Bool(b) => Ok(JsValue::from_bool(b)),
+        Done::Text(text) => Ok(JsValue::from_str(&text)),
+        Done::Undefined => Ok(JsValue::UNDEFINED),
+    }
 }
 
 /// The JS handle of a world just created or opened.
@@ -472,9 +479,11 @@ impl AgentWorld {
     }
 
     /// The id of this world (kebab-case of its name, never changes).
-    #[wasm_bindgen(getter)]
-    pub fn id(&self) -> String {
-        self.id.clone()
+    // A JS string made in the module (a `String` return would add the glue's copy-out and
+    // free).
+    #[wasm_bindgen(getter, unchecked_return_type = "string")]
+    pub fn id(&self) -> JsValue {
+        JsValue::from_str(&self.id)
     }
 
     /// Changes the world's settings.

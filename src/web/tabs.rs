@@ -48,7 +48,10 @@ fn describe(e: &JsValue) -> String {
             String::from(err.message())
         );
     }
-    e.as_string().unwrap_or_else(|| format!("{e:?}"))
+    // Not `{e:?}`: JsValue's Debug pulls wasm-bindgen's `debugString` into the JS glue.
+    e.as_string()
+        .or_else(|| js_sys::JSON::stringify(e).ok().and_then(|s| s.as_string()))
+        .unwrap_or_else(|| "a value that is not JSON".to_string())
 }
 
 /// A promise and its `resolve` function.

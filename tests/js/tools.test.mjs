@@ -384,6 +384,11 @@ test('hostile tool definitions are refused with invalid_input naming the field',
     assertInvalid(() => world.registerTool({ ...ok, timeoutMs }), 'timeoutMs');
   }
   assertInvalid(() => world.registerTool({ ...ok, timeoutMS: 100 }), 'timeoutMS');
+  // The error lists every field a definition may have (its text is written out once in
+  // src/bindings/tools.rs, beside the list the check uses).
+  assert.throws(() => world.registerTool({ ...ok, timeoutMS: 100 }), {
+    message: 'tool.timeoutMS is not a tool field; use name, description, parameters, execute, needsApproval, timeoutMs',
+  });
   // needsApproval is a boolean or a function of the args (tests/js/approvals.test.mjs).
   for (const needsApproval of ['yes', 1, {}]) assertInvalid(() => world.registerTool({ ...ok, needsApproval }), 'needsApproval');
   assertInvalid(() => world.unregisterTool(42), 'name');
