@@ -402,7 +402,7 @@ macro_rules! json_fields {
     };
 }
 
-/// A [`json_value!`] object from its fields: one function for every object the macro
+/// A `json_value!` object from its fields: one function for every object the macro
 /// builds, instead of a key copy and a map insert inlined per field (keys sorted as the map
 /// keeps them; a repeated key keeps its last value, as an insert would).
 pub fn object(fields: &mut [(&str, Value)]) -> Value {
