@@ -284,7 +284,7 @@ impl World {
             for m in page.into_iter().rev() {
                 after.push_front(m.message_id.clone());
                 if m.message_id == id {
-                    return Ok((m, after.into_iter().collect()));
+                    return Ok((m, Vec::from(after)));
                 }
             }
             if !full {
@@ -316,11 +316,11 @@ impl World {
     ) -> Result<Vec<ChatMessage>, WorldError> {
         let (world_id, n, ram) = {
             let st = self.st();
-            let ram: Vec<MemoryEntry> = st
-                .agent_index(&agent.id)
-                .and_then(|i| st.agents.get(i))
-                .map(|a| a.memory.iter().cloned().collect())
-                .unwrap_or_default();
+            let ram: Vec<MemoryEntry> =
+                match st.agent_index(&agent.id).and_then(|i| st.agents.get(i)) {
+                    Some(a) => Vec::from(a.memory.clone()),
+                    None => Vec::new(),
+                };
             (st.world.id.clone(), st.history_limit(agent), ram)
         };
         let all = match chat_id {
@@ -336,12 +336,12 @@ impl World {
             .iter()
             .rposition(|e| e.message_id == trigger.message_id)
             .map(|i| i + 1);
-        let mut before: Vec<MemoryEntry> = all
-            .iter()
-            .take(cut.unwrap_or(all.len()))
-            .filter(|e| Some(e.message_id.as_str()) != old)
-            .cloned()
-            .collect();
+        let mut before = Vec::new();
+        for e in all.iter().take(cut.unwrap_or(all.len())) {
+            if Some(e.message_id.as_str()) != old {
+                before.push(e.clone());
+            }
+        }
         if cut.is_none() {
             before.push(MemoryEntry::text(
                 crate::core::model::MemoryRole::User,
@@ -353,7 +353,10 @@ impl World {
             ));
         }
         let skip = before.len().saturating_sub(n);
-        let window: Vec<&MemoryEntry> = before.iter().skip(skip).collect();
+        let mut window = Vec::new();
+        for e in before.iter().skip(skip) {
+            window.push(e);
+        }
         Ok(input_from(agent, &window))
     }
 }
