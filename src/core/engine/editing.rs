@@ -23,7 +23,6 @@
 
 use crate::core::engine::shared::{committed, unasked, Got, Planned, Read, Step};
 use std::cell::Cell;
-use std::collections::VecDeque;
 
 use crate::core::engine::responder::input_from;
 use crate::core::engine::routing::{Edit, Outgoing};
@@ -268,7 +267,8 @@ impl World {
         chat_id: &str,
         id: &str,
     ) -> Result<(Message, Vec<String>), WorldError> {
-        let mut after: VecDeque<String> = VecDeque::new();
+        // Newest first while reading backwards; reversed once found.
+        let mut after: Vec<String> = Vec::new();
         let mut before: Option<String> = None;
         loop {
             let page = self
@@ -282,9 +282,10 @@ impl World {
             let next = first.message_id.clone();
             let full = page.len() == PAGE;
             for m in page.into_iter().rev() {
-                after.push_front(m.message_id.clone());
+                after.push(m.message_id.clone());
                 if m.message_id == id {
-                    return Ok((m, Vec::from(after)));
+                    after.reverse();
+                    return Ok((m, after));
                 }
             }
             if !full {
@@ -316,11 +317,12 @@ impl World {
     ) -> Result<Vec<ChatMessage>, WorldError> {
         let (world_id, n, ram) = {
             let st = self.st();
-            let ram: Vec<MemoryEntry> =
-                match st.agent_index(&agent.id).and_then(|i| st.agents.get(i)) {
-                    Some(a) => Vec::from(a.memory.clone()),
-                    None => Vec::new(),
-                };
+            let mut ram = Vec::new();
+            if let Some(a) = st.agent_index(&agent.id).and_then(|i| st.agents.get(i)) {
+                for e in &a.memory {
+                    ram.push(e.clone());
+                }
+            }
             (st.world.id.clone(), st.history_limit(agent), ram)
         };
         let all = match chat_id {

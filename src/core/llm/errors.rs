@@ -19,12 +19,17 @@ pub const EXCERPT_CHARS: usize = 200;
 
 /// The first 200 characters of `text`, whitespace runs collapsed to one space, trimmed.
 pub fn excerpt(text: &str) -> String {
-    text.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .chars()
-        .take(EXCERPT_CHARS)
-        .collect()
+    let mut out = String::with_capacity(text.len());
+    for w in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    if let Some((i, _)) = out.char_indices().nth(EXCERPT_CHARS) {
+        out.truncate(i);
+    }
+    out
 }
 
 /// The standard reason phrase of a status, used when `statusText` is empty (fetch gives an
