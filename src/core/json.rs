@@ -313,10 +313,15 @@ impl Fields {
     pub fn of(v: Value, known: &[&str], deny_unknown: bool) -> Self {
         let (map, err) = match v {
             Value::Object(map) => {
-                let unknown = deny_unknown
-                    .then(|| map.keys().find(|k| !known.contains(&k.as_str())))
-                    .flatten()
-                    .map(|k| unknown_field(k, known));
+                let mut unknown = None;
+                if deny_unknown {
+                    for k in map.keys() {
+                        if !known.contains(&k.as_str()) {
+                            unknown = Some(unknown_field(k, known));
+                            break;
+                        }
+                    }
+                }
                 (map, unknown)
             }
             v => (Map::new(), Some(wrong("an object", &v))),

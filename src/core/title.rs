@@ -150,13 +150,17 @@ fn strip_emphasis(s: &str, d: &str, word_boundary: bool) -> String {
 
 /// The byte index in `inner` of the delimiter closing an emphasis opened just before it.
 fn find_closer(inner: &str, d: &str, dc: char, word_boundary: bool) -> Option<usize> {
-    inner.match_indices(d).map(|(j, _)| j).find(|&j| {
+    for (j, _) in inner.match_indices(d) {
         let before = inner.get(..j).and_then(|b| b.chars().next_back());
         let after = inner.get(j + d.len()..).and_then(|a| a.chars().next());
-        j > 0
+        if j > 0
             && before.is_some_and(|b| !is_space(b))
             && !(word_boundary && after.is_some_and(|a| is_letter(a) || a == dc))
-    })
+        {
+            return Some(j);
+        }
+    }
+    None
 }
 
 /// Inline markdown of text outside code spans: links, then emphasis (strong before single).

@@ -170,10 +170,12 @@ impl World {
                 return;
             }
             // The agent's unsaved entries of the chat (its M, `State::unsaved`) go with the record.
-            let held: Vec<crate::core::engine::Unsaved> = match &rec.chat_id {
-                Some(cid) => self.st().unsaved_of(&agent.id, cid).cloned().collect(),
-                None => Vec::new(),
-            };
+            let mut held = Vec::new();
+            if let Some(cid) = &rec.chat_id {
+                for u in self.st().unsaved_of(&agent.id, cid) {
+                    held.push(u.clone());
+                }
+            }
             let stored = match (&guard, &rec.chat_id) {
                 (Ok(_), Some(_)) => {
                     let mut ops = Vec::new();

@@ -79,11 +79,14 @@ pub(crate) fn json_error_message(v: &Value) -> Option<String> {
                 .trim();
             // The most specific label first: google's status, azure/openai's string code,
             // anthropic/openai's type.
-            let label = ["status", "code", "type"]
-                .iter()
-                .filter_map(|k| e.get(*k).and_then(Value::as_str))
-                .map(str::trim)
-                .find(|l| !l.is_empty() && !message.contains(*l));
+            let mut label = None;
+            for k in ["status", "code", "type"] {
+                let l = e.get(k).and_then(Value::as_str).map(str::trim);
+                if let Some(l) = l.filter(|l| !l.is_empty() && !message.contains(*l)) {
+                    label = Some(l);
+                    break;
+                }
+            }
             match (label, message.is_empty()) {
                 (Some(l), false) => Some(format!("{l}: {message}")),
                 (None, false) => Some(message.to_string()),

@@ -151,8 +151,14 @@ fn hms(s: &str) -> Option<(u32, u32, u32)> {
 
 /// An HTTP-date (RFC 9110 §5.6.7) as Unix milliseconds.
 pub fn parse_http_date(s: &str) -> Option<u64> {
-    let tokens: Vec<&str> = s.split_whitespace().collect();
-    let (year, mon, day, time) = match tokens.as_slice() {
+    // At most six tokens (IMF-fixdate's); more is no date.
+    let mut tokens = [""; 6];
+    let mut n = 0;
+    for t in s.split_whitespace() {
+        *tokens.get_mut(n)? = t;
+        n += 1;
+    }
+    let (year, mon, day, time) = match tokens.get(..n)? {
         // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
         [_, d, mo, y, t, "GMT"] => (y.parse::<i64>().ok()?, month(mo)?, d.parse().ok()?, *t),
         // RFC 850: Sunday, 06-Nov-94 08:49:37 GMT
