@@ -330,6 +330,20 @@ mod tests {
             Some(1_582_977_600_000)
         );
         assert_eq!(parse_http_date("Sun, 06 Nov 1994 25:49:37 GMT"), None);
+        // The three forms RFC 9110 allows (IMF-fixdate, RFC 850, asctime), and nothing with
+        // a token more than the longest of them.
+        for date in [
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+            "Sunday, 06-Nov-94 08:49:37 GMT",
+            "Sun Nov  6 08:49:37 1994",
+        ] {
+            assert_eq!(parse_http_date(date), Some(784_111_777_000), "{date}");
+        }
+        assert_eq!(parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT now"), None);
+        assert_eq!(
+            parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT GMT GMT"),
+            None
+        );
         assert_eq!(
             parse_http_date("Sun, 06 Nov 9223372036854775807 08:49:37 GMT"),
             None
