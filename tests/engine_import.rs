@@ -231,6 +231,33 @@ fn a_world_whose_last_chat_was_deleted_exports_and_imports_as_such() {
     assert_eq!(w2.list_chats().len(), 1);
 }
 
+/// Chats that tie on both `updatedAt` and `createdAt` (only an imported document can hold
+/// them: the engine never gives two chats the same `updatedAt`) list in a stable order, the
+/// one the world holds later first, however often they are listed.
+#[test]
+fn chats_tied_on_both_times_list_the_one_held_later_first() {
+    let mut doc = valid_export();
+    let chats = doc["chats"].as_array_mut().unwrap();
+    assert_eq!(chats.len(), 2);
+    let (updated, created) = (
+        chats[0]["chat"]["updatedAt"].clone(),
+        chats[0]["chat"]["createdAt"].clone(),
+    );
+    let mut ids = Vec::new();
+    for c in chats.iter_mut() {
+        c["chat"]["updatedAt"] = updated.clone();
+        c["chat"]["createdAt"] = created.clone();
+        ids.push(c["chat"]["id"].as_str().unwrap().to_string());
+    }
+    let h = harness();
+    block_on(World::delete(&*h.store, "test-world")).unwrap();
+    let w = block_on(World::import(h.svc(), &doc.to_string())).unwrap();
+    let listed = |w: &World| -> Vec<String> { w.list_chats().into_iter().map(|c| c.id).collect() };
+    ids.reverse();
+    assert_eq!(listed(&w), ids, "the chat held later first");
+    assert_eq!(listed(&w), ids, "the same order on every call");
+}
+
 #[test]
 fn the_api_refuses_an_unknown_provider_too() {
     let h = harness();

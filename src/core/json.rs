@@ -227,14 +227,14 @@ fn list(v: Value, each: &mut dyn FnMut(Value) -> Result<(), JsonError>) -> Resul
 /// An object of `T` values, keys in order.
 impl<T: FromJson> FromJson for crate::core::vec_map::VecMap<String, T> {
     fn from_json(v: Value) -> Result<Self, JsonError> {
-        let mut out = Vec::new();
+        let mut out = Self::new();
         entries(v, &mut |k, v| {
             let item = T::from_json(v)?;
-            out.push((std::mem::take(k), item));
+            // The object iterates in key order, so each insert appends.
+            out.insert(std::mem::take(k), item);
             Ok(())
         })?;
-        // The object iterates in key order, so the collect's sort finds it sorted.
-        Ok(out.into_iter().collect())
+        Ok(out)
     }
 }
 
@@ -265,11 +265,13 @@ pub fn one_of(v: Value, names: &[&str]) -> Result<usize, JsonError> {
 
 #[inline(never)]
 fn not_one_of(v: &Value, names: &[&str]) -> JsonError {
-    let list = names
-        .iter()
-        .map(|n| format!("{n:?}"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let mut list = String::new();
+    for (i, n) in names.iter().enumerate() {
+        if i > 0 {
+            list.push_str(", ");
+        }
+        list.push_str(&format!("{n:?}"));
+    }
     match v.as_str() {
         Some(s) => JsonError::new(format!("must be one of {list} (got {:?})", excerpt(s))),
         None => wrong(&format!("one of {list}"), v),
@@ -311,10 +313,15 @@ impl Fields {
     pub fn of(v: Value, known: &[&str], deny_unknown: bool) -> Self {
         let (map, err) = match v {
             Value::Object(map) => {
-                let unknown = deny_unknown
-                    .then(|| map.keys().find(|k| !known.contains(&k.as_str())))
-                    .flatten()
-                    .map(|k| unknown_field(k, known));
+                let mut unknown = None;
+                if deny_unknown {
+                    for k in map.keys() {
+                        if !known.contains(&k.as_str()) {
+                            unknown = Some(unknown_field(k, known));
+                            break;
+                        }
+                    }
+                }
                 (map, unknown)
             }
             v => (Map::new(), Some(wrong("an object", &v))),

@@ -154,12 +154,13 @@ fn parse_tag_content(content: &str) -> Option<WorldTag> {
     let list = strip_ascii_ci(t, "to")?
         .trim_start_matches(is_space)
         .strip_prefix(':')?;
-    let names: Vec<String> = list
-        .split(|c: char| c == ',' || is_space(c))
-        .map(|n| n.strip_prefix('@').unwrap_or(n))
-        .filter(|n| !n.is_empty())
-        .map(str::to_string)
-        .collect();
+    let mut names = Vec::new();
+    for n in list.split(|c: char| c == ',' || is_space(c)) {
+        let n = n.strip_prefix('@').unwrap_or(n);
+        if !n.is_empty() {
+            names.push(n.to_string());
+        }
+    }
     if names.is_empty() {
         Some(WorldTag::Done)
     } else {

@@ -115,7 +115,7 @@ fn rec_key(rec: Rec<'_>) -> String {
         Rec::Chat(w, c) => &[w, c],
         Rec::Message(w, c, m) => &[w, c, m],
     };
-    let mut key = String::with_capacity(parts.iter().map(|p| p.len() + 4).sum());
+    let mut key = String::new();
     for p in parts {
         // The length's decimal digits, written without the formatting machinery.
         let mut digits = [0u8; 20];

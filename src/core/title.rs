@@ -26,10 +26,21 @@ const QUOTES: [char; 7] = [
 
 /// Collapses every run of whitespace (newlines included) to one space and trims.
 fn collapse(s: &str) -> String {
-    s.split(is_space)
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut out = String::with_capacity(s.len());
+    for w in s.split(is_space).filter(|w| !w.is_empty()) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
+}
+
+/// `s` cut to its first `max` characters.
+fn truncate_chars(s: &mut String, max: usize) {
+    if let Some((i, _)) = s.char_indices().nth(max) {
+        s.truncate(i);
+    }
 }
 
 /// A fence line (```` ```lang ```` or `~~~`): its marker and info string are not title text.
@@ -139,13 +150,17 @@ fn strip_emphasis(s: &str, d: &str, word_boundary: bool) -> String {
 
 /// The byte index in `inner` of the delimiter closing an emphasis opened just before it.
 fn find_closer(inner: &str, d: &str, dc: char, word_boundary: bool) -> Option<usize> {
-    inner.match_indices(d).map(|(j, _)| j).find(|&j| {
+    for (j, _) in inner.match_indices(d) {
         let before = inner.get(..j).and_then(|b| b.chars().next_back());
         let after = inner.get(j + d.len()..).and_then(|a| a.chars().next());
-        j > 0
+        if j > 0
             && before.is_some_and(|b| !is_space(b))
             && !(word_boundary && after.is_some_and(|a| is_letter(a) || a == dc))
-    })
+        {
+            return Some(j);
+        }
+    }
+    None
 }
 
 /// Inline markdown of text outside code spans: links, then emphasis (strong before single).
@@ -162,13 +177,19 @@ fn strip_inline(s: &str) -> String {
 /// inline code is kept verbatim (only its backticks go); fence lines (```` ```lang ````) go
 /// entirely. Where the spec is silent, blockquote markers (`>`) at line starts are removed too.
 fn remove_markdown(content: &str) -> String {
-    let lines: Vec<&str> = content
-        .split('\n')
-        .map(|l| l.trim_matches(is_space))
-        .filter(|l| !is_fence_line(l))
-        .map(strip_line_markers)
-        .collect();
-    let joined = lines.join(" ");
+    let mut joined = String::with_capacity(content.len());
+    let mut first = true;
+    for l in content.split('\n') {
+        let l = l.trim_matches(is_space);
+        if is_fence_line(l) {
+            continue;
+        }
+        if !first {
+            joined.push(' ');
+        }
+        first = false;
+        joined.push_str(strip_line_markers(l));
+    }
     let mut spans = Vec::new();
     inline_code_spans(&joined, 0, &mut spans);
     let mut out = String::with_capacity(joined.len());
@@ -266,9 +287,15 @@ fn strip_prefixes(s: &str) -> &str {
 /// Heuristic steps 4 and 5 on collapsed text: at most 8 words and 50 characters, `...` exactly
 /// when something was cut, one trailing `,` `;` or `:` dropped; `None` without a letter.
 fn cut_title(text: &str) -> Option<String> {
-    let words: Vec<&str> = text.split(is_space).filter(|w| !w.is_empty()).collect();
-    let kept: Vec<&str> = words.iter().take(MAX_TITLE_WORDS).copied().collect();
-    let dropped_words = words.len() > kept.len();
+    let mut kept = Vec::new();
+    let mut dropped_words = false;
+    for w in text.split(is_space).filter(|w| !w.is_empty()) {
+        if kept.len() == MAX_TITLE_WORDS {
+            dropped_words = true;
+            break;
+        }
+        kept.push(w);
+    }
     let mut title = kept.join(" ");
     let len = title.chars().count();
     let mut cut = dropped_words;
@@ -290,7 +317,8 @@ fn cut_title(text: &str) -> Option<String> {
         }
         if short.is_empty() {
             // A single word longer than 47 characters is cut inside it.
-            short = title.chars().take(CUT_TITLE_CHARS).collect();
+            short = title.clone();
+            truncate_chars(&mut short, CUT_TITLE_CHARS);
         }
         title = short;
         cut = true;
@@ -334,7 +362,8 @@ pub fn llm_title_prompt(human_message: &str, agent_id: &str, first_reply: &str) 
         s.push_str(": ");
         s.push_str(first_reply);
     }
-    s.chars().take(MAX_PROMPT_CHARS).collect()
+    truncate_chars(&mut s, MAX_PROMPT_CHARS);
+    s
 }
 
 /// Cleans an LLM's title answer (trim, strip quotes, collapse whitespace, cut as the heuristic's

@@ -265,8 +265,14 @@ fn check_args(schema: &Value, v: &Value, path: &Path) -> Result<(), String> {
     }
     if let Some(Value::Array(options)) = obj.get("enum") {
         if !options.contains(v) {
-            let list: Vec<String> = options.iter().map(ToJson::to_json).collect();
-            return Err(format!("{path}: expected one of {}", list.join(", ")));
+            let mut list = String::new();
+            for (i, o) in options.iter().enumerate() {
+                if i > 0 {
+                    list.push_str(", ");
+                }
+                list.push_str(&o.to_json());
+            }
+            return Err(format!("{path}: expected one of {list}"));
         }
     }
     if let Value::Object(fields) = v {

@@ -608,7 +608,11 @@ fn agents_in(rows: Entries) -> Result<Vec<Agent>, StoreError> {
         agents.push(decode(k, v, Some("order"), "agent")?);
     }
     sort_by(&mut agents, &|a, b| a.0.cmp(&b.0));
-    Ok(agents.into_iter().map(|(_, agent)| agent).collect())
+    let mut out = Vec::with_capacity(agents.len());
+    for (_, agent) in agents {
+        out.push(agent);
+    }
+    Ok(out)
 }
 
 impl Store for JsStore {

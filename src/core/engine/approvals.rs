@@ -63,11 +63,11 @@ impl World {
     /// The pending approvals of the current chat (or of RAM with session mode off), oldest
     /// first.
     pub fn pending_approvals(&self) -> Vec<PendingApproval> {
-        self.st()
-            .approvals
-            .iter()
-            .map(ApprovalRecord::view)
-            .collect()
+        let mut out = Vec::new();
+        for a in &self.st().approvals {
+            out.push(a.view());
+        }
+        out
     }
 
     /// Approves a pending call: the tool runs and the reply resumes once the queue runs
@@ -121,9 +121,7 @@ impl World {
                     Some(_) => return Err(unasked()),
                 };
                 if !stored.iter().any(|a| a.approval_id == approval_id) {
-                    self.st_mut()
-                        .approvals
-                        .retain(|a| a.approval_id != approval_id);
+                    remove_approval(&mut self.st_mut().approvals, approval_id);
                     return Err(not_found());
                 }
                 ops.push(StoreOp::DeleteApproval {
@@ -172,17 +170,23 @@ impl World {
                 return;
             }
             // The agent's unsaved entries of the chat (its M, `State::unsaved`) go with the record.
-            let held: Vec<crate::core::engine::Unsaved> = match &rec.chat_id {
-                Some(cid) => self.st().unsaved_of(&agent.id, cid).cloned().collect(),
-                None => Vec::new(),
-            };
+            let mut held = Vec::new();
+            if let Some(cid) = &rec.chat_id {
+                for u in self.st().unsaved_of(&agent.id, cid) {
+                    held.push(u.clone());
+                }
+            }
             let stored = match (&guard, &rec.chat_id) {
                 (Ok(_), Some(_)) => {
-                    let mut ops: Vec<StoreOp> = held.iter().map(|u| u.op(&rec.world_id)).collect();
+                    let mut ops = Vec::new();
+                    let mut ids = Vec::new();
+                    for u in &held {
+                        ops.push(u.op(&rec.world_id));
+                        ids.push(u.id);
+                    }
                     ops.push(StoreOp::PutApproval(Box::new(rec.clone())));
                     match self.persist_for(ops, Some(&agent.id)).await {
                         Ok(()) => {
-                            let ids: Vec<u64> = held.iter().map(|u| u.id).collect();
                             let mut st = self.st_mut();
                             st.saved(&ids);
                             for u in held {
@@ -224,24 +228,21 @@ impl World {
     /// Cancels the pending approvals `pred` selects (see the module docs). Synchronous: the
     /// store work is queued.
     pub(crate) fn cancel_approvals(&self, pred: &dyn Fn(&ApprovalRecord) -> bool) {
-        let taken: Vec<(ApprovalRecord, bool)> = {
+        let mut taken = Vec::new();
+        {
             let mut st = self.st_mut();
-            let (taken, kept): (Vec<ApprovalRecord>, Vec<ApprovalRecord>) =
-                std::mem::take(&mut st.approvals)
-                    .into_iter()
-                    .partition(|a| pred(a));
+            let mut kept = Vec::new();
+            for a in std::mem::take(&mut st.approvals) {
+                if pred(&a) {
+                    // Stored unless `unstored` names it (and it leaves that list with it).
+                    let stored = !remove_id(&mut st.unstored, &a.approval_id);
+                    taken.push((a, stored));
+                } else {
+                    kept.push(a);
+                }
+            }
             st.approvals = kept;
-            let taken: Vec<(ApprovalRecord, bool)> = taken
-                .into_iter()
-                .map(|a| {
-                    let stored = !st.unstored.contains(&a.approval_id);
-                    (a, stored)
-                })
-                .collect();
-            st.unstored
-                .retain(|id| !taken.iter().any(|(a, _)| &a.approval_id == id));
-            taken
-        };
+        }
         self.cancel_records(taken);
     }
 
@@ -399,18 +400,35 @@ impl World {
 
 /// The waiting call and the step's calls after it, recorded as `cancelled`.
 fn cancelled_calls(state: &ReplyState) -> Vec<ToolCallRecord> {
-    state
-        .step_calls
-        .iter()
-        .skip(state.step_records.len())
-        .map(|c| ToolCallRecord {
+    let mut out = Vec::new();
+    for c in state.step_calls.iter().skip(state.step_records.len()) {
+        out.push(ToolCallRecord {
             tool_call_id: c.id.clone(),
             tool_name: c.name.clone(),
             args: stored_args(&c.arguments),
             result: None,
             error: Some("cancelled".to_string()),
-        })
-        .collect()
+        });
+    }
+    out
+}
+
+/// Drops the pending approval `approval_id` (ids are unique: at most one).
+fn remove_approval(list: &mut Vec<ApprovalRecord>, approval_id: &str) {
+    if let Some(i) = list.iter().position(|a| a.approval_id == approval_id) {
+        list.remove(i);
+    }
+}
+
+/// Drops `id` from `list` (at most once: the ids are unique); whether it was there.
+fn remove_id(list: &mut Vec<String>, id: &str) -> bool {
+    match list.iter().position(|x| x == id) {
+        Some(i) => {
+            list.remove(i);
+            true
+        }
+        None => false,
+    }
 }
 
 /// The commit of settling approval `approval_id` (see `World::settle`): it leaves the pending
@@ -421,8 +439,8 @@ fn resolve(w: &World, rec: ApprovalRecord, decision: Decision, approval_id: &str
         Decision::Deny(_) => ApprovalOutcome::Denied,
     };
     let mut st = w.st_mut();
-    st.approvals.retain(|a| a.approval_id != approval_id);
-    st.unstored.retain(|a| a != approval_id);
+    remove_approval(&mut st.approvals, approval_id);
+    remove_id(&mut st.unstored, approval_id);
     let id = st.next_job;
     st.next_job += 1;
     // Not bounded by the queue limit: the answer continues a reply already counted.

@@ -23,27 +23,24 @@ impl World {
     /// Ops that give every agent empty memory and `llmCallCount = 0` in chat `cid`.
     fn reset_ops(&self, cid: &str) -> Vec<StoreOp> {
         let st = self.st();
-        st.agents
-            .iter()
-            .flat_map(|a| {
-                [
-                    StoreOp::ClearMemory {
-                        world_id: st.world.id.clone(),
-                        chat_id: cid.to_string(),
-                        agent_id: a.agent.id.clone(),
-                    },
-                    StoreOp::PutAgentState {
-                        world_id: st.world.id.clone(),
-                        chat_id: cid.to_string(),
-                        state: AgentChatState {
-                            agent_id: a.agent.id.clone(),
-                            llm_call_count: 0,
-                            last_llm_call: None,
-                        },
-                    },
-                ]
-            })
-            .collect()
+        let mut ops = Vec::new();
+        for a in &st.agents {
+            ops.push(StoreOp::ClearMemory {
+                world_id: st.world.id.clone(),
+                chat_id: cid.to_string(),
+                agent_id: a.agent.id.clone(),
+            });
+            ops.push(StoreOp::PutAgentState {
+                world_id: st.world.id.clone(),
+                chat_id: cid.to_string(),
+                state: AgentChatState {
+                    agent_id: a.agent.id.clone(),
+                    llm_call_count: 0,
+                    last_llm_call: None,
+                },
+            });
+        }
+        ops
     }
 
     /// A new, empty `New Chat` of this world (not stored yet).
@@ -205,7 +202,9 @@ impl World {
                     let new_current = world.current_chat_id.clone();
                     {
                         let mut st = w.st_mut();
-                        st.chats.retain(|c| c.id != id);
+                        if let Some(i) = st.chats.iter().position(|c| c.id == id) {
+                            st.chats.remove(i);
+                        }
                         if was_current {
                             if world.current_chat_id.is_none() {
                                 st.no_chat_left = Some(id.to_string());
@@ -260,12 +259,13 @@ impl World {
     /// the same `updatedAt` (`State::chat_update_time`); ties (in an imported
     /// document) go to the chat created last.
     pub fn list_chats(&self) -> Vec<Chat> {
-        let st = self.st();
-        let mut v: Vec<(usize, Chat)> = st.chats.iter().cloned().enumerate().collect();
-        sort_by(&mut v, &|(i, a), (j, b)| {
-            (b.updated_at, b.created_at, j).cmp(&(a.updated_at, a.created_at, i))
+        // Reversed first, so the stable sort leaves ties with the chat created last first.
+        let mut v = self.st().chats.clone();
+        v.reverse();
+        sort_by(&mut v, &|a, b| {
+            (b.updated_at, b.created_at).cmp(&(a.updated_at, a.created_at))
         });
-        v.into_iter().map(|(_, c)| c).collect()
+        v
     }
 
     /// The current chat, or `None` when session mode is off or its last chat was deleted (the
@@ -390,9 +390,9 @@ impl World {
 
 /// Copies counters and memory windows loaded into `loaded` onto the live agents.
 fn restore(live: &mut [crate::core::engine::AgentRt], loaded: Vec<crate::core::engine::AgentRt>) {
-    for a in live.iter_mut() {
-        if let Some(src) = loaded.iter().find(|x| x.agent.id == a.agent.id) {
-            a.memory = src.memory.clone();
+    for src in loaded {
+        if let Some(a) = live.iter_mut().find(|a| a.agent.id == src.agent.id) {
+            a.memory = src.memory;
             a.agent.llm_call_count = src.agent.llm_call_count;
             a.agent.last_llm_call = src.agent.last_llm_call;
         }

@@ -23,7 +23,6 @@
 
 use crate::core::engine::shared::{committed, unasked, Got, Planned, Read, Step};
 use std::cell::Cell;
-use std::collections::VecDeque;
 
 use crate::core::engine::responder::input_from;
 use crate::core::engine::routing::{Edit, Outgoing};
@@ -268,7 +267,8 @@ impl World {
         chat_id: &str,
         id: &str,
     ) -> Result<(Message, Vec<String>), WorldError> {
-        let mut after: VecDeque<String> = VecDeque::new();
+        // Newest first while reading backwards; reversed once found.
+        let mut after: Vec<String> = Vec::new();
         let mut before: Option<String> = None;
         loop {
             let page = self
@@ -282,9 +282,10 @@ impl World {
             let next = first.message_id.clone();
             let full = page.len() == PAGE;
             for m in page.into_iter().rev() {
-                after.push_front(m.message_id.clone());
+                after.push(m.message_id.clone());
                 if m.message_id == id {
-                    return Ok((m, after.into_iter().collect()));
+                    after.reverse();
+                    return Ok((m, after));
                 }
             }
             if !full {
@@ -316,11 +317,12 @@ impl World {
     ) -> Result<Vec<ChatMessage>, WorldError> {
         let (world_id, n, ram) = {
             let st = self.st();
-            let ram: Vec<MemoryEntry> = st
-                .agent_index(&agent.id)
-                .and_then(|i| st.agents.get(i))
-                .map(|a| a.memory.iter().cloned().collect())
-                .unwrap_or_default();
+            let mut ram = Vec::new();
+            if let Some(a) = st.agent_index(&agent.id).and_then(|i| st.agents.get(i)) {
+                for e in &a.memory {
+                    ram.push(e.clone());
+                }
+            }
             (st.world.id.clone(), st.history_limit(agent), ram)
         };
         let all = match chat_id {
@@ -336,12 +338,12 @@ impl World {
             .iter()
             .rposition(|e| e.message_id == trigger.message_id)
             .map(|i| i + 1);
-        let mut before: Vec<MemoryEntry> = all
-            .iter()
-            .take(cut.unwrap_or(all.len()))
-            .filter(|e| Some(e.message_id.as_str()) != old)
-            .cloned()
-            .collect();
+        let mut before = Vec::new();
+        for e in all.iter().take(cut.unwrap_or(all.len())) {
+            if Some(e.message_id.as_str()) != old {
+                before.push(e.clone());
+            }
+        }
         if cut.is_none() {
             before.push(MemoryEntry::text(
                 crate::core::model::MemoryRole::User,
@@ -353,7 +355,10 @@ impl World {
             ));
         }
         let skip = before.len().saturating_sub(n);
-        let window: Vec<&MemoryEntry> = before.iter().skip(skip).collect();
+        let mut window = Vec::new();
+        for e in before.iter().skip(skip) {
+            window.push(e);
+        }
         Ok(input_from(agent, &window))
     }
 }

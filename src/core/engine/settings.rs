@@ -95,7 +95,9 @@ impl World {
                 w.cancel_approvals(&|a| a.agent_id == id);
                 {
                     let mut st = w.st_mut();
-                    st.agents.retain(|a| a.agent.id != id);
+                    if let Some(i) = st.agent_index(id) {
+                        st.agents.remove(i);
+                    }
                     // Its running call's M (not written yet) goes with its memory.
                     st.unsaved.retain(|u| u.agent_id != id);
                 }
@@ -145,20 +147,18 @@ impl World {
             Some(cid) => {
                 load_chat_state(&*self.inner.store, &world, &cid, &mut agents).await?;
                 let mut st = self.st_mut();
-                for a in &mut st.agents {
-                    if let Some(src) = agents.iter().find(|x| x.agent.id == a.agent.id) {
-                        a.memory = src.memory.clone();
+                for src in agents {
+                    if let Some(a) = st.agents.iter_mut().find(|a| a.agent.id == src.agent.id) {
+                        a.memory = src.memory;
                     }
                 }
             }
             None => {
-                let mut st = self.st_mut();
-                let limits: Vec<usize> = st
-                    .agents
-                    .iter()
-                    .map(|a| st.history_limit(&a.agent))
-                    .collect();
-                for (a, cap) in st.agents.iter_mut().zip(limits) {
+                let st = &mut *self.st_mut();
+                let world_limit = st.world.history_limit;
+                for a in &mut st.agents {
+                    // `State::history_limit`, with the world's default read once.
+                    let cap = a.agent.history_limit.unwrap_or(world_limit).max(1) as usize;
                     while a.memory.len() > cap {
                         a.memory.pop_front();
                     }

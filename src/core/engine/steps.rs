@@ -363,21 +363,18 @@ impl World {
         s: &StepState,
         out: &mut StepsOutcome,
     ) {
-        let records: Vec<ToolCallRecord> = s
-            .calls
-            .iter()
-            .map(|c| {
-                let record = ToolCallRecord {
-                    tool_call_id: c.id.clone(),
-                    tool_name: c.name.clone(),
-                    args: stored_args(&c.arguments),
-                    result: None,
-                    error: Some(NOT_RUN_ON_LAST_STEP.to_string()),
-                };
-                self.emit(tool_result_event(agent, reply_id, &record));
-                record
-            })
-            .collect();
+        let mut records = Vec::new();
+        for c in &s.calls {
+            let record = ToolCallRecord {
+                tool_call_id: c.id.clone(),
+                tool_name: c.name.clone(),
+                args: stored_args(&c.arguments),
+                result: None,
+                error: Some(NOT_RUN_ON_LAST_STEP.to_string()),
+            };
+            self.emit(tool_result_event(agent, reply_id, &record));
+            records.push(record);
+        }
         out.tool_calls.extend(records.iter().cloned());
         if !agent.tools.is_empty() || !records.is_empty() {
             self.emit_all(vec![step_finish(agent, reply_id, step, s, records)]);
@@ -437,15 +434,16 @@ impl World {
             ..ChatMessage::tool_calls(s.text.clone(), s.calls.clone())
         });
         let now = self.now();
+        let mut refs = Vec::new();
+        for r in &records {
+            refs.push(ToolCallRef {
+                tool_call_id: r.tool_call_id.clone(),
+                tool_name: r.tool_name.clone(),
+                args: r.args.clone(),
+            });
+        }
         let mut group = vec![MemoryEntry {
-            tool_calls: records
-                .iter()
-                .map(|r| ToolCallRef {
-                    tool_call_id: r.tool_call_id.clone(),
-                    tool_name: r.tool_name.clone(),
-                    args: r.args.clone(),
-                })
-                .collect(),
+            tool_calls: refs,
             ..MemoryEntry::text(
                 MemoryRole::Assistant,
                 s.text.clone(),
@@ -694,18 +692,17 @@ impl World {
                 }
             }
             all.extend(entries.iter().cloned());
-            let ops = match chat_id {
-                Some(cid) => all
-                    .iter()
-                    .map(|entry| StoreOp::AppendMemory {
+            let mut ops = Vec::new();
+            if let Some(cid) = chat_id {
+                for entry in &all {
+                    ops.push(StoreOp::AppendMemory {
                         world_id: world_id.clone(),
                         chat_id: cid.to_string(),
                         agent_id: agent_id.to_string(),
                         entry: entry.clone(),
-                    })
-                    .collect(),
-                None => Vec::new(),
-            };
+                    });
+                }
+            }
             let planned = Planned::new(ops, move |w| {
                 let mut st = w.st_mut();
                 st.saved(&flushed);

@@ -80,20 +80,23 @@ impl World {
     /// answered `{"error": "tool … is not registered"}`.
     pub fn unregister_tool(&self, name: &str) -> bool {
         let mut rt = self.inner.runtime.borrow_mut();
-        let before = rt.tools.len();
-        rt.tools.retain(|t| t.def.spec.name != name);
-        rt.tools.len() != before
+        // Names are unique (`register_tool`): at most one goes.
+        match rt.tools.iter().position(|t| t.def.spec.name == name) {
+            Some(i) => {
+                rt.tools.remove(i);
+                true
+            }
+            None => false,
+        }
     }
 
     /// The registered tools, in registration order.
     pub fn tools(&self) -> Vec<ToolDefinition> {
-        self.inner
-            .runtime
-            .borrow()
-            .tools
-            .iter()
-            .map(|t| t.def.clone())
-            .collect()
+        let mut out = Vec::new();
+        for t in &self.inner.runtime.borrow().tools {
+            out.push(t.def.clone());
+        }
+        out
     }
 
     /// Sets (`Some`) or removes (`None`) an agent's dynamic instructions (runtime only);

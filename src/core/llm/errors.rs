@@ -19,12 +19,17 @@ pub const EXCERPT_CHARS: usize = 200;
 
 /// The first 200 characters of `text`, whitespace runs collapsed to one space, trimmed.
 pub fn excerpt(text: &str) -> String {
-    text.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .chars()
-        .take(EXCERPT_CHARS)
-        .collect()
+    let mut out = String::with_capacity(text.len());
+    for w in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    if let Some((i, _)) = out.char_indices().nth(EXCERPT_CHARS) {
+        out.truncate(i);
+    }
+    out
 }
 
 /// The standard reason phrase of a status, used when `statusText` is empty (fetch gives an
@@ -74,11 +79,14 @@ pub(crate) fn json_error_message(v: &Value) -> Option<String> {
                 .trim();
             // The most specific label first: google's status, azure/openai's string code,
             // anthropic/openai's type.
-            let label = ["status", "code", "type"]
-                .iter()
-                .filter_map(|k| e.get(*k).and_then(Value::as_str))
-                .map(str::trim)
-                .find(|l| !l.is_empty() && !message.contains(*l));
+            let mut label = None;
+            for k in ["status", "code", "type"] {
+                let l = e.get(k).and_then(Value::as_str).map(str::trim);
+                if let Some(l) = l.filter(|l| !l.is_empty() && !message.contains(*l)) {
+                    label = Some(l);
+                    break;
+                }
+            }
             match (label, message.is_empty()) {
                 (Some(l), false) => Some(format!("{l}: {message}")),
                 (None, false) => Some(message.to_string()),

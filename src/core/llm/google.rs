@@ -184,17 +184,19 @@ impl Handler {
 /// `finishReason SAFETY (HARM_CATEGORY_HARASSMENT)`: the reason and the categories that
 /// were rated `blocked`.
 fn blocked_why(reason: &str, candidate: Option<&Value>) -> String {
-    let categories: Vec<&str> = candidate
+    let mut categories = Vec::new();
+    let ratings = candidate
         .and_then(|c| c.get("safetyRatings"))
-        .and_then(Value::as_array)
-        .map(|ratings| {
-            ratings
-                .iter()
-                .filter(|r| r.get("blocked").and_then(Value::as_bool) == Some(true))
-                .filter_map(|r| r.get("category").and_then(Value::as_str))
-                .collect()
-        })
-        .unwrap_or_default();
+        .and_then(Value::as_array);
+    if let Some(ratings) = ratings {
+        for r in ratings {
+            if r.get("blocked").and_then(Value::as_bool) == Some(true) {
+                if let Some(c) = r.get("category").and_then(Value::as_str) {
+                    categories.push(c);
+                }
+            }
+        }
+    }
     let mut why = format!("finishReason {reason}");
     if !categories.is_empty() {
         why.push_str(&format!(" ({})", categories.join(", ")));

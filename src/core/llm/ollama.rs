@@ -36,7 +36,10 @@ pub(crate) fn encode(
     messages: &[ChatMessage],
     _browser_like: bool,
 ) -> HttpRequest {
-    let msgs: Vec<Value> = messages.iter().map(tool_codec::ollama_message).collect();
+    let mut msgs = Vec::with_capacity(messages.len());
+    for m in messages {
+        msgs.push(tool_codec::ollama_message(m));
+    }
     let mut body = Map::new();
     body.insert("model".into(), Value::from(settings.model.trim()));
     body.insert("messages".into(), Value::Array(msgs));

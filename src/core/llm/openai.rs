@@ -59,7 +59,10 @@ pub(crate) fn encode(
     if !settings.model.trim().is_empty() {
         body.insert("model".into(), Value::from(settings.model.trim()));
     }
-    let msgs: Vec<Value> = messages.iter().map(tool_codec::openai_message).collect();
+    let mut msgs = Vec::with_capacity(messages.len());
+    for m in messages {
+        msgs.push(tool_codec::openai_message(m));
+    }
     body.insert("messages".into(), Value::Array(msgs));
     if !settings.tools.is_empty() {
         body.insert("tools".into(), tool_codec::openai_tools(&settings.tools));

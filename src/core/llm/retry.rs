@@ -151,8 +151,14 @@ fn hms(s: &str) -> Option<(u32, u32, u32)> {
 
 /// An HTTP-date (RFC 9110 §5.6.7) as Unix milliseconds.
 pub fn parse_http_date(s: &str) -> Option<u64> {
-    let tokens: Vec<&str> = s.split_whitespace().collect();
-    let (year, mon, day, time) = match tokens.as_slice() {
+    // At most six tokens (IMF-fixdate's); more is no date.
+    let mut tokens = [""; 6];
+    let mut n = 0;
+    for t in s.split_whitespace() {
+        *tokens.get_mut(n)? = t;
+        n += 1;
+    }
+    let (year, mon, day, time) = match tokens.get(..n)? {
         // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
         [_, d, mo, y, t, "GMT"] => (y.parse::<i64>().ok()?, month(mo)?, d.parse().ok()?, *t),
         // RFC 850: Sunday, 06-Nov-94 08:49:37 GMT
@@ -324,6 +330,20 @@ mod tests {
             Some(1_582_977_600_000)
         );
         assert_eq!(parse_http_date("Sun, 06 Nov 1994 25:49:37 GMT"), None);
+        // The three forms RFC 9110 allows (IMF-fixdate, RFC 850, asctime), and nothing with
+        // a token more than the longest of them.
+        for date in [
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+            "Sunday, 06-Nov-94 08:49:37 GMT",
+            "Sun Nov  6 08:49:37 1994",
+        ] {
+            assert_eq!(parse_http_date(date), Some(784_111_777_000), "{date}");
+        }
+        assert_eq!(parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT now"), None);
+        assert_eq!(
+            parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT GMT GMT"),
+            None
+        );
         assert_eq!(
             parse_http_date("Sun, 06 Nov 9223372036854775807 08:49:37 GMT"),
             None

@@ -66,15 +66,12 @@ fn effort_budget(r: &Reasoning, low: u32, medium: u32, high: u32) -> Option<u32>
 // ---- OpenAI-style ----
 
 pub(crate) fn openai_tools(tools: &[ToolSpec]) -> Value {
-    Value::Array(
-        tools
-            .iter()
-            .map(|t| {
-                json_value!({"type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.parameters}})
-            })
-            .collect(),
-    )
+    let mut out = Vec::new();
+    for t in tools {
+        out.push(json_value!({"type": "function", "function": {
+            "name": t.name, "description": t.description, "parameters": t.parameters}}));
+    }
+    Value::Array(out)
 }
 
 /// One input entry; a plain entry is `{role, content}` exactly as before tools.
@@ -83,14 +80,11 @@ pub(crate) fn openai_message(m: &ChatMessage) -> Value {
         return json_value!({"role": "tool", "tool_call_id": r.tool_call_id, "content": m.content});
     }
     if m.role == Role::Assistant && !m.tool_calls.is_empty() {
-        let calls: Vec<Value> = m
-            .tool_calls
-            .iter()
-            .map(|c| {
-                json_value!({"id": c.id, "type": "function",
-                    "function": {"name": c.name, "arguments": c.arguments}})
-            })
-            .collect();
+        let mut calls = Vec::new();
+        for c in &m.tool_calls {
+            calls.push(json_value!({"id": c.id, "type": "function",
+                "function": {"name": c.name, "arguments": c.arguments}}));
+        }
         let content = if m.content.is_empty() {
             Value::Null
         } else {
@@ -165,12 +159,12 @@ impl OpenAiCalls {
 // ---- Anthropic ----
 
 pub(crate) fn anthropic_tools(tools: &[ToolSpec]) -> Value {
-    Value::Array(
-        tools
-            .iter()
-            .map(|t| json_value!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
-            .collect(),
-    )
+    let mut out = Vec::new();
+    for t in tools {
+        out.push(json_value!({"name": t.name, "description": t.description,
+            "input_schema": t.parameters}));
+    }
+    Value::Array(out)
 }
 
 /// A text block of a Messages turn.
@@ -321,40 +315,35 @@ pub(crate) fn anthropic_call(
 
 /// A schema without `additionalProperties` (not part of Gemini's schema), at every level.
 fn gemini_schema(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .filter(|(k, _)| k.as_str() != "additionalProperties")
-                .map(|(k, v)| {
-                    let v = match k.as_str() {
-                        "properties" => match v {
-                            Value::Object(props) => Value::Object(
-                                props
-                                    .iter()
-                                    .map(|(n, s)| (n.clone(), gemini_schema(s)))
-                                    .collect(),
-                            ),
-                            other => other.clone(),
-                        },
-                        "items" => gemini_schema(v),
-                        _ => v.clone(),
-                    };
-                    (k.clone(), v)
-                })
-                .collect(),
-        ),
-        other => other.clone(),
+    let Value::Object(m) = v else {
+        return v.clone();
+    };
+    // The map's keys come in order, so each insert appends.
+    let mut out = Map::new();
+    for (k, v) in m {
+        let v = match (k.as_str(), v) {
+            ("additionalProperties", _) => continue,
+            ("properties", Value::Object(props)) => {
+                let mut schemas = Map::new();
+                for (n, s) in props {
+                    schemas.insert(n.clone(), gemini_schema(s));
+                }
+                Value::Object(schemas)
+            }
+            ("items", v) => gemini_schema(v),
+            (_, v) => v.clone(),
+        };
+        out.insert(k.clone(), v);
     }
+    Value::Object(out)
 }
 
 pub(crate) fn gemini_tools(tools: &[ToolSpec]) -> Value {
-    let decls: Vec<Value> = tools
-        .iter()
-        .map(|t| {
-            json_value!({"name": t.name, "description": t.description,
-            "parameters": gemini_schema(&t.parameters)})
-        })
-        .collect();
+    let mut decls = Vec::new();
+    for t in tools {
+        decls.push(json_value!({"name": t.name, "description": t.description,
+            "parameters": gemini_schema(&t.parameters)}));
+    }
     json_value!([{ "functionDeclarations": decls }])
 }
 
@@ -438,11 +427,12 @@ pub(crate) fn ollama_message(m: &ChatMessage) -> Value {
         return json_value!({"role": "tool", "tool_name": r.tool_name, "content": m.content});
     }
     if m.role == Role::Assistant && !m.tool_calls.is_empty() {
-        let calls: Vec<Value> = m
-            .tool_calls
-            .iter()
-            .map(|c| json_value!({"function": {"name": c.name, "arguments": args_object(&c.arguments)}}))
-            .collect();
+        let mut calls = Vec::new();
+        for c in &m.tool_calls {
+            calls.push(
+                json_value!({"function": {"name": c.name, "arguments": args_object(&c.arguments)}}),
+            );
+        }
         return json_value!({"role": "assistant", "content": m.content, "tool_calls": calls});
     }
     json_value!({ "role": m.role.as_str(), "content": m.content })

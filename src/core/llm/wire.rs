@@ -131,7 +131,9 @@ pub(crate) trait FrameHandler {
 /// A JSON POST to `url` with the given headers (after `content-type`).
 pub(crate) fn json_post(url: String, headers: Vec<(&str, String)>, body: &Value) -> HttpRequest {
     let mut all = vec![("content-type".to_string(), "application/json".to_string())];
-    all.extend(headers.into_iter().map(|(n, v)| (n.to_string(), v)));
+    for (n, v) in headers {
+        all.push((n.to_string(), v));
+    }
     HttpRequest {
         method: "POST".to_string(),
         url,
@@ -224,7 +226,9 @@ pub(crate) fn alternate(
         } else {
             if let (true, Some(thinking)) = (tools, shape.thinking) {
                 // Exactly as received (the API checks them).
-                blocks.extend(m.thinking.iter().map(thinking));
+                for t in &m.thinking {
+                    blocks.push(thinking(t));
+                }
             }
             if !blank {
                 blocks.push(if tools {
@@ -233,7 +237,9 @@ pub(crate) fn alternate(
                     Value::from(m.content.as_str())
                 });
             }
-            blocks.extend(m.tool_calls.iter().map(shape.call));
+            for c in &m.tool_calls {
+                blocks.push((shape.call)(c));
+            }
             m.role
         };
         if blocks.is_empty() {
@@ -252,28 +258,33 @@ pub(crate) fn alternate(
         };
         turns.insert(0, (Role::User, vec![opening]));
     }
-    let turns = turns
-        .into_iter()
-        .map(|(role, blocks)| {
-            let role = if role == Role::Assistant {
-                shape.assistant
-            } else {
-                "user"
-            };
-            let blocks = if tools {
-                Value::Array(blocks)
-            } else {
-                let texts: Vec<&str> = blocks.iter().filter_map(Value::as_str).collect();
-                (shape.plain)(texts.join("\n\n"))
-            };
-            let mut turn = Map::new();
-            turn.insert("role".into(), Value::from(role));
-            turn.insert(shape.blocks.into(), blocks);
-            Value::Object(turn)
-        })
-        .collect();
+    let mut out = Vec::with_capacity(turns.len());
+    for (role, blocks) in turns {
+        let role = if role == Role::Assistant {
+            shape.assistant
+        } else {
+            "user"
+        };
+        let blocks = if tools {
+            Value::Array(blocks)
+        } else {
+            // Without tools every block is a text.
+            let mut text = String::new();
+            for (i, b) in blocks.iter().filter_map(Value::as_str).enumerate() {
+                if i > 0 {
+                    text.push_str("\n\n");
+                }
+                text.push_str(b);
+            }
+            (shape.plain)(text)
+        };
+        let mut turn = Map::new();
+        turn.insert("role".into(), Value::from(role));
+        turn.insert(shape.blocks.into(), blocks);
+        out.push(Value::Object(turn));
+    }
     let system = (!system.is_empty()).then(|| system.join("\n\n"));
-    (system, turns)
+    (system, out)
 }
 
 /// `v` as a non-empty string.

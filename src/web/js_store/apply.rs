@@ -50,12 +50,17 @@ impl Reads {
             self.want_list.borrow_mut().push(prefix.to_string());
             return VecSet::new();
         }
-        self.got
-            .range_from(prefix)
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .filter(|(_, v)| v.is_some())
-            .map(|(k, _)| k.clone())
-            .collect()
+        // In key order: each insert appends.
+        let mut keys = VecSet::new();
+        for (k, v) in self.got.range_from(prefix) {
+            if !k.starts_with(prefix) {
+                break;
+            }
+            if v.is_some() {
+                keys.insert(k.clone());
+            }
+        }
+        keys
     }
 }
 
@@ -139,7 +144,7 @@ impl Tx<'_> {
     }
 
     /// The keys under `prefix`, as the batch has changed them so far, ascending.
-    fn keys_under(&self, prefix: &str) -> Vec<String> {
+    fn keys_under(&self, prefix: &str) -> VecSet<String> {
         let mut keys = self.reads.keys_under(prefix);
         for (k, v) in self.writes.range_from(prefix) {
             if !k.starts_with(prefix) {
@@ -151,7 +156,7 @@ impl Tx<'_> {
                 keys.remove(k);
             }
         }
-        keys.into_iter().collect()
+        keys
     }
 
     /// Writes a record; a dry pass (see [`Reads::dry`]) only notes the key, unless `always`

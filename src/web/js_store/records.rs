@@ -35,9 +35,12 @@ pub(super) fn raw_key(kind: &str, parts: &[&str]) -> String {
 
 /// The key of a record: `kind` and the ids it hangs off (encoded here).
 pub(crate) fn key(kind: &str, ids: &[&str]) -> String {
-    let enc: Vec<String> = ids.iter().map(|i| encode_id(i)).collect();
-    let refs: Vec<&str> = enc.iter().map(String::as_str).collect();
-    raw_key(kind, &refs)
+    let mut k = format!("aww/{kind}");
+    for id in ids {
+        k.push('/');
+        k.push_str(&encode_id(id));
+    }
+    k
 }
 
 /// The prefix of every key of `kind` under the ids (ends with `/`).
