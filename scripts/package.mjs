@@ -69,14 +69,35 @@ const classDts = readFileSync(at(`pkg/nodejs/${NAME}.d.ts`), 'utf8')
   .match(/^export class AgentWorld \{\n([\s\S]*?)\n\}/m)?.[1] ?? fail('the .d.ts has no class AgentWorld');
 const asyncMembers = [...classDts.matchAll(/^\s+(static )?(\w+)\(.*\): Promise</gm)];
 const asyncMethods = asyncMembers.filter((m) => !m[1]).map((m) => m[2]);
-const asyncExports = [...asyncMembers.map((m) => `agentworld_${m[2]}`),
-  ...[...readFileSync(at(`pkg/nodejs/${NAME}.d.ts`), 'utf8')
-    .matchAll(/^export function (\w+)\(.*\): Promise</gm)].map((m) => m[1])];
+const asyncFunctions = [...readFileSync(at(`pkg/nodejs/${NAME}.d.ts`), 'utf8')
+  .matchAll(/^export function (\w+)\(.*\): Promise</gm)].map((m) => m[1]);
 for (const must of ['send', 'addAgent', 'idle']) {
   if (!asyncMethods.includes(must)) fail(`the .d.ts does not declare AgentWorld.${must}() async`);
 }
-if (!asyncExports.includes('agentworld_create') || !asyncExports.includes('storageEstimate')) {
+if (!asyncMembers.some((m) => m[1] && m[2] === 'create') || !asyncFunctions.includes('storageEstimate')) {
   fail('the .d.ts does not declare AgentWorld.create() or storageEstimate() async');
+}
+
+/** The instance exports behind the async methods and functions: build_pkg numbers the
+ * exports (scripts/strip-glue-docs.mjs), so each is read from the glue, where the method or
+ * function's body (no indentation: see `compact`) calls it as `const ret = wasm.<name>(`. */
+function asyncExportsOf(glue, what) {
+  const cls = glue.indexOf('class AgentWorld {\n');
+  if (cls < 0) fail(`${what}: no class AgentWorld`);
+  const heads = [
+    ...asyncMembers.map((m) => [cls, `\n${m[1] ?? ''}${m[2]}(`]),
+    ...asyncFunctions.map((f) => [0, `function ${f}(`]),
+  ];
+  return heads.map(([from, head]) => {
+    let at = glue.indexOf(head, from);
+    // A function is `export function f(` (web) or `function f(` (nodejs), at a line's start.
+    while (at > 0 && head.startsWith('function') && !/(?:^|\n)(?:export )?$/.test(glue.slice(Math.max(0, at - 8), at))) {
+      at = glue.indexOf(head, at + 1);
+    }
+    const body = at < 0 ? '' : glue.slice(at, glue.indexOf('\n}\n', at));
+    return body.match(/\nconst ret = wasm\.(\w+)\(/)?.[1]
+      ?? fail(`${what}: the wasm-bindgen output changed shape (no \`const ret = wasm.<export>(\` in ${head.trim()}…)`);
+  });
 }
 /** `code` (the guard, a snippet) without its line comments and indentation, as build_pkg ships
  * wasm-bindgen's own glue (scripts/strip-glue-docs.mjs): every page downloads it, and the
@@ -111,6 +132,7 @@ function withSnippets(glue, dir, what) {
 /** `glue` with the guard: its code after the first line (the glue's `@ts-self-types`
  * directive stays first), the exports wrapped where the glue assigns them, the class after. */
 function guarded(glue, assignment, what) {
+  const asyncExports = asyncExportsOf(glue, what);
   const [first, ...rest] = glue.split('\n');
   const body = replaceOnce(rest.join('\n'), assignment,
     assignment.replace(/= (\w+)\.exports;$/, `= __aww.guardExports($1.exports, ${JSON.stringify(asyncExports)});`),

@@ -27,8 +27,10 @@
 // so do its numbered casts (`__wbindgen_generic_000000000000000a`); the step fails if a name is
 // not defined exactly once or such a name is left. The exports that carry a hash, the entry
 // points of closures (`wasm_bindgen__convert__closures_____invoke__h<hash>`), are numbered
-// the same way in the export section, the glue and the declarations, and keep their prefix
-// (src/bindings/guard.js tells them by it): 0.40 KB more. In the web and nodejs builds the
+// the same way in the export section, the glue and the declarations: 0.40 KB more. So are the
+// other exports the glue calls (`agentworld_addAgent` becomes `x1`; scripts/package.mjs reads
+// the async ones' names from the glue), with `q<n>` for the entries src/bindings/guard.js keeps
+// quiet (the closures' and the frees): 0.47 KB more. In the web and nodejs builds the
 // imports' module (`./agent_world_wasm_bg.js`, repeated in every import entry) is `a`, the
 // key of the imports object the glue instantiates with; and the .wasm loses the toolchain's
 // `producers` and `target_features` notes, which no runtime reads.
@@ -90,8 +92,8 @@ function shortImports(bytes, outs, dts) {
   // Also wasm-bindgen's numbered casts (`__wbindgen_generic_000000000000000a`).
   const HASHED = /^__wb\w*_[0-9a-f]{16}$/;
   const names = new Map();
-  // The closures' entry points keep their prefix (src/bindings/guard.js tells them by it).
-  const INVOKE = /^(wasm_bindgen__convert__closures_____invoke__)h[0-9a-f]{16}(?:_\d+)?$/;
+  // The closures' entry points.
+  const INVOKE = /^wasm_bindgen__convert__closures_____invoke__h[0-9a-f]{16}(?:_\d+)?$/;
   const exports = new Map();
   // The module the imports come from is a key of the imports object the web and nodejs glue
   // pass to the instance: `a` there (the bundler target's is a real file the bundler loads).
@@ -103,6 +105,17 @@ function shortImports(bytes, outs, dts) {
   }
   const module = keyed.length ? 'a' : MODULE;
   if (keyed.length) keyed[0][1] = keyed[0][1].replace(KEY, `${module}: import0,`);
+  // The other exports the glue calls (`wasm.<name>`) get numbered names too, in export order:
+  // `q<n>` for the entries src/bindings/guard.js keeps quiet (the closures' entry points above,
+  // the frees: the event loop and the GC call them), `x<n>` for the rest (the API's methods'
+  // `agentworld_addAgent`, wasm-bindgen's intrinsics). Kept: the memory, and
+  // `isAgentWorldError` (the guard answers it itself after a trap).
+  const QUIET = /^(?:__wbg_\w+_free|__wbindgen_free|__wbindgen_destroy_closure|__externref_table_dealloc)$/;
+  const KEEP = /^(?:memory|isAgentWorldError)$/;
+  const called = new Set(outs.flatMap(([, out]) => [...out.matchAll(/\bwasm\.(\w+)\b/g)].map((m) => m[1])));
+  const numbered = new Map();
+  // Run again on its own output: the names are numbered already.
+  const again = [...called].some((n) => /^[qx][0-9a-z]+$/.test(n));
   const wasm = renameImports(bytes, (from, name) => {
     if (from !== MODULE) return [from, name];
     if (!HASHED.test(name)) return [module, name];
@@ -110,18 +123,39 @@ function shortImports(bytes, outs, dts) {
     names.set(name, short);
     return [module, short];
   }, (name) => {
-    const m = name.match(INVOKE);
-    if (!m) return name;
-    const short = `${m[1]}${exports.size.toString(36)}`;
-    exports.set(name, short);
+    if (again) return name;
+    if (INVOKE.test(name) || (QUIET.test(name) && called.has(name))) {
+      const short = `q${exports.size.toString(36)}`;
+      exports.set(name, short);
+      return short;
+    }
+    if (KEEP.test(name) || !called.has(name)) return name;
+    const short = `x${numbered.size.toString(36)}`;
+    numbered.set(name, short);
     return short;
   });
-  // An entry point is named where the glue wraps it and calls it, and in the declarations of
-  // the raw exports: every whole-word use.
+  for (const [name, short] of exports) if (QUIET.test(name)) numbered.set(name, short);
+  // An entry point is named where the glue wraps it (a function of the same name) and calls
+  // it, and in the declarations of the raw exports: every whole-word use. No other name of
+  // the glue has the `q<n>` shape.
+  if (!again && outs.some(([, out]) => /\bq[0-9a-z]{1,2}\b/.test(out))) {
+    throw new Error(`${dir}: the glue has a name of the shape q<n> already (the glue changed shape)`);
+  }
   for (const entry of [...outs, ...dts]) {
     entry[1] = entry[1].replace(/\bwasm_bindgen__convert__closures_____invoke__h[0-9a-f]{16}(?:_\d+)?\b/g,
       (name) => exports.get(name) ?? name);
   }
+  // A numbered export is named where the glue calls it (`wasm.<name>`), and in the raw ABI's
+  // declarations: `InitOutput` (`readonly <name>:`) and the .wasm's (`export const <name>:`).
+  // Not elsewhere in the declarations: `version` is also the API's function there.
+  for (const entry of outs) {
+    entry[1] = entry[1].replace(/\bwasm\.(\w+)\b/g, (all, name) => (numbered.has(name) ? `wasm.${numbered.get(name)}` : all));
+  }
+  for (const entry of dts) {
+    entry[1] = entry[1].replace(/^(\s*readonly |export const )(\w+):/gm, (all, head, name) => (numbered.has(name) ? `${head}${numbered.get(name)}:` : all));
+  }
+  const unknown = [...called].filter((n) => !KEEP.test(n) && !exports.has(n) && !numbered.has(n));
+  if (unknown.length && !again) throw new Error(`${dir}: the glue calls ${unknown.join(', ')}, not an export of the .wasm (the glue changed shape)`);
   for (const [name, short] of names) {
     const def = new RegExp(`^([ \\t]*)${name}(: function\\b)|^export function ${name}\\(`, 'm');
     const where = outs.filter(([, out]) => out.includes(name));

@@ -49,11 +49,10 @@ const __aww = (() => {
     for (const [name, f] of Object.entries(exports)) {
       if (typeof f !== 'function') { out[name] = f; continue; }
       // Entries from the event loop (closures called by promises and timers, the GC's frees)
-      // and the glue's own bookkeeping on those paths (externref table, wasm-bindgen intrinsics).
+      // and the glue's own bookkeeping on those paths (externref table, wasm-bindgen intrinsics):
+      // build_pkg names them `q<n>` (scripts/strip-glue-docs.mjs), every other export `x<n>`.
       // Never malloc/realloc: an API call must reach its own export and fail there.
-      const quiet = name.startsWith('wasm_bindgen__convert__closures')
-        || name === '__wbindgen_destroy_closure' || name === '__wbindgen_free'
-        || name === '__externref_table_dealloc' || /^__wbg_\w+_free$/.test(name);
+      const quiet = /^q[0-9a-z]+$/.test(name);
       const async = asyncExports.includes(name);
       out[name] = (...args) => {
         if (dead) {
