@@ -7,9 +7,6 @@
 //! made again never repeats a revision) and a per-world async writer lock (see `store`).
 
 use std::cell::RefCell;
-use std::collections::hash_map::DefaultHasher;
-use std::collections::HashSet;
-use std::hash::BuildHasherDefault;
 
 use crate::core::vec_map::{VecMap, VecSet};
 use std::future::ready;
@@ -29,16 +26,87 @@ use crate::core::store_rules::{self, Rec, Stored};
 struct ChatData {
     chat: Option<Chat>,
     messages: Vec<Message>,
-    /// The ids in `messages`: the duplicate-id check of every append is a lookup, not a scan
-    /// of the whole chat (a scan per append made a long chat quadratic). A hash set, not a
-    /// [`VecSet`]: a chat holds thousands of ids, in random order (uuids), and a sorted `Vec`
-    /// would move half of them on every append. Hashed with fixed keys: the order is never
-    /// read, and the core takes no randomness from the host.
-    ids: HashSet<String, BuildHasherDefault<DefaultHasher>>,
+    /// Where each message of `messages` is, by id (see [`MessageIds`]).
+    ids: MessageIds,
     memories: VecMap<String, Vec<MemoryEntry>>,
     states: VecMap<String, AgentChatState>,
     /// Pending approvals by id (spec §9).
     approvals: VecMap<String, ApprovalRecord>,
+}
+
+/// Where each of a chat's messages is, by id: an open-addressing table of positions in its
+/// `messages` (plus one: 0 is a free slot), probed linearly from the id's FNV-1a hash and kept
+/// at most half full, so a probe always ends. The duplicate-id check of every append is a
+/// lookup, not a scan of the chat (a scan per append made a long chat quadratic; a sorted
+/// `Vec` of ids would move half of them on every append, ids being uuids in random order),
+/// and the table holds positions, not a second copy of every id. Not std's `HashSet`: its
+/// generic table code and SipHash were 2.8 KB gzip of the package for this one use (FNV is
+/// enough: a lookup compares the id itself, so colliding hashes cost a probe, never a wrong
+/// answer). Deleting messages moves the later ones and replacing one changes its id, so
+/// those rare edits rebuild the table; an append adds one slot.
+#[derive(Debug, Default, Clone)]
+struct MessageIds {
+    slots: Vec<u32>,
+}
+
+impl MessageIds {
+    fn start(&self, id: &str) -> usize {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in id.bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        // Only the low bits pick the slot (the table's length is a power of two).
+        h as usize & (self.slots.len().wrapping_sub(1))
+    }
+
+    /// The position of the message `id` in `messages`, the chat this table indexes.
+    fn find(&self, messages: &[Message], id: &str) -> Option<usize> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mut i = self.start(id);
+        loop {
+            let at = (*self.slots.get(i)? as usize).checked_sub(1)?;
+            if messages.get(at).is_some_and(|m| m.message_id == id) {
+                return Some(at);
+            }
+            i = (i + 1) % self.slots.len();
+        }
+    }
+
+    fn contains(&self, messages: &[Message], id: &str) -> bool {
+        self.find(messages, id).is_some()
+    }
+
+    /// Records the last message of `messages`, just appended.
+    fn add_last(&mut self, messages: &[Message]) {
+        if messages.len() * 2 > self.slots.len() {
+            return self.rebuild(messages);
+        }
+        if let Some(m) = messages.last() {
+            self.place(&m.message_id, messages.len());
+        }
+    }
+
+    /// Indexes `messages` anew, in a table of at least twice their number of slots.
+    fn rebuild(&mut self, messages: &[Message]) {
+        self.slots = vec![0; (messages.len() * 2).next_power_of_two().max(16)];
+        for (at, m) in messages.iter().enumerate() {
+            self.place(&m.message_id, at + 1);
+        }
+    }
+
+    /// Puts position `slot` (plus one) in the first free slot from `id`'s.
+    fn place(&mut self, id: &str, slot: usize) {
+        let mut i = self.start(id);
+        while let Some(s) = self.slots.get_mut(i) {
+            if *s == 0 {
+                *s = slot as u32;
+                return;
+            }
+            i = (i + 1) % self.slots.len();
+        }
+    }
 }
 
 #[derive(Debug, Default, Clone)]
@@ -161,8 +229,8 @@ impl MemoryStore {
                     message,
                 } => {
                     let chat = chat_mut(&mut worlds, &world_id, &chat_id);
-                    chat.ids.insert(message.message_id.clone());
                     chat.messages.push(message);
+                    chat.ids.add_last(&chat.messages);
                 }
                 StoreOp::AppendMemory {
                     world_id,
@@ -231,7 +299,7 @@ fn apply_rare(worlds: &mut VecMap<String, WorldRec>, op: StoreOp) {
             let doomed: VecSet<String> = message_ids.into_iter().collect();
             let chat = chat_mut(worlds, &world_id, &chat_id);
             chat.messages.retain(|m| !doomed.contains(&m.message_id));
-            chat.ids.retain(|id| !doomed.contains(id));
+            chat.ids.rebuild(&chat.messages);
             for entries in chat.memories.values_mut() {
                 entries.retain(|e| !doomed.contains(&e.message_id));
             }
@@ -243,14 +311,10 @@ fn apply_rare(worlds: &mut VecMap<String, WorldRec>, op: StoreOp) {
             message,
         } => {
             let chat = chat_mut(worlds, &world_id, &chat_id);
-            if let Some(m) = chat
-                .messages
-                .iter_mut()
-                .find(|m| m.message_id == old_message_id)
-            {
-                chat.ids.remove(&old_message_id);
-                chat.ids.insert(message.message_id.clone());
+            let at = chat.ids.find(&chat.messages, &old_message_id);
+            if let Some(m) = at.and_then(|at| chat.messages.get_mut(at)) {
                 *m = message;
+                chat.ids.rebuild(&chat.messages);
             }
         }
         StoreOp::ClearMemory {
@@ -318,7 +382,7 @@ impl Stored for View<'_> {
             Rec::World(w) => self.worlds.get(w).is_some_and(|w| w.world.is_some()),
             Rec::Chat(w, c) => stored_chat(self.worlds, w, c).is_some_and(|c| c.chat.is_some()),
             Rec::Message(w, c, m) => {
-                stored_chat(self.worlds, w, c).is_some_and(|c| c.ids.contains(m))
+                stored_chat(self.worlds, w, c).is_some_and(|c| c.ids.contains(&c.messages, m))
             }
         }
     }
@@ -463,9 +527,7 @@ impl Store for MemoryStore {
         let end = match before {
             None => Some(msgs.len()),
             // Pages walk back from the newest message, so the cursor is searched from the end.
-            Some(id) => chat
-                .filter(|c| c.ids.contains(id))
-                .and_then(|c| c.messages.iter().rposition(|m| m.message_id == id)),
+            Some(id) => chat.and_then(|c| c.ids.find(&c.messages, id)),
         };
         let v = match end {
             Some(end) => msgs
@@ -636,6 +698,63 @@ mod tests {
             ))
         }));
         assert!(r.is_err());
+    }
+
+    fn message(id: &str) -> Message {
+        Message {
+            message_id: id.to_string(),
+            chat_id: Some("c".into()),
+            sender: "HUMAN".into(),
+            content: String::new(),
+            created_at: crate::core::model::Timestamp(1),
+            reply_to_message_id: None,
+            kind: crate::core::model::MessageKind::Message,
+            tool_calls: Vec::new(),
+        }
+    }
+
+    /// The id table finds every message of a long chat where it is, across its growths, and
+    /// nothing else; after a delete or a replaced id (rebuilt), the same.
+    #[test]
+    fn message_ids_find_every_message_of_a_long_chat_and_nothing_else() {
+        let mut messages = Vec::new();
+        let mut ids = MessageIds::default();
+        for i in 0..3000 {
+            messages.push(message(&format!("m-{i}")));
+            ids.add_last(&messages);
+        }
+        let check = |messages: &[Message], ids: &MessageIds| {
+            for (at, m) in messages.iter().enumerate() {
+                assert_eq!(
+                    ids.find(messages, &m.message_id),
+                    Some(at),
+                    "{}",
+                    m.message_id
+                );
+            }
+            for absent in ["m-3000", "", "m-", "M-1"] {
+                assert!(!ids.contains(messages, absent), "{absent}");
+            }
+            assert!(
+                ids.slots.len() >= 2 * messages.len(),
+                "the table stays half free"
+            );
+        };
+        check(&messages, &ids);
+        messages.retain(|m| !m.message_id.ends_with('7'));
+        ids.rebuild(&messages);
+        check(&messages, &ids);
+        assert!(!ids.contains(&messages, "m-17"));
+        if let Some(m) = messages.get_mut(10) {
+            m.message_id = "renamed".into();
+        }
+        ids.rebuild(&messages);
+        check(&messages, &ids);
+        assert_eq!(ids.find(&messages, "renamed"), Some(10));
+        assert!(
+            !MessageIds::default().contains(&messages, "m-0"),
+            "an empty table finds nothing"
+        );
     }
 
     #[test]
