@@ -298,8 +298,8 @@ pub(super) fn plan(
     let hoped = Found::default();
     store_rules::validate(ops, &hoped).ok()?;
     for parts in hoped.noted.into_inner() {
-        if let Ok([w, c]) = <[String; 2]>::try_from(parts) {
-            if !known.chats.contains(&(w, c)) {
+        if let [w, c] = &parts[..] {
+            if !known.chats.iter().any(|(x, y)| x == w && y == c) {
                 return None;
             }
         }

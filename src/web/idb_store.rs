@@ -81,7 +81,6 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use futures_util::future::{select, Either};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -181,21 +180,16 @@ impl IdbStore {
         // later task).
         let handlers = OpenHandlers::attach(request.clone());
         let opened = idb_done(&request).map_err(|e| map_js_error(&context, e))?;
-        let blocked = handlers.blocked();
-        match select(JsFuture::from(opened), blocked).await {
-            Either::Left((opened, _)) => {
-                let upgrade_error = handlers.take_upgrade_error();
-                drop(handlers);
-                // The failed step aborted the upgrade; its error says why, not the abort.
-                let db = opened.map_err(|e| map_js_error(&context, upgrade_error.unwrap_or(e)))?;
-                Self::from_connection(db_name, db.unchecked_into())
-            }
-            Either::Right((_, opened)) => {
+        // One promise race (the database, or `blocked`'s `undefined`), not two Rust futures
+        // raced: the open request resolves with the connection, never `undefined`.
+        let race = js_sys::Array::of2(&opened, &handlers.blocked);
+        match JsFuture::from(js_sys::Promise::race(&race)).await {
+            Ok(v) if v.is_undefined() => {
                 // The open request stays queued in the browser and succeeds (upgrading) once
                 // the other connection closes; close that connection then, so nobody holds an
                 // orphan. The handlers live until then.
                 wasm_bindgen_futures::spawn_local(async move {
-                    if let Ok(db) = opened.await {
+                    if let Ok(db) = JsFuture::from(opened).await {
                         db.unchecked_into::<IdbDatabase>().close();
                     }
                     drop(handlers);
@@ -204,6 +198,13 @@ impl IdbStore {
                     "opening database {db_name:?} (version {version}) waits for a connection \
                      to an older version that does not close"
                 )))
+            }
+            opened => {
+                let upgrade_error = handlers.take_upgrade_error();
+                drop(handlers);
+                // The failed step aborted the upgrade; its error says why, not the abort.
+                let db = opened.map_err(|e| map_js_error(&context, upgrade_error.unwrap_or(e)))?;
+                Self::from_connection(db_name, db.unchecked_into())
             }
         }
     }
@@ -554,15 +555,15 @@ impl IdbStore {
     /// goes through the read round, which decides. `bump`: raise the revisions of the worlds
     /// it names (always, except for the over-quota retry of a batch that only deletes, see
     /// [`Store::apply`]).
-    async fn apply_ops(&self, ops: Vec<StoreOp>, bump: bool) -> Result<(), StoreError> {
-        let named = named_worlds(&ops);
+    async fn apply_ops(&self, ops: &[StoreOp], bump: bool) -> Result<(), StoreError> {
+        let named = named_worlds(ops);
         let plan = if bump {
-            idb_fast::plan(&self.known.borrow(), &ops, &named)
+            idb_fast::plan(&self.known.borrow(), ops, &named)
         } else {
             None
         };
         if let Some(plan) = plan {
-            match self.apply_burst(&ops, &named, plan).await {
+            match self.apply_burst(ops, &named, plan).await {
                 Burst::Committed => return Ok(()),
                 Burst::Failed(e) => {
                     self.forget(&named);
@@ -572,9 +573,9 @@ impl IdbStore {
             }
         }
         self.forget(&named);
-        let learned = self.apply_read_round(&ops, &named, bump).await?;
+        let learned = self.apply_read_round(ops, &named, bump).await?;
         if bump {
-            idb_fast::learn(&mut self.known.borrow_mut(), &ops, learned);
+            idb_fast::learn(&mut self.known.borrow_mut(), ops, learned);
         }
         for (world, what) in &named {
             self.changes.post(world, what);
@@ -632,9 +633,10 @@ impl IdbStore {
                 // The transaction's error, set once it has aborted (the commit reports it; or
                 // what `commit()` threw, when something had already ended the transaction).
                 let dom = raw_tx.error();
-                let constraint = [dom.as_ref(), e.dyn_ref()]
-                    .iter()
-                    .any(|d| d.is_some_and(|d| d.name() == "ConstraintError"));
+                let is_constraint = |d: Option<&web_sys::DomException>| {
+                    d.is_some_and(|d| d.name() == "ConstraintError")
+                };
+                let constraint = is_constraint(dom.as_ref()) || is_constraint(e.dyn_ref());
                 if self.closed_error().is_none() && constraint {
                     // A key the batch adds exists (a revision another writer took, a
                     // duplicate message id, a stale `seq`): nothing was written, and the read
@@ -642,10 +644,7 @@ impl IdbStore {
                     // ended.
                     return Burst::ReadRound;
                 }
-                Burst::Failed(self.closed_error().unwrap_or_else(|| match dom {
-                    Some(dom) => store_error_from_dom_exception("committing the batch", &dom),
-                    None => map_js_error("committing the batch", e),
-                }))
+                Burst::Failed(self.commit_error(dom, e))
             }
         }
     }
@@ -674,11 +673,19 @@ impl IdbStore {
         };
         match tx.commit().await {
             Ok(_) => Ok(learned),
-            Err(e) => Err(self.closed_error().unwrap_or_else(|| match raw_tx.error() {
-                Some(dom) => store_error_from_dom_exception("committing the batch", &dom),
-                None => map_js_error("committing the batch", e),
-            })),
+            Err(e) => Err(self.commit_error(raw_tx.error(), e)),
         }
+    }
+
+    /// The error of a commit that failed with `e`: the closed connection, else the
+    /// transaction's error `dom` (set once it has aborted), else `e` (what `commit()` threw
+    /// when something had already ended the transaction).
+    #[inline(never)]
+    fn commit_error(&self, dom: Option<web_sys::DomException>, e: JsValue) -> StoreError {
+        self.closed_error().unwrap_or_else(|| match dom {
+            Some(dom) => store_error_from_dom_exception("committing the batch", &dom),
+            None => map_js_error("committing the batch", e),
+        })
     }
 }
 
@@ -755,11 +762,6 @@ impl OpenHandlers {
             _on_upgrade: on_upgrade,
             _on_blocked: on_blocked,
         }
-    }
-
-    /// A future that resolves when the request reports `blocked`.
-    fn blocked(&self) -> wasm_bindgen_futures::JsFuture {
-        wasm_bindgen_futures::JsFuture::from(self.blocked.clone())
     }
 
     fn take_upgrade_error(&self) -> Option<JsValue> {
@@ -979,10 +981,10 @@ impl Store for IdbStore {
     fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
         Box::pin(async move {
             if !only_deletes(&ops) {
-                return self.apply_ops(ops, true).await;
+                return self.apply_ops(&ops, true).await;
             }
-            match self.apply_ops(ops.clone(), true).await {
-                Err(e) if e.reason() == "quota_exceeded" => self.apply_ops(ops, false).await,
+            match self.apply_ops(&ops, true).await {
+                Err(e) if e.reason() == "quota_exceeded" => self.apply_ops(&ops, false).await,
                 r => r,
             }
         })

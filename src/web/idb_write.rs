@@ -72,11 +72,13 @@ pub(super) async fn write_batch(
     };
     for op in ops {
         if let StoreOp::ExpectRevision { world_id, rev } = op {
-            let now = named
-                .iter()
-                .position(|(w, _)| w == world_id)
-                .and_then(|i| revs.get(i).copied())
-                .unwrap_or(0.0);
+            let mut now = 0.0;
+            for ((w, _), r) in named.iter().zip(&revs) {
+                if w == world_id {
+                    now = *r;
+                    break;
+                }
+            }
             if now != *rev as f64 {
                 return Err(StoreError::Conflict(format!(
                     "world {world_id:?} is at revision {}, the batch expected {rev}",
@@ -178,8 +180,8 @@ pub(super) fn named_worlds(ops: &[StoreOp]) -> Vec<(String, &'static str)> {
 /// rules ask about ([`write_batch`] and the burst's plan read or check exactly that).
 #[derive(Default)]
 pub(super) struct Found {
-    /// The named worlds' rows (`None`: no such world).
-    worlds: Vec<(String, Option<JsValue>)>,
+    /// Whether each named world exists (its row was found).
+    worlds: Vec<(String, bool)>,
     /// Whether each record read is stored, by its key parts.
     recs: VecMap<Vec<String>, bool>,
     /// The records a pass asked about that were not read, by their key parts.
@@ -190,8 +192,8 @@ impl Stored for Found {
     fn exists(&self, rec: Rec<'_>, hoped: bool) -> bool {
         let parts: &[&str] = match rec {
             Rec::World(w) => {
-                if let Some((_, row)) = self.worlds.iter().find(|(x, _)| x == w) {
-                    return row.is_some();
+                if let Some((_, exists)) = self.worlds.iter().find(|(x, _)| x == w) {
+                    return *exists;
                 }
                 &[w]
             }
@@ -261,8 +263,8 @@ async fn settle(reads: Vec<(Pending, &str)>) -> Result<Vec<JsValue>, StoreError>
 
 /// What the database held before the batch, read in one go (step 1 of the module docs).
 struct Prefetched {
-    /// Each named world's row (`None`: no such world). A list: a batch names one or two.
-    worlds: Vec<(String, Option<JsValue>)>,
+    /// Whether each named world exists (its row was found). A list: a batch names one or two.
+    worlds: Vec<(String, bool)>,
     /// Each named world's revision (the newest key of its revision records; 0: none), in
     /// `worlds` order.
     revs: Vec<f64>,
@@ -291,22 +293,22 @@ impl Prefetched {
             match op {
                 StoreOp::AppendMessage {
                     world_id, chat_id, ..
-                } => {
-                    let pair = (world_id.clone(), chat_id.clone());
-                    if !message_seqs.contains(&pair) {
-                        message_seqs.push(pair);
-                    }
+                } if !message_seqs
+                    .iter()
+                    .any(|(w, c)| w == world_id && c == chat_id) =>
+                {
+                    message_seqs.push((world_id.clone(), chat_id.clone()));
                 }
                 StoreOp::AppendMemory {
                     world_id,
                     chat_id,
                     agent_id,
                     ..
-                } => {
-                    let prefix = (world_id.clone(), chat_id.clone(), agent_id.clone());
-                    if !memory_seqs.contains(&prefix) {
-                        memory_seqs.push(prefix);
-                    }
+                } if !memory_seqs
+                    .iter()
+                    .any(|(w, c, a)| w == world_id && c == chat_id && a == agent_id) =>
+                {
+                    memory_seqs.push((world_id.clone(), chat_id.clone(), agent_id.clone()));
                 }
                 _ => {}
             }
@@ -332,7 +334,7 @@ impl Prefetched {
         let mut next = || facts.next().unwrap_or(JsValue::UNDEFINED);
         let mut worlds = Vec::with_capacity(named.len());
         for (w, _) in named {
-            worlds.push((w.clone(), Some(next()).filter(JsValue::is_object)));
+            worlds.push((w.clone(), next().is_object()));
         }
         // The next revision record's `rev` is the revision after this one.
         let mut revs = Vec::with_capacity(named.len());
@@ -440,8 +442,8 @@ struct Batch {
     message_seq: VecMap<(String, String), f64>,
     /// Next `seq` per memory key prefix `[world, chat, agent]`.
     memory_seq: VecMap<(String, String, String), f64>,
-    /// The named worlds' rows as stored before the batch (`None`: no such world).
-    worlds: Vec<(String, Option<JsValue>)>,
+    /// Whether each named world existed before the batch.
+    worlds: Vec<(String, bool)>,
     /// Worlds the batch wrote (`true`) or deleted (`false`), by its last op on each.
     written: VecMap<String, bool>,
     /// The named worlds' revisions before the batch, in `worlds` order.
@@ -467,7 +469,7 @@ impl Batch {
         for ((w, before), rev) in self.worlds.iter().zip(&self.revs) {
             let exists = match self.written.get(w) {
                 Some(written) => *written,
-                None => before.is_some(),
+                None => *before,
             };
             worlds.push((w.clone(), *rev, exists));
         }
@@ -511,7 +513,7 @@ impl Batch {
                 let seq = if phase < 3 {
                     // The chat's stamp first (`keep_stamp`), then the next `seq` (phase 3).
                     let kept = match phase {
-                        0 if !self.current.contains(&prefix) => {
+                        0 if !self.is_current(w, c) => {
                             return Ok(Next::Read(stamp_read(s, w, c)?, APPENDING, 1));
                         }
                         0 => false,
@@ -570,16 +572,8 @@ impl Batch {
                 let ctx = "deleting a world";
                 self.written.insert(world_id.clone(), false);
                 delete(s.worlds()?, KeyRange::Only(JsValue::from_str(w)), ctx)?;
-                for store in [
-                    s.agents()?,
-                    s.chats()?,
-                    s.messages()?,
-                    s.memory()?,
-                    s.states()?,
-                    s.approvals()?,
-                ] {
-                    delete(store, prefix_range(&[w]), ctx)?;
-                }
+                let under = [AGENTS, CHATS, MESSAGES, MEMORY, AGENT_STATES, APPROVALS];
+                delete_under(s, &under, &[w], ctx)?;
             }
             StoreOp::PutAgent { world_id, agent } => {
                 let k: JsValue = key(&[world_id, &agent.id]).into();
@@ -648,9 +642,12 @@ impl Batch {
                 let (w, c) = (world_id.as_str(), chat_id.as_str());
                 let ctx = "deleting a chat";
                 delete(s.chats()?, KeyRange::Only(key(&[w, c]).into()), ctx)?;
-                for store in [s.messages()?, s.memory()?, s.states()?, s.approvals()?] {
-                    delete(store, prefix_range(&[w, c]), ctx)?;
-                }
+                delete_under(
+                    s,
+                    &[MESSAGES, MEMORY, AGENT_STATES, APPROVALS],
+                    &[w, c],
+                    ctx,
+                )?;
             }
             StoreOp::DeleteMessages {
                 world_id,
@@ -662,7 +659,7 @@ impl Batch {
                 // The chat's stamp (phases 0 to 2), then one message id after the other
                 // (phase `FIRST_ID + i`: the primary key of id `i`), then the memory (3).
                 let next_id = match phase {
-                    0 if !self.current.contains(&(world_id.clone(), chat_id.clone())) => {
+                    0 if !self.is_current(w, c) => {
                         return Ok(Next::Read(stamp_read(s, w, c)?, ctx, 1));
                     }
                     0 => 0,
@@ -786,6 +783,11 @@ impl Batch {
         Ok(Next::Done)
     }
 
+    /// Whether chat `[w, c]`'s record is as readers see it (see `current`).
+    fn is_current(&self, w: &str, c: &str) -> bool {
+        self.current.iter().any(|(x, y)| x == w && y == c)
+    }
+
     /// The first part of `keep_stamp` (see [`stamp_read`]): the newest message of chat
     /// `[w, c]` as its reverse cursor's first step `got` found it. When the chat's record
     /// must be written, keeps that message and returns the read of the record.
@@ -902,6 +904,19 @@ fn dom_name(e: &JsValue) -> Option<String> {
 fn put<T: ToJson>(store: &IdbObjectStore, row: &T, context: &str) -> Result<(), StoreError> {
     let value = encode(row, context)?;
     issue(store.put(&value), context)
+}
+
+/// Deletes every record under key prefix `parts` in each of `stores`, in order.
+fn delete_under(
+    s: &Stores<'_>,
+    stores: &[&str],
+    parts: &[&str],
+    context: &str,
+) -> Result<(), StoreError> {
+    for name in stores {
+        delete(s.get(name)?, prefix_range(parts), context)?;
+    }
+    Ok(())
 }
 
 fn delete(store: &IdbObjectStore, range: KeyRange, context: &str) -> Result<(), StoreError> {

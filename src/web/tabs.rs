@@ -12,7 +12,6 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use futures_util::future::{select, Either};
 use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
@@ -79,7 +78,8 @@ pub async fn acquire(name: &str) -> Result<Option<WebLock>, String> {
     let guard = WebLock { release };
     let (granted, on_granted) = deferred()?;
     let callback = Closure::once_into_js(move |_lock: JsValue| -> JsValue {
-        let _ = on_granted.call0(&JsValue::UNDEFINED);
+        // `true`: what tells the grant from `done` settling first (see below).
+        let _ = on_granted.call1(&JsValue::UNDEFINED, &JsValue::TRUE);
         held.into()
     });
     let done = request
@@ -88,23 +88,22 @@ pub async fn acquire(name: &str) -> Result<Option<WebLock>, String> {
     let done: Promise = done
         .dyn_into()
         .map_err(|_| format!("navigator.locks.request({name:?}) did not return a promise"))?;
-    // `done` settles after the lock is released, or at once when the request fails. The loser
-    // of the race is dropped: a dropped `JsFuture` keeps its two callbacks in a reference cycle
-    // that only settling its promise breaks, and `callback` (a once-closure) is freed only when
-    // called. `done` settles once the guard releases the lock. When the request failed, the
-    // browser never calls `callback`: it is called here, which frees it and settles `granted`.
-    match select(JsFuture::from(granted), JsFuture::from(done)).await {
-        Either::Left(_) => Ok(Some(guard)),
-        Either::Right((ended, _granted)) => {
-            if let Some(f) = callback.dyn_ref::<Function>() {
-                let _ = f.call1(&JsValue::UNDEFINED, &JsValue::UNDEFINED);
-            }
-            Err(match ended {
-                Err(e) => format!("the Web Lock {name:?} could not be taken: {}", describe(&e)),
-                Ok(_) => format!("the Web Lock {name:?} ended before it was granted"),
-            })
-        }
+    // `done` settles after the lock is released (with `held`'s value, never `true`), or at
+    // once when the request fails: the race is the grant's `true` or that failure. One
+    // promise race, not two Rust futures raced (whose loser, a dropped `JsFuture`, would keep
+    // its callbacks until its promise settles). `callback` (a once-closure) is freed only when
+    // called: when the request failed the browser never calls it, so it is called here.
+    let ended = match JsFuture::from(Promise::race(&js_sys::Array::of2(&granted, &done))).await {
+        Ok(v) if v == JsValue::TRUE => return Ok(Some(guard)),
+        ended => ended,
+    };
+    if let Some(f) = callback.dyn_ref::<Function>() {
+        let _ = f.call1(&JsValue::UNDEFINED, &JsValue::UNDEFINED);
     }
+    Err(match ended {
+        Err(e) => format!("the Web Lock {name:?} could not be taken: {}", describe(&e)),
+        Ok(_) => format!("the Web Lock {name:?} ended before it was granted"),
+    })
 }
 
 type Listener = Rc<dyn Fn(&str)>;
@@ -192,8 +191,10 @@ impl ChangeChannel {
                         return;
                     };
                     // Copied out: a listener may subscribe or unsubscribe.
-                    let list: Vec<Listener> =
-                        listeners.borrow().iter().map(|(_, l)| l.clone()).collect();
+                    let mut list: Vec<Listener> = Vec::new();
+                    for (_, l) in listeners.borrow().iter() {
+                        list.push(l.clone());
+                    }
                     for l in list {
                         l(&world);
                     }
