@@ -26,6 +26,6 @@ build_pkg() {
   for t in "$@"; do
     wasm-pack --quiet build --release "${opt[@]}" --target "$t" --out-dir "pkg/$t" --out-name agent_world_wasm >/dev/null \
       || { echo "build: wasm-pack --target $t failed" >&2; return 1; }
-    node scripts/strip-glue-docs.mjs "pkg/$t" || return 1
+    node scripts/glue-step.mjs "pkg/$t" || return 1
   done
 }

@@ -79,7 +79,7 @@ if (!asyncMembers.some((m) => m[1] && m[2] === 'create') || !asyncFunctions.incl
 }
 
 /** The instance exports behind the async methods and functions: build_pkg numbers the
- * exports (scripts/strip-glue-docs.mjs), so each is read from the glue, where the method or
+ * exports (scripts/glue-step.mjs), so each is read from the glue, where the method or
  * function's body (no indentation: see `compact`) calls it as `const ret = wasm.<name>(`. */
 function asyncExportsOf(glue, what) {
   const cls = glue.indexOf('class AgentWorld {\n');
@@ -100,7 +100,7 @@ function asyncExportsOf(glue, what) {
   });
 }
 /** `code` (the guard, a snippet) without its line comments and indentation, as build_pkg ships
- * wasm-bindgen's own glue (scripts/strip-glue-docs.mjs): every page downloads it, and the
+ * wasm-bindgen's own glue (scripts/glue-step.mjs): every page downloads it, and the
  * sources keep the comments. Only where no line could be inside a template literal. */
 function compact(code, what) {
   if (code.split('\n').some((line) => (line.match(/`/g) ?? []).length % 2)) {

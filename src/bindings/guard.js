@@ -50,7 +50,7 @@ const __aww = (() => {
       if (typeof f !== 'function') { out[name] = f; continue; }
       // Entries from the event loop (closures called by promises and timers, the GC's frees)
       // and the glue's own bookkeeping on those paths (externref table, wasm-bindgen intrinsics):
-      // build_pkg names them `q<n>` (scripts/strip-glue-docs.mjs), every other export `x<n>`.
+      // build_pkg names them `q<n>` (scripts/glue-step.mjs), every other export `x<n>`.
       // Never malloc/realloc: an API call must reach its own export and fail there.
       const quiet = /^q[0-9a-z]+$/.test(name);
       const async = asyncExports.includes(name);

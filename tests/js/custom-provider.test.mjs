@@ -436,7 +436,7 @@ test('every field of a request arrives as written: non-ASCII model and agent, te
 test("the engine wakes without Node's queueMicrotask, and listeners and providers keep the caller's async context", async () => {
   // Node wraps each queueMicrotask callback in an async resource, the host's largest cost per
   // wake of the engine's task queue; the build has the queue wake through a promise reaction
-  // (scripts/strip-glue-docs.mjs). The async context seen by callbacks is the same either way.
+  // (scripts/glue-step.mjs). The async context seen by callbacks is the same either way.
   const { AsyncLocalStorage } = await import('node:async_hooks');
   const als = new AsyncLocalStorage();
   const world = await AgentWorld.create({ name: name('Custom Wakes') });

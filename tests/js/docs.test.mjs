@@ -65,7 +65,7 @@ test('every AgentWorld method and exported function has an @example', () => {
 
 test('the docs ship once, in the declarations: the JS glue carries no copy of them', () => {
   // wasm-bindgen writes every doc comment into the glue as well; build_pkg removes that copy
-  // (scripts/strip-glue-docs.mjs), which every page would otherwise download (6 KB gzip).
+  // (scripts/glue-step.mjs), which every page would otherwise download (6 KB gzip).
   for (const glue of ['pkg/npm/web/agent_world_wasm.js', 'pkg/npm/node/agent_world_wasm.cjs']) {
     const text = readFileSync(new URL(glue, root), 'utf8');
     assert.ok(text.includes('class AgentWorld'), `${glue} is the glue`);
@@ -75,7 +75,7 @@ test('the docs ship once, in the declarations: the JS glue carries no copy of th
 });
 
 test('the glue carries no line comments (wasm-bindgen notes each closure type in one) and no indentation', () => {
-  // build_pkg removes them (scripts/strip-glue-docs.mjs): 0.38 and 0.35 KB gzip of the web
+  // build_pkg removes them (scripts/glue-step.mjs): 0.38 and 0.35 KB gzip of the web
   // glue; scripts/package.mjs does the same to the guard and the snippets it adds to the npm
   // entries (1.15 KB gzip of the web entry).
   for (const glue of ['pkg/web/agent_world_wasm.js', 'pkg/nodejs/agent_world_wasm.js',

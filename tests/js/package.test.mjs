@@ -20,7 +20,7 @@ test('the package ships its types', () => {
 
 test('the .wasm imports its JS functions by short names, each defined once in the glue, and numbers its exports', () => {
   // build_pkg renames wasm-bindgen's `__wbg_<name>_<16 hex digits>` imports (the hashes did not
-  // compress: 5.3 KB gzip of the web build); scripts/strip-glue-docs.mjs says how.
+  // compress: 5.3 KB gzip of the web build); scripts/glue-step.mjs says how.
   for (const dir of ['pkg/web', 'pkg/nodejs']) {
     const at = (f) => new URL(`../../${dir}/${f}`, import.meta.url);
     const module = new WebAssembly.Module(readFileSync(at('agent_world_wasm_bg.wasm')));

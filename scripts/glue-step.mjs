@@ -1,5 +1,11 @@
-// Run by build_pkg (scripts/env.sh) on each wasm-pack output directory: removes the JSDoc
-// blocks from the JS glue. wasm-bindgen copies every doc comment of the API into both the
+// build_pkg's glue step (scripts/env.sh runs it on each wasm-pack output directory): what
+// wasm-bindgen writes is made smaller and, in one place, faster, without changing what it
+// does: the glue loses its docs, line comments and indentation; the task queue wakes through
+// a promise reaction; the .wasm's imports and the exports the glue calls get short names.
+// Each part fails loudly if the glue changes shape, and running the step twice changes
+// nothing.
+//
+// The docs: wasm-bindgen copies every doc comment of the API into both the
 // glue and the `.d.ts`; editors and TypeScript read the `.d.ts` (the package's `types`, and
 // the glue's `@ts-self-types` directive for Deno), so in the glue the docs were a second copy
 // that every page downloads: 6 KB of the glue's 16 KB gzip. The `.d.ts` keeps them whole.
@@ -34,11 +40,11 @@
 // imports' module (`./agent_world_wasm_bg.js`, repeated in every import entry) is `a`, the
 // key of the imports object the glue instantiates with; and the .wasm loses the toolchain's
 // `producers` and `target_features` notes, which no runtime reads.
-//   node scripts/strip-glue-docs.mjs pkg/web
+//   node scripts/glue-step.mjs pkg/web
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 
 const dir = process.argv[2];
-if (!dir) throw new Error('usage: node scripts/strip-glue-docs.mjs <pkg dir>');
+if (!dir) throw new Error('usage: node scripts/glue-step.mjs <pkg dir>');
 // The task queue's wake import, in either shape wasm-bindgen writes imports: a property of the
 // imports object (web, nodejs: `__wbg_queueMicrotask_<hash>: function(arg0) {`) or an exported
 // function of the `_bg.js` module (bundler: `export function __wbg_queueMicrotask_<hash>(arg0) {`),
