@@ -37,7 +37,7 @@ fn collapse(s: &str) -> String {
 }
 
 /// `s` cut to its first `max` characters.
-fn truncate_chars(s: &mut String, max: usize) {
+pub(crate) fn truncate_chars(s: &mut String, max: usize) {
     if let Some((i, _)) = s.char_indices().nth(max) {
         s.truncate(i);
     }
