@@ -296,7 +296,7 @@ fn cut_title(text: &str) -> Option<String> {
         }
         kept.push(w);
     }
-    let mut title = kept.join(" ");
+    let mut title = crate::core::join(&kept, " ");
     let len = title.chars().count();
     let mut cut = dropped_words;
     if len > MAX_TITLE_CHARS || (dropped_words && len + 3 > MAX_TITLE_CHARS) {
