@@ -16,6 +16,7 @@ use crate::bindings::types::{or_undefined, SendOptionsArg};
 use crate::bindings::world::AgentWorld;
 use crate::core::engine::{WeakWorld, World};
 use crate::core::events::{Callback, Event, SystemEvent, Topic, WorldEvent};
+use crate::web::js_tools::message_of;
 
 #[wasm_bindgen]
 impl AgentWorld {
@@ -225,15 +226,6 @@ fn read_sender(options: &JsValue) -> Result<Option<String>, JsValue> {
         .as_string()
         .map(Some)
         .ok_or_else(|| invalid_argument("options.sender", "must be a string"))
-}
-
-/// The `message` of something JavaScript threw, or `fallback`.
-fn message_of(e: &JsValue, fallback: &str) -> String {
-    js_sys::Reflect::get(e, &JsValue::from_str("message"))
-        .ok()
-        .and_then(|m| m.as_string())
-        .or_else(|| e.as_string())
-        .unwrap_or_else(|| fallback.to_string())
 }
 
 fn is_callback_error(event: &Event) -> bool {

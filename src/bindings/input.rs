@@ -55,11 +55,10 @@ fn invalid(path: &str, problem: &str) -> JsValue {
 
 /// `path.key`, with long keys cut (a key can be megabytes long).
 fn child(path: &str, key: &str) -> String {
-    let mut k: String = key.chars().take(40).collect();
-    if k.len() < key.len() {
-        k.push('…');
+    match key.char_indices().nth(40) {
+        Some((i, _)) => format!("{path}.{}…", &key[..i]),
+        None => format!("{path}.{key}"),
     }
-    format!("{path}.{k}")
 }
 
 /// Reads property `key` of `object`, or `invalid_input` naming `path.key` when the access

@@ -171,30 +171,29 @@ impl AgentWorld {
         let done = js_sys::Promise::new(&mut |res, _| resolve = Some(res));
         track.borrow_mut().resolve = resolve;
         // Subscribed before sending: notices the routing publishes come before `send` returns.
-        let subs: Vec<_> = [Topic::Message, Topic::System, Topic::Sse, Topic::World]
-            .into_iter()
-            .map(|topic| {
-                let (t, w) = (track.clone(), world.downgrade());
-                world.on(
-                    topic,
-                    Rc::new(move |e: &Event| {
-                        let Some(w) = w.upgrade() else {
-                            return Ok(());
-                        };
-                        let mut t = t.borrow_mut();
-                        match e {
-                            Event::Message(m) => t.messages.push(m.clone()),
-                            Event::System(err @ SystemEvent::Error { .. }) => {
-                                t.errors.push(err.clone())
-                            }
-                            _ => {}
+        // Plain loops here and below: an iterator chain instantiates its own adapters.
+        let mut subs = Vec::with_capacity(4);
+        for topic in [Topic::Message, Topic::System, Topic::Sse, Topic::World] {
+            let (t, w) = (track.clone(), world.downgrade());
+            subs.push(world.on(
+                topic,
+                Rc::new(move |e: &Event| {
+                    let Some(w) = w.upgrade() else {
+                        return Ok(());
+                    };
+                    let mut t = t.borrow_mut();
+                    match e {
+                        Event::Message(m) => t.messages.push(m.clone()),
+                        Event::System(err @ SystemEvent::Error { .. }) => {
+                            t.errors.push(err.clone())
                         }
-                        t.check(&w);
-                        Ok(())
-                    }),
-                )
-            })
-            .collect();
+                        _ => {}
+                    }
+                    t.check(&w);
+                    Ok(())
+                }),
+            ));
+        }
         let sent = self.send(content, options);
         promise(async move {
             let message = wasm_bindgen_futures::JsFuture::from(sent).await?;
@@ -211,21 +210,23 @@ impl AgentWorld {
             let t = track.borrow();
             let chain = t.chain();
             let root = t.root.clone().unwrap_or_default();
+            let mut replies = Vec::new();
+            for m in &t.messages {
+                if m.message_id != root && chain.contains(&m.message_id) {
+                    replies.push(m);
+                }
+            }
+            let mut errors = Vec::new();
+            for e in &t.errors {
+                if matches!(e, SystemEvent::Error { reply_to_message_id: Some(r), .. } if chain.contains(r))
+                {
+                    errors.push(e);
+                }
+            }
             let result = SendResult {
                 message: crate::web::js_tools::to_json(&message).unwrap_or(JsonValue::Null),
-                replies: t
-                    .messages
-                    .iter()
-                    .filter(|m| m.message_id != root && chain.contains(&m.message_id))
-                    .collect(),
-                errors: t
-                    .errors
-                    .iter()
-                    .filter(|e| {
-                        matches!(e, SystemEvent::Error { reply_to_message_id: Some(r), .. }
-                        if chain.contains(r))
-                    })
-                    .collect(),
+                replies,
+                errors,
             };
             to_js(&result)
         })

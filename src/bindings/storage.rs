@@ -94,17 +94,33 @@ fn adapter_store(object: JsValue) -> Result<Rc<JsStore>, String> {
     ADAPTERS.with(|list| {
         let mut list = list.borrow_mut();
         list.retain(|w| w.strong_count() > 0);
-        if let Some(store) = list
-            .iter()
-            .filter_map(std::rc::Weak::upgrade)
-            .find(|s| *s.adapter() == object)
-        {
-            return Ok(store);
+        for w in list.iter() {
+            if let Some(store) = w.upgrade().filter(|s| *s.adapter() == object) {
+                return Ok(store);
+            }
         }
         let store = Rc::new(JsStore::new(object)?);
         list.push(Rc::downgrade(&store));
         Ok(store)
     })
+}
+
+/// Removes the boolean option `key` from `rest`: `default` when absent or `null`, an
+/// `invalid_input` error naming `what.key` when not a boolean.
+fn take_bool(
+    rest: &mut crate::core::json::Map<String, crate::core::json::Value>,
+    key: &str,
+    default: bool,
+    what: &str,
+) -> Result<bool, JsValue> {
+    match rest.remove(key) {
+        None | Some(crate::core::json::Value::Null) => Ok(default),
+        Some(crate::core::json::Value::Bool(b)) => Ok(b),
+        Some(_) => Err(invalid_argument(
+            &format!("{what}.{key}"),
+            "must be a boolean",
+        )),
+    }
 }
 
 /// The storage choice read from an options object.
@@ -155,26 +171,8 @@ impl CommonOptions {
                 }
             },
         };
-        let debug = match rest.remove("debug") {
-            None | Some(crate::core::json::Value::Null) => false,
-            Some(crate::core::json::Value::Bool(b)) => b,
-            Some(_) => {
-                return Err(invalid_argument(
-                    &format!("{what}.debug"),
-                    "must be a boolean",
-                ))
-            }
-        };
-        let warn_unhandled_errors = match rest.remove("warnUnhandledErrors") {
-            None | Some(crate::core::json::Value::Null) => true,
-            Some(crate::core::json::Value::Bool(b)) => b,
-            Some(_) => {
-                return Err(invalid_argument(
-                    &format!("{what}.warnUnhandledErrors"),
-                    "must be a boolean",
-                ))
-            }
-        };
+        let debug = take_bool(&mut rest, "debug", false, what)?;
+        let warn_unhandled_errors = take_bool(&mut rest, "warnUnhandledErrors", true, what)?;
         Ok(Self {
             storage,
             debug,
@@ -202,17 +200,19 @@ impl CommonOptions {
                 &format!("{what}.{key}"),
                 "must be a string",
             )),
-            _ => Err(invalid_argument(
-                &format!("{what}.{key}"),
-                &format!(
-                    "must be {}",
-                    choices
-                        .iter()
-                        .map(|c| format!("{c:?}"))
-                        .collect::<Vec<_>>()
-                        .join(" or ")
-                ),
-            )),
+            _ => {
+                // `must be "a" or "b"` (the choices are plain words: nothing to escape).
+                let mut problem = String::from("must be ");
+                for (i, c) in choices.iter().enumerate() {
+                    if i > 0 {
+                        problem.push_str(" or ");
+                    }
+                    problem.push('"');
+                    problem.push_str(c);
+                    problem.push('"');
+                }
+                Err(invalid_argument(&format!("{what}.{key}"), &problem))
+            }
         }
     }
 
@@ -291,22 +291,18 @@ async fn call_manager(method: &str) -> Result<Option<JsValue>, JsValue> {
     else {
         return Ok(None);
     };
-    let promise = function.call0(&manager).map_err(|e| {
+    // One error for a throw and a rejection alike.
+    let failed = |e| {
         crate::bindings::error::agent_world_error(
             "storage_error",
             &format!("navigator.storage.{method}() failed"),
             Some(e),
         )
-    })?;
+    };
+    let promise = function.call0(&manager).map_err(failed)?;
     let value = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&promise))
         .await
-        .map_err(|e| {
-            crate::bindings::error::agent_world_error(
-                "storage_error",
-                &format!("navigator.storage.{method}() failed"),
-                Some(e),
-            )
-        })?;
+        .map_err(failed)?;
     Ok(Some(value))
 }
 

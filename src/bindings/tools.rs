@@ -234,16 +234,17 @@ impl AgentWorld {
     pub fn tools(&self) -> Result<JsValue, JsValue> {
         let world = self.world()?;
         let defs = world.tools();
-        let list: Vec<ToolInfo<'_>> = defs
-            .iter()
-            .map(|d| ToolInfo {
+        // A plain loop: an iterator chain instantiates its own adapters.
+        let mut list: Vec<ToolInfo<'_>> = Vec::with_capacity(defs.len());
+        for d in defs.iter() {
+            list.push(ToolInfo {
                 name: &d.spec.name,
                 description: &d.spec.description,
                 parameters: &d.spec.parameters,
                 needs_approval: d.needs_approval != NeedsApproval::Never,
                 timeout_ms: d.timeout_ms,
-            })
-            .collect();
+            });
+        }
         to_js(&list)
     }
 

@@ -35,9 +35,13 @@ fn is_browser_like() -> bool {
     // A window or a worker sends an Origin header: providers that gate browser access need
     // their opt-in header there. Node, Deno and workerd have neither global.
     let global = js_sys::global();
-    ["window", "WorkerGlobalScope"].iter().any(|name| {
-        js_sys::Reflect::get(&global, &JsValue::from_str(name)).is_ok_and(|v| !v.is_undefined())
-    })
+    for name in ["window", "WorkerGlobalScope"] {
+        if js_sys::Reflect::get(&global, &JsValue::from_str(name)).is_ok_and(|v| !v.is_undefined())
+        {
+            return true;
+        }
+    }
+    false
 }
 
 pub(crate) struct Handle {
@@ -530,8 +534,10 @@ impl AgentWorld {
             // Cancelled approvals still delete their records and keep the partial reply.
             h.drive();
             let iterations = std::mem::take(&mut *h.iterations.borrow_mut());
-            for end in iterations.iter().filter_map(std::rc::Weak::upgrade) {
-                end();
+            for end in iterations.iter() {
+                if let Some(end) = end.upgrade() {
+                    end();
+                }
             }
         }
     }

@@ -702,13 +702,11 @@ impl EventBus {
             // into a buffer kept for the next event: a streamed reply delivers one event per
             // token, and an allocation per event showed in its cost.
             let mut targets = self.targets.take();
-            targets.extend(
-                self.subs
-                    .borrow()
-                    .iter()
-                    .filter(|(_, t, _)| *t == topic)
-                    .map(|(_, _, cb)| cb.clone()),
-            );
+            for (_, t, cb) in self.subs.borrow().iter() {
+                if *t == topic {
+                    targets.push(cb.clone());
+                }
+            }
             for cb in targets.drain(..) {
                 if let Err(msg) = cb(&event) {
                     if !is_report {

@@ -441,7 +441,7 @@ impl Fields {
 fn unknown_field(name: &str, known: &[&str]) -> JsonError {
     JsonError::new(format!(
         "is not a known field; the fields are {}",
-        known.join(", ")
+        crate::core::join(known, ", ")
     ))
     .in_field(&excerpt(name))
 }

@@ -427,12 +427,13 @@ impl Store for MemoryStore {
         if let Some(e) = self.read_failure() {
             return Box::pin(ready(Err(e)));
         }
-        let v = self
-            .worlds
-            .borrow()
-            .values()
-            .filter_map(|w| w.world.clone())
-            .collect();
+        // Plain loops here and below: an iterator chain instantiates its own adapters.
+        let mut v = Vec::new();
+        for w in self.worlds.borrow().values() {
+            if let Some(world) = &w.world {
+                v.push(world.clone());
+            }
+        }
         Box::pin(ready(Ok(v)))
     }
 
@@ -471,12 +472,14 @@ impl Store for MemoryStore {
         if let Some(e) = self.read_failure() {
             return Box::pin(ready(Err(e)));
         }
-        let v = self
-            .worlds
-            .borrow()
-            .get(world_id)
-            .map(|w| w.chats.values().filter_map(|c| c.chat.clone()).collect())
-            .unwrap_or_default();
+        let mut v = Vec::new();
+        if let Some(w) = self.worlds.borrow().get(world_id) {
+            for c in w.chats.values() {
+                if let Some(chat) = &c.chat {
+                    v.push(chat.clone());
+                }
+            }
+        }
         Box::pin(ready(Ok(v)))
     }
 
@@ -488,9 +491,12 @@ impl Store for MemoryStore {
         if let Some(e) = self.read_failure() {
             return Box::pin(ready(Err(e)));
         }
-        let v = stored_chat(&self.worlds.borrow(), world_id, chat_id)
-            .map(|c| c.states.values().cloned().collect())
-            .unwrap_or_default();
+        let mut v = Vec::new();
+        if let Some(c) = stored_chat(&self.worlds.borrow(), world_id, chat_id) {
+            for s in c.states.values() {
+                v.push(s.clone());
+            }
+        }
         Box::pin(ready(Ok(v)))
     }
 
@@ -548,9 +554,12 @@ impl Store for MemoryStore {
         if let Some(e) = self.read_failure() {
             return Box::pin(ready(Err(e)));
         }
-        let mut v: Vec<ApprovalRecord> = stored_chat(&self.worlds.borrow(), world_id, chat_id)
-            .map(|c| c.approvals.values().cloned().collect())
-            .unwrap_or_default();
+        let mut v: Vec<ApprovalRecord> = Vec::new();
+        if let Some(c) = stored_chat(&self.worlds.borrow(), world_id, chat_id) {
+            for a in c.approvals.values() {
+                v.push(a.clone());
+            }
+        }
         sort_by(&mut v, &|a, b| {
             (a.created_at, &a.approval_id).cmp(&(b.created_at, &b.approval_id))
         });
@@ -561,31 +570,37 @@ impl Store for MemoryStore {
         if let Some(e) = self.read_failure() {
             return Box::pin(ready(Err(e)));
         }
-        let v = self
-            .worlds
-            .borrow()
-            .get(world_id)
-            .map(|w| WorldDump {
-                world: w.world.clone(),
-                agents: w.agents.clone(),
-                chats: w
-                    .chats
-                    .values()
-                    .filter(|c| c.chat.is_some())
-                    .map(|c| ChatDump {
-                        chat: c.chat.clone(),
-                        messages: c.messages.clone(),
-                        memories: c
-                            .memories
-                            .iter()
-                            .filter(|(_, v)| !v.is_empty())
-                            .map(|(k, v)| (k.clone(), v.clone()))
-                            .collect(),
-                        states: c.states.values().cloned().collect(),
-                    })
-                    .collect(),
-            })
-            .unwrap_or_default();
+        let worlds = self.worlds.borrow();
+        let Some(w) = worlds.get(world_id) else {
+            return Box::pin(ready(Ok(WorldDump::default())));
+        };
+        let mut chats = Vec::with_capacity(w.chats.len());
+        for c in w.chats.values() {
+            if c.chat.is_none() {
+                continue;
+            }
+            let mut memories = Vec::new();
+            for (k, v) in c.memories.iter() {
+                if !v.is_empty() {
+                    memories.push((k.clone(), v.clone()));
+                }
+            }
+            let mut states = Vec::with_capacity(c.states.len());
+            for s in c.states.values() {
+                states.push(s.clone());
+            }
+            chats.push(ChatDump {
+                chat: c.chat.clone(),
+                messages: c.messages.clone(),
+                memories,
+                states,
+            });
+        }
+        let v = WorldDump {
+            world: w.world.clone(),
+            agents: w.agents.clone(),
+            chats,
+        };
         Box::pin(ready(Ok(v)))
     }
 

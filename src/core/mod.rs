@@ -31,3 +31,16 @@ pub mod testing;
 pub mod title;
 pub mod tools;
 pub mod vec_map;
+
+/// `parts` with `sep` between them: what `[S]::join` does, as a small loop (std's `join` is
+/// about a kilobyte of the wasm module per instance, for error texts and titles).
+pub(crate) fn join<S: AsRef<str>>(parts: &[S], sep: &str) -> String {
+    let mut out = String::new();
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            out.push_str(sep);
+        }
+        out.push_str(p.as_ref());
+    }
+    out
+}

@@ -37,7 +37,7 @@ fn collapse(s: &str) -> String {
 }
 
 /// `s` cut to its first `max` characters.
-fn truncate_chars(s: &mut String, max: usize) {
+pub(crate) fn truncate_chars(s: &mut String, max: usize) {
     if let Some((i, _)) = s.char_indices().nth(max) {
         s.truncate(i);
     }
@@ -296,7 +296,7 @@ fn cut_title(text: &str) -> Option<String> {
         }
         kept.push(w);
     }
-    let mut title = kept.join(" ");
+    let mut title = crate::core::join(&kept, " ");
     let len = title.chars().count();
     let mut cut = dropped_words;
     if len > MAX_TITLE_CHARS || (dropped_words && len + 3 > MAX_TITLE_CHARS) {

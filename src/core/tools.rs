@@ -198,7 +198,7 @@ fn check_schema(schema: &Value, path: &Path, depth: usize) -> Result<(), (String
                     p.to_string(),
                     format!(
                         "keyword not supported; use only {}",
-                        SCHEMA_KEYWORDS.join(", ")
+                        crate::core::join(&SCHEMA_KEYWORDS, ", ")
                     ),
                 ))
             }

@@ -813,11 +813,11 @@ impl RequestText {
         }
         let count = u32::try_from(messages.len()).ok()?;
         let name = settings.agent_name.as_deref();
-        let mut text = String::with_capacity(
-            settings.model.len()
-                + name.map_or(0, str::len)
-                + messages.iter().map(|m| m.content.len()).sum::<usize>(),
-        );
+        let mut len = settings.model.len() + name.map_or(0, str::len);
+        for m in messages {
+            len += m.content.len();
+        }
+        let mut text = String::with_capacity(len);
         let mut layout = Vec::with_capacity(2 + 2 * messages.len());
         let push = |text: &mut String, s: &str| -> Option<u32> {
             text.push_str(s);
@@ -853,8 +853,11 @@ impl RequestText {
 /// maxTokens?, tools, reasoning?, agentName?, purpose. Used when the request cannot go as a
 /// [`RequestText`].
 fn request_json(settings: &CallSettings, messages: &[ChatMessage]) -> String {
-    let mut out =
-        String::with_capacity(256 + messages.iter().map(|m| m.content.len() + 40).sum::<usize>());
+    let mut len = 256;
+    for m in messages {
+        len += m.content.len() + 40;
+    }
+    let mut out = String::with_capacity(len);
     out.push_str("{\"messages\":[");
     for (i, m) in messages.iter().enumerate() {
         if i > 0 {

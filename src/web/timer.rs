@@ -297,20 +297,19 @@ fn on_timer() {
             .map_or(js_sys::Date::now(), |a| a.at)
             .max(js_sys::Date::now());
         let mut wakers = Vec::new();
-        for e in t
-            .entries
-            .iter_mut()
-            .filter(|e| !e.fired && e.deadline <= due)
-        {
-            e.fired = true;
-            wakers.push(e.waker.clone());
+        // One plain loop: fires what is due and finds the next deadline of the rest.
+        let mut next: Option<f64> = None;
+        for e in t.entries.iter_mut() {
+            if e.fired {
+                continue;
+            }
+            if e.deadline <= due {
+                e.fired = true;
+                wakers.push(e.waker.clone());
+            } else {
+                next = Some(next.map_or(e.deadline, |n| n.min(e.deadline)));
+            }
         }
-        let next = t
-            .entries
-            .iter()
-            .filter(|e| !e.fired)
-            .map(|e| e.deadline)
-            .reduce(f64::min);
         if let Some(next) = next {
             t.arm(next);
         }

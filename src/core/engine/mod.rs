@@ -333,6 +333,18 @@ impl State {
             .filter(move |u| u.agent_id == agent_id && u.chat_id == chat_id)
     }
 
+    /// Copies of the unsaved entries of `agent_id` in chat `chat_id`, oldest first (a plain
+    /// loop: an iterator chain instantiates its own adapters).
+    pub(crate) fn unsaved_cloned(&self, agent_id: &str, chat_id: &str) -> Vec<Unsaved> {
+        let mut held = Vec::new();
+        for u in &self.unsaved {
+            if u.agent_id == agent_id && u.chat_id == chat_id {
+                held.push(u.clone());
+            }
+        }
+        held
+    }
+
     /// Marks entries written (or dropped): they leave `unsaved`.
     pub(crate) fn saved(&mut self, ids: &[u64]) {
         if !ids.is_empty() {
@@ -706,7 +718,12 @@ impl World {
 
     /// The agents in routing order, with their current counters.
     pub fn agents(&self) -> Vec<Agent> {
-        self.st().agents.iter().map(|a| a.agent.clone()).collect()
+        let st = self.st();
+        let mut out = Vec::with_capacity(st.agents.len());
+        for a in &st.agents {
+            out.push(a.agent.clone());
+        }
+        out
     }
 
     pub fn agent(&self, id: &str) -> Option<Agent> {
@@ -722,9 +739,14 @@ impl World {
         let a = st.agent_index(id).and_then(|i| st.agents.get(i))?;
         // With the entries of a running call not written yet (`State::unsaved`), newest last,
         // cut to the window: what the agent's next input starts from.
-        let mut all: Vec<MemoryEntry> = a.memory.iter().cloned().collect();
+        let mut all = Vec::with_capacity(a.memory.len());
+        for e in &a.memory {
+            all.push(e.clone());
+        }
         if let Some(cid) = st.world.current_chat_id.as_deref() {
-            all.extend(st.unsaved_of(id, cid).map(|u| u.entry.clone()));
+            for u in st.unsaved_of(id, cid) {
+                all.push(u.entry.clone());
+            }
         }
         let skip = all.len().saturating_sub(st.history_limit(&a.agent));
         all.drain(..skip);
@@ -775,18 +797,16 @@ impl World {
                 }
             }
             st.queue = kept;
-            let tokens: Vec<CancelToken> = st
-                .in_flight
-                .iter()
-                .filter(|f| {
-                    pred(CallRef {
-                        agent_id: f.agent_id.as_deref(),
-                        chat_id: f.chat_id.as_deref(),
-                        trigger_id: f.trigger_id.as_deref(),
-                    })
-                })
-                .map(|f| f.cancel.clone())
-                .collect();
+            let mut tokens: Vec<CancelToken> = Vec::new();
+            for f in &st.in_flight {
+                if pred(CallRef {
+                    agent_id: f.agent_id.as_deref(),
+                    chat_id: f.chat_id.as_deref(),
+                    trigger_id: f.trigger_id.as_deref(),
+                }) {
+                    tokens.push(f.cancel.clone());
+                }
+            }
             (drained, tokens)
         };
         for t in tokens {
@@ -839,10 +859,14 @@ pub(crate) struct View {
 /// The chat that becomes current when the current one is deleted (spec §6): the most recently
 /// updated of `chats` (ties: the one created last, then the later in the list).
 pub(crate) fn most_recent_chat<'a>(chats: impl Iterator<Item = &'a Chat>) -> Option<&'a Chat> {
-    chats
-        .enumerate()
-        .max_by_key(|(i, c)| (c.updated_at, c.created_at, *i))
-        .map(|(_, c)| c)
+    // A plain loop: `>=` keeps the later of equal keys, as the index in the key did.
+    let mut best: Option<&Chat> = None;
+    for c in chats {
+        if best.is_none_or(|b| (c.updated_at, c.created_at) >= (b.updated_at, b.created_at)) {
+            best = Some(c);
+        }
+    }
+    best
 }
 
 /// Loads a world's view: the store's revision, settings, agents, chat metadata, and for the
@@ -874,17 +898,15 @@ pub(crate) async fn load_view(store: &dyn Store, id: &str) -> Result<View, World
             }
         }
     }
-    let mut rts: Vec<AgentRt> = agents
-        .into_iter()
-        .map(|mut agent| {
-            agent.llm_call_count = 0;
-            agent.last_llm_call = None;
-            AgentRt {
-                agent,
-                memory: VecDeque::new(),
-            }
-        })
-        .collect();
+    let mut rts: Vec<AgentRt> = Vec::with_capacity(agents.len());
+    for mut agent in agents {
+        agent.llm_call_count = 0;
+        agent.last_llm_call = None;
+        rts.push(AgentRt {
+            agent,
+            memory: VecDeque::new(),
+        });
+    }
     let mut approvals = Vec::new();
     if let Some(cid) = world.current_chat_id.clone() {
         load_chat_state(store, &world, &cid, &mut rts).await?;
@@ -914,7 +936,7 @@ pub(crate) async fn load_chat_state(
         a.agent.last_llm_call = st.and_then(|s| s.last_llm_call);
         let n = a.agent.history_limit.unwrap_or(world.history_limit).max(1) as usize;
         let mem = store.last_memory(&world.id, cid, &a.agent.id, n).await?;
-        a.memory = mem.into_iter().collect();
+        a.memory = VecDeque::from(mem);
     }
     Ok(())
 }

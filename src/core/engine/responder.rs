@@ -57,7 +57,7 @@ use crate::core::reply::{
     apply_to_tag, auto_mention, clean_reply, extract_world_tag, remove_self_mentions, WorldTag,
 };
 use crate::core::store::{LocalBoxFuture, StoreOp};
-use crate::core::title::{clean_llm_title, heuristic_title, llm_title_prompt};
+use crate::core::title::{clean_llm_title, heuristic_title, llm_title_prompt, truncate_chars};
 
 /// Temperature and token budget of an LLM title call (spec §6).
 const TITLE_TEMPERATURE: f64 = 0.2;
@@ -226,13 +226,14 @@ impl World {
         let prompt = match &cand.reply {
             Some((agent, reply)) => llm_title_prompt(&cand.human, agent, reply),
             // No agent answered: the prompt holds the human message alone.
-            None => format!(
-                "Write a short title (at most 6 words) for a chat that starts with:\nUser: {}",
-                cand.human
-            )
-            .chars()
-            .take(TITLE_PROMPT_CHARS)
-            .collect(),
+            None => {
+                let mut p = format!(
+                    "Write a short title (at most 6 words) for a chat that starts with:\nUser: {}",
+                    cand.human
+                );
+                truncate_chars(&mut p, TITLE_PROMPT_CHARS);
+                p
+            }
         };
         let id = st.next_job;
         st.next_job += 1;
@@ -680,7 +681,7 @@ impl World {
             };
             let (world_id, current, exists, held) = {
                 let st = self.st();
-                let held: Vec<Unsaved> = st.unsaved_of(agent_id, cid).cloned().collect();
+                let held = st.unsaved_cloned(agent_id, cid);
                 (
                     st.world.id.clone(),
                     st.world.current_chat_id.as_deref() == Some(cid),
@@ -689,9 +690,16 @@ impl World {
                     held,
                 )
             };
-            let ids: Vec<u64> = held.iter().map(|u| u.id).collect();
+            // Plain loops: an iterator chain instantiates its own adapters.
+            let mut ids = Vec::with_capacity(held.len());
+            for u in &held {
+                ids.push(u.id);
+            }
             let written = if exists && !held.is_empty() {
-                let ops = held.iter().map(|u| u.op(&world_id)).collect();
+                let mut ops = Vec::with_capacity(held.len());
+                for u in &held {
+                    ops.push(u.op(&world_id));
+                }
                 match self.persist_for(ops, Some(agent_id)).await {
                     Ok(()) => true,
                     // Another writer moved the world: the view was reloaded, plan again.
@@ -719,21 +727,20 @@ impl World {
     pub(crate) fn llm_input(&self, agent: &Agent) -> Vec<ChatMessage> {
         let st = self.st();
         let n = st.history_limit(agent);
-        let saved = st
-            .agent_index(&agent.id)
-            .and_then(|i| st.agents.get(i))
-            .map(|a| a.memory.iter())
-            .into_iter()
-            .flatten();
+        // Plain loops: an iterator chain instantiates its own adapters.
+        let mut all: Vec<&MemoryEntry> = Vec::new();
+        if let Some(a) = st.agent_index(&agent.id).and_then(|i| st.agents.get(i)) {
+            all.reserve(a.memory.len());
+            for e in &a.memory {
+                all.push(e);
+            }
+        }
         // Entries not written yet (`State::unsaved`) are the newest of the agent's memory.
-        let unsaved = st
-            .world
-            .current_chat_id
-            .as_deref()
-            .into_iter()
-            .flat_map(|cid| st.unsaved_of(&agent.id, cid))
-            .map(|u| &u.entry);
-        let all: Vec<&MemoryEntry> = saved.chain(unsaved).collect();
+        if let Some(cid) = st.world.current_chat_id.as_deref() {
+            for u in st.unsaved_of(&agent.id, cid) {
+                all.push(&u.entry);
+            }
+        }
         let skip = all.len().saturating_sub(n);
         input_from(agent, all.get(skip..).unwrap_or(&[]))
     }
@@ -825,11 +832,13 @@ pub(crate) fn input_from(agent: &Agent, mem: &[&MemoryEntry]) -> Vec<ChatMessage
     {
         out.push(ChatMessage::new(Role::System, p));
     }
-    let start = mem
-        .iter()
-        .position(|e| e.role == MemoryRole::User)
-        .unwrap_or(mem.len());
-    out.extend(mem.iter().skip(start).map(|e| memory_to_input(e)));
+    let mut started = false;
+    for e in mem {
+        started = started || e.role == MemoryRole::User;
+        if started {
+            out.push(memory_to_input(e));
+        }
+    }
     out
 }
 
@@ -854,18 +863,18 @@ fn replacing(regenerate: &Option<Option<String>>) -> Edit {
 pub(crate) fn memory_to_input(e: &MemoryEntry) -> ChatMessage {
     match e.role {
         MemoryRole::User => ChatMessage::new(Role::User, e.content.clone()),
-        MemoryRole::Assistant => ChatMessage::tool_calls(
-            e.content.clone(),
-            e.tool_calls
-                .iter()
-                .map(|c| ToolCallPart {
+        MemoryRole::Assistant => {
+            let mut calls = Vec::with_capacity(e.tool_calls.len());
+            for c in &e.tool_calls {
+                calls.push(ToolCallPart {
                     id: c.tool_call_id.clone(),
                     name: c.tool_name.clone(),
                     arguments: args_text(&c.args),
                     signature: None,
-                })
-                .collect(),
-        ),
+                });
+            }
+            ChatMessage::tool_calls(e.content.clone(), calls)
+        }
         MemoryRole::Tool => ChatMessage::tool_result(
             e.tool_call_id.clone().unwrap_or_default(),
             e.tool_name.clone().unwrap_or_default(),

@@ -12,7 +12,7 @@
 use crate::core::engine::shared::{cold, replanned};
 use std::collections::VecDeque;
 
-use crate::core::engine::{Job, JobKind, State, TitleCandidate, Unsaved, World};
+use crate::core::engine::{Job, JobKind, State, TitleCandidate, World};
 use crate::core::error::WorldError;
 use crate::core::events::{Decision, Event, SystemEvent, UnansweredReason};
 use crate::core::ids::normalize_id;
@@ -164,11 +164,17 @@ pub(crate) enum Why<'a> {
 
 impl Why<'_> {
     pub(crate) fn text(&self) -> String {
+        // A plain loop, not `map`/`collect`/`join`: std's `join` leaves the package.
         let mentions_list = |v: &[String]| {
-            v.iter()
-                .map(|m| format!("@{m}"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            let mut s = String::new();
+            for m in v {
+                if !s.is_empty() {
+                    s.push_str(", ");
+                }
+                s.push('@');
+                s.push_str(m);
+            }
+            s
         };
         match self {
             Why::Own => "own message".to_string(),
@@ -474,14 +480,20 @@ impl World {
             // The agent's unsaved entries of that chat (its M) go with its message, to the
             // store only: the RAM windows are the current chat's.
             let sender = normalize_id(&out.msg.sender);
-            let held: Vec<Unsaved> = st.unsaved_of(&sender, chat_id).cloned().collect();
+            let held = st.unsaved_cloned(&sender, chat_id);
             (chat, st.world.id.clone(), st.chat_update_time(now), held)
         };
         let mut msg = out.msg;
         msg.chat_id = Some(chat_id.to_string());
         chat.message_count += 1;
         chat.updated_at = updated_at;
-        let mut ops: Vec<StoreOp> = held.iter().map(|u| u.op(&world_id)).collect();
+        // Plain loops here and below: an iterator chain instantiates its own adapters.
+        let mut ops = Vec::with_capacity(held.len() + 2);
+        let mut ids = Vec::with_capacity(held.len());
+        for u in &held {
+            ops.push(u.op(&world_id));
+            ids.push(u.id);
+        }
         ops.push(StoreOp::AppendMessage {
             world_id,
             chat_id: chat_id.to_string(),
@@ -489,7 +501,6 @@ impl World {
         });
         ops.push(StoreOp::PutChat(chat.clone()));
         self.persist(ops).await?;
-        let ids: Vec<u64> = held.iter().map(|u| u.id).collect();
         self.st_mut().saved(&ids);
         let saved = SystemEvent::ChatSaved {
             chat_id: chat.id.clone(),

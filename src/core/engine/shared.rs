@@ -513,12 +513,12 @@ impl World {
             st.agents = view.agents;
             st.chats = view.chats;
             st.no_chat_left = view.no_chat_left;
-            let unstored: Vec<_> = std::mem::take(&mut st.approvals)
-                .into_iter()
-                .filter(|a| st.unstored.contains(&a.approval_id))
-                .collect();
-            st.approvals = view.approvals;
-            st.approvals.extend(unstored);
+            let old = std::mem::replace(&mut st.approvals, view.approvals);
+            for a in old {
+                if st.unstored.contains(&a.approval_id) {
+                    st.approvals.push(a);
+                }
+            }
             if st
                 .title
                 .as_ref()

@@ -615,7 +615,10 @@ impl World {
             let available = if agent.tools.is_empty() {
                 "this agent has no tools".to_string()
             } else {
-                format!("the tools available are {}", agent.tools.join(", "))
+                format!(
+                    "the tools available are {}",
+                    crate::core::join(&agent.tools, ", ")
+                )
             };
             return Err(format!("unknown tool {:?}: {available}", call.name));
         }

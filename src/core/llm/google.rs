@@ -199,7 +199,7 @@ fn blocked_why(reason: &str, candidate: Option<&Value>) -> String {
     }
     let mut why = format!("finishReason {reason}");
     if !categories.is_empty() {
-        why.push_str(&format!(" ({})", categories.join(", ")));
+        why.push_str(&format!(" ({})", crate::core::join(&categories, ", ")));
     }
     why
 }

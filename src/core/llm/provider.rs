@@ -85,7 +85,7 @@ impl ProviderKind {
 
     /// `openai, azure, xai, ...`: the valid names for error messages.
     pub fn valid_names() -> String {
-        Self::ALL.map(ProviderKind::as_str).join(", ")
+        crate::core::join(&Self::ALL.map(ProviderKind::as_str), ", ")
     }
 
     /// Whether the provider speaks the OpenAI chat-completions wire format.

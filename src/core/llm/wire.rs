@@ -283,7 +283,7 @@ pub(crate) fn alternate(
         turn.insert(shape.blocks.into(), blocks);
         out.push(Value::Object(turn));
     }
-    let system = (!system.is_empty()).then(|| system.join("\n\n"));
+    let system = (!system.is_empty()).then(|| crate::core::join(&system, "\n\n"));
     (system, out)
 }
 
