@@ -7,7 +7,8 @@
 //! the plain objects IndexedDB stores (checking each record's format version), and the one
 //! awaiting primitive, [`Pending`], with the transaction wrapper [`Tx`] (aborted when dropped
 //! before its commit). Why only IndexedDB requests are awaited inside a transaction, and how:
-//! see the [`idb_store`](super::idb_store) module docs.
+//! see the [`idb_store`](super::idb_store) module docs. Its JS snippet also holds the Web Lock
+//! request and the change channel of [`tabs`](super::tabs) (one snippet file for the store).
 
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
@@ -371,6 +372,52 @@ export function awwIdbDone(target, n, range) {
     }
   });
 }
+export function awwIdbOpen(factory, name, version, upgrade) {
+  const r = factory.open(name, version);
+  let failed;
+  const settled = new Promise((resolve, reject) => {
+    r.onupgradeneeded = (e) => {
+      try { upgrade(r.result, r.transaction, e.oldVersion, e.newVersion); } catch (x) { failed = x; throw x; }
+    };
+    r.onsuccess = () => resolve(r.result);
+    r.onerror = () => reject(failed ?? r.error);
+  });
+  return [Promise.race([settled, new Promise((blocked) => (r.onblocked = () => blocked()))]), settled];
+}
+export function awwIdbWatch(db, on) {
+  db.onversionchange = on && ((e) => (db.close(), on(e.newVersion)));
+  db.onclose = on && (() => on());
+  if (!on) db.close();
+}
+export function awwLock(name) {
+  let locks, release;
+  try { locks = navigator.locks; } catch (e) {}
+  if (typeof locks?.request !== 'function') return [];
+  const held = new Promise((r) => (release = r));
+  return [release, new Promise((granted, fail) => {
+    let done;
+    try { done = locks.request(name, () => (granted(), held)); } catch (e) { return fail([0, e]); }
+    if (!(done instanceof Promise)) return fail([1]);
+    done.then(() => fail([3]), (e) => fail([2, e]));
+  })];
+}
+export function awwChannel(name, onWorld) {
+  let ch, seen = false;
+  const untold = [], send = (m) => { try { ch.postMessage(m); } catch (e) {} };
+  try { ch = new BroadcastChannel(name); } catch (e) { return null; }
+  ch.onmessage = ({ data }) => {
+    if (data?.hello) send({ here: 1 });
+    if (!seen) untold.forEach((w) => send({ worldId: w, what: 'write' }));
+    seen = true;
+    if (typeof data?.worldId === 'string') onWorld(data.worldId);
+  };
+  send({ hello: 1 });
+  return (w, what) => {
+    if (what === undefined) { ch.onmessage = null; ch.close(); }
+    else if (seen) send({ worldId: w, what });
+    else if (!untold.includes(w)) untold.push(w);
+  };
+}
 "#)]
 extern "C" {
     /// A promise of a request's outcome (its `result`, or its `error`), or, given a
@@ -379,7 +426,7 @@ extern "C" {
     /// handlers are set at once: call it when the request is issued. `catch`: see
     /// `crate::web::timer`'s `hold_timer`.
     #[wasm_bindgen(catch, js_name = awwIdbDone)]
-    pub(super) fn idb_done(target: &JsValue) -> Result<js_sys::Promise, JsValue>;
+    fn idb_done(target: &JsValue) -> Result<js_sys::Promise, JsValue>;
 
     /// Given an object store, a count `n` and a key range: a promise of the values of the
     /// range's last `n` records, newest first (fewer when the range holds fewer), read by one
@@ -392,6 +439,53 @@ extern "C" {
         n: u32,
         range: &JsValue,
     ) -> Result<js_sys::Promise, JsValue>;
+
+    /// Opens database `name` at `version` with `factory`, running `upgrade(db, tx, oldVersion,
+    /// newVersion)` from the request's `upgradeneeded` handler (what it throws aborts the
+    /// upgrade): `[first, settled]`, `settled` a promise of the connection (rejected with the
+    /// upgrade's error, else the request's), `first` the same or `undefined` as soon as the
+    /// request reports `blocked` (one promise race, not two Rust futures raced: the open
+    /// resolves with the connection, never `undefined`). Throws what `open` throws.
+    #[wasm_bindgen(catch, js_name = awwIdbOpen)]
+    pub(super) fn idb_open(
+        factory: &web_sys::IdbFactory,
+        name: &str,
+        version: u32,
+        upgrade: &wasm_bindgen::closure::Closure<
+            dyn FnMut(JsValue, JsValue, f64, Option<f64>) -> Result<(), JsValue>,
+        >,
+    ) -> Result<js_sys::Array, JsValue>;
+
+    /// Given a connection and `on`: sets its `versionchange` handler (closes the connection,
+    /// then calls `on` with the new version, `null` when the database is deleted) and its
+    /// `close` handler (calls `on()`); given no `on`: removes them and closes the connection.
+    /// Never throws; `catch`: see `idb_done`.
+    #[wasm_bindgen(catch, js_name = awwIdbWatch)]
+    pub(super) fn idb_watch(
+        db: &web_sys::IdbDatabase,
+        on: Option<&wasm_bindgen::closure::Closure<dyn FnMut(JsValue)>>,
+    ) -> Result<(), JsValue>;
+
+    /// `[]` where Web Locks do not exist, else `[release, granted]`: `release()` releases the
+    /// lock (at once when it is held, as soon as it is granted while the request still
+    /// waits), `granted` a promise settled when the lock is held, or rejected with
+    /// `[kind, error]` when the request failed first: `0` it threw `error`, `1` it did not
+    /// return a promise, `2` it rejected with `error`, `3` it ended before the grant. No Rust
+    /// callback is handed to the browser, so a failed request leaves nothing behind. For
+    /// `tabs::acquire`.
+    #[wasm_bindgen(catch, js_name = awwLock)]
+    pub(super) fn web_lock(name: &str) -> Result<js_sys::Array, JsValue>;
+
+    /// Opens BroadcastChannel `name` with the protocol of `tabs::ChangeChannel`, calling
+    /// `on_world` with the world id of every other context's notice: `null` where
+    /// BroadcastChannel is missing (or refuses the name), else a function: `(worldId, what)`
+    /// posts (or keeps) a notice, `()` closes the channel. Posting is best effort (a closed
+    /// channel throws).
+    #[wasm_bindgen(catch, js_name = awwChannel)]
+    pub(super) fn open_channel(
+        name: &str,
+        on_world: &wasm_bindgen::closure::Closure<dyn FnMut(String)>,
+    ) -> Result<Option<js_sys::Function>, JsValue>;
 }
 
 /// An issued request, awaited as it is (a future of its result, or of its error or what
