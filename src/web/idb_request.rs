@@ -372,12 +372,12 @@ export function awwIdbDone(target, n, range) {
     }
   });
 }
-export function awwIdbOpen(factory, name, version, upgrade) {
+export function awwIdbOpen(factory, name, version) {
   const r = factory.open(name, version);
   let failed;
   const settled = new Promise((resolve, reject) => {
     r.onupgradeneeded = (e) => {
-      try { upgrade(r.result, r.transaction, e.oldVersion, e.newVersion); } catch (x) { failed = x; throw x; }
+      try { awwIdbUpgrade(r.result, r.transaction, e.oldVersion, e.newVersion); } catch (x) { failed = x; throw x; }
     };
     r.onsuccess = () => resolve(r.result);
     r.onerror = () => reject(failed ?? r.error);
@@ -388,6 +388,39 @@ export function awwIdbWatch(db, on) {
   db.onversionchange = on && ((e) => (db.close(), on(e.newVersion)));
   db.onclose = on && (() => on());
   if (!on) db.close();
+}
+export function awwIdbUpgrade(db, tx, from, to) {
+  const store = (name, ...path) => db.createObjectStore(name, path.length ? { keyPath: path.length > 1 ? path : path[0] } : {});
+  const steps = [
+    () => {
+      store('worlds', 'worldId');
+      store('agents', 'worldId', 'agentId');
+      store('chats', 'worldId', 'chatId');
+      store('messages', 'worldId', 'chatId', 'seq')
+        .createIndex('byMessageId', ['worldId', 'chatId', 'messageId'], { unique: true });
+      store('memory', 'worldId', 'chatId', 'agentId', 'seq');
+      store('agent_states', 'worldId', 'chatId', 'agentId');
+    },
+    () => store('approvals', 'worldId', 'chatId', 'approvalId'),
+    () => {
+      store('revisions');
+      const read = tx.objectStore('worlds').getAll();
+      read.onsuccess = () => {
+        try {
+          const revisions = tx.objectStore('revisions');
+          for (const row of read.result) {
+            if (typeof row !== 'object' || row === null) continue;
+            const { worldId, rev } = row;
+            if (typeof worldId === 'string' && Number.isFinite(rev) && rev > 0) revisions.add(0, [worldId, rev]);
+          }
+        } catch (e) {
+          tx.abort();
+        }
+      };
+    },
+    () => {},
+  ];
+  for (let v = 1; v <= steps.length; v++) if (v > from && v <= (to ?? steps.length)) steps[v - 1]();
 }
 export function awwLock(name) {
   let locks, release;
@@ -440,20 +473,18 @@ extern "C" {
         range: &JsValue,
     ) -> Result<js_sys::Promise, JsValue>;
 
-    /// Opens database `name` at `version` with `factory`, running `upgrade(db, tx, oldVersion,
-    /// newVersion)` from the request's `upgradeneeded` handler (what it throws aborts the
-    /// upgrade): `[first, settled]`, `settled` a promise of the connection (rejected with the
-    /// upgrade's error, else the request's), `first` the same or `undefined` as soon as the
-    /// request reports `blocked` (one promise race, not two Rust futures raced: the open
-    /// resolves with the connection, never `undefined`). Throws what `open` throws.
+    /// Opens database `name` at `version` with `factory`, running the migrations
+    /// (`awwIdbUpgrade`, see `idb_schema`) from the request's `upgradeneeded` handler (what a
+    /// step throws aborts the upgrade): `[first, settled]`, `settled` a promise of the
+    /// connection (rejected with the failed step's error, else the request's), `first` the same
+    /// or `undefined` as soon as the request reports `blocked` (one promise race, not two Rust
+    /// futures raced: the open resolves with the connection, never `undefined`). Throws what
+    /// `open` throws.
     #[wasm_bindgen(catch, js_name = awwIdbOpen)]
     pub(super) fn idb_open(
         factory: &web_sys::IdbFactory,
         name: &str,
         version: u32,
-        upgrade: &wasm_bindgen::closure::Closure<
-            dyn FnMut(JsValue, JsValue, f64, Option<f64>) -> Result<(), JsValue>,
-        >,
     ) -> Result<js_sys::Array, JsValue>;
 
     /// Given a connection and `on`: sets its `versionchange` handler (closes the connection,

@@ -173,23 +173,19 @@ impl IdbStore {
                 "{context}: version 0 is invalid"
             )));
         }
-        // The open request and its handlers are made in JS (`awwIdbOpen`): the upgrade steps
-        // run in Rust, called from its `upgradeneeded` handler.
-        type Upgrade = dyn FnMut(JsValue, JsValue, f64, Option<f64>) -> Result<(), JsValue>;
-        let upgrade = Closure::<Upgrade>::new(run_upgrade);
-        let open = idb_open(&factory(&context)?, db_name, version, &upgrade)
+        // The open request, its handlers and the migrations are JS (`awwIdbOpen`).
+        let open = idb_open(&factory(&context)?, db_name, version)
             .map_err(|e| map_js_error(&context, e))?;
         let settled: js_sys::Promise = open.get(1).unchecked_into();
         match JsFuture::from(js_sys::Promise::from(open.get(0))).await {
             Ok(v) if v.is_undefined() => {
                 // The open request stays queued in the browser and succeeds (upgrading) once
                 // the other connection closes; close that connection then, so nobody holds an
-                // orphan. The upgrade handler lives until then.
+                // orphan.
                 wasm_bindgen_futures::spawn_local(async move {
                     if let Ok(db) = JsFuture::from(settled).await {
                         db.unchecked_into::<IdbDatabase>().close();
                     }
-                    drop(upgrade);
                 });
                 Err(StoreError::Blocked(format!(
                     "opening database {db_name:?} (version {version}) waits for a connection \
@@ -693,20 +689,6 @@ impl Drop for IdbStore {
         let raw = self.raw();
         let _ = idb_watch(raw, None);
     }
-}
-
-/// The `upgradeneeded` handler: runs the upgrade steps in the request's version-change
-/// transaction `tx` on the database `db`.
-fn run_upgrade(db: JsValue, tx: JsValue, old: f64, new: Option<f64>) -> Result<(), JsValue> {
-    let Ok(tx) = tx.dyn_into::<web_sys::IdbTransaction>() else {
-        let msg = "the upgrade has no version-change transaction; reload the page";
-        return Err(js_sys::Error::new(msg).into());
-    };
-    let Ok(db) = db.dyn_into::<web_sys::IdbDatabase>() else {
-        let msg = "the upgrade has no database connection; reload the page";
-        return Err(js_sys::Error::new(msg).into());
-    };
-    super::idb_schema::upgrade(&db, &tx, old, new)
 }
 
 /// The IndexedDB factory of this context (`globalThis.indexedDB`: pages, workers).
