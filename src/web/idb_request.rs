@@ -13,7 +13,7 @@
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{IdbCursorDirection, IdbObjectStore, IdbRequest, IdbTransaction};
+use web_sys::{IdbObjectStore, IdbRequest, IdbTransaction};
 
 use super::idb_error::map_js_error;
 use super::idb_schema::{prefix_range, AgentRow, KeyRange, AGENTS, RECORD_VERSION};
@@ -22,6 +22,33 @@ use crate::core::json_write::ToJson;
 use crate::core::store::StoreError;
 
 // ---- request helpers: each awaits (or only issues) one IndexedDB request or cursor walk ----
+
+/// The kinds of request [`req`] issues (their order is `awwIdbOps`'s, in the JS snippet).
+#[derive(Clone, Copy)]
+pub(super) enum Op {
+    Get,
+    GetKey,
+    GetAll,
+    GetAllKeys,
+    Put,
+    Add,
+    Delete,
+    /// A reverse cursor (`prev`) over a query.
+    OpenCursor,
+    /// A reverse key cursor (`prev`) over a query.
+    OpenKeyCursor,
+}
+
+/// Issues request `op` on `target` (an object store or index) with `a`: the key, query or
+/// value.
+pub(super) fn req(target: &JsValue, op: Op, a: &JsValue) -> Result<IdbRequest, JsValue> {
+    idb_req(target, op as u32, a, &JsValue::UNDEFINED)
+}
+
+/// Issues the `add` of `value` at out-of-line key `key` (`undefined`: an in-line key).
+pub(super) fn add(target: &JsValue, value: &JsValue, key: &JsValue) -> Result<IdbRequest, JsValue> {
+    idb_req(target, Op::Add as u32, value, key)
+}
 
 /// A row as the plain object IndexedDB stores, by way of JSON text (`JSON.parse`): the row
 /// types share their hand-written writers ([`crate::core::json_write`]) with the export and
@@ -45,7 +72,7 @@ pub(super) fn some_key(found: JsValue) -> Option<JsValue> {
 
 /// Issues a `get` of key `k`: the record (`undefined`: none) for [`row_of`].
 pub(super) fn get<'c>(store: &IdbObjectStore, k: &JsValue, context: &'c str) -> Outcome<'c> {
-    Pending::of(store.get(k)).outcome(context)
+    Pending::of(req(store, Op::Get, k)).outcome(context)
 }
 
 /// The row a `get` request of key `k` found (`None`: no record).
@@ -115,10 +142,11 @@ fn rows_of(
 
 /// Issues a `getAll` (or, `keys`, `getAllKeys`) of `range`: see [`array_of`].
 pub(super) fn all_request(store: &IdbObjectStore, range: KeyRange, keys: bool) -> Pending {
-    Pending::of(range.query().and_then(|q| match keys {
-        false => store.get_all_with_key(&q),
-        true => store.get_all_keys_with_key(&q),
-    }))
+    let op = match keys {
+        false => Op::GetAll,
+        true => Op::GetAllKeys,
+    };
+    Pending::of(range.query().and_then(|q| req(store, op, &q)))
 }
 
 /// The records (or keys) a `getAll` request found, in key order.
@@ -138,12 +166,11 @@ pub(super) fn open_reverse(
     range: &KeyRange,
     keys: bool,
 ) -> Result<IdbRequest, JsValue> {
-    let prev = IdbCursorDirection::Prev;
-    let q = range.query()?;
-    match keys {
-        false => store.open_cursor_with_range_and_direction(&q, prev),
-        true => store.open_key_cursor_with_range_and_direction(&q, prev),
-    }
+    let op = match keys {
+        false => Op::OpenCursor,
+        true => Op::OpenKeyCursor,
+    };
+    req(store, op, &range.query()?)
 }
 
 /// A cursor request's result: the cursor, or `None` at the end of its range.
@@ -372,6 +399,13 @@ export function awwIdbDone(target, n, range) {
     }
   });
 }
+const awwIdbOps = ['get', 'getKey', 'getAll', 'getAllKeys', 'put', 'add', 'delete', 'openCursor', 'openKeyCursor'];
+export function awwIdbReq(target, op, a, b) {
+  return op > 6 ? target[awwIdbOps[op]](a, 'prev') : target[awwIdbOps[op]](a, b);
+}
+export function awwIdbRange(lower, upper, lowerOpen, upperOpen) {
+  return upper === undefined ? IDBKeyRange.lowerBound(lower, lowerOpen) : IDBKeyRange.bound(lower, upper, lowerOpen, upperOpen);
+}
 export function awwIdbOpen(factory, name, version) {
   const r = factory.open(name, version);
   let failed;
@@ -473,6 +507,24 @@ extern "C" {
         range: &JsValue,
     ) -> Result<js_sys::Promise, JsValue>;
 
+    /// Issues request `op` (an [`Op`]) on `target` (an object store or index) with `a` (the
+    /// key, query or value) and `b` (`add`'s key; a cursor goes in direction `prev`): one
+    /// imported function for every kind of request instead of a web-sys one each. Throws what
+    /// the call throws.
+    #[wasm_bindgen(catch, js_name = awwIdbReq)]
+    fn idb_req(target: &JsValue, op: u32, a: &JsValue, b: &JsValue) -> Result<IdbRequest, JsValue>;
+
+    /// `IDBKeyRange.bound(lower, upper, lowerOpen, upperOpen)`, or, `upper` undefined,
+    /// `IDBKeyRange.lowerBound(lower, lowerOpen)` (for `idb_schema::KeyRange`). Throws what
+    /// they throw (a key that is not valid).
+    #[wasm_bindgen(catch, js_name = awwIdbRange)]
+    pub(super) fn idb_range(
+        lower: &JsValue,
+        upper: &JsValue,
+        lower_open: bool,
+        upper_open: bool,
+    ) -> Result<JsValue, JsValue>;
+
     /// Opens database `name` at `version` with `factory`, running the migrations
     /// (`awwIdbUpgrade`, see `idb_schema`) from the request's `upgradeneeded` handler (what a
     /// step throws aborts the upgrade): `[first, settled]`, `settled` a promise of the
@@ -515,7 +567,7 @@ extern "C" {
     #[wasm_bindgen(catch, js_name = awwChannel)]
     pub(super) fn open_channel(
         name: &str,
-        on_world: &wasm_bindgen::closure::Closure<dyn FnMut(String)>,
+        on_world: &wasm_bindgen::closure::Closure<dyn FnMut(JsValue)>,
     ) -> Result<Option<js_sys::Function>, JsValue>;
 }
 

@@ -380,16 +380,10 @@ impl KeyRange {
         match self {
             KeyRange::Only(k) => Ok(k.clone()),
             KeyRange::Bound(lower, lower_open, upper, upper_open) => {
-                web_sys::IdbKeyRange::bound_with_lower_open_and_upper_open(
-                    lower,
-                    upper,
-                    *lower_open,
-                    *upper_open,
-                )
-                .map(JsValue::from)
+                super::idb_request::idb_range(lower, upper, *lower_open, *upper_open)
             }
             KeyRange::LowerBound(lower, open) => {
-                web_sys::IdbKeyRange::lower_bound_with_open(lower, *open).map(JsValue::from)
+                super::idb_request::idb_range(lower, &JsValue::UNDEFINED, *open, false)
             }
         }
     }

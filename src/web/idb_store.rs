@@ -93,7 +93,7 @@ pub use super::idb_error::store_error_from_dom_exception;
 use super::idb_fast::{self, Known, Learned};
 use super::idb_request::{
     cursor_of, decode, decode_all, describe, get, get_all, idb_open, idb_watch, last_n, next_seq,
-    open_reverse, payloads, row_of, seq_after, some_key, Pending, Tx,
+    open_reverse, payloads, req, row_of, seq_after, some_key, Op, Pending, Tx,
 };
 use super::idb_schema::{
     below_range, key, prefix_range, with_stamp, AgentRow, ApprovalRow, ChatRow, KeyRange,
@@ -782,7 +782,7 @@ impl Store for IdbStore {
                         .index(MESSAGES_BY_ID)
                         .map_err(|e| self.fail("opening the message-id index", e))?;
                     let id_key: JsValue = key(&[world_id, chat_id, id]).into();
-                    let found = Pending::of(by_id.get_key(&id_key));
+                    let found = Pending::of(req(&by_id, Op::GetKey, &id_key));
                     let Some(primary) = some_key(found.outcome("finding a message").await?) else {
                         return Ok(Vec::new());
                     };

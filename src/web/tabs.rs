@@ -102,7 +102,9 @@ pub struct ChangeChannel {
     channel: Option<Function>,
     listeners: Rc<RefCell<Vec<(u64, Listener)>>>,
     next: Cell<u64>,
-    _on_world: Closure<dyn FnMut(String)>,
+    /// Takes a `JsValue`, not a `String`: the signature the crate's other closures share (one
+    /// set of closure glue).
+    _on_world: Closure<dyn FnMut(JsValue)>,
 }
 
 impl ChangeChannel {
@@ -110,7 +112,10 @@ impl ChangeChannel {
     pub fn open(name: &str) -> ChangeChannel {
         let listeners: Rc<RefCell<Vec<(u64, Listener)>>> = Rc::default();
         let called = listeners.clone();
-        let on_world = Closure::<dyn FnMut(String)>::new(move |world: String| {
+        let on_world = Closure::<dyn FnMut(JsValue)>::new(move |world: JsValue| {
+            let Some(world) = world.as_string() else {
+                return;
+            };
             // Copied out: a listener may subscribe or unsubscribe.
             let mut list: Vec<Listener> = Vec::new();
             for (_, l) in called.borrow().iter() {
