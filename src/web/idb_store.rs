@@ -1,15 +1,18 @@
 //! [`IdbStore`]: the [`Store`] over IndexedDB (web-sys), so that chats and memories survive
 //! reloads. Runs in a page and in a dedicated worker (the factory is found
-//! through `globalThis`). The schema, its version and its migrations are in
+//! through `globalThis`). The schema, its version and its migrations are described in
 //! [`idb_schema`](super::idb_schema).
 //!
-//! Layout: this file holds the connection (opening, upgrade handlers, `versionchange` and
-//! `close`), `apply` (burst or read round) and the read methods of [`Store`]. The rest is
-//! beside it: [`idb_schema`](super::idb_schema) the stores, keys, row types and migrations;
+//! Layout: this file holds the connection (opening, `versionchange` and `close`), `apply`
+//! (burst or read round) and the read methods of [`Store`]. The rest is beside it:
+//! [`idb_schema`](super::idb_schema) the stores, keys, row types and migrations;
 //! `idb_fast.rs` the one-burst write and what a connection knows; `idb_write.rs` the read
 //! round; `idb_request.rs` the request helpers (one request or one cursor walk each), record
-//! encoding and decoding, and the awaiting primitive with the transaction wrapper `Tx`;
-//! `idb_error.rs` the mapping of DOMExceptions and aborts to [`StoreError`].
+//! encoding and decoding, and the awaiting primitive with the transaction wrapper `Tx`, and
+//! the adapter's JS snippet (every request, the open request with its handlers and the
+//! migrations, the connection's handlers): host work that takes JS a few lines and Rust an
+//! import, glue and a closure per call; `idb_error.rs` the mapping of DOMExceptions and
+//! aborts to [`StoreError`].
 //!
 //! Transaction boundaries:
 //! - every read method is one `readonly` transaction over the stores it reads (`dump` one over
