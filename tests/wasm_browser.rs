@@ -83,12 +83,12 @@ async fn every_provider_converses_with_aimock_from_a_page() {
         .await;
 }
 
-/// A Web Lock request that fails leaves nothing behind. `tabs::acquire` races "granted"
-/// against the request's own promise; had it raced two `JsFuture`s, the dropped loser would
-/// keep its two callbacks alive until its promise settles, and "granted" never settles when
-/// the request fails (here: a name starting with "-" is reserved, so the request rejects).
-/// Each failure leaked those callbacks once; 20,000 of them grew the module's memory by
-/// megabytes.
+/// A Web Lock request that fails leaves nothing behind. `tabs::acquire` awaits one promise
+/// that settles on the grant or on the request's own failure; had it raced two `JsFuture`s,
+/// the dropped loser would keep its two callbacks alive until its promise settles, and
+/// "granted" never settles when the request fails (here: a name starting with "-" is
+/// reserved, so the request rejects). Each failure leaked those callbacks once; 20,000 of
+/// them grew the module's memory by megabytes.
 #[wasm_bindgen_test]
 async fn a_failed_web_lock_request_leaves_no_callbacks_behind() {
     use agent_world_wasm::web::tabs;

@@ -45,7 +45,7 @@
 
 use wasm_bindgen::JsValue;
 
-use super::idb_request::encode;
+use super::idb_request::{add, encode, req, Op};
 use super::idb_schema::{
     rev_key, ChatRow, MemoryRow, MessageRow, StateRow, WorldRow, AGENT_STATES, CHATS, MEMORY,
     MESSAGES, RECORD_VERSION, REVISIONS, WORLDS,
@@ -504,17 +504,15 @@ pub(super) fn write(s: &Stores<'_>, ops: &[StoreOp], plan: Plan) -> Result<Known
 /// Issues the `add` of world `w`'s revision record `rev`: it fails, aborting the transaction,
 /// when another writer took that revision (see the module docs).
 pub(super) fn add_revision(s: &Stores<'_>, w: &str, rev: f64) -> Result<(), StoreError> {
-    let request = s
-        .revisions()?
-        .add_with_key(&JsValue::from_f64(0.0), &rev_key(w, rev));
+    let request = add(s.revisions()?, &JsValue::from_f64(0.0), &rev_key(w, rev));
     issue(request, "raising a world's revision")
 }
 
 /// Issues the `add` of a record with an in-line key: `add(value, undefined)`, which IndexedDB
-/// takes as `add(value)` (an explicit `undefined` is a missing optional argument), so that the
-/// revision records' `add(0, key)` and this share one imported function.
-fn add(store: &web_sys::IdbObjectStore, value: &JsValue, ctx: &str) -> Result<(), StoreError> {
-    issue(store.add_with_key(value, &JsValue::UNDEFINED), ctx)
+/// takes as `add(value)` (an explicit `undefined` is a missing optional argument), as the
+/// revision records' `add(0, key)` is issued.
+fn add_row(store: &web_sys::IdbObjectStore, value: &JsValue, ctx: &str) -> Result<(), StoreError> {
+    issue(add(store, value, &JsValue::UNDEFINED), ctx)
 }
 
 /// Issues the put of a world row (its revision is in the `revisions` store).
@@ -529,7 +527,7 @@ pub(super) fn put_world(
         rev: 0.0,
     };
     let ctx = "writing a world";
-    issue(s.worlds()?.put(&encode(&row, ctx)?), ctx)
+    issue(req(s.worlds()?, Op::Put, &encode(&row, ctx)?), ctx)
 }
 
 /// Issues the write of one of the common ops (a chat, a message or memory entry at `seq`, an
@@ -554,7 +552,7 @@ fn write_op(
                 chat,
             };
             let ctx = "writing a chat";
-            issue(s.chats()?.put(&encode(&row, ctx)?), ctx)
+            issue(req(s.chats()?, Op::Put, &encode(&row, ctx)?), ctx)
         }
         StoreOp::AppendMessage {
             world_id,
@@ -572,7 +570,7 @@ fn write_op(
                 chat_updated_at: stamp.map(|(_, t)| t),
             };
             let ctx = "appending a message";
-            add(s.messages()?, &encode(&row, ctx)?, ctx)
+            add_row(s.messages()?, &encode(&row, ctx)?, ctx)
         }
         StoreOp::AppendMemory {
             world_id,
@@ -589,7 +587,7 @@ fn write_op(
                 entry,
             };
             let ctx = "appending a memory entry";
-            add(s.memory()?, &encode(&row, ctx)?, ctx)
+            add_row(s.memory()?, &encode(&row, ctx)?, ctx)
         }
         StoreOp::PutAgentState {
             world_id,
@@ -604,7 +602,7 @@ fn write_op(
                 state,
             };
             let ctx = "writing an agent state";
-            issue(s.states()?.put(&encode(&row, ctx)?), ctx)
+            issue(req(s.states()?, Op::Put, &encode(&row, ctx)?), ctx)
         }
         _ => Ok(()),
     }

@@ -7,12 +7,13 @@
 //! the plain objects IndexedDB stores (checking each record's format version), and the one
 //! awaiting primitive, [`Pending`], with the transaction wrapper [`Tx`] (aborted when dropped
 //! before its commit). Why only IndexedDB requests are awaited inside a transaction, and how:
-//! see the [`idb_store`](super::idb_store) module docs.
+//! see the [`idb_store`](super::idb_store) module docs. Its JS snippet also holds the Web Lock
+//! request and the change channel of [`tabs`](super::tabs) (one snippet file for the store).
 
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{IdbCursorDirection, IdbObjectStore, IdbRequest, IdbTransaction};
+use web_sys::{IdbObjectStore, IdbRequest, IdbTransaction};
 
 use super::idb_error::map_js_error;
 use super::idb_schema::{prefix_range, AgentRow, KeyRange, AGENTS, RECORD_VERSION};
@@ -21,6 +22,33 @@ use crate::core::json_write::ToJson;
 use crate::core::store::StoreError;
 
 // ---- request helpers: each awaits (or only issues) one IndexedDB request or cursor walk ----
+
+/// The kinds of request [`req`] issues (their order is `awwIdbOps`'s, in the JS snippet).
+#[derive(Clone, Copy)]
+pub(super) enum Op {
+    Get,
+    GetKey,
+    GetAll,
+    GetAllKeys,
+    Put,
+    Add,
+    Delete,
+    /// A reverse cursor (`prev`) over a query.
+    OpenCursor,
+    /// A reverse key cursor (`prev`) over a query.
+    OpenKeyCursor,
+}
+
+/// Issues request `op` on `target` (an object store or index) with `a`: the key, query or
+/// value.
+pub(super) fn req(target: &JsValue, op: Op, a: &JsValue) -> Result<IdbRequest, JsValue> {
+    idb_req(target, op as u32, a, &JsValue::UNDEFINED)
+}
+
+/// Issues the `add` of `value` at out-of-line key `key` (`undefined`: an in-line key).
+pub(super) fn add(target: &JsValue, value: &JsValue, key: &JsValue) -> Result<IdbRequest, JsValue> {
+    idb_req(target, Op::Add as u32, value, key)
+}
 
 /// A row as the plain object IndexedDB stores, by way of JSON text (`JSON.parse`): the row
 /// types share their hand-written writers ([`crate::core::json_write`]) with the export and
@@ -44,7 +72,7 @@ pub(super) fn some_key(found: JsValue) -> Option<JsValue> {
 
 /// Issues a `get` of key `k`: the record (`undefined`: none) for [`row_of`].
 pub(super) fn get<'c>(store: &IdbObjectStore, k: &JsValue, context: &'c str) -> Outcome<'c> {
-    Pending::of(store.get(k)).outcome(context)
+    Pending::of(req(store, Op::Get, k)).outcome(context)
 }
 
 /// The row a `get` request of key `k` found (`None`: no record).
@@ -114,10 +142,11 @@ fn rows_of(
 
 /// Issues a `getAll` (or, `keys`, `getAllKeys`) of `range`: see [`array_of`].
 pub(super) fn all_request(store: &IdbObjectStore, range: KeyRange, keys: bool) -> Pending {
-    Pending::of(range.query().and_then(|q| match keys {
-        false => store.get_all_with_key(&q),
-        true => store.get_all_keys_with_key(&q),
-    }))
+    let op = match keys {
+        false => Op::GetAll,
+        true => Op::GetAllKeys,
+    };
+    Pending::of(range.query().and_then(|q| req(store, op, &q)))
 }
 
 /// The records (or keys) a `getAll` request found, in key order.
@@ -137,12 +166,11 @@ pub(super) fn open_reverse(
     range: &KeyRange,
     keys: bool,
 ) -> Result<IdbRequest, JsValue> {
-    let prev = IdbCursorDirection::Prev;
-    let q = range.query()?;
-    match keys {
-        false => store.open_cursor_with_range_and_direction(&q, prev),
-        true => store.open_key_cursor_with_range_and_direction(&q, prev),
-    }
+    let op = match keys {
+        false => Op::OpenCursor,
+        true => Op::OpenKeyCursor,
+    };
+    req(store, op, &range.query()?)
 }
 
 /// A cursor request's result: the cursor, or `None` at the end of its range.
@@ -371,6 +399,92 @@ export function awwIdbDone(target, n, range) {
     }
   });
 }
+const awwIdbOps = ['get', 'getKey', 'getAll', 'getAllKeys', 'put', 'add', 'delete', 'openCursor', 'openKeyCursor'];
+export function awwIdbReq(target, op, a, b) {
+  return op > 6 ? target[awwIdbOps[op]](a, 'prev') : target[awwIdbOps[op]](a, b);
+}
+export function awwIdbRange(lower, upper, lowerOpen, upperOpen) {
+  return upper === undefined ? IDBKeyRange.lowerBound(lower, lowerOpen) : IDBKeyRange.bound(lower, upper, lowerOpen, upperOpen);
+}
+export function awwIdbOpen(factory, name, version) {
+  const r = factory.open(name, version);
+  let failed;
+  const settled = new Promise((resolve, reject) => {
+    r.onupgradeneeded = (e) => {
+      try { awwIdbUpgrade(r.result, r.transaction, e.oldVersion, e.newVersion); } catch (x) { failed = x; throw x; }
+    };
+    r.onsuccess = () => resolve(r.result);
+    r.onerror = () => reject(failed ?? r.error);
+  });
+  return [Promise.race([settled, new Promise((blocked) => (r.onblocked = () => blocked()))]), settled];
+}
+export function awwIdbWatch(db, on) {
+  db.onversionchange = on && ((e) => (db.close(), on(e.newVersion)));
+  db.onclose = on && (() => on());
+  if (!on) db.close();
+}
+export function awwIdbUpgrade(db, tx, from, to) {
+  const store = (name, ...path) => db.createObjectStore(name, path.length ? { keyPath: path.length > 1 ? path : path[0] } : {});
+  const steps = [
+    () => {
+      store('worlds', 'worldId');
+      store('agents', 'worldId', 'agentId');
+      store('chats', 'worldId', 'chatId');
+      store('messages', 'worldId', 'chatId', 'seq')
+        .createIndex('byMessageId', ['worldId', 'chatId', 'messageId'], { unique: true });
+      store('memory', 'worldId', 'chatId', 'agentId', 'seq');
+      store('agent_states', 'worldId', 'chatId', 'agentId');
+    },
+    () => store('approvals', 'worldId', 'chatId', 'approvalId'),
+    () => {
+      store('revisions');
+      const read = tx.objectStore('worlds').getAll();
+      read.onsuccess = () => {
+        try {
+          const revisions = tx.objectStore('revisions');
+          for (const row of read.result) {
+            if (typeof row !== 'object' || row === null) continue;
+            const { worldId, rev } = row;
+            if (typeof worldId === 'string' && Number.isFinite(rev) && rev > 0) revisions.add(0, [worldId, rev]);
+          }
+        } catch (e) {
+          tx.abort();
+        }
+      };
+    },
+    () => {},
+  ];
+  for (let v = 1; v <= steps.length; v++) if (v > from && v <= (to ?? steps.length)) steps[v - 1]();
+}
+export function awwLock(name) {
+  let locks, release;
+  try { locks = navigator.locks; } catch (e) {}
+  if (typeof locks?.request !== 'function') return [];
+  const held = new Promise((r) => (release = r));
+  return [release, new Promise((granted, fail) => {
+    let done;
+    try { done = locks.request(name, () => (granted(), held)); } catch (e) { return fail([0, e]); }
+    if (!(done instanceof Promise)) return fail([1]);
+    done.then(() => fail([3]), (e) => fail([2, e]));
+  })];
+}
+export function awwChannel(name, onWorld) {
+  let ch, seen = false;
+  const untold = [], send = (m) => { try { ch.postMessage(m); } catch (e) {} };
+  try { ch = new BroadcastChannel(name); } catch (e) { return null; }
+  ch.onmessage = ({ data }) => {
+    if (data?.hello) send({ here: 1 });
+    if (!seen) untold.forEach((w) => send({ worldId: w, what: 'write' }));
+    seen = true;
+    if (typeof data?.worldId === 'string') onWorld(data.worldId);
+  };
+  send({ hello: 1 });
+  return (w, what) => {
+    if (what === undefined) { ch.onmessage = null; ch.close(); }
+    else if (seen) send({ worldId: w, what });
+    else if (!untold.includes(w)) untold.push(w);
+  };
+}
 "#)]
 extern "C" {
     /// A promise of a request's outcome (its `result`, or its `error`), or, given a
@@ -379,7 +493,7 @@ extern "C" {
     /// handlers are set at once: call it when the request is issued. `catch`: see
     /// `crate::web::timer`'s `hold_timer`.
     #[wasm_bindgen(catch, js_name = awwIdbDone)]
-    pub(super) fn idb_done(target: &JsValue) -> Result<js_sys::Promise, JsValue>;
+    fn idb_done(target: &JsValue) -> Result<js_sys::Promise, JsValue>;
 
     /// Given an object store, a count `n` and a key range: a promise of the values of the
     /// range's last `n` records, newest first (fewer when the range holds fewer), read by one
@@ -392,6 +506,69 @@ extern "C" {
         n: u32,
         range: &JsValue,
     ) -> Result<js_sys::Promise, JsValue>;
+
+    /// Issues request `op` (an [`Op`]) on `target` (an object store or index) with `a` (the
+    /// key, query or value) and `b` (`add`'s key; a cursor goes in direction `prev`): one
+    /// imported function for every kind of request instead of a web-sys one each. Throws what
+    /// the call throws.
+    #[wasm_bindgen(catch, js_name = awwIdbReq)]
+    fn idb_req(target: &JsValue, op: u32, a: &JsValue, b: &JsValue) -> Result<IdbRequest, JsValue>;
+
+    /// `IDBKeyRange.bound(lower, upper, lowerOpen, upperOpen)`, or, `upper` undefined,
+    /// `IDBKeyRange.lowerBound(lower, lowerOpen)` (for `idb_schema::KeyRange`). Throws what
+    /// they throw (a key that is not valid).
+    #[wasm_bindgen(catch, js_name = awwIdbRange)]
+    pub(super) fn idb_range(
+        lower: &JsValue,
+        upper: &JsValue,
+        lower_open: bool,
+        upper_open: bool,
+    ) -> Result<JsValue, JsValue>;
+
+    /// Opens database `name` at `version` with `factory`, running the migrations
+    /// (`awwIdbUpgrade`, see `idb_schema`) from the request's `upgradeneeded` handler (what a
+    /// step throws aborts the upgrade): `[first, settled]`, `settled` a promise of the
+    /// connection (rejected with the failed step's error, else the request's), `first` the same
+    /// or `undefined` as soon as the request reports `blocked` (one promise race, not two Rust
+    /// futures raced: the open resolves with the connection, never `undefined`). Throws what
+    /// `open` throws.
+    #[wasm_bindgen(catch, js_name = awwIdbOpen)]
+    pub(super) fn idb_open(
+        factory: &web_sys::IdbFactory,
+        name: &str,
+        version: u32,
+    ) -> Result<js_sys::Array, JsValue>;
+
+    /// Given a connection and `on`: sets its `versionchange` handler (closes the connection,
+    /// then calls `on` with the new version, `null` when the database is deleted) and its
+    /// `close` handler (calls `on()`); given no `on`: removes them and closes the connection.
+    /// Never throws; `catch`: see `idb_done`.
+    #[wasm_bindgen(catch, js_name = awwIdbWatch)]
+    pub(super) fn idb_watch(
+        db: &web_sys::IdbDatabase,
+        on: Option<&wasm_bindgen::closure::Closure<dyn FnMut(JsValue)>>,
+    ) -> Result<(), JsValue>;
+
+    /// `[]` where Web Locks do not exist, else `[release, granted]`: `release()` releases the
+    /// lock (at once when it is held, as soon as it is granted while the request still
+    /// waits), `granted` a promise settled when the lock is held, or rejected with
+    /// `[kind, error]` when the request failed first: `0` it threw `error`, `1` it did not
+    /// return a promise, `2` it rejected with `error`, `3` it ended before the grant. No Rust
+    /// callback is handed to the browser, so a failed request leaves nothing behind. For
+    /// `tabs::acquire`.
+    #[wasm_bindgen(catch, js_name = awwLock)]
+    pub(super) fn web_lock(name: &str) -> Result<js_sys::Array, JsValue>;
+
+    /// Opens BroadcastChannel `name` with the protocol of `tabs::ChangeChannel`, calling
+    /// `on_world` with the world id of every other context's notice: `null` where
+    /// BroadcastChannel is missing (or refuses the name), else a function: `(worldId, what)`
+    /// posts (or keeps) a notice, `()` closes the channel. Posting is best effort (a closed
+    /// channel throws).
+    #[wasm_bindgen(catch, js_name = awwChannel)]
+    pub(super) fn open_channel(
+        name: &str,
+        on_world: &wasm_bindgen::closure::Closure<dyn FnMut(JsValue)>,
+    ) -> Result<Option<js_sys::Function>, JsValue>;
 }
 
 /// An issued request, awaited as it is (a future of its result, or of its error or what

@@ -32,10 +32,10 @@
 //! using them corrupted; the raised version makes it say "written by a newer app" instead.
 //! Format 2 records read unchanged (every new field is optional).
 //!
-//! Migrations: [`UPGRADE_STEPS`] lists one step per database version. Opening runs the steps
-//! whose version is above the database's old version, in order, inside the browser's
+//! Migrations: one step per database version (listed below, with `DB_VERSION`). Opening runs the
+//! steps whose version is above the database's old version, in order, inside the browser's
 //! version-change transaction (atomic: a failing step leaves the old database). Version 2 is an
-//! added `Step { version: 2, apply: v2 }` and `DB_VERSION = 2`, never an edit of `v1`.
+//! added step and `DB_VERSION = 2`, never an edit of version 1's.
 //!
 //! Version 2 adds the `approvals` store (pending tool approvals, spec §9). A database of
 //! version 1 gains it, empty, the first time this app opens it; an app that knows only
@@ -74,7 +74,7 @@
 
 use crate::core::json::Value;
 use js_sys::Array;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 
 use crate::core::approval::ApprovalRecord;
 use crate::core::json::{from_json_struct, Fields, FromJson, JsonError};
@@ -82,7 +82,8 @@ use crate::core::json_write::{Obj, ToJson};
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, Timestamp, WorldData};
 use crate::core::store::AgentChatState;
 
-/// The IndexedDB database version this code creates and understands.
+/// The IndexedDB database version this code creates and understands: the number of steps of
+/// `awwIdbUpgrade` (see the migrations below).
 pub const DB_VERSION: u32 = 4;
 /// The format version written into every record's `v` field.
 pub const RECORD_VERSION: u32 = 3;
@@ -109,146 +110,27 @@ pub const ALL_STORES: [&str; 8] = [
     REVISIONS,
 ];
 
-/// One migration: brings the database from `version - 1` to `version`. It gets the database
-/// (to create or delete stores) and the version-change transaction (to reach existing stores:
-/// add an index, rewrite records with a cursor), both as web-sys objects, from the open
-/// request's `upgradeneeded` handler ([`IdbStore::open`](super::idb_store::IdbStore::open)).
-/// An `Err` is the DOMException (or other JS error) of the failed call; the open reports it
-/// and the upgrade is aborted.
-pub struct Step {
-    pub version: u32,
-    pub apply: fn(&web_sys::IdbDatabase, &web_sys::IdbTransaction) -> Result<(), JsValue>,
-}
-
-/// The migrations, oldest first. Append; never edit a released step.
-pub const UPGRADE_STEPS: &[Step] = &[
-    Step {
-        version: 1,
-        apply: v1,
-    },
-    Step {
-        version: 2,
-        apply: v2,
-    },
-    Step {
-        version: 3,
-        apply: v3,
-    },
-    Step {
-        version: 4,
-        apply: v4,
-    },
-];
-
-/// Runs the steps above `old_version` up to `new_version` (the `upgradeneeded` handler).
-pub fn upgrade(
-    db: &web_sys::IdbDatabase,
-    tx: &web_sys::IdbTransaction,
-    old_version: f64,
-    new_version: Option<f64>,
-) -> Result<(), JsValue> {
-    let new_version = new_version.unwrap_or(f64::from(DB_VERSION));
-    for step in UPGRADE_STEPS {
-        let v = f64::from(step.version);
-        if v > old_version && v <= new_version {
-            (step.apply)(db, tx)?;
-        }
-    }
-    Ok(())
-}
-
-/// Creates object store `name` with in-line keys at `key_path`: one name is a plain key path
-/// (`"worldId"`), several an array key path; none means out-of-line keys.
-fn create_store(
-    db: &web_sys::IdbDatabase,
-    name: &str,
-    key_path: &[&str],
-) -> Result<web_sys::IdbObjectStore, JsValue> {
-    let params = web_sys::IdbObjectStoreParameters::new();
-    match key_path {
-        [] => {}
-        [one] => params.set_key_path(&JsValue::from_str(one)),
-        many => params.set_key_path(&names_array(many)),
-    }
-    db.create_object_store_with_optional_parameters(name, &params)
-}
-
-fn names_array(names: &[&str]) -> JsValue {
-    key(names).into()
-}
-
-/// Version 1: the six stores and the message-id index (a fresh database: no transaction work).
-fn v1(db: &web_sys::IdbDatabase, _tx: &web_sys::IdbTransaction) -> Result<(), JsValue> {
-    create_store(db, WORLDS, &["worldId"])?;
-    create_store(db, AGENTS, &["worldId", "agentId"])?;
-    create_store(db, CHATS, &["worldId", "chatId"])?;
-    let messages = create_store(db, MESSAGES, &["worldId", "chatId", "seq"])?;
-    let unique = web_sys::IdbIndexParameters::new();
-    unique.set_unique(true);
-    messages.create_index_with_str_sequence_and_optional_parameters(
-        MESSAGES_BY_ID,
-        &names_array(&["worldId", "chatId", "messageId"]),
-        &unique,
-    )?;
-    create_store(db, MEMORY, &["worldId", "chatId", "agentId", "seq"])?;
-    create_store(db, AGENT_STATES, &["worldId", "chatId", "agentId"])?;
-    Ok(())
-}
-
-/// Version 2: the `approvals` store (spec §9 pending approvals), keyed by chat so a chat's
-/// approvals are one key range and go with the chat's other records.
-fn v2(db: &web_sys::IdbDatabase, _tx: &web_sys::IdbTransaction) -> Result<(), JsValue> {
-    create_store(db, APPROVALS, &["worldId", "chatId", "approvalId"])?;
-    Ok(())
-}
-
-/// Version 3: the `revisions` store (see the module docs), filled with each world's revision
-/// as its row holds it. The rows are read with one `getAll` in the version-change transaction
-/// and the records added from its success handler, while the transaction is still active; a
-/// failed request aborts the transaction, and with it the upgrade (the open then fails and the
-/// database stays at its old version).
-fn v3(db: &web_sys::IdbDatabase, tx: &web_sys::IdbTransaction) -> Result<(), JsValue> {
-    create_store(db, REVISIONS, &[])?;
-    let worlds = tx.object_store(WORLDS)?;
-    // `getAll(undefined)` is `getAll()` (the store's reads share the imported function).
-    let request = worlds.get_all_with_key(&JsValue::UNDEFINED)?;
-    let tx = tx.clone();
-    let read = request.clone();
-    let on_success = wasm_bindgen::closure::Closure::once_into_js(move || {
-        let copied = tx.object_store(REVISIONS).and_then(|revisions| {
-            let rows = Array::from(&read.result()?);
-            for row in rows.iter() {
-                // A row that is not an object is reported when read, as before the upgrade.
-                if !row.is_object() {
-                    continue;
-                }
-                let id = js_sys::Reflect::get(&row, &JsValue::from_str("worldId"))?;
-                let rev = js_sys::Reflect::get(&row, &JsValue::from_str("rev"))?
-                    .as_f64()
-                    .filter(|r| r.is_finite() && *r > 0.0);
-                if let (Some(id), Some(rev)) = (id.as_string(), rev) {
-                    revisions.add_with_key(&JsValue::from_f64(0.0), &rev_key(&id, rev))?;
-                }
-            }
-            Ok(())
-        });
-        if copied.is_err() {
-            // Nothing of the upgrade is kept; the open reports the abort.
-            let _ = tx.abort();
-        }
-    });
-    request.set_onsuccess(Some(on_success.unchecked_ref()));
-    Ok(())
-}
-
-/// Version 4: a `chats` record's `messageCount` and `updatedAt` may be older than a stamp on
-/// the chat's newest message (see the module docs). No record changes: a version 3 database
-/// has no stamps, so its chat records read as before. The version is raised so that an app
-/// that knows only version 3, which would show the records' stale counts, refuses the
-/// database as written by a newer app (the browser's `VersionError`).
-fn v4(_db: &web_sys::IdbDatabase, _tx: &web_sys::IdbTransaction) -> Result<(), JsValue> {
-    Ok(())
-}
+// The migrations (database versions 1 to 4, see the module docs) are `awwIdbUpgrade` in the
+// IndexedDB adapter's JS snippet (`idb_request.rs`), run by the open request's `upgradeneeded`
+// handler (`awwIdbOpen`) inside the browser's version-change transaction: the steps above the
+// old version up to the new one, oldest first. Append a step; never edit a released one. They
+// are data and a few calls, so they are JS: no Rust closure, web-sys import or glue per call.
+// What a step throws (a DOMException) aborts the upgrade and is the open's error. The store
+// names and key paths are the table's above (checked at every open: a missing store fails it).
+//
+// - 1: the six stores and the message-id index (a fresh database: no transaction work).
+// - 2: the `approvals` store (spec §9 pending approvals), keyed by chat so a chat's approvals
+//   are one key range and go with the chat's other records.
+// - 3: the `revisions` store, out-of-line keys, filled with each world's revision as its row
+//   holds it (a positive finite `rev`; a row that is not an object is reported when read, as
+//   before the upgrade). The rows are read with one `getAll` and the records added from its
+//   success handler, while the transaction is still active; a failed request or a throw
+//   aborts the transaction, and with it the upgrade (the open then fails and the database
+//   stays at its old version).
+// - 4: no record changes: a version 3 database has no stamps, so its chat records read as
+//   before. The version is raised so that an app that knows only version 3, which would show
+//   the records' stale counts, refuses the database as written by a newer app (the browser's
+//   `VersionError`).
 
 /// The key of world `w`'s revision record `rev`.
 pub fn rev_key(w: &str, rev: f64) -> JsValue {
@@ -498,16 +380,10 @@ impl KeyRange {
         match self {
             KeyRange::Only(k) => Ok(k.clone()),
             KeyRange::Bound(lower, lower_open, upper, upper_open) => {
-                web_sys::IdbKeyRange::bound_with_lower_open_and_upper_open(
-                    lower,
-                    upper,
-                    *lower_open,
-                    *upper_open,
-                )
-                .map(JsValue::from)
+                super::idb_request::idb_range(lower, upper, *lower_open, *upper_open)
             }
             KeyRange::LowerBound(lower, open) => {
-                web_sys::IdbKeyRange::lower_bound_with_open(lower, *open).map(JsValue::from)
+                super::idb_request::idb_range(lower, &JsValue::UNDEFINED, *open, false)
             }
         }
     }

@@ -1,15 +1,18 @@
 //! [`IdbStore`]: the [`Store`] over IndexedDB (web-sys), so that chats and memories survive
 //! reloads. Runs in a page and in a dedicated worker (the factory is found
-//! through `globalThis`). The schema, its version and its migrations are in
+//! through `globalThis`). The schema, its version and its migrations are described in
 //! [`idb_schema`](super::idb_schema).
 //!
-//! Layout: this file holds the connection (opening, upgrade handlers, `versionchange` and
-//! `close`), `apply` (burst or read round) and the read methods of [`Store`]. The rest is
-//! beside it: [`idb_schema`](super::idb_schema) the stores, keys, row types and migrations;
+//! Layout: this file holds the connection (opening, `versionchange` and `close`), `apply`
+//! (burst or read round) and the read methods of [`Store`]. The rest is beside it:
+//! [`idb_schema`](super::idb_schema) the stores, keys, row types and migrations;
 //! `idb_fast.rs` the one-burst write and what a connection knows; `idb_write.rs` the read
 //! round; `idb_request.rs` the request helpers (one request or one cursor walk each), record
-//! encoding and decoding, and the awaiting primitive with the transaction wrapper `Tx`;
-//! `idb_error.rs` the mapping of DOMExceptions and aborts to [`StoreError`].
+//! encoding and decoding, and the awaiting primitive with the transaction wrapper `Tx`, and
+//! the adapter's JS snippet (every request, the open request with its handlers and the
+//! migrations, the connection's handlers): host work that takes JS a few lines and Rust an
+//! import, glue and a closure per call; `idb_error.rs` the mapping of DOMExceptions and
+//! aborts to [`StoreError`].
 //!
 //! Transaction boundaries:
 //! - every read method is one `readonly` transaction over the stores it reads (`dump` one over
@@ -92,8 +95,8 @@ use super::idb_error::map_js_error;
 pub use super::idb_error::store_error_from_dom_exception;
 use super::idb_fast::{self, Known, Learned};
 use super::idb_request::{
-    cursor_of, decode, decode_all, describe, get, get_all, idb_done, last_n, next_seq,
-    open_reverse, payloads, row_of, seq_after, some_key, Pending, Tx,
+    cursor_of, decode, decode_all, describe, get, get_all, idb_open, idb_watch, last_n, next_seq,
+    open_reverse, payloads, req, row_of, seq_after, some_key, Op, Pending, Tx,
 };
 use super::idb_schema::{
     below_range, key, prefix_range, with_stamp, AgentRow, ApprovalRow, ChatRow, KeyRange,
@@ -135,9 +138,9 @@ pub struct IdbStore {
     /// record catches anyway, but the over-quota delete retry does not (see `apply`), and
     /// the notice then keeps this connection from writing into a chat that retry deleted.
     known: Rc<RefCell<Known>>,
-    // Held so the JS handlers stay alive as long as the connection; removed on drop.
-    _on_versionchange: Closure<dyn FnMut(web_sys::IdbVersionChangeEvent)>,
-    _on_close: Closure<dyn FnMut(web_sys::Event)>,
+    // Held so the JS handlers (`versionchange`, `close`) stay alive as long as the
+    // connection; removed on drop.
+    _on_end: Closure<dyn FnMut(JsValue)>,
 }
 
 impl std::fmt::Debug for IdbStore {
@@ -173,39 +176,28 @@ impl IdbStore {
                 "{context}: version 0 is invalid"
             )));
         }
-        let request = factory(&context)?
-            .open_with_u32(db_name, version)
+        // The open request, its handlers and the migrations are JS (`awwIdbOpen`).
+        let open = idb_open(&factory(&context)?, db_name, version)
             .map_err(|e| map_js_error(&context, e))?;
-        // The handlers are set before the browser can fire any of the request's events (a
-        // later task).
-        let handlers = OpenHandlers::attach(request.clone());
-        let opened = idb_done(&request).map_err(|e| map_js_error(&context, e))?;
-        // One promise race (the database, or `blocked`'s `undefined`), not two Rust futures
-        // raced: the open request resolves with the connection, never `undefined`.
-        let race = js_sys::Array::of2(&opened, &handlers.blocked);
-        match JsFuture::from(js_sys::Promise::race(&race)).await {
+        let settled: js_sys::Promise = open.get(1).unchecked_into();
+        match JsFuture::from(js_sys::Promise::from(open.get(0))).await {
             Ok(v) if v.is_undefined() => {
                 // The open request stays queued in the browser and succeeds (upgrading) once
                 // the other connection closes; close that connection then, so nobody holds an
-                // orphan. The handlers live until then.
+                // orphan.
                 wasm_bindgen_futures::spawn_local(async move {
-                    if let Ok(db) = JsFuture::from(opened).await {
+                    if let Ok(db) = JsFuture::from(settled).await {
                         db.unchecked_into::<IdbDatabase>().close();
                     }
-                    drop(handlers);
                 });
                 Err(StoreError::Blocked(format!(
                     "opening database {db_name:?} (version {version}) waits for a connection \
                      to an older version that does not close"
                 )))
             }
-            opened => {
-                let upgrade_error = handlers.take_upgrade_error();
-                drop(handlers);
-                // The failed step aborted the upgrade; its error says why, not the abort.
-                let db = opened.map_err(|e| map_js_error(&context, upgrade_error.unwrap_or(e)))?;
-                Self::from_connection(db_name, db.unchecked_into())
-            }
+            Ok(db) => Self::from_connection(db_name, db.unchecked_into()),
+            // A failed upgrade step's error, not the browser's abort it caused.
+            Err(e) => Err(map_js_error(&context, e)),
         }
     }
 
@@ -258,30 +250,20 @@ impl IdbStore {
             )));
         }
         let state = Rc::new(Cell::new(ConnState::Open));
-        let raw = db.clone();
-        let on_versionchange = {
+        // `versionchange` (its new version, `null` when deleted: the connection is closed at
+        // once, the other tab's upgrade or delete waits for us) or `close` (`undefined`).
+        let on_end = {
             let state = state.clone();
-            let raw = raw.clone();
-            Closure::<dyn FnMut(web_sys::IdbVersionChangeEvent)>::new(
-                move |event: web_sys::IdbVersionChangeEvent| {
-                    // Give way at once: the other tab's upgrade (or delete) waits for us.
-                    raw.close();
-                    if state.get() == ConnState::Open {
-                        state.set(ConnState::VersionChanged(event.new_version()));
-                    }
-                },
-            )
-        };
-        let on_close = {
-            let state = state.clone();
-            Closure::<dyn FnMut(web_sys::Event)>::new(move |_event: web_sys::Event| {
+            Closure::<dyn FnMut(JsValue)>::new(move |new_version: JsValue| {
                 if state.get() == ConnState::Open {
-                    state.set(ConnState::Lost);
+                    state.set(match new_version.is_undefined() {
+                        true => ConnState::Lost,
+                        false => ConnState::VersionChanged(new_version.as_f64()),
+                    });
                 }
             })
         };
-        raw.set_onversionchange(Some(on_versionchange.as_ref().unchecked_ref()));
-        raw.set_onclose(Some(on_close.as_ref().unchecked_ref()));
+        let _ = idb_watch(&db, Some(&on_end));
         let changes = ChangeChannel::open(&format!("agent-world-wasm:{db_name}"));
         let known: Rc<RefCell<Known>> = Rc::default();
         let forget = Rc::downgrade(&known);
@@ -300,8 +282,7 @@ impl IdbStore {
             state,
             changes,
             known,
-            _on_versionchange: on_versionchange,
-            _on_close: on_close,
+            _on_end: on_end,
         })
     }
 
@@ -709,88 +690,8 @@ fn only_deletes(ops: &[StoreOp]) -> bool {
 impl Drop for IdbStore {
     fn drop(&mut self) {
         let raw = self.raw();
-        raw.set_onversionchange(None);
-        raw.set_onclose(None);
-        raw.close();
+        let _ = idb_watch(raw, None);
     }
-}
-
-/// The `upgradeneeded` and `blocked` handlers of one open request; dropping it removes them.
-struct OpenHandlers {
-    request: web_sys::IdbOpenDbRequest,
-    /// The error of a failed upgrade step (the open then fails with the browser's abort).
-    upgrade_error: Rc<RefCell<Option<JsValue>>>,
-    /// Resolved when the request reports `blocked`.
-    blocked: js_sys::Promise,
-    _on_upgrade: Closure<dyn FnMut(web_sys::IdbVersionChangeEvent) -> Result<(), JsValue>>,
-    _on_blocked: Closure<dyn FnMut(web_sys::Event)>,
-}
-
-impl OpenHandlers {
-    fn attach(request: web_sys::IdbOpenDbRequest) -> OpenHandlers {
-        let upgrade_error: Rc<RefCell<Option<JsValue>>> = Rc::default();
-        let on_upgrade = {
-            let request = request.clone();
-            let upgrade_error = upgrade_error.clone();
-            Closure::<dyn FnMut(web_sys::IdbVersionChangeEvent) -> Result<(), JsValue>>::new(
-                move |event: web_sys::IdbVersionChangeEvent| {
-                    let ran = run_upgrade(&request, &event);
-                    if let Err(e) = &ran {
-                        *upgrade_error.borrow_mut() = Some(e.clone());
-                    }
-                    // Thrown: the browser aborts the version-change transaction, and the
-                    // database stays at its old version.
-                    ran
-                },
-            )
-        };
-        let mut resolve: Option<js_sys::Function> = None;
-        let blocked = js_sys::Promise::new(&mut |res, _rej| resolve = Some(res));
-        let on_blocked =
-            Closure::<dyn FnMut(web_sys::Event)>::new(move |_event: web_sys::Event| {
-                if let Some(resolve) = resolve.take() {
-                    // Resolving a promise cannot meaningfully fail; nothing to report if it did.
-                    let _ = resolve.call0(&JsValue::UNDEFINED);
-                }
-            });
-        request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
-        request.set_onblocked(Some(on_blocked.as_ref().unchecked_ref()));
-        OpenHandlers {
-            request,
-            upgrade_error,
-            blocked,
-            _on_upgrade: on_upgrade,
-            _on_blocked: on_blocked,
-        }
-    }
-
-    fn take_upgrade_error(&self) -> Option<JsValue> {
-        self.upgrade_error.borrow_mut().take()
-    }
-}
-
-impl Drop for OpenHandlers {
-    fn drop(&mut self) {
-        self.request.set_onupgradeneeded(None);
-        self.request.set_onblocked(None);
-    }
-}
-
-/// The `upgradeneeded` handler: runs the upgrade steps in the request's version-change
-/// transaction.
-fn run_upgrade(
-    request: &web_sys::IdbOpenDbRequest,
-    event: &web_sys::IdbVersionChangeEvent,
-) -> Result<(), JsValue> {
-    let Some(tx) = request.transaction() else {
-        let msg = "the upgrade has no version-change transaction; reload the page";
-        return Err(js_sys::Error::new(msg).into());
-    };
-    let Ok(db) = request.result()?.dyn_into::<web_sys::IdbDatabase>() else {
-        let msg = "the upgrade has no database connection; reload the page";
-        return Err(js_sys::Error::new(msg).into());
-    };
-    super::idb_schema::upgrade(&db, &tx, event.old_version(), event.new_version())
 }
 
 /// The IndexedDB factory of this context (`globalThis.indexedDB`: pages, workers).
@@ -884,7 +785,7 @@ impl Store for IdbStore {
                         .index(MESSAGES_BY_ID)
                         .map_err(|e| self.fail("opening the message-id index", e))?;
                     let id_key: JsValue = key(&[world_id, chat_id, id]).into();
-                    let found = Pending::of(by_id.get_key(&id_key));
+                    let found = Pending::of(req(&by_id, Op::GetKey, &id_key));
                     let Some(primary) = some_key(found.outcome("finding a message").await?) else {
                         return Ok(Vec::new());
                     };

@@ -39,7 +39,7 @@ use super::idb_error::map_js_error;
 use super::idb_fast::{add_revision, put_world, write_common, Learned};
 use super::idb_request::{
     all_request, array_of, cursor_of, decode, describe, encode, key_part, next_agent_order,
-    open_reverse, row_of, seq_after, seq_request, some_key, Pending, Tx,
+    open_reverse, req, row_of, seq_after, seq_request, some_key, Op, Pending, Tx,
 };
 use super::idb_schema::{
     key, prefix_range, seq_key, with_stamp, AgentRow, ApprovalRow, ChatRow, KeyRange, MemoryRow,
@@ -240,13 +240,13 @@ fn rec_request(s: &Stores<'_>, parts: &[String]) -> Result<Pending, StoreError> 
     }
     let parts = borrowed;
     Ok(Pending::of(match parts[..] {
-        [w] => s.worlds()?.get_key(&JsValue::from_str(w)),
-        [_, _] => s.chats()?.get_key(&key(&parts).into()),
+        [w] => req(s.worlds()?, Op::GetKey, &JsValue::from_str(w)),
+        [_, _] => req(s.chats()?, Op::GetKey, &key(&parts).into()),
         _ => s
             .messages()?
             .index(MESSAGES_BY_ID)
-            .map_err(|e| map_js_error("opening the message-id index", e))?
-            .get_key(&key(&parts).into()),
+            .map_err(|e| map_js_error("opening the message-id index", e))
+            .map(|index| req(&index, Op::GetKey, &key(&parts).into()))?,
     }))
 }
 
@@ -316,7 +316,8 @@ impl Prefetched {
         // Every request is issued at once, then awaited together.
         let mut reads: Vec<(Pending, &str)> = Vec::new();
         for (w, _) in named {
-            reads.push((Pending::of(s.worlds()?.get(&JsValue::from_str(w))), DEPENDS));
+            let row = req(s.worlds()?, Op::Get, &JsValue::from_str(w));
+            reads.push((Pending::of(row), DEPENDS));
         }
         for (w, _) in named {
             reads.push((seq_request(s.revisions()?, &[w]), SEQ));
@@ -579,7 +580,7 @@ impl Batch {
                 let k: JsValue = key(&[world_id, &agent.id]).into();
                 let order = match phase {
                     0 => {
-                        let read = Pending::of(s.agents()?.get(&k));
+                        let read = Pending::of(req(s.agents()?, Op::Get, &k));
                         return Ok(Next::Read(read, "reading an agent", 1));
                     }
                     1 => match row_of::<AgentRow>(got, AGENTS, &k)? {
@@ -697,7 +698,7 @@ impl Batch {
                     Some(id) => {
                         let id_key: JsValue = key(&[w, c, id]).into();
                         return Ok(Next::Read(
-                            Pending::of(by_id.get_key(&id_key)),
+                            Pending::of(req(&by_id, Op::GetKey, &id_key)),
                             ctx,
                             FIRST_ID + next_id,
                         ));
@@ -716,12 +717,13 @@ impl Batch {
                 let old = match phase {
                     0 => {
                         let id_key: JsValue = key(&[world_id, chat_id, old_message_id]).into();
-                        let read = Pending::of(by_id(s)?.get_key(&id_key));
+                        let index = by_id(s)?;
+                        let read = Pending::of(req(&index, Op::GetKey, &id_key));
                         return Ok(Next::Read(read, ctx, 1));
                     }
                     1 => match some_key(got) {
                         Some(pk) => {
-                            let read = Pending::of(s.messages()?.get(&pk));
+                            let read = Pending::of(req(s.messages()?, Op::Get, &pk));
                             self.held = pk;
                             return Ok(Next::Read(read, ctx, 2));
                         }
@@ -811,7 +813,7 @@ impl Batch {
             return Ok(None);
         }
         let k: JsValue = key(&[w, c]).into();
-        let read = Pending::of(s.chats()?.get(&k));
+        let read = Pending::of(req(s.chats()?, Op::Get, &k));
         self.newest = Some(newest);
         Ok(Some(read))
     }
@@ -903,7 +905,7 @@ fn dom_name(e: &JsValue) -> Option<String> {
 
 fn put<T: ToJson>(store: &IdbObjectStore, row: &T, context: &str) -> Result<(), StoreError> {
     let value = encode(row, context)?;
-    issue(store.put(&value), context)
+    issue(req(store, Op::Put, &value), context)
 }
 
 /// Deletes every record under key prefix `parts` in each of `stores`, in order.
@@ -920,5 +922,8 @@ fn delete_under(
 }
 
 fn delete(store: &IdbObjectStore, range: KeyRange, context: &str) -> Result<(), StoreError> {
-    issue(range.query().and_then(|q| store.delete(&q)), context)
+    issue(
+        range.query().and_then(|q| req(store, Op::Delete, &q)),
+        context,
+    )
 }
