@@ -44,9 +44,9 @@
 //
 // And it defines most of AgentWorld's instance methods. wasm-bindgen generates code per export
 // on both sides (the borrow of `self`, the argument and result shims, a glue method); the async
-// methods that share one body in Rust go through one export, `__call(name, a, b)`, and the
-// synchronous ones but `on` and `events` through `__get(name, a, b)` (1.6 KB gzip less than
-// 31 exports). Their names come from the declarations, where their docs are (see below).
+// methods but `send` go through one export, `__call(name, a, b)`, and the synchronous ones
+// through `__get(name, a, b)` (2.1 KB gzip less than 35 exports). Their names come from the
+// declarations, where their docs are (see below).
 //   node scripts/glue-step.mjs pkg/web
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 

@@ -522,17 +522,23 @@ impl AgentWorld {
         JsValue::from_str(&self.id)
     }
 
-    /// The async instance methods that share [`run_call`] (declared in `TS_CALL` blocks), one
-    /// export for all: the glue step (scripts/glue-step.mjs) defines each on the class as
-    /// `method(a, b) { return this.__call("method", a, b); }`. One export instead of 17 saves
+    /// The async instance methods but `send` (declared in `TS_CALL` blocks), one export for
+    /// all: the glue step (scripts/glue-step.mjs) defines each on the class as
+    /// `method(a, b) { return this.__call("method", a, b); }`. One export instead of 19 saves
     /// the per-export code wasm-bindgen generates on both sides (the borrow of `self`, the
-    /// argument and result shims, a glue method).
+    /// argument and result shims, a glue method). `send` keeps its own (the hot path).
     #[wasm_bindgen(js_name = "__call", skip_typescript)]
     pub fn call_method(&self, method: JsValue, a: JsValue, b: JsValue) -> js_sys::Promise {
-        call(
-            self.handle()
-                .and_then(|h| Ok((h, read_call(&method, &a, &b)?))),
-        )
+        let method = method.as_string().unwrap_or_default();
+        match method.as_str() {
+            // Each with its own body (conversation.rs, outcome.rs).
+            "idle" => self.idle(),
+            "sendAndWait" => self.send_and_wait(a, b),
+            _ => call(
+                self.handle()
+                    .and_then(|h| Ok((h, read_call(&method, &a, &b)?))),
+            ),
+        }
     }
 
     /// The synchronous instance methods declared in `TS_GET` blocks, one export for all (as
@@ -555,6 +561,8 @@ impl AgentWorld {
             "unregisterTool" => self.unregister_tool(a).map(JsValue::from_bool),
             "tools" => self.tools(),
             "setInstructions" => self.set_instructions(a, b).map(undefined),
+            "on" => self.on(a, b).map(JsValue::from),
+            "events" => self.events(a),
             "stop" => {
                 self.stop();
                 Ok(JsValue::UNDEFINED)
@@ -609,9 +617,9 @@ fn import_args(json: &JsValue, options: &JsValue) -> Result<(CommonOptions, Star
 
 /// The [`Call`] of an async instance method named `method`, from its arguments `a` and `b`
 /// (`undefined` when not passed).
-fn read_call(method: &JsValue, a: &JsValue, b: &JsValue) -> Result<Call, JsValue> {
+fn read_call(method: &str, a: &JsValue, b: &JsValue) -> Result<Call, JsValue> {
     use crate::bindings::{agents, approvals, chats, editing};
-    Ok(match method.as_string().as_deref().unwrap_or_default() {
+    Ok(match method {
         "newChat" => Call::NewChat,
         "loadChat" => Call::LoadChat(string_arg(a, "id")?),
         "deleteChat" => Call::DeleteChat(string_arg(a, "id")?),
