@@ -30,14 +30,6 @@ export interface PendingApproval {
 }
 "#;
 
-#[wasm_bindgen]
-extern "C" {
-    /// `deny`'s reason: `Option<ReasonArg>` renders as the optional `reason?: string` (an
-    /// unchecked type on a plain `JsValue` would be required); the value is checked here.
-    #[wasm_bindgen(typescript_type = "string")]
-    pub type ReasonArg;
-}
-
 pub(crate) fn approval_id(value: &JsValue) -> Result<String, JsValue> {
     value.as_string().ok_or_else(|| {
         invalid_argument(

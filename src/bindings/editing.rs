@@ -19,12 +19,6 @@ export interface RegenerateOptions {
 }
 "#;
 
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(typescript_type = "RegenerateOptions")]
-    pub type RegenerateOptionsArg;
-}
-
 // The async methods of this file, declared here with their docs: the glue step defines them
 // on the class, each calling the shared export `__call` (see world.rs).
 #[wasm_bindgen(typescript_custom_section)]
