@@ -1,7 +1,8 @@
 // build_pkg's glue step (scripts/env.sh runs it on each wasm-pack output directory): what
 // wasm-bindgen writes is made smaller and, in one place, faster, without changing what it
 // does: the glue loses its docs, line comments and indentation; the task queue wakes through
-// a promise reaction; the .wasm's imports and the exports the glue calls get short names.
+// a promise reaction; the .wasm's imports and the exports the glue calls get short names; most
+// instance methods of AgentWorld share two exports, and the step defines them on the class.
 // Each part fails loudly if the glue changes shape, and running the step twice changes
 // nothing.
 //
@@ -40,6 +41,12 @@
 // imports' module (`./agent_world_wasm_bg.js`, repeated in every import entry) is `a`, the
 // key of the imports object the glue instantiates with; and the .wasm loses the toolchain's
 // `producers` and `target_features` notes, which no runtime reads.
+//
+// And it defines most of AgentWorld's instance methods. wasm-bindgen generates code per export
+// on both sides (the borrow of `self`, the argument and result shims, a glue method); the async
+// methods but `send` go through one export, `__call(name, a, b)`, and the synchronous ones
+// through `__get(name, a, b)` (2.1 KB gzip less than 35 exports). Their names come from the
+// declarations, where their docs are (see below).
 //   node scripts/glue-step.mjs pkg/web
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 
@@ -52,6 +59,31 @@ if (!dir) throw new Error('usage: node scripts/glue-step.mjs <pkg dir>');
 const WAKE = /((?:__wbg_queueMicrotask_[0-9a-f]+: function|export function __wbg_queueMicrotask_[0-9a-f]+)\((\w+)\) \{\s*)queueMicrotask\(\2\);/g;
 // Rewritten, its name may be a short one already (see `shortImports`).
 const WOKEN = /(?:\w+: function|export function \w+)\((\w+)\) \{\s*Promise\.resolve\(\)\.then\(\1\);/g;
+// The instance methods of AgentWorld behind its two shared exports, `__call` (the async ones)
+// and `__get` (src/bindings/world.rs): each file of src/bindings declares its methods with
+// their docs in `interface AgentWorld` blocks (`TS_CALL`, `TS_GET`) opened by a line comment
+// naming this step and the export. Each method becomes a method of the class that calls the
+// export with its name, defined as the class defines its own (not enumerable) and named as
+// the method.
+const SHARED = [['__call', []], ['__get', []]];
+const declarations = readFileSync(`${dir}/agent_world_wasm.d.ts`, 'utf8');
+// Every method an `interface AgentWorld` block declares (merged into the class's type): each
+// must be one the class defines itself or one defined here, or the type would promise a
+// method the class does not have.
+const MERGED = [...declarations.matchAll(/^export interface AgentWorld \{\n([\s\S]*?)\n\}/gm)]
+  .flatMap((m) => [...m[1].matchAll(/^\s+(\w+)(?:<[^(]*>)?\(.*\): .*;$/gm)].map((d) => d[1]));
+for (const m of declarations
+  .matchAll(/^export interface AgentWorld \{\n\s+\/\/ Defined by the glue step [^\n]*: each calls (\w+)\.\n([\s\S]*?)\n\}/gm)) {
+  const names = SHARED.find(([e]) => e === m[1])?.[1];
+  if (!names) throw new Error(`${dir}: methods declared behind ${m[1]}, not a shared export (the glue changed shape)`);
+  names.push(...[...m[2].matchAll(/^\s+(\w+)(?:<[^(]*>)?\(.*\): .*;$/gm)].map((d) => d[1]));
+}
+if (SHARED.some(([, names]) => names.length < 10)) {
+  throw new Error(`${dir}: the declarations list ${SHARED.map(([e, n]) => `${n.length} methods behind ${e}`).join(' and ')} (a TS_CALL or TS_GET block changed shape)`);
+}
+const DISPOSE = 'if (Symbol.dispose) AgentWorld.prototype[Symbol.dispose] = AgentWorld.prototype.free;\n';
+const DEFINE = SHARED.map(([e, names]) => `for (const m of ${JSON.stringify(names)}) Object.defineProperty(AgentWorld.prototype, m, { value: { [m](a, b) { return this.${e}(m, a, b); } }[m], writable: true, configurable: true });\n`).join('');
+let defined = 0;
 // Exactly one per target: the bundler target's `agent_world_wasm.js` only re-exports, its
 // imports are in `agent_world_wasm_bg.js`.
 let wakes = 0;
@@ -73,6 +105,20 @@ for (const name of ['agent_world_wasm.js', 'agent_world_wasm_bg.js']) {
   out = out.replace(/^[ \t]*\/\/.*\r?\n/gm, '');
   // So is the indentation (0.41 KB gzip of the web glue): no line is inside a string.
   out = out.replace(/^[ \t]+/gm, '');
+  if (out.includes(DEFINE)) {
+    defined++;
+  } else if (out.includes(DISPOSE)) {
+    for (const [e, names] of SHARED) {
+      if (!out.includes(`\n${e}(method, a, b) {\n`)) throw new Error(`${file}: the class has no ${e}(method, a, b) (the glue changed shape)`);
+      for (const m of names) {
+        if (out.includes(`\n${m}(`)) throw new Error(`${file}: the class defines ${m}() itself, which ${e} serves`);
+      }
+    }
+    const missing = MERGED.filter((m) => !SHARED.some(([, names]) => names.includes(m)) && !out.includes(`\n${m}(`));
+    if (missing.length) throw new Error(`${file}: ${missing.join(', ')} declared but neither a method of the class nor behind __call or __get (a TS_CALL or TS_GET block changed shape)`);
+    out = out.replace(DISPOSE, DISPOSE + DEFINE);
+    defined++;
+  }
   wakes += [...out.matchAll(WAKE)].length + [...out.matchAll(WOKEN)].length;
   out = out.replace(WAKE, '$1Promise.resolve().then($2);');
   const directive = glue.split('\n')[0];
@@ -81,6 +127,7 @@ for (const name of ['agent_world_wasm.js', 'agent_world_wasm_bg.js']) {
   }
   outs.push([file, out]);
 }
+if (defined !== 1) throw new Error(`${dir}: the AgentWorld class was found ${defined} times (the glue changed shape)`);
 if (wakes !== 1) throw new Error(`${dir}: ${wakes} queueMicrotask imports of the task queue, expected 1 (the glue changed shape)`);
 const wasmFile = `${dir}/agent_world_wasm_bg.wasm`;
 const dts = [`${dir}/agent_world_wasm.d.ts`, `${dir}/agent_world_wasm_bg.wasm.d.ts`].filter(existsSync)

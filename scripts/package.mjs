@@ -65,9 +65,15 @@ const withDisposable = (dts) => (dts.includes('[Symbol.dispose]') ? DISPOSABLE +
 // where the glue takes them, and the AgentWorld class once it is defined. It needs to know
 // which calls are async (they reject instead of throwing); the declarations say.
 const GUARD = compact(readFileSync(at('src/bindings/guard.js'), 'utf8'), 'src/bindings/guard.js');
-const classDts = readFileSync(at(`pkg/nodejs/${NAME}.d.ts`), 'utf8')
-  .match(/^export class AgentWorld \{\n([\s\S]*?)\n\}/m)?.[1] ?? fail('the .d.ts has no class AgentWorld');
-const asyncMembers = [...classDts.matchAll(/^\s+(static )?(\w+)\(.*\): Promise</gm)];
+const declaredDts = readFileSync(at(`pkg/nodejs/${NAME}.d.ts`), 'utf8');
+const classDts = declaredDts.match(/^export class AgentWorld \{\n([\s\S]*?)\n\}/m)?.[1] ?? fail('the .d.ts has no class AgentWorld');
+// The async methods the glue step defines on the class, each calling the one `__call` export
+// (the `TS_CALL` blocks of src/bindings, scripts/glue-step.mjs).
+const calledDts = [...declaredDts.matchAll(/^export interface AgentWorld \{\n\s+\/\/ Defined by the glue step[^\n]*: each calls __call\.\n([\s\S]*?)\n\}/gm)]
+  .map((m) => m[1]).join('\n');
+const called = [...calledDts.matchAll(/^\s+(\w+)\(.*\): Promise</gm)].map((m) => m[1]);
+if (called.length < 10) fail(`the .d.ts declares ${called.length} methods behind __call`);
+const asyncMembers = [...`${classDts}\n${calledDts}`.matchAll(/^\s+(static )?(\w+)\(.*\): Promise</gm)];
 const asyncMethods = asyncMembers.filter((m) => !m[1]).map((m) => m[2]);
 const asyncFunctions = [...readFileSync(at(`pkg/nodejs/${NAME}.d.ts`), 'utf8')
   .matchAll(/^export function (\w+)\(.*\): Promise</gm)].map((m) => m[1]);
@@ -85,10 +91,10 @@ function asyncExportsOf(glue, what) {
   const cls = glue.indexOf('class AgentWorld {\n');
   if (cls < 0) fail(`${what}: no class AgentWorld`);
   const heads = [
-    ...asyncMembers.map((m) => [cls, `\n${m[1] ?? ''}${m[2]}(`]),
+    ...asyncMembers.map((m) => [cls, `\n${m[1] ?? ''}${called.includes(m[2]) ? '__call' : m[2]}(`]),
     ...asyncFunctions.map((f) => [0, `function ${f}(`]),
   ];
-  return heads.map(([from, head]) => {
+  return [...new Set(heads.map(([from, head]) => {
     let at = glue.indexOf(head, from);
     // A function is `export function f(` (web) or `function f(` (nodejs), at a line's start.
     while (at > 0 && head.startsWith('function') && !/(?:^|\n)(?:export )?$/.test(glue.slice(Math.max(0, at - 8), at))) {
@@ -97,7 +103,7 @@ function asyncExportsOf(glue, what) {
     const body = at < 0 ? '' : glue.slice(at, glue.indexOf('\n}\n', at));
     return body.match(/\nconst ret = wasm\.(\w+)\(/)?.[1]
       ?? fail(`${what}: the wasm-bindgen output changed shape (no \`const ret = wasm.<export>(\` in ${head.trim()}…)`);
-  });
+  }))];
 }
 /** `code` (the guard, a snippet) without its line comments and indentation, as build_pkg ships
  * wasm-bindgen's own glue (scripts/glue-step.mjs): every page downloads it, and the

@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::bindings::convert::to_js;
 use crate::bindings::error::invalid_argument;
-use crate::bindings::world::{call, AgentWorld, Call};
+use crate::bindings::world::{AgentWorld, Call};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_APPROVALS: &'static str = r#"
@@ -30,15 +30,7 @@ export interface PendingApproval {
 }
 "#;
 
-#[wasm_bindgen]
-extern "C" {
-    /// `deny`'s reason: `Option<ReasonArg>` renders as the optional `reason?: string` (an
-    /// unchecked type on a plain `JsValue` would be required); the value is checked here.
-    #[wasm_bindgen(typescript_type = "string")]
-    pub type ReasonArg;
-}
-
-fn approval_id(value: &JsValue) -> Result<String, JsValue> {
+pub(crate) fn approval_id(value: &JsValue) -> Result<String, JsValue> {
     value.as_string().ok_or_else(|| {
         invalid_argument(
             "approvalId",
@@ -47,74 +39,81 @@ fn approval_id(value: &JsValue) -> Result<String, JsValue> {
     })
 }
 
-#[wasm_bindgen]
+// The async methods of this file, declared here with their docs: the glue step defines them
+// on the class, each calling the shared export `__call` (see world.rs).
+#[wasm_bindgen(typescript_custom_section)]
+const TS_CALL: &'static str = r#"
+export interface AgentWorld {
+  // Defined by the glue step from this list (scripts/glue-step.mjs): each calls __call.
+  /**
+   * Approves a pending tool call: the tool runs and the agent's reply resumes (await
+   * `idle()` for it to finish). Rejects with `approval_not_found` when the id is unknown or
+   * was already answered or cancelled (also in another tab).
+   *
+   * @example
+   * ```js
+   * world.on("system", async (e) => {
+   *   if (e.type === "approval-request" && confirm(`Run ${e.toolName}?`)) {
+   *     await world.approve(e.approvalId);
+   *   }
+   * });
+   * ```
+   */
+  approve(approvalId: string): Promise<void>;
+  /**
+   * Denies a pending tool call: the tool does not run, the model is told
+   * `{"error": "denied by the user: <reason>"}` and the reply resumes. Rejects with
+   * `approval_not_found` when the id is unknown or was already answered or cancelled.
+   *
+   * @example
+   * ```js
+   * const [first] = world.pendingApprovals();
+   * if (first) await world.deny(first.approvalId, "not on a weekend");
+   * ```
+   */
+  deny(approvalId: string, reason?: string | null): Promise<void>;
+}
+"#;
+
+// The synchronous methods of this file, declared here with their docs: the glue step defines them
+// on the class, each calling the shared export `__get` (see world.rs).
+#[wasm_bindgen(typescript_custom_section)]
+const TS_GET: &'static str = r#"
+export interface AgentWorld {
+  // Defined by the glue step from this list (scripts/glue-step.mjs): each calls __get.
+  /**
+   * The tool calls waiting for your answer in the current chat, oldest first. They survive
+   * a reload: after `open`, register the tools again and answer them.
+   *
+   * @example
+   * ```js
+   * for (const p of world.pendingApprovals()) {
+   *   console.log(`${p.agentName} wants to run ${p.toolName}`, p.args);
+   * }
+   * ```
+   */
+  pendingApprovals(): PendingApproval[];
+}
+"#;
+
 impl AgentWorld {
-    /// The tool calls waiting for your answer in the current chat, oldest first. They survive
-    /// a reload: after `open`, register the tools again and answer them.
-    ///
-    /// @example
-    /// ```js
-    /// for (const p of world.pendingApprovals()) {
-    ///   console.log(`${p.agentName} wants to run ${p.toolName}`, p.args);
-    /// }
-    /// ```
-    #[wasm_bindgen(js_name = pendingApprovals, unchecked_return_type = "PendingApproval[]")]
-    pub fn pending_approvals(&self) -> Result<JsValue, JsValue> {
+    /// `pendingApprovals()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
+    pub(crate) fn pending_approvals(&self) -> Result<JsValue, JsValue> {
         to_js(&self.world()?.pending_approvals())
     }
+}
 
-    /// Approves a pending tool call: the tool runs and the agent's reply resumes (await
-    /// `idle()` for it to finish). Rejects with `approval_not_found` when the id is unknown or
-    /// was already answered or cancelled (also in another tab).
-    ///
-    /// @example
-    /// ```js
-    /// world.on("system", async (e) => {
-    ///   if (e.type === "approval-request" && confirm(`Run ${e.toolName}?`)) {
-    ///     await world.approve(e.approvalId);
-    ///   }
-    /// });
-    /// ```
-    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
-    pub fn approve(
-        &self,
-        #[wasm_bindgen(js_name = approvalId, unchecked_param_type = "string")] id: JsValue,
-    ) -> js_sys::Promise {
-        // Read synchronously, work on a clone of the handle: no borrow of the JS object spans
-        // the await, so `free()` succeeds meanwhile.
-        call(
-            self.handle()
-                .and_then(|h| Ok((h, Call::Approve(approval_id(&id)?)))),
+/// `deny(approvalId, reason?)`'s arguments.
+pub(crate) fn deny(id: &JsValue, reason: &JsValue) -> Result<Call, JsValue> {
+    let id = approval_id(id)?;
+    let reason = if reason.is_undefined() || reason.is_null() {
+        None
+    } else {
+        Some(
+            reason
+                .as_string()
+                .ok_or_else(|| invalid_argument("reason", "must be a string or left out"))?,
         )
-    }
-
-    /// Denies a pending tool call: the tool does not run, the model is told
-    /// `{"error": "denied by the user: <reason>"}` and the reply resumes. Rejects with
-    /// `approval_not_found` when the id is unknown or was already answered or cancelled.
-    ///
-    /// @example
-    /// ```js
-    /// const [first] = world.pendingApprovals();
-    /// if (first) await world.deny(first.approvalId, "not on a weekend");
-    /// ```
-    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
-    pub fn deny(
-        &self,
-        #[wasm_bindgen(js_name = approvalId, unchecked_param_type = "string")] id: JsValue,
-        reason: Option<ReasonArg>,
-    ) -> js_sys::Promise {
-        let args = self.handle().and_then(|h| {
-            let id = approval_id(&id)?;
-            let reason =
-                match reason.map(JsValue::from) {
-                    None => None,
-                    Some(r) if r.is_undefined() || r.is_null() => None,
-                    Some(r) => Some(r.as_string().ok_or_else(|| {
-                        invalid_argument("reason", "must be a string or left out")
-                    })?),
-                };
-            Ok((h, Call::Deny(id, reason)))
-        });
-        call(args)
-    }
+    };
+    Ok(Call::Deny(id, reason))
 }

@@ -67,15 +67,9 @@ impl AgentWorld {
         })
     }
 
-    /// Resolves when no agent work is pending (the `world` `idle` event).
-    ///
-    /// @example
-    /// ```js
-    /// await world.send("Hello, everyone!");
-    /// await world.idle(); // every reply (and hand-over) has been published
-    /// ```
-    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
-    pub fn idle(&self) -> js_sys::Promise {
+    /// `idle()` (declared with its docs in this file's `TS_CALL`; see
+    /// [`AgentWorld::call_method`]).
+    pub(crate) fn idle(&self) -> js_sys::Promise {
         let h = self.handle();
         promise(async move {
             let h = h?;
@@ -115,10 +109,9 @@ impl AgentWorld {
     /// ```
     // Typed generically in TS_ON below (interface merging): the callback's event type follows
     // the topic.
-    #[wasm_bindgen(skip_typescript)]
-    pub fn on(
+    pub(crate) fn on(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] topic: JsValue,
+        topic: JsValue,
         callback: JsValue,
     ) -> Result<js_sys::Function, JsValue> {
         let h = self.handle()?;
@@ -165,9 +158,9 @@ impl AgentWorld {
         Ok(off.into_js_value().unchecked_into())
     }
 
-    /// Every event of every topic as an async iterator (typed in `TS_EVENTS`).
-    #[wasm_bindgen(skip_typescript)]
-    pub fn events(&self, options: JsValue) -> Result<JsValue, JsValue> {
+    /// Every event of every topic as an async iterator (declared in events.rs' `TS_EVENTS`; see
+    /// [`AgentWorld::get`]).
+    pub(crate) fn events(&self, options: JsValue) -> Result<JsValue, JsValue> {
         let h = self.handle()?;
         let signal = read_signal(&options)?;
         let (iterator, end) = crate::bindings::events::events(&h.world, signal, event_payload)?;
@@ -179,10 +172,11 @@ impl AgentWorld {
 }
 
 // The generic `on`, merged into the class's declaration: the callback's event type follows the
-// topic.
+// topic. The glue step defines it on the class, calling the shared export `__get` (world.rs).
 #[wasm_bindgen(typescript_custom_section)]
 const TS_ON: &'static str = r#"
 export interface AgentWorld {
+  // Defined by the glue step from this list (scripts/glue-step.mjs): each calls __get.
   /**
    * Calls `callback` with every event of `topic`; returns the function that unsubscribes.
    * A callback that throws is reported as a `system` `error` event (`callback_error`).
@@ -194,6 +188,25 @@ export interface AgentWorld {
    * ```
    */
   on<T extends Topic>(topic: T, callback: (event: EventMap[T]) => void): () => void;
+}
+"#;
+
+// `idle`, declared here with its docs: the glue step defines it on the class, calling the
+// shared export `__call` (see world.rs).
+#[wasm_bindgen(typescript_custom_section)]
+const TS_CALL: &'static str = r#"
+export interface AgentWorld {
+  // Defined by the glue step from this list (scripts/glue-step.mjs): each calls __call.
+  /**
+   * Resolves when no agent work is pending (the `world` `idle` event).
+   *
+   * @example
+   * ```js
+   * await world.send("Hello, everyone!");
+   * await world.idle(); // every reply (and hand-over) has been published
+   * ```
+   */
+  idle(): Promise<void>;
 }
 "#;
 

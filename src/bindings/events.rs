@@ -26,6 +26,7 @@ export interface EventsOptions {
   signal?: AbortSignal;
 }
 export interface AgentWorld {
+  // Defined by the glue step from this list (scripts/glue-step.mjs): each calls __get.
   /**
    * Every event of every topic, in order, as an async iterator. Events are buffered from this
    * call until read; `break`, `return()` or aborting `signal` ends it and unsubscribes.

@@ -36,6 +36,29 @@ export interface SendResult {
 }
 "#;
 
+// `sendAndWait`, declared here with its docs: the glue step defines it on the class, calling
+// the shared export `__call` (see world.rs).
+#[wasm_bindgen(typescript_custom_section)]
+const TS_CALL: &'static str = r#"
+export interface AgentWorld {
+  // Defined by the glue step from this list (scripts/glue-step.mjs): each calls __call.
+  /**
+   * Sends a message like `send()` and resolves when the work it started is done (its
+   * replies, and the hand-overs they set off), with what came of it: `{message, replies,
+   * errors}`. Other work of the world is not waited for. A failed reply does not reject:
+   * it is in `errors` (what `regenerate(e.replyToMessageId, {agent: e.agentName})` retries).
+   *
+   * @example
+   * ```js
+   * const { replies, errors } = await world.sendAndWait("@alice, a haiku about rain?");
+   * for (const r of replies) console.log(`${r.sender}: ${r.content}`);
+   * for (const e of errors) console.error(`${e.agentName}: ${e.message}`);
+   * ```
+   */
+  sendAndWait(content: string, options?: SendOptions | null): Promise<SendResult>;
+}
+"#;
+
 /// The codes of a failed LLM call worth a console warning when nobody listens (a cancel the
 /// application asked for, `llm_aborted`, is not).
 fn is_llm_failure(code: &str) -> bool {
@@ -144,23 +167,9 @@ type JsonValue = crate::core::json::Value;
 
 #[wasm_bindgen]
 impl AgentWorld {
-    /// Sends a message like `send()` and resolves when the work it started is done (its
-    /// replies, and the hand-overs they set off), with what came of it: `{message, replies,
-    /// errors}`. Other work of the world is not waited for. A failed reply does not reject:
-    /// it is in `errors` (what `regenerate(e.replyToMessageId, {agent: e.agentName})` retries).
-    ///
-    /// @example
-    /// ```js
-    /// const { replies, errors } = await world.sendAndWait("@alice, a haiku about rain?");
-    /// for (const r of replies) console.log(`${r.sender}: ${r.content}`);
-    /// for (const e of errors) console.error(`${e.agentName}: ${e.message}`);
-    /// ```
-    #[wasm_bindgen(js_name = "sendAndWait", unchecked_return_type = "Promise<SendResult>")]
-    pub fn send_and_wait(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] content: JsValue,
-        options: Option<SendOptionsArg>,
-    ) -> js_sys::Promise {
+    /// `sendAndWait()` (declared with its docs in this file's `TS_CALL`; see
+    /// [`AgentWorld::call_method`]).
+    pub(crate) fn send_and_wait(&self, content: JsValue, options: JsValue) -> js_sys::Promise {
         // Only the synchronous start borrows `self` (so `free()` succeeds while it waits).
         let world = match self.world() {
             Ok(w) => w,
@@ -194,6 +203,10 @@ impl AgentWorld {
                 }),
             ));
         }
+        let options = match options.is_undefined() || options.is_null() {
+            true => None,
+            false => Some(options.unchecked_into::<SendOptionsArg>()),
+        };
         let sent = self.send(content, options);
         promise(async move {
             let message = wasm_bindgen_futures::JsFuture::from(sent).await?;

@@ -17,6 +17,66 @@ use crate::core::tools::{
 };
 use crate::web::js_tools::{to_json, JsInstructions, JsTool};
 
+// The synchronous methods of this file, declared here with their docs: the glue step defines them
+// on the class, each calling the shared export `__get` (see world.rs).
+#[wasm_bindgen(typescript_custom_section)]
+const TS_GET: &'static str = r#"
+export interface AgentWorld {
+  // Defined by the glue step from this list (scripts/glue-step.mjs): each calls __get.
+  /**
+   * Registers a tool agents can call (runtime only: register it again after `open`). An agent
+   * uses it when its `tools` lists the name. The model gets `execute`'s JSON result; a throw, a
+   * rejection, a timeout (`timeoutMs`, default 30 s) or a non-JSON result reaches it as
+   * `{"error": "…"}` and the reply goes on. Bad definitions throw `invalid_input` naming the
+   * field (`name`, `parameters.properties.x.minimum`, `execute`, …).
+   *
+   * @example
+   * ```js
+   * world.registerTool({
+   *   name: "get_weather",
+   *   description: "The current weather in a city",
+   *   parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+   *   execute: async ({ city }, { signal }) => (await fetch(`/weather?q=${city}`, { signal })).json(),
+   * });
+   * ```
+   */
+  registerTool<Args extends object = JsonObject>(tool: ToolDefinition<Args>): void;
+  /**
+   * Removes a tool; `false` when none had that name. An agent that still lists it fails its
+   * next reply with `tool_not_registered`.
+   *
+   * @example
+   * ```js
+   * world.unregisterTool("get_weather"); // true
+   * ```
+   */
+  unregisterTool(name: string): boolean;
+  /**
+   * The registered tools, in registration order (without their functions).
+   *
+   * @example
+   * ```js
+   * for (const t of world.tools()) console.log(t.name, t.timeoutMs);
+   * ```
+   */
+  tools(): ToolInfo[];
+  /**
+   * Gives an agent its system prompt per reply (runtime only): `fn({agentName, chatId,
+   * message})` returns a string or a Promise of one, used in place of the stored
+   * `systemPrompt`. If it throws, the reply fails with `llm_error` naming the agent.
+   * `null` removes it.
+   *
+   * @example
+   * ```js
+   * world.setInstructions("alice", ({ message }) =>
+   *   `You are Alice. Today is ${new Date().toDateString()}. Answer: ${message.sender}.`);
+   * world.setInstructions("alice", null); // back to the stored systemPrompt
+   * ```
+   */
+  setInstructions(agentId: string, f: InstructionsFn | null | undefined): void;
+}
+"#;
+
 /// `def[key]`, an `invalid_input` error when reading it throws (a Proxy's trap, a getter).
 fn field(def: &JsValue, key: &str) -> Result<JsValue, JsValue> {
     js_sys::Reflect::get(def, &JsValue::from_str(key)).map_err(|e| {
@@ -158,80 +218,23 @@ impl ToJson for ToolInfo<'_> {
     }
 }
 
-#[wasm_bindgen(typescript_custom_section)]
-const TS_REGISTER_TOOL: &'static str = r#"
-export interface AgentWorld {
-  /**
-   * Registers a tool agents can call (runtime only: register it again after `open`). An agent
-   * uses it when its `tools` lists the name. The model gets `execute`'s JSON result; a throw, a
-   * rejection, a timeout (`timeoutMs`, default 30 s) or a non-JSON result reaches it as
-   * `{"error": "…"}` and the reply goes on. Bad definitions throw `invalid_input` naming the
-   * field (`name`, `parameters.properties.x.minimum`, `execute`, …).
-   *
-   * @example
-   * ```js
-   * world.registerTool({
-   *   name: "get_weather",
-   *   description: "The current weather in a city",
-   *   parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-   *   execute: async ({ city }, { signal }) => (await fetch(`/weather?q=${city}`, { signal })).json(),
-   * });
-   * ```
-   */
-  registerTool<Args extends object = JsonObject>(tool: ToolDefinition<Args>): void;
-}
-"#;
-
-#[wasm_bindgen]
 impl AgentWorld {
-    /// Registers a tool agents can call (runtime only: register it again after `open`). An
-    /// agent uses it when its `tools` lists the name. The model gets `execute`'s JSON result;
-    /// a throw, a rejection, a timeout (`timeoutMs`, default 30 s) or a non-JSON result reaches
-    /// it as `{"error": "…"}` and the reply goes on.
-    ///
-    /// @example
-    /// ```js
-    /// world.registerTool({
-    ///   name: "get_weather",
-    ///   description: "The current weather in a city",
-    ///   parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-    ///   execute: async ({ city }, { signal }) => (await fetch(`/weather?q=${city}`, { signal })).json(),
-    /// });
-    /// ```
-    // Typed generically in TS_REGISTER_TOOL (interface merging): `Args` follows `execute`'s
-    // parameter annotation.
-    #[wasm_bindgen(js_name = registerTool, skip_typescript)]
-    pub fn register_tool(&self, tool: JsValue) -> Result<(), JsValue> {
+    /// `registerTool()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
+    pub(crate) fn register_tool(&self, tool: JsValue) -> Result<(), JsValue> {
         let (def, executor) = read_tool(&tool)?;
         self.world()?
             .register_tool(def, Rc::new(executor))
             .map_err(from_world_error)
     }
 
-    /// Removes a tool; `false` when none had that name. An agent that still lists it fails its
-    /// next reply with `tool_not_registered`.
-    ///
-    /// @example
-    /// ```js
-    /// world.unregisterTool("get_weather"); // true
-    /// ```
-    #[wasm_bindgen(js_name = unregisterTool)]
-    pub fn unregister_tool(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
-    ) -> Result<bool, JsValue> {
+    /// `unregisterTool()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
+    pub(crate) fn unregister_tool(&self, name: JsValue) -> Result<bool, JsValue> {
         let name = string_arg(&name, "name")?;
         Ok(self.world()?.unregister_tool(&name))
     }
 
-    /// The registered tools, in registration order (without their functions).
-    ///
-    /// @example
-    /// ```js
-    /// for (const t of world.tools()) console.log(t.name, t.timeoutMs);
-    /// ```
-    #[wasm_bindgen(js_name = tools, unchecked_return_type = "ToolInfo[]")]
-    pub fn tools(&self) -> Result<JsValue, JsValue> {
+    /// `tools()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
+    pub(crate) fn tools(&self) -> Result<JsValue, JsValue> {
         let world = self.world()?;
         let defs = world.tools();
         // A plain loop: an iterator chain instantiates its own adapters.
@@ -248,23 +251,8 @@ impl AgentWorld {
         to_js(&list)
     }
 
-    /// Gives an agent its system prompt per reply (runtime only): `fn({agentName, chatId,
-    /// message})` returns a string or a Promise of one, used in place of the stored
-    /// `systemPrompt`. If it throws, the reply fails with `llm_error` naming the agent.
-    /// `null` removes it.
-    ///
-    /// @example
-    /// ```js
-    /// world.setInstructions("alice", ({ message }) =>
-    ///   `You are Alice. Today is ${new Date().toDateString()}. Answer: ${message.sender}.`);
-    /// world.setInstructions("alice", null); // back to the stored systemPrompt
-    /// ```
-    #[wasm_bindgen(js_name = setInstructions)]
-    pub fn set_instructions(
-        &self,
-        #[wasm_bindgen(js_name = "agentId", unchecked_param_type = "string")] agent_id: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "InstructionsFn | null | undefined")] f: JsValue,
-    ) -> Result<(), JsValue> {
+    /// `setInstructions()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
+    pub(crate) fn set_instructions(&self, agent_id: JsValue, f: JsValue) -> Result<(), JsValue> {
         let agent_id = string_arg(&agent_id, "agentId")?;
         let provider: Option<Rc<dyn crate::core::engine::InstructionsProvider>> =
             if f.is_null() || f.is_undefined() {

@@ -458,8 +458,6 @@ extern "C" {
     pub type StorageOptionsArg;
     #[wasm_bindgen(typescript_type = "ImportOptions")]
     pub type ImportOptionsArg;
-    #[wasm_bindgen(typescript_type = "PageOptions")]
-    pub type PageOptionsArg;
     #[wasm_bindgen(typescript_type = "SendOptions")]
     pub type SendOptionsArg;
 }

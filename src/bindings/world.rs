@@ -155,6 +155,62 @@ async fn start(args: Result<(CommonOptions, Start), JsValue>) -> Result<JsValue,
     handle_of(World::open(svc, &id).await, llm, &options)
 }
 
+// The async methods of this file, declared here with their docs: the glue step defines them
+// on the class, each calling the shared export `__call` (see world.rs).
+#[wasm_bindgen(typescript_custom_section)]
+const TS_CALL: &'static str = r#"
+export interface AgentWorld {
+  // Defined by the glue step from this list (scripts/glue-step.mjs): each calls __call.
+  /**
+   * The whole world (settings, agents, chats, messages, memories) as versioned JSON. API
+   * keys are never included.
+   *
+   * @example
+   * ```js
+   * const json = await world.export();
+   * const copy = await AgentWorld.import(json, { storage: "memory" });
+   * ```
+   */
+  export(): Promise<string>;
+  /**
+   * Changes the world's settings.
+   *
+   * @example
+   * ```js
+   * await world.update({ turnLimit: 10, description: "A longer rally" });
+   * ```
+   */
+  update(patch: WorldPatch): Promise<WorldInfo>;
+}
+"#;
+
+// The synchronous methods of this file, declared here with their docs: the glue step defines them
+// on the class, each calling the shared export `__get` (see world.rs).
+#[wasm_bindgen(typescript_custom_section)]
+const TS_GET: &'static str = r#"
+export interface AgentWorld {
+  // Defined by the glue step from this list (scripts/glue-step.mjs): each calls __get.
+  /**
+   * The world's settings.
+   *
+   * @example
+   * ```js
+   * const { turnLimit, currentChatId } = world.info();
+   * ```
+   */
+  info(): WorldInfo;
+  /**
+   * Cancels every queued and running LLM call. The world stays usable.
+   *
+   * @example
+   * ```js
+   * stopButton.onclick = () => world.stop(); // partial replies are kept as `interrupted`
+   * ```
+   */
+  stop(): void;
+}
+"#;
+
 /// The async work of an instance method once its arguments are read (see [`call`]).
 pub(crate) enum Call {
     NewChat,
@@ -458,30 +514,6 @@ impl AgentWorld {
         promise(start(import_args(&json, &or_undefined(options))))
     }
 
-    /// The whole world (settings, agents, chats, messages, memories) as versioned JSON. API
-    /// keys are never included.
-    ///
-    /// @example
-    /// ```js
-    /// const json = await world.export();
-    /// const copy = await AgentWorld.import(json, { storage: "memory" });
-    /// ```
-    #[wasm_bindgen(unchecked_return_type = "Promise<string>")]
-    pub fn export(&self) -> js_sys::Promise {
-        call(self.handle().map(|h| (h, Call::Export)))
-    }
-
-    /// The world's settings.
-    ///
-    /// @example
-    /// ```js
-    /// const { turnLimit, currentChatId } = world.info();
-    /// ```
-    #[wasm_bindgen(unchecked_return_type = "WorldInfo")]
-    pub fn info(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.handle()?.world.info())
-    }
-
     /// The id of this world (kebab-case of its name, never changes).
     // A JS string made in the module (a `String` return would add the glue's copy-out and
     // free).
@@ -490,35 +522,52 @@ impl AgentWorld {
         JsValue::from_str(&self.id)
     }
 
-    /// Changes the world's settings.
-    ///
-    /// @example
-    /// ```js
-    /// await world.update({ turnLimit: 10, description: "A longer rally" });
-    /// ```
-    #[wasm_bindgen(unchecked_return_type = "Promise<WorldInfo>")]
-    pub fn update(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "WorldPatch")] patch: JsValue,
-    ) -> js_sys::Promise {
-        call(self.handle().and_then(|h| {
-            let patch = from_js::<WorldPatch>(&patch, "update patch")?;
-            Ok((h, Call::Update(patch)))
-        }))
+    /// The async instance methods but `send` (declared in `TS_CALL` blocks), one export for
+    /// all: the glue step (scripts/glue-step.mjs) defines each on the class as
+    /// `method(a, b) { return this.__call("method", a, b); }`. One export instead of 19 saves
+    /// the per-export code wasm-bindgen generates on both sides (the borrow of `self`, the
+    /// argument and result shims, a glue method). `send` keeps its own (the hot path).
+    #[wasm_bindgen(js_name = "__call", skip_typescript)]
+    pub fn call_method(&self, method: JsValue, a: JsValue, b: JsValue) -> js_sys::Promise {
+        let method = method.as_string().unwrap_or_default();
+        match method.as_str() {
+            // Each with its own body (conversation.rs, outcome.rs).
+            "idle" => self.idle(),
+            "sendAndWait" => self.send_and_wait(a, b),
+            _ => call(
+                self.handle()
+                    .and_then(|h| Ok((h, read_call(&method, &a, &b)?))),
+            ),
+        }
     }
 
-    /// Cancels every queued and running LLM call. The world stays usable.
-    ///
-    /// @example
-    /// ```js
-    /// stopButton.onclick = () => world.stop(); // partial replies are kept as `interrupted`
-    /// ```
-    pub fn stop(&self) {
-        if let Ok(h) = self.handle() {
-            h.world.stop();
-            // Cancelled approvals queue their store work (deleting the record, keeping the
-            // partial reply).
-            h.drive();
+    /// The synchronous instance methods declared in `TS_GET` blocks, one export for all (as
+    /// [`AgentWorld::call_method`] is for the async ones): each method's own body, in the order
+    /// it reads its arguments and the handle.
+    #[wasm_bindgen(js_name = "__get", skip_typescript)]
+    pub fn get(&self, method: JsValue, a: JsValue, b: JsValue) -> Result<JsValue, JsValue> {
+        let undefined = |()| JsValue::UNDEFINED;
+        match method.as_string().as_deref().unwrap_or_default() {
+            "info" => self.info(),
+            "listChats" => self.list_chats(),
+            "currentChat" => self.current_chat(),
+            "agents" => self.agents(),
+            "agentMemory" => self.agent_memory(a),
+            "configureProvider" => self.configure_provider(a, b).map(undefined),
+            "registerProvider" => self.register_provider(a).map(undefined),
+            "setTimeouts" => self.set_timeouts(a, b).map(undefined),
+            "pendingApprovals" => self.pending_approvals(),
+            "registerTool" => self.register_tool(a).map(undefined),
+            "unregisterTool" => self.unregister_tool(a).map(JsValue::from_bool),
+            "tools" => self.tools(),
+            "setInstructions" => self.set_instructions(a, b).map(undefined),
+            "on" => self.on(a, b).map(JsValue::from),
+            "events" => self.events(a),
+            "stop" => {
+                self.stop();
+                Ok(JsValue::UNDEFINED)
+            }
+            _ => Err(no_such_method()),
         }
     }
 
@@ -564,4 +613,53 @@ fn import_args(json: &JsValue, options: &JsValue) -> Result<(CommonOptions, Star
     }
     let copy = copy.then_some(name);
     Ok((options, Start::Open(Opening::Import { json, copy })))
+}
+
+/// The [`Call`] of an async instance method named `method`, from its arguments `a` and `b`
+/// (`undefined` when not passed).
+fn read_call(method: &str, a: &JsValue, b: &JsValue) -> Result<Call, JsValue> {
+    use crate::bindings::{agents, approvals, chats, editing};
+    Ok(match method {
+        "newChat" => Call::NewChat,
+        "loadChat" => Call::LoadChat(string_arg(a, "id")?),
+        "deleteChat" => Call::DeleteChat(string_arg(a, "id")?),
+        "renameChat" => chats::rename_chat(a, b)?,
+        "messages" => chats::messages(a, b)?,
+        "setSessionMode" => chats::set_session_mode(a)?,
+        "addAgent" => agents::add_agent(a)?,
+        "updateAgent" => agents::update_agent(a, b)?,
+        "removeAgent" => Call::RemoveAgent(string_arg(a, "id")?),
+        "clearAgentMemory" => Call::ClearAgentMemory(string_arg(a, "agentId")?),
+        "approve" => Call::Approve(approvals::approval_id(a)?),
+        "deny" => approvals::deny(a, b)?,
+        "regenerate" => editing::regenerate(a, b)?,
+        "editMessage" => editing::edit_message(a, b)?,
+        "deleteMessage" => Call::DeleteMessage(string_arg(a, "messageId")?),
+        "export" => Call::Export,
+        "update" => Call::Update(from_js::<WorldPatch>(a, "update patch")?),
+        _ => return Err(no_such_method()),
+    })
+}
+
+/// A name `__call` or `__get` does not serve (only the glue step's methods call them, with
+/// their own names; anything else is a caller reaching into the internals).
+fn no_such_method() -> JsValue {
+    invalid_argument("method", "is not a method of AgentWorld")
+}
+
+impl AgentWorld {
+    /// `info()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
+    pub(crate) fn info(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.handle()?.world.info())
+    }
+
+    /// `stop()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
+    pub(crate) fn stop(&self) {
+        if let Ok(h) = self.handle() {
+            h.world.stop();
+            // Cancelled approvals queue their store work (deleting the record, keeping the
+            // partial reply).
+            h.drive();
+        }
+    }
 }

@@ -1,7 +1,10 @@
 // Ring 4: the built package (pkg/nodejs) used from JavaScript, as a Node user would.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
@@ -51,4 +54,56 @@ test('the .wasm imports its JS functions by short names, each defined once in th
   }
   // And the renamed module works: the first test's call went through them.
   assert.equal(typeof pkg.version(), 'string');
+});
+
+/** The instance methods the declarations give AgentWorld: its class and the interfaces merged
+ * into it (a method behind a shared export is declared in one, src/bindings/world.rs). */
+function declaredMethods(dts) {
+  const names = new Set();
+  for (const [, body] of dts.matchAll(/^export (?:class|interface) AgentWorld \{\n([\s\S]*?)\n\}/gm)) {
+    for (const [, name] of body.matchAll(/^\s+(\w+)(?:<[^(]*>)?\(.*\): .*;$/gm)) names.add(name);
+  }
+  return [...names];
+}
+
+test('every declared method of AgentWorld is a method of the class, as a class defines one', () => {
+  // Most methods share two exports (`__call`, `__get`): the glue step defines them on the
+  // class from the declarations (scripts/glue-step.mjs). A method left out, or defined
+  // enumerable or nameless, would show here.
+  const dts = readFileSync(new URL('../../pkg/nodejs/agent_world_wasm.d.ts', import.meta.url), 'utf8');
+  const names = declaredMethods(dts);
+  for (const must of ['send', 'on', 'newChat', 'export', 'update', 'info', 'registerTool', 'stop']) {
+    assert.ok(names.includes(must), `${must} is not declared: ${names}`);
+  }
+  const proto = pkg.AgentWorld.prototype;
+  for (const name of names) {
+    const d = Object.getOwnPropertyDescriptor(proto, name);
+    assert.ok(d, `AgentWorld.prototype.${name} is missing`);
+    assert.equal(typeof d.value, 'function', name);
+    assert.equal(d.value.name, name);
+    assert.equal(d.enumerable, false, `${name} is enumerable`);
+    assert.equal(d.writable && d.configurable, true, name);
+  }
+});
+
+test('the glue step fails when the declarations of the shared exports change shape, and runs twice to the same result', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'aww-glue-'));
+  try {
+    const from = new URL('../../pkg/nodejs/', import.meta.url);
+    for (const f of ['agent_world_wasm.js', 'agent_world_wasm_bg.wasm', 'agent_world_wasm.d.ts', 'agent_world_wasm_bg.wasm.d.ts']) {
+      copyFileSync(new URL(f, from), join(dir, f));
+    }
+    const step = new URL('../../scripts/glue-step.mjs', import.meta.url).pathname;
+    const run = () => spawnSync(process.execPath, [step, dir], { encoding: 'utf8' });
+    const glue = readFileSync(join(dir, 'agent_world_wasm.js'), 'utf8');
+    assert.equal(run().status, 0);
+    assert.equal(readFileSync(join(dir, 'agent_world_wasm.js'), 'utf8'), glue, 'a second run changed the glue');
+    const dts = readFileSync(join(dir, 'agent_world_wasm.d.ts'), 'utf8');
+    writeFileSync(join(dir, 'agent_world_wasm.d.ts'), dts.replace(/each calls __get\./, 'each calls something.'));
+    const failed = run();
+    assert.notEqual(failed.status, 0);
+    assert.match(failed.stderr, /methods declared behind something, not a shared export/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
