@@ -24,6 +24,9 @@ build_pkg() {
   local t opt=()
   [ "${AWW_WASM_OPT:-on}" = off ] && opt=(--no-opt)
   for t in "$@"; do
+    # wasm-pack leaves an earlier build's snippet files in place: a stale `inlineN.js` would
+    # ship in the package and count in the bench's size figure.
+    rm -rf "pkg/$t/snippets"
     wasm-pack --quiet build --release "${opt[@]}" --target "$t" --out-dir "pkg/$t" --out-name agent_world_wasm >/dev/null \
       || { echo "build: wasm-pack --target $t failed" >&2; return 1; }
     node scripts/glue-step.mjs "pkg/$t" || return 1
