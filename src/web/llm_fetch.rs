@@ -518,9 +518,9 @@ enum Race3<A, B, C> {
 }
 
 /// The first of two futures to finish; the other is dropped (which cancels its timers).
-async fn race2<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
+fn race2<A: Future, B: Future>(a: A, b: B) -> impl Future<Output = Either<A::Output, B::Output>> {
     let (mut a, mut b) = (Box::pin(a), Box::pin(b));
-    std::future::poll_fn(|cx| {
+    std::future::poll_fn(move |cx| {
         if let Poll::Ready(v) = a.as_mut().poll(cx) {
             return Poll::Ready(Either::First(v));
         }
@@ -529,21 +529,20 @@ async fn race2<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output>
         }
         Poll::Pending
     })
-    .await
 }
 
 /// The first of three futures to finish, polled in order (the call first, so a reply that
 /// completes in the same tick as a timer wins). It was a race of four whose fourth was a
 /// future that never finished, polled on every wake-up.
-async fn race3<A: Future, B: Future, C: Future>(
+fn race3<A: Future, B: Future, C: Future>(
     a: A,
     b: B,
     c: C,
-) -> Race3<A::Output, B::Output, C::Output> {
+) -> impl Future<Output = Race3<A::Output, B::Output, C::Output>> {
     let mut a: Pin<Box<A>> = Box::pin(a);
     let mut b: Pin<Box<B>> = Box::pin(b);
     let mut c: Pin<Box<C>> = Box::pin(c);
-    std::future::poll_fn(|cx| {
+    std::future::poll_fn(move |cx| {
         if let Poll::Ready(v) = a.as_mut().poll(cx) {
             return Poll::Ready(Race3::First(v));
         }
@@ -555,5 +554,4 @@ async fn race3<A: Future, B: Future, C: Future>(
         }
         Poll::Pending
     })
-    .await
 }
