@@ -18,10 +18,12 @@ use wasm_bindgen_test::wasm_bindgen_test;
 #[wasm_bindgen(inline_js = r#"
 // A StoreAdapter over a Map. `ignoreOptions`: list() ignores start/end/reverse/limit (the
 // store must filter itself). `stats` counts what list() returned; `failBatch` makes batch()
-// reject; batch() applies all ops or none (it checks them first).
+// reject; batch() applies all ops or none (it checks them first), and resolves to
+// `batchResult`.
 export function makeMapAdapter(ignoreOptions) {
   const map = new Map();
-  const stats = { lists: 0, listed: 0, batches: 0, failBatch: false, throwGet: false };
+  const stats = { lists: 0, listed: 0, batches: 0, failBatch: false, throwGet: false,
+    batchResult: undefined };
   return {
     map, stats,
     async get(key) {
@@ -54,6 +56,7 @@ export function makeMapAdapter(ignoreOptions) {
       for (const op of ops) {
         if (op.type === 'put') map.set(op.key, op.value); else map.delete(op.key);
       }
+      return stats.batchResult;
     },
   };
 }
@@ -168,6 +171,38 @@ async fn a_rejected_batch_writes_nothing_and_is_a_backend_error() {
         .map(|m| m.message_id)
         .collect();
     assert_eq!(ids, vec!["m1", "m2"]);
+}
+
+/// What `batch()` resolves to is not read: a backend that answers with a result (Deno KV's
+/// `{ ok: true }`, a row count) has still written.
+#[wasm_bindgen_test]
+async fn what_a_batch_resolves_to_is_ignored() {
+    let adapter = make_map_adapter(false);
+    let s = store_over(&adapter);
+    let results = [
+        js_sys::JSON::parse("{\"ok\":true}").unwrap(),
+        JsValue::from_f64(3.0),
+        JsValue::TRUE,
+    ];
+    s.apply(vec![
+        StoreOp::PutWorld(world("w")),
+        StoreOp::PutChat(chat("w", "c")),
+    ])
+    .await
+    .unwrap();
+    for (i, result) in results.into_iter().enumerate() {
+        set_stat(&adapter, "batchResult", result);
+        let id = format!("m{i}");
+        s.apply(vec![append("w", "c", &id)]).await.unwrap();
+    }
+    let ids: Vec<String> = s
+        .messages("w", "c", None, 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.message_id)
+        .collect();
+    assert_eq!(ids, vec!["m0", "m1", "m2"]);
 }
 
 #[wasm_bindgen_test]

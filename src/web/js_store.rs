@@ -218,10 +218,15 @@ impl JsStore {
         &self.adapter
     }
 
-    async fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
-        let context = format!("get({key:?})");
-        let answer = self.call(self.adapter.js_get(key)).await;
-        string_of(self.answer(answer, &context)?, &context)
+    /// The value at `key` (`None`: absent). The adapter is asked at once: every caller
+    /// awaits it straight away.
+    fn get(&self, key: &str) -> Got<'_> {
+        Got {
+            store: self,
+            context: format!("get({key:?})"),
+            call: self.call(self.adapter.js_get(key)),
+            read: true,
+        }
     }
 
     /// The entries under `prefix` within `[start, end)`, ascending (descending when `reverse`),
@@ -242,12 +247,10 @@ impl JsStore {
         self.list(prefix, Range::default())
     }
 
-    async fn batch(&self, writes: VecMap<String, Option<String>>) -> Result<(), StoreError> {
-        if writes.is_empty() {
-            return Ok(());
-        }
+    /// Sends `writes` (not empty) as one `batch()`; what it resolves to is not read.
+    fn batch(&self, writes: &VecMap<String, Option<String>>) -> Got<'_> {
         let ops = js_sys::Array::new();
-        for (key, value) in &writes {
+        for (key, value) in writes {
             let op = js_sys::Object::new();
             set(&op, "key", &JsValue::from_str(key));
             match value {
@@ -259,15 +262,12 @@ impl JsStore {
             }
             ops.push(&op);
         }
-        let context = format!("batch() of {} writes", writes.len());
-        let answer = self.call(self.adapter.js_batch(&ops)).await;
-        self.answer(answer, &context)?;
-        Ok(())
-    }
-
-    async fn apply_ops(&self, ops: Vec<StoreOp>) -> Result<(), StoreError> {
-        let _writing = self.writing.lock().await;
-        self.apply_planned(&ops).await
+        Got {
+            store: self,
+            context: format!("batch() of {} writes", writes.len()),
+            call: self.call(self.adapter.js_batch(&ops)),
+            read: false,
+        }
     }
 }
 
@@ -283,18 +283,16 @@ struct WriteLock {
 struct WriteGuard<'a>(&'a WriteLock);
 
 impl WriteLock {
-    async fn lock(&self) -> WriteGuard<'_> {
-        std::future::poll_fn(|cx| {
+    fn lock(&self) -> impl std::future::Future<Output = WriteGuard<'_>> {
+        std::future::poll_fn(move |cx| {
             if self.locked.get() {
                 self.waiters.borrow_mut().push(cx.waker().clone());
                 Poll::Pending
             } else {
                 self.locked.set(true);
-                Poll::Ready(())
+                Poll::Ready(WriteGuard(self))
             }
         })
-        .await;
-        WriteGuard(self)
     }
 }
 
@@ -430,6 +428,31 @@ impl std::future::Future for Rows<'_> {
                 .answer(answer, &this.context)
                 .and_then(|v| rows_of(v, &this.prefix, &this.range, &this.context)),
         )
+    }
+}
+
+/// A `get` or a `batch` of the adapter (see [`JsStore::get`], [`JsStore::batch`]): one
+/// concrete future for both, as [`Rows`] is for every list, instead of an async state machine
+/// inside each caller. A batch's value is not read (`read` is false): it resolves to `None`.
+struct Got<'a> {
+    store: &'a JsStore,
+    context: String,
+    call: Call,
+    read: bool,
+}
+
+impl std::future::Future for Got<'_> {
+    type Output = Result<Option<String>, StoreError>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        std::pin::Pin::new(&mut this.call).poll(cx).map(|answer| {
+            let v = this.store.answer(answer, &this.context)?;
+            if !this.read {
+                return Ok(None);
+            }
+            string_of(v, &this.context)
+        })
     }
 }
 

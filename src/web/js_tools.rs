@@ -207,13 +207,13 @@ enum Race<T> {
 }
 
 /// The first of: the tool settles, the timer fires, the reply is cancelled.
-async fn race<A: Future, B: Future<Output = ()>, C: Future<Output = ()>>(
+fn race<A: Future, B: Future<Output = ()>, C: Future<Output = ()>>(
     a: A,
     b: B,
     c: C,
-) -> Race<A::Output> {
+) -> impl Future<Output = Race<A::Output>> {
     let (mut a, mut b, mut c) = (Box::pin(a), Box::pin(b), Box::pin(c));
-    std::future::poll_fn(|cx| {
+    std::future::poll_fn(move |cx| {
         if let Poll::Ready(()) = c.as_mut().poll(cx) {
             return Poll::Ready(Race::Cancelled);
         }
@@ -225,7 +225,6 @@ async fn race<A: Future, B: Future<Output = ()>, C: Future<Output = ()>>(
         }
         Poll::Pending
     })
-    .await
 }
 
 /// An agent's dynamic instructions: `fn({agentName, chatId, message})` → string or Promise.

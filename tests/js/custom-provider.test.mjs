@@ -244,6 +244,7 @@ test('a provider that throws fails the call with its message; a wrong object fai
   await world.send('again');
   await world.idle();
   assert.equal(system.at(-1).code, 'provider_not_configured');
+  assert.match(system.at(-1).message, /provider 'custom' is not configured: missing a registered custom provider/);
 });
 
 test('what stream() returns or throws before any step fails the call with a message that says so', async () => {

@@ -88,9 +88,13 @@ impl Stored for Reads {
 }
 
 impl JsStore {
-    /// Plans the batch (see the module docs) and sends its writes as one `batch()`. Each pass
-    /// that asks for something reads at least one key or range it had not read, so it ends.
-    pub(super) async fn apply_planned(&self, ops: &[StoreOp]) -> Result<(), StoreError> {
+    /// Plans the batch (see the module docs) and sends its writes as one `batch()`, under the
+    /// store's write lock. Each pass that asks for something reads at least one key or range
+    /// it had not read, so it ends. One async body for the lock and the passes: a wrapper
+    /// that took the lock was a state machine of its own around this one.
+    pub(super) async fn apply_ops(&self, ops: Vec<StoreOp>) -> Result<(), StoreError> {
+        let _writing = self.writing.lock().await;
+        let ops = ops.as_slice();
         let mut reads = Reads::default();
         loop {
             reads.dry.set(false);
@@ -107,7 +111,11 @@ impl JsStore {
             let gets = reads.want_get.take();
             let lists = reads.want_list.take();
             if gets.is_empty() && lists.is_empty() {
-                return self.batch(planned?).await;
+                let writes = planned?;
+                if !writes.is_empty() {
+                    self.batch(&writes).await?;
+                }
+                return Ok(());
             }
             for k in gets {
                 if !reads.got.contains_key(&k) {
