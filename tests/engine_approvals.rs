@@ -3,6 +3,7 @@
 //! it and resumes the reply, `deny` gives the model an error result and resumes, and `stop()`,
 //! a chat switch, deleting the chat cancel it; pending approvals survive a reopen, and two
 //! writers on one store never answer one twice.
+#![cfg(not(target_arch = "wasm32"))] // native ring; the memory store's test hooks are native-only
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod engine_harness;

@@ -1,4 +1,5 @@
 //! Spec §10: editing the conversation (regenerate, editMessage, deleteMessage).
+#![cfg(not(target_arch = "wasm32"))] // native ring; the memory store's test hooks are native-only
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod engine_harness;

@@ -117,31 +117,45 @@ struct WorldRec {
     chats: VecMap<String, ChatData>,
 }
 
-/// An in-memory store. `fail_next_apply` and `fail_next_read` let tests simulate a backend
-/// failure.
+/// An in-memory store. In native builds, `fail_next_apply`, `fail_next_read`,
+/// `set_over_quota` and `set_apply_delay` let tests simulate a failing, full or slow backend.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     worlds: RefCell<VecMap<String, WorldRec>>,
-    fail_next: RefCell<Option<StoreError>>,
-    fail_next_read: RefCell<Option<StoreError>>,
-    /// Test hook: how many times `apply` returns `Pending` before writing.
-    apply_delay: std::cell::Cell<u32>,
-    /// Test hook: over quota, see [`MemoryStore::set_over_quota`].
-    over_quota: std::cell::Cell<bool>,
+    #[cfg(not(target_arch = "wasm32"))]
+    hooks: Hooks,
     /// Per world: raised by every successful batch that names it.
     revisions: RefCell<VecMap<String, u64>>,
     /// Per world: the writers' lock.
     locks: RefCell<VecMap<String, Rc<WriteLock>>>,
 }
 
+/// The test hooks of a [`MemoryStore`]. Native builds only, where the engine's test suites
+/// drive them: the wasm package's memory store (`storage: 'memory'`) offers no way to reach
+/// them, so it ships without their state and checks (a check on every read and write).
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Debug, Default)]
+struct Hooks {
+    fail_next: RefCell<Option<StoreError>>,
+    fail_next_read: RefCell<Option<StoreError>>,
+    /// How many times `apply` returns `Pending` before writing.
+    apply_delay: std::cell::Cell<u32>,
+    /// Over quota, see [`MemoryStore::set_over_quota`].
+    over_quota: std::cell::Cell<bool>,
+}
+
 impl MemoryStore {
     pub fn new() -> Self {
         Self::default()
     }
+}
 
+/// The test hooks (see [`Hooks`]).
+#[cfg(not(target_arch = "wasm32"))]
+impl MemoryStore {
     /// Makes the next `apply` fail with `err` (and change nothing).
     pub fn fail_next_apply(&self, err: StoreError) {
-        *self.fail_next.borrow_mut() = Some(err);
+        *self.hooks.fail_next.borrow_mut() = Some(err);
     }
 
     /// Simulates an origin over its storage quota as browsers enforce it: while on, every batch
@@ -149,25 +163,49 @@ impl MemoryStore {
     /// `ClearMemory`, `DeleteMessages`) fails with [`StoreError::QuotaExceeded`], even one that also deletes more
     /// than it writes; batches that only delete succeed.
     pub fn set_over_quota(&self, on: bool) {
-        self.over_quota.set(on);
+        self.hooks.over_quota.set(on);
     }
 
     /// Makes the next read (any method but `apply`, `revision` and `lock_world`) fail with `err`.
     pub fn fail_next_read(&self, err: StoreError) {
-        *self.fail_next_read.borrow_mut() = Some(err);
+        *self.hooks.fail_next_read.borrow_mut() = Some(err);
     }
 
     /// The failure `fail_next_read` armed, once.
     fn read_failure(&self) -> Option<StoreError> {
-        self.fail_next_read.borrow_mut().take()
+        self.hooks.fail_next_read.borrow_mut().take()
     }
 
     /// Makes every `apply` yield `polls` times before writing, like a real asynchronous store
     /// (lets tests interleave other work with a write in progress).
     pub fn set_apply_delay(&self, polls: u32) {
-        self.apply_delay.set(polls);
+        self.hooks.apply_delay.set(polls);
     }
 
+    /// The failure the hooks make of a batch (`writes`: it writes a record), if any.
+    fn refusal(&self, writes: bool) -> Option<StoreError> {
+        if self.hooks.over_quota.get() && writes {
+            return Some(StoreError::QuotaExceeded(
+                "the batch writes records and the store is over its quota".into(),
+            ));
+        }
+        self.hooks.fail_next.borrow_mut().take()
+    }
+}
+
+/// Without the test hooks (see [`Hooks`]): reads and batches never fail by them.
+#[cfg(target_arch = "wasm32")]
+impl MemoryStore {
+    fn read_failure(&self) -> Option<StoreError> {
+        None
+    }
+
+    fn refusal(&self, _writes: bool) -> Option<StoreError> {
+        None
+    }
+}
+
+impl MemoryStore {
     /// Checks the batch against the current data (and the earlier ops of the batch) without
     /// changing anything: the rules of [`store_rules::validate`].
     // Not inlined (nor `apply_valid`): a JS host compiles each wasm function, and recompiles it
@@ -185,13 +223,7 @@ impl MemoryStore {
     /// `apply` once its test delay has passed: all of it is synchronous, so the future only
     /// holds the batch while it waits.
     fn apply_now(&self, ops: Vec<StoreOp>) -> Result<(), StoreError> {
-        let writes = ops.iter().any(|op| !op.only_removes());
-        if self.over_quota.get() && writes {
-            return Err(StoreError::QuotaExceeded(
-                "the batch writes records and the store is over its quota".into(),
-            ));
-        }
-        if let Some(e) = self.fail_next.borrow_mut().take() {
+        if let Some(e) = self.refusal(ops.iter().any(|op| !op.only_removes())) {
             return Err(e);
         }
         self.validate(&ops)?;
@@ -351,8 +383,10 @@ fn apply_rare(worlds: &mut VecMap<String, WorldRec>, op: StoreOp) {
 }
 
 /// Returns `Pending` once (waking itself), then `Ready`.
+#[cfg(not(target_arch = "wasm32"))]
 struct YieldOnce(bool);
 
+#[cfg(not(target_arch = "wasm32"))]
 impl std::future::Future for YieldOnce {
     type Output = ();
 
@@ -605,8 +639,10 @@ impl Store for MemoryStore {
     }
 
     fn apply(&self, ops: Vec<StoreOp>) -> LocalBoxFuture<'_, Result<(), StoreError>> {
-        let delay = self.apply_delay.get();
+        #[cfg(not(target_arch = "wasm32"))]
+        let delay = self.hooks.apply_delay.get();
         Box::pin(async move {
+            #[cfg(not(target_arch = "wasm32"))]
             for _ in 0..delay {
                 YieldOnce(false).await;
             }
@@ -780,6 +816,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(not(target_arch = "wasm32"))]
     fn a_memory_store_with_asynchronous_writes_passes_the_store_contract() {
         futures_executor::block_on(crate::core::store_contract::run_store_contract(&|| {
             let s = MemoryStore::new();

@@ -107,7 +107,9 @@ fn code_ranges(s: &str) -> Vec<(usize, usize)> {
                 }
             }
             (Some(_), _) => {}
-            (None, Some((c, n))) if c == '~' || !t.get(n..).unwrap_or("").contains('`') => {
+            (None, Some((c, n)))
+                if c == '~' || !t.get(n..).unwrap_or("").as_bytes().contains(&b'`') =>
+            {
                 fence = Some((c, n, line_start));
             }
             (None, _) => inline_code_spans(body, line_start, &mut out),

@@ -52,12 +52,12 @@ fn arrange<T>(v: &mut Vec<T>, cmp: &dyn Fn(&T, &T) -> Ordering, which: Dedup) {
     v.truncate(keep);
 }
 
-/// `0..n` sorted stably by `cmp` over positions (the one instance of the standard sort), the
-/// kept positions first; and how many are kept.
+/// `0..n` sorted stably by `cmp` over positions, the kept positions first; and how many are
+/// kept.
 #[inline(never)]
 fn plan(n: usize, cmp: &dyn Fn(usize, usize) -> Ordering, which: Dedup) -> (Vec<usize>, usize) {
     let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| cmp(a, b));
+    stable_sort(&mut order, cmp);
     if which == Dedup::None {
         return (order, n);
     }
@@ -84,6 +84,55 @@ fn plan(n: usize, cmp: &dyn Fn(usize, usize) -> Ordering, which: Dedup) -> (Vec<
     kept.extend(dropped);
     (kept, keep)
 }
+
+/// Sorts positions stably by `cmp`: insertion sort within runs of [`RUN`], then bottom-up
+/// merges of the sorted runs through one buffer (an element of the right run goes first only
+/// when strictly less, so equal ones keep their order). Not `slice::sort_by`: std's driftsort
+/// is about 4 KB of the wasm module, for lists of a few dozen positions at most.
+#[inline(never)]
+fn stable_sort(order: &mut [usize], cmp: &dyn Fn(usize, usize) -> Ordering) {
+    let n = order.len();
+    let mut start = 0;
+    while start < n {
+        let end = (start + RUN).min(n);
+        for i in start + 1..end {
+            let x = order[i];
+            let mut j = i;
+            while j > start && cmp(order[j - 1], x) == Ordering::Greater {
+                order[j] = order[j - 1];
+                j -= 1;
+            }
+            order[j] = x;
+        }
+        start = end;
+    }
+    let mut buf = Vec::new();
+    let mut width = RUN;
+    while width < n {
+        buf.clear();
+        let mut lo = 0;
+        while lo < n {
+            let mid = (lo + width).min(n);
+            let hi = (lo + 2 * width).min(n);
+            let (mut i, mut j) = (lo, mid);
+            while i < mid || j < hi {
+                if j < hi && (i == mid || cmp(order[j], order[i]) == Ordering::Less) {
+                    buf.push(order[j]);
+                    j += 1;
+                } else {
+                    buf.push(order[i]);
+                    i += 1;
+                }
+            }
+            lo = hi;
+        }
+        order.copy_from_slice(&buf);
+        width *= 2;
+    }
+}
+
+/// The length of the runs [`stable_sort`] sorts by insertion before merging them.
+const RUN: usize = 16;
 
 /// Rearranges a sequence so that position `k` holds what was at `order[k]` (`order` is a
 /// permutation of `0..order.len()`), by following each cycle with `swap`.

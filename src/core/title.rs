@@ -49,7 +49,7 @@ fn is_fence_line(t: &str) -> bool {
         return false;
     };
     let rest = t.trim_start_matches(c);
-    t.len() - rest.len() >= 3 && (c == '~' || !rest.contains('`'))
+    t.len() - rest.len() >= 3 && (c == '~' || !rest.as_bytes().contains(&b'`'))
 }
 
 /// Leading block markers of one line: blockquote `>`s and an ATX heading (1–6 `#` followed
@@ -150,7 +150,10 @@ fn strip_emphasis(s: &str, d: &str, word_boundary: bool) -> String {
 
 /// The byte index in `inner` of the delimiter closing an emphasis opened just before it.
 fn find_closer(inner: &str, d: &str, dc: char, word_boundary: bool) -> Option<usize> {
-    for (j, _) in inner.match_indices(d) {
+    let mut from = 0;
+    while let Some(at) = inner.get(from..).and_then(|r| crate::core::find(r, d)) {
+        let j = from + at;
+        from = j + d.len();
         let before = inner.get(..j).and_then(|b| b.chars().next_back());
         let after = inner.get(j + d.len()..).and_then(|a| a.chars().next());
         if j > 0

@@ -62,7 +62,7 @@ pub fn to_json(value: &JsValue) -> Result<Value, String> {
     let text = text.map_err(|e| {
         let m = message_of(&e, "JSON.stringify failed");
         let lower = m.to_ascii_lowercase();
-        if lower.contains("circular") || lower.contains("cyclic") {
+        if crate::core::contains(&lower, "circular") || crate::core::contains(&lower, "cyclic") {
             format!("a cycle ({m})")
         } else {
             m

@@ -3,7 +3,7 @@
 //! the current chat cancels its queued and running calls first (spec §4 last paragraph).
 
 use crate::core::engine::shared::{committed, unasked, Got, Planned, Read, Step};
-use crate::core::engine::{most_recent_chat, World};
+use crate::core::engine::{most_recent_chat, without_windows, World};
 use crate::core::error::WorldError;
 use crate::core::events::{Event, SystemEvent, WorldEvent};
 use crate::core::model::{validate_chat_name, Chat, Message, TitleSource, NEW_CHAT_NAME};
@@ -162,7 +162,7 @@ impl World {
                 }
                 let next =
                     most_recent_chat(st.chats.iter().filter(|c| c.id != id)).map(|c| c.id.clone());
-                (st.world.clone(), st.agents.clone(), next)
+                (st.world.clone(), without_windows(&st.agents), next)
             };
             let was_current = world.current_chat_id.as_deref() == Some(id);
             let deletes = vec![StoreOp::DeleteChat {

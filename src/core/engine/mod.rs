@@ -115,6 +115,20 @@ pub(crate) struct AgentRt {
     pub(crate) memory: VecDeque<MemoryEntry>,
 }
 
+/// `agents` with empty memory windows, for a reader that fills or clears every window itself
+/// (a chat's state read from the store, a deleted current chat): copying the windows only to
+/// replace them cost every entry of every agent, and VecDeque's clone code in the module.
+pub(crate) fn without_windows(agents: &[AgentRt]) -> Vec<AgentRt> {
+    let mut out = Vec::with_capacity(agents.len());
+    for a in agents {
+        out.push(AgentRt {
+            agent: a.agent.clone(),
+            memory: VecDeque::new(),
+        });
+    }
+    out
+}
+
 /// The LLM title waiting for the world to become idle (spec §6 "LLM title").
 #[derive(Debug, Clone)]
 pub(crate) struct TitleCandidate {

@@ -531,7 +531,7 @@ impl World {
         let cleaned = clean_reply(raw);
         // A tag opens with `<`: a reply without one (most) skips the scan for it (its code
         // spans, then a copy of the whole reply as the text without a tag).
-        let (tag, rest) = if cleaned.contains('<') {
+        let (tag, rest) = if cleaned.as_bytes().contains(&b'<') {
             extract_world_tag(&cleaned)
         } else {
             (None, String::new())

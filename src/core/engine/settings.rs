@@ -6,7 +6,7 @@ use crate::core::engine::shared::{committed, Planned};
 use std::cell::Cell;
 use std::collections::VecDeque;
 
-use crate::core::engine::{load_chat_state, AgentRt, World};
+use crate::core::engine::{load_chat_state, without_windows, AgentRt, World};
 use crate::core::error::WorldError;
 use crate::core::events::{Event, WorldEvent};
 use crate::core::ids::{agent_id, world_id};
@@ -140,7 +140,7 @@ impl World {
             (
                 st.world.clone(),
                 st.world.current_chat_id.clone(),
-                st.agents.clone(),
+                without_windows(&st.agents),
             )
         };
         match cid {

@@ -27,7 +27,7 @@
 
 use crate::core::approval::ApprovalRecord;
 use crate::core::engine::editing::gone;
-use crate::core::engine::{load_chat_state, load_view, AgentRt, World};
+use crate::core::engine::{load_chat_state, load_view, without_windows, AgentRt, World};
 use crate::core::error::WorldError;
 use crate::core::events::{Event, WorldEvent};
 use crate::core::lock::Guard;
@@ -298,7 +298,7 @@ impl World {
             Read::Chat(chat_id) => {
                 let (world, mut agents) = {
                     let st = self.st();
-                    (st.world.clone(), st.agents.clone())
+                    (st.world.clone(), without_windows(&st.agents))
                 };
                 load_chat_state(store, &world, &chat_id, &mut agents)
                     .await

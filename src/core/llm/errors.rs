@@ -82,7 +82,7 @@ pub(crate) fn json_error_message(v: &Value) -> Option<String> {
             let mut label = None;
             for k in ["status", "code", "type"] {
                 let l = e.get(k).and_then(Value::as_str).map(str::trim);
-                if let Some(l) = l.filter(|l| !l.is_empty() && !message.contains(*l)) {
+                if let Some(l) = l.filter(|l| !l.is_empty() && !crate::core::contains(message, l)) {
                     label = Some(l);
                     break;
                 }
@@ -133,7 +133,10 @@ pub fn decode_error_response(
 
 /// Whether a URL points at this machine (browsers exempt it from mixed-content blocking).
 fn is_loopback(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let rest = match crate::core::find(url, "://") {
+        Some(i) => url.get(i + 3..).unwrap_or(url),
+        None => url,
+    };
     let host = rest.split(['/', '?', '#']).next().unwrap_or("");
     let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
     let host = if host.starts_with('[') {

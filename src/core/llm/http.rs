@@ -4,6 +4,7 @@
 //! carries secrets (API keys in headers), so its `Debug` masks every credential-looking header:
 //! a request may be logged, a key must never be.
 
+use crate::core::contains;
 use std::fmt;
 
 /// One HTTP request to send. Header names are lowercase (fetch lowercases them anyway, and
@@ -42,10 +43,10 @@ pub(crate) fn is_sensitive_header(name: &str) -> bool {
     n == "authorization"
         || n == "proxy-authorization"
         || n == "cookie"
-        || n.contains("key")
-        || n.contains("token")
-        || n.contains("secret")
-        || n.contains("auth")
+        || contains(&n, "key")
+        || contains(&n, "token")
+        || contains(&n, "secret")
+        || contains(&n, "auth")
 }
 
 impl fmt::Debug for HttpRequest {
@@ -79,7 +80,7 @@ impl fmt::Debug for HttpRequest {
 pub fn redact_userinfo(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(i) = rest.find("://") {
+    while let Some(i) = crate::core::find(rest, "://") {
         let (head, tail) = rest.split_at(i + 3);
         out.push_str(head);
         let end = authority_end(tail);
@@ -93,7 +94,7 @@ pub fn redact_userinfo(text: &str) -> String {
 /// One URL with its user-info masked, also when it has no scheme (`user:KEY@host:1234`, as a
 /// schemeless `baseUrl` is quoted back to the user).
 pub fn redact_url(url: &str) -> String {
-    if url.contains("://") {
+    if contains(url, "://") {
         return redact_userinfo(url);
     }
     let mut out = String::with_capacity(url.len());

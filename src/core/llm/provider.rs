@@ -310,7 +310,7 @@ impl ProviderConfig {
                 );
             }
             let authority = rest.split(['/', '?', '#', '\\']).next().unwrap_or("");
-            if authority.contains('@') {
+            if authority.as_bytes().contains(&b'@') {
                 // fetch refuses a URL with credentials in every runtime, so it could never
                 // work; and the key would sit in every copy of the URL.
                 return invalid(
@@ -404,7 +404,7 @@ fn is_invisible(c: char) -> bool {
 
 /// An HTTP token character (RFC 9110 `tchar`): what a header name is made of.
 fn is_token_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
+    c.is_ascii_alphanumeric() || (c.is_ascii() && b"!#$%&'*+-.^_`|~".contains(&(c as u8)))
 }
 
 impl fmt::Debug for ProviderConfig {
