@@ -150,7 +150,8 @@ impl MemoryStore {
     }
 }
 
-/// The test hooks (see [`Hooks`]).
+/// The test hooks (see `Hooks`, private to this module), in native builds only: nothing in
+/// the wasm API reaches them.
 #[cfg(not(target_arch = "wasm32"))]
 impl MemoryStore {
     /// Makes the next `apply` fail with `err` (and change nothing).
