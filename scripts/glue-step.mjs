@@ -46,7 +46,8 @@
 // on both sides (the borrow of `self`, the argument and result shims, a glue method); the async
 // methods but `send` go through one export, `__call(name, a, b)`, and the synchronous ones
 // through `__get(name, a, b)` (2.1 KB gzip less than 35 exports). Their names come from the
-// declarations, where their docs are (see below).
+// declarations, where their docs are (see below); a declaration there with more than two
+// parameters fails the step, as the method would drop the third argument.
 //   node scripts/glue-step.mjs pkg/web
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 
@@ -76,7 +77,12 @@ for (const m of declarations
   .matchAll(/^export interface AgentWorld \{\n\s+\/\/ Defined by the glue step [^\n]*: each calls (\w+)\.\n([\s\S]*?)\n\}/gm)) {
   const names = SHARED.find(([e]) => e === m[1])?.[1];
   if (!names) throw new Error(`${dir}: methods declared behind ${m[1]}, not a shared export (the glue changed shape)`);
-  names.push(...[...m[2].matchAll(/^\s+(\w+)(?:<[^(]*>)?\(.*\): .*;$/gm)].map((d) => d[1]));
+  for (const [line, name] of m[2].matchAll(/^\s+(\w+)(?:<[^(]*>)?\(.*\): .*;$/gm)) {
+    // The method the step defines passes on two arguments, `(a, b)`: a third would be dropped.
+    const count = parameters(line);
+    if (count > 2) throw new Error(`${dir}: ${name}() is declared behind ${m[1]} with ${count} parameters, and its method passes on two (src/bindings: take the rest in an options object)`);
+    names.push(name);
+  }
 }
 if (SHARED.some(([, names]) => names.length < 10)) {
   throw new Error(`${dir}: the declarations list ${SHARED.map(([e, n]) => `${n.length} methods behind ${e}`).join(' and ')} (a TS_CALL or TS_GET block changed shape)`);
@@ -135,6 +141,36 @@ const dts = [`${dir}/agent_world_wasm.d.ts`, `${dir}/agent_world_wasm_bg.wasm.d.
 const wasm = shortImports(readFileSync(wasmFile), outs, dts);
 for (const [file, out] of [...outs, ...dts]) writeFileSync(file, out);
 writeFileSync(wasmFile, wasm);
+
+/** How many parameters a method's declaration (`name<T>(a: A, b?: B): R;`) lists: the commas
+ * of its parameter list that no bracket of a type (`<>`, `()`, `{}`, `[]`) holds, plus one
+ * unless the list is empty. The `>` of an arrow (`=>`) closes nothing. */
+function parameters(declaration) {
+  let at = declaration.indexOf('(', declaration.search(/\w/));
+  // The declaration's own type parameters may hold a `(` (a function type): skip them.
+  const generic = declaration.match(/^\s*\w+</);
+  let depth = 0;
+  if (generic) {
+    for (at = generic[0].length - 1; at < declaration.length; at++) {
+      const c = declaration[at];
+      if ('<({['.includes(c)) depth++;
+      else if (')}]'.includes(c) || (c === '>' && declaration[at - 1] !== '=')) depth--;
+      if (depth === 0) break;
+    }
+    at = declaration.indexOf('(', at);
+  }
+  let count = 0;
+  let empty = true;
+  for (depth = 0, at++; at < declaration.length; at++) {
+    const c = declaration[at];
+    if (depth === 0 && c === ')') return empty ? 0 : count + 1;
+    if (!/\s/.test(c)) empty = false;
+    if ('<({['.includes(c)) depth++;
+    else if (')}]'.includes(c) || (c === '>' && declaration[at - 1] !== '=')) depth--;
+    else if (c === ',' && depth === 0) count++;
+  }
+  throw new Error(`${dir}: the declaration ${declaration.trim()} has no closing parenthesis (a TS_CALL or TS_GET block changed shape)`);
+}
 
 /** The .wasm with its hashed imports renamed, and `outs` (the glue files) with them renamed
  * where they are defined: an imports-object property (`__wbg_x_<hash>: function(`, web and

@@ -103,6 +103,19 @@ test('the glue step fails when the declarations of the shared exports change sha
     const failed = run();
     assert.notEqual(failed.status, 0);
     assert.match(failed.stderr, /methods declared behind something, not a shared export/);
+    // A method behind __call or __get gets two arguments, `(a, b)`: a third parameter would
+    // be dropped without a word, so the step refuses the declaration. Nested commas (a
+    // callback's parameters, an object type's fields) are not parameters.
+    const renamed = dts.replace('renameChat(id: string, name: string): Promise<Chat>;',
+      'renameChat(id: string, name: string, options?: { a: 1, b: (x: 1, y: 2) => void }): Promise<Chat>;');
+    assert.notEqual(renamed, dts, 'renameChat is not declared as the test expects');
+    writeFileSync(join(dir, 'agent_world_wasm.d.ts'), renamed);
+    const three = run();
+    assert.notEqual(three.status, 0);
+    assert.match(three.stderr, /renameChat\(\) is declared behind __call with 3 parameters, and its method passes on two/);
+    writeFileSync(join(dir, 'agent_world_wasm.d.ts'), dts.replace('renameChat(id: string, name: string): Promise<Chat>;',
+      'renameChat(id: string, name: { a: 1, b: (x: 1, y: 2) => void }): Promise<Chat>;'));
+    assert.equal(run().status, 0, 'a declaration of two parameters with commas inside their types was refused');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
