@@ -69,6 +69,36 @@ pub(crate) fn join<S: AsRef<str>>(parts: &[S], sep: &str) -> String {
     out
 }
 
+/// `bytes` as text, each invalid sequence replaced by one U+FFFD (the maximal subparts of the
+/// Unicode standard, as `Utf8Error::error_len` measures them): what `String::from_utf8_lossy`
+/// returns, borrowed when the bytes are valid. Built on the plain validator, so std's
+/// `Utf8Chunks` decoder (about 1.1 KB of the wasm module, for a few error and stream paths)
+/// is not linked.
+pub(crate) fn lossy(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    let mut rest = bytes;
+    let mut out = String::new();
+    loop {
+        match std::str::from_utf8(rest) {
+            // Nothing replaced yet (a replacement always leaves `out` non-empty).
+            Ok(s) if out.is_empty() => return std::borrow::Cow::Borrowed(s),
+            Ok(s) => {
+                out.push_str(s);
+                return std::borrow::Cow::Owned(out);
+            }
+            Err(e) => {
+                let (valid, after) = rest.split_at(e.valid_up_to());
+                out.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                out.push('\u{fffd}');
+                match e.error_len() {
+                    Some(n) => rest = after.get(n..).unwrap_or_default(),
+                    // A sequence cut short by the end: one replacement for all of it.
+                    None => return std::borrow::Cow::Owned(out),
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// [`super::find`] and [`super::contains`] answer as `str::find` / `str::contains` do,
@@ -99,5 +129,47 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// [`super::lossy`] gives what `String::from_utf8_lossy` gives, borrowed or not: every
+    /// sequence of up to two bytes, and three- and four-byte ones over the bytes where UTF-8
+    /// changes meaning (lead bytes, continuation bounds, surrogates, overlongs, past U+10FFFF).
+    #[test]
+    fn lossy_is_from_utf8_lossy() {
+        use std::borrow::Cow;
+        let check = |b: &[u8]| {
+            let ours = super::lossy(b);
+            let theirs = String::from_utf8_lossy(b);
+            assert_eq!(ours, theirs, "lossy({b:?})");
+            assert_eq!(
+                matches!(ours, Cow::Borrowed(_)),
+                matches!(theirs, Cow::Borrowed(_)),
+                "borrowed({b:?})"
+            );
+        };
+        check(b"");
+        for a in 0..=255u8 {
+            check(&[a]);
+            for b in 0..=255u8 {
+                check(&[a, b]);
+            }
+        }
+        let edges: [u8; 22] = [
+            0x00, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0,
+            0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff, 0xe2, 0xf1,
+        ];
+        for &a in &edges {
+            for &b in &edges {
+                for &c in &edges {
+                    check(&[a, b, c]);
+                    for &d in &edges {
+                        check(&[a, b, c, d]);
+                        check(&[b'x', a, b, c, d, b'y']);
+                    }
+                }
+            }
+        }
+        check("héllo wörld 日本語".as_bytes());
+        check(b"ok \xe2\x82 mid \xff\xfe end \xf0\x9f\x98");
     }
 }
