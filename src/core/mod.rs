@@ -99,6 +99,81 @@ pub(crate) fn lossy(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// The byte index of the last `sep` (an ASCII byte) in `s`: what `str::rfind` with a `char`
+/// does for an ASCII one, without std's reverse char searcher (linked for a few `@` and `/`
+/// splits of URLs and keys).
+pub(crate) fn rfind(s: &str, sep: u8) -> Option<usize> {
+    s.bytes().rposition(|b| b == sep)
+}
+
+/// `s` split at its last `sep` (an ASCII byte), like `str::rsplit_once` with that `char`.
+pub(crate) fn rsplit_once(s: &str, sep: u8) -> Option<(&str, &str)> {
+    let i = rfind(s, sep)?;
+    Some((s.get(..i)?, s.get(i + 1..)?))
+}
+
+/// The parts of `s` between `sep`s (an ASCII byte), last first: what `str::rsplit` with that
+/// `char` yields. Its users are the wasm adapters' key parsing (web/js_store), so native builds
+/// compile it for its test only.
+#[cfg(any(target_arch = "wasm32", test))]
+pub(crate) fn rsplit(s: &str, sep: u8) -> RSplit<'_> {
+    RSplit { rest: Some(s), sep }
+}
+
+/// The iterator of [`rsplit`].
+#[cfg(any(target_arch = "wasm32", test))]
+pub(crate) struct RSplit<'a> {
+    rest: Option<&'a str>,
+    sep: u8,
+}
+
+#[cfg(any(target_arch = "wasm32", test))]
+impl<'a> Iterator for RSplit<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let s = self.rest?;
+        match rsplit_once(s, self.sep) {
+            Some((head, last)) => {
+                self.rest = Some(head);
+                Some(last)
+            }
+            None => {
+                self.rest = None;
+                Some(s)
+            }
+        }
+    }
+}
+
+/// `s` with every `from` replaced by `to`: what `str::replace` with a `char` pattern does, over
+/// the `split` searcher the crate links anyway (std's `replace` is an instance of its own).
+pub(crate) fn replace_char(s: &str, from: char, to: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for (i, part) in s.split(from).enumerate() {
+        if i > 0 {
+            out.push_str(to);
+        }
+        out.push_str(part);
+    }
+    out
+}
+
+/// Reverses `v` in place, like `slice::reverse`: the loop is compiled once, and each element
+/// type adds only a swap (std's `reverse` is an instance of its own per type, about 210 B of
+/// the wasm module each, for a few lists read newest first).
+pub(crate) fn reverse<T>(v: &mut [T]) {
+    reverse_by_swaps(v.len(), &mut |a, b| v.swap(a, b));
+}
+
+/// The swaps that reverse `n` elements.
+#[inline(never)]
+fn reverse_by_swaps(n: usize, swap: &mut dyn FnMut(usize, usize)) {
+    for i in 0..n / 2 {
+        swap(i, n - 1 - i);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// [`super::find`] and [`super::contains`] answer as `str::find` / `str::contains` do,
@@ -171,5 +246,76 @@ mod tests {
         }
         check("héllo wörld 日本語".as_bytes());
         check(b"ok \xe2\x82 mid \xff\xfe end \xf0\x9f\x98");
+    }
+
+    /// [`super::rfind`], [`super::rsplit_once`] and [`super::rsplit`] answer as `str::rfind`,
+    /// `str::rsplit_once` and `str::rsplit` do with the same ASCII `char`, around multi-byte
+    /// text, empty parts and separators at either end.
+    #[test]
+    fn rsplit_is_str_rsplit() {
+        let hays = [
+            "",
+            "/",
+            "//",
+            "a",
+            "a/b",
+            "/a/b/",
+            "aww/a/w1/000001/agent-1",
+            "u:p@h@x.test:8",
+            "@",
+            "é/ü@日本/",
+            "no separator",
+        ];
+        for h in hays {
+            for (b, c) in [(b'/', '/'), (b'@', '@')] {
+                assert_eq!(super::rfind(h, b), h.rfind(c), "rfind({h:?}, {c:?})");
+                assert_eq!(
+                    super::rsplit_once(h, b),
+                    h.rsplit_once(c),
+                    "rsplit_once({h:?})"
+                );
+                let ours: Vec<&str> = super::rsplit(h, b).collect();
+                let theirs: Vec<&str> = h.rsplit(c).collect();
+                assert_eq!(ours, theirs, "rsplit({h:?}, {c:?})");
+                assert_eq!(super::rsplit(h, b).nth(1), h.rsplit(c).nth(1));
+            }
+        }
+    }
+
+    /// [`super::replace_char`] gives what `str::replace` with a `char` gives: ASCII and
+    /// multi-byte patterns, at the ends, repeated, absent, replaced by nothing or by more.
+    #[test]
+    fn replace_char_is_str_replace() {
+        let hays = [
+            "",
+            "`",
+            "``a``",
+            "a`b`c",
+            "it\u{2019}s",
+            "\u{2019}\u{2019}x\u{2019}",
+            "plain",
+            "日`本",
+        ];
+        for h in hays {
+            for (from, to) in [('`', ""), ('\u{2019}', "'"), ('a', "xyz"), ('本', "`")] {
+                assert_eq!(
+                    super::replace_char(h, from, to),
+                    h.replace(from, to),
+                    "replace({h:?}, {from:?}, {to:?})"
+                );
+            }
+        }
+    }
+
+    /// [`super::reverse`] leaves what `slice::reverse` leaves, for every length up to 9.
+    #[test]
+    fn reverse_is_slice_reverse() {
+        for n in 0..10 {
+            let mut ours: Vec<String> = (0..n).map(|i| format!("m{i}")).collect();
+            let mut theirs = ours.clone();
+            super::reverse(&mut ours);
+            theirs.reverse();
+            assert_eq!(ours, theirs, "n = {n}");
+        }
     }
 }

@@ -215,7 +215,7 @@ impl Tx<'_> {
         let mut next_order = 0;
         let mut found = None;
         for k in self.keys_under(&prefix("a", &[w])) {
-            let mut parts = k.rsplit('/');
+            let mut parts = crate::core::rsplit(&k, b'/');
             let id = parts.next().unwrap_or_default();
             let order = parts.next().and_then(|o| o.parse::<u64>().ok());
             let Some(order) = order else {
@@ -257,8 +257,7 @@ impl Tx<'_> {
                 let (existing, next_order) = self.agent_key(world_id, &agent.id)?;
                 let (k, order) = match existing {
                     Some(k) => {
-                        let order = k
-                            .rsplit('/')
+                        let order = crate::core::rsplit(&k, b'/')
                             .nth(1)
                             .and_then(|o| o.parse::<u64>().ok())
                             .unwrap_or(next_order);
