@@ -174,6 +174,42 @@ fn reverse_by_swaps(n: usize, swap: &mut dyn FnMut(usize, usize)) {
     }
 }
 
+/// What `u64::from_str` accepts: an optional `+`, then one or more ASCII digits, in range.
+/// One loop for the crate's few integer fields (dates, retry times, key orders); std's
+/// `from_str` is an instance per integer type (300 to 600 B of the wasm module each).
+pub(crate) fn parse_u64(s: &str) -> Option<u64> {
+    let digits = s.strip_prefix('+').unwrap_or(s);
+    if digits.is_empty() {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for b in digits.bytes() {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n = n.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+    }
+    Some(n)
+}
+
+/// What `u32::from_str` accepts (see [`parse_u64`]).
+pub(crate) fn parse_u32(s: &str) -> Option<u32> {
+    u32::try_from(parse_u64(s)?).ok()
+}
+
+/// What `usize::from_str` accepts (see [`parse_u64`]).
+pub(crate) fn parse_usize(s: &str) -> Option<usize> {
+    usize::try_from(parse_u64(s)?).ok()
+}
+
+/// What `i64::from_str` accepts: one optional sign, then one or more ASCII digits, in range.
+pub(crate) fn parse_i64(s: &str) -> Option<i64> {
+    match s.strip_prefix('-') {
+        Some(digits) if !digits.starts_with('+') => 0i64.checked_sub_unsigned(parse_u64(digits)?),
+        _ => i64::try_from(parse_u64(s)?).ok(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// [`super::find`] and [`super::contains`] answer as `str::find` / `str::contains` do,
@@ -316,6 +352,55 @@ mod tests {
             super::reverse(&mut ours);
             theirs.reverse();
             assert_eq!(ours, theirs, "n = {n}");
+        }
+    }
+
+    /// [`super::parse_u64`], [`super::parse_u32`], [`super::parse_usize`] and
+    /// [`super::parse_i64`] accept and refuse what std's `from_str` of each type does: signs,
+    /// empty text, non-digits, leading zeros, whitespace and both ends of each range.
+    #[test]
+    fn parse_ints_are_from_str() {
+        let texts = [
+            "",
+            "+",
+            "-",
+            "0",
+            "00",
+            "+0",
+            "-0",
+            "7",
+            "+7",
+            "-7",
+            "+-7",
+            "-+7",
+            "--7",
+            "++7",
+            "12a",
+            " 1",
+            "1 ",
+            "٣",
+            "1994",
+            "06",
+            "4294967295",
+            "4294967296",
+            "-4294967296",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "18446744073709551615",
+            "18446744073709551616",
+            "000000000000000000000000000042",
+        ];
+        for t in texts {
+            assert_eq!(super::parse_u64(t), t.parse::<u64>().ok(), "u64 {t:?}");
+            assert_eq!(super::parse_u32(t), t.parse::<u32>().ok(), "u32 {t:?}");
+            assert_eq!(
+                super::parse_usize(t),
+                t.parse::<usize>().ok(),
+                "usize {t:?}"
+            );
+            assert_eq!(super::parse_i64(t), t.parse::<i64>().ok(), "i64 {t:?}");
         }
     }
 }

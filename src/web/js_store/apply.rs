@@ -217,7 +217,7 @@ impl Tx<'_> {
         for k in self.keys_under(&prefix("a", &[w])) {
             let mut parts = crate::core::rsplit(&k, b'/');
             let id = parts.next().unwrap_or_default();
-            let order = parts.next().and_then(|o| o.parse::<u64>().ok());
+            let order = parts.next().and_then(crate::core::parse_u64);
             let Some(order) = order else {
                 return Err(StoreError::Corrupted(format!(
                     "unreadable agent key {k:?}: no order; delete the key"
@@ -259,7 +259,7 @@ impl Tx<'_> {
                     Some(k) => {
                         let order = crate::core::rsplit(&k, b'/')
                             .nth(1)
-                            .and_then(|o| o.parse::<u64>().ok())
+                            .and_then(crate::core::parse_u64)
                             .unwrap_or(next_order);
                         (k, order)
                     }
