@@ -305,7 +305,7 @@ fn array_index(token: &str) -> Option<usize> {
     if token.starts_with('+') || (token.starts_with('0') && token.len() > 1) {
         return None;
     }
-    token.parse().ok()
+    super::parse_usize(token)
 }
 
 static NULL: Value = Value::Null;

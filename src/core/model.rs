@@ -97,17 +97,17 @@ impl Timestamp {
         if year.len() != 4 || !year.bytes().all(|b| b.is_ascii_digit()) {
             return None;
         }
-        let y: i64 = year.parse().ok()?;
-        let m: u32 = dp.next()?.parse().ok()?;
-        let d: u32 = dp.next()?.parse().ok()?;
+        let y = super::parse_i64(year)?;
+        let m = super::parse_u32(dp.next()?)?;
+        let d = super::parse_u32(dp.next()?)?;
         let (hms, frac) = match time.split_once('.') {
             Some((a, b)) => (a, Some(b)),
             None => (time, None),
         };
         let mut tp = hms.splitn(3, ':');
-        let hh: i64 = tp.next()?.parse().ok()?;
-        let mm: i64 = tp.next()?.parse().ok()?;
-        let ss: i64 = tp.next()?.parse().ok()?;
+        let hh = super::parse_i64(tp.next()?)?;
+        let mm = super::parse_i64(tp.next()?)?;
+        let ss = super::parse_i64(tp.next()?)?;
         if !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
             return None;
         }
@@ -118,7 +118,7 @@ impl Timestamp {
             None => 0,
             Some(f) if !f.is_empty() && f.len() <= 9 && f.bytes().all(|b| b.is_ascii_digit()) => {
                 let padded = format!("{f:0<3}");
-                padded.get(..3)?.parse::<i64>().ok()?
+                super::parse_i64(padded.get(..3)?)?
             }
             Some(_) => return None,
         };

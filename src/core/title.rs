@@ -169,7 +169,7 @@ fn find_closer(inner: &str, d: &str, dc: char, word_boundary: bool) -> Option<us
 /// Inline markdown of text outside code spans: links, then emphasis (strong before single).
 /// A backtick left here opened no code span; it is markup too and goes.
 fn strip_inline(s: &str) -> String {
-    let mut t = strip_links(&s.replace('`', ""));
+    let mut t = strip_links(&super::replace_char(s, '`', ""));
     t = strip_emphasis(&t, "**", false);
     t = strip_emphasis(&t, "__", true);
     t = strip_emphasis(&t, "*", true);
@@ -203,7 +203,7 @@ fn remove_markdown(content: &str) -> String {
         pos = b;
     }
     out.push_str(&strip_inline(joined.get(pos..).unwrap_or("")));
-    collapse(&out.replace('\u{2019}', "'"))
+    collapse(&super::replace_char(&out, '\u{2019}', "'"))
 }
 
 /// `s` without the whole word `w` (ASCII, case-insensitive) at its start: the word must not be

@@ -381,7 +381,7 @@ fn rows_of(
     }
     sort_dedup_by(&mut out, &|a, b| a.0.cmp(&b.0), Dedup::First);
     if range.reverse {
-        out.reverse();
+        crate::core::reverse(&mut out);
     }
     if let Some(limit) = range.limit {
         out.truncate(limit);
@@ -619,7 +619,7 @@ impl JsStore {
             ..Range::default()
         };
         let mut rows = self.list(p, range).await?;
-        rows.reverse();
+        crate::core::reverse(&mut rows);
         decode_all(&rows, Some("seq"), "message")
     }
 }
@@ -693,7 +693,7 @@ impl Store for JsStore {
         Box::pin(Then {
             rows: self.list(prefix("mem", &[world_id, chat_id, agent_id]), range),
             then: |mut rows| {
-                rows.reverse();
+                crate::core::reverse(&mut rows);
                 let mut entries = Vec::with_capacity(rows.len());
                 for (k, v) in &rows {
                     entries.push(decode_row::<MemoryRow>(k, v)?.entry);

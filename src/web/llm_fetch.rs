@@ -438,7 +438,7 @@ impl Attempt<'_> {
             return Err(network_error(self.kind, self.base_url));
         };
         if !head.ok() {
-            let body = String::from_utf8_lossy(&error_body.borrow()).into_owned();
+            let body = crate::core::lossy(&error_body.borrow()).into_owned();
             let mut error = decode_error_response(
                 self.kind,
                 head.status,

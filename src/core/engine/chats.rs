@@ -261,7 +261,7 @@ impl World {
     pub fn list_chats(&self) -> Vec<Chat> {
         // Reversed first, so the stable sort leaves ties with the chat created last first.
         let mut v = self.st().chats.clone();
-        v.reverse();
+        crate::core::reverse(&mut v);
         sort_by(&mut v, &|a, b| {
             (b.updated_at, b.created_at).cmp(&(a.updated_at, a.created_at))
         });

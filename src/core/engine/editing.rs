@@ -284,7 +284,7 @@ impl World {
             for m in page.into_iter().rev() {
                 after.push(m.message_id.clone());
                 if m.message_id == id {
-                    after.reverse();
+                    crate::core::reverse(&mut after);
                     return Ok((m, after));
                 }
             }

@@ -193,7 +193,7 @@ impl FramedDecoder {
                 }
                 buf.extend_from_slice(bytes);
                 if at_end {
-                    let body = String::from_utf8_lossy(buf).into_owned();
+                    let body = crate::core::lossy(buf).into_owned();
                     let body = body.trim_start_matches('\u{feff}');
                     handler.body(body, out)?;
                 }
@@ -301,7 +301,7 @@ impl TextDecoder {
                 }
                 Err(e) => {
                     let valid = e.valid_up_to();
-                    text.push_str(&String::from_utf8_lossy(&self.pending[..valid]));
+                    text.push_str(std::str::from_utf8(&self.pending[..valid]).unwrap_or_default());
                     match e.error_len() {
                         // Invalid bytes in the middle: replace them and go on.
                         Some(bad) => {
@@ -332,7 +332,7 @@ impl TextDecoder {
         let mut out = Vec::new();
         if !self.pending.is_empty() {
             out.push(LlmEvent::Text(
-                String::from_utf8_lossy(&std::mem::take(&mut self.pending)).into_owned(),
+                crate::core::lossy(&std::mem::take(&mut self.pending)).into_owned(),
             ));
         }
         out.push(LlmEvent::Done {

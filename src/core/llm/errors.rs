@@ -138,7 +138,7 @@ fn is_loopback(url: &str) -> bool {
         None => url,
     };
     let host = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+    let host = crate::core::rsplit_once(host, b'@').map_or(host, |(_, h)| h);
     let host = if host.starts_with('[') {
         host.split(']').next().map_or(host, |h| &h[1..])
     } else {

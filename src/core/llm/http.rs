@@ -115,7 +115,7 @@ fn authority_end(s: &str) -> usize {
 }
 
 fn mask(authority: &str, out: &mut String) {
-    match authority.rfind('@') {
+    match crate::core::rfind(authority, b'@') {
         Some(at) => {
             out.push_str("***");
             out.push_str(&authority[at..]);

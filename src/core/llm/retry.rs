@@ -144,7 +144,7 @@ fn month(s: &str) -> Option<u32> {
 }
 
 fn hms(s: &str) -> Option<(u32, u32, u32)> {
-    let mut it = s.split(':').map(|p| p.parse::<u32>().ok());
+    let mut it = s.split(':').map(crate::core::parse_u32);
     let (h, m, sec) = (it.next()??, it.next()??, it.next()??);
     (it.next().is_none() && h < 24 && m < 60 && sec <= 60).then_some((h, m, sec))
 }
@@ -160,12 +160,17 @@ pub fn parse_http_date(s: &str) -> Option<u64> {
     }
     let (year, mon, day, time) = match tokens.get(..n)? {
         // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
-        [_, d, mo, y, t, "GMT"] => (y.parse::<i64>().ok()?, month(mo)?, d.parse().ok()?, *t),
+        [_, d, mo, y, t, "GMT"] => (
+            crate::core::parse_i64(y)?,
+            month(mo)?,
+            crate::core::parse_u32(d)?,
+            *t,
+        ),
         // RFC 850: Sunday, 06-Nov-94 08:49:37 GMT
         [_, dmy, t, "GMT"] => {
             let mut p = dmy.split('-');
             let (d, mo, y) = (p.next()?, p.next()?, p.next()?);
-            let y: i64 = y.parse().ok()?;
+            let y = crate::core::parse_i64(y)?;
             // Two-digit years: RFC 9110 says pick the most recent past century; for a
             // retry delay any date before 1970 ends up as "now" anyway.
             let y = if y < 100 {
@@ -177,10 +182,15 @@ pub fn parse_http_date(s: &str) -> Option<u64> {
             } else {
                 y
             };
-            (y, month(mo)?, d.parse().ok()?, *t)
+            (y, month(mo)?, crate::core::parse_u32(d)?, *t)
         }
         // asctime: Sun Nov  6 08:49:37 1994
-        [_, mo, d, t, y] => (y.parse::<i64>().ok()?, month(mo)?, d.parse().ok()?, *t),
+        [_, mo, d, t, y] => (
+            crate::core::parse_i64(y)?,
+            month(mo)?,
+            crate::core::parse_u32(d)?,
+            *t,
+        ),
         _ => return None,
     };
     let (h, m, sec) = hms(time)?;

@@ -123,12 +123,8 @@ impl LineSplitter {
 
 /// A line's bytes as text (invalid UTF-8 replaced), without the BOM when it is the first line.
 fn line_text(bytes: &[u8], first: bool) -> std::borrow::Cow<'_, str> {
-    // Valid UTF-8 (every real stream) is checked by the plain validator, which is faster than
-    // the lossy decoder's chunk iterator.
-    let text = match std::str::from_utf8(bytes) {
-        Ok(valid) => std::borrow::Cow::Borrowed(valid),
-        Err(_) => String::from_utf8_lossy(bytes),
-    };
+    // Valid UTF-8 (every real stream) is one pass of the plain validator.
+    let text = crate::core::lossy(bytes);
     match text {
         std::borrow::Cow::Borrowed(t) if first => {
             std::borrow::Cow::Borrowed(t.strip_prefix('\u{feff}').unwrap_or(t))

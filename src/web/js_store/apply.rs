@@ -215,9 +215,9 @@ impl Tx<'_> {
         let mut next_order = 0;
         let mut found = None;
         for k in self.keys_under(&prefix("a", &[w])) {
-            let mut parts = k.rsplit('/');
+            let mut parts = crate::core::rsplit(&k, b'/');
             let id = parts.next().unwrap_or_default();
-            let order = parts.next().and_then(|o| o.parse::<u64>().ok());
+            let order = parts.next().and_then(crate::core::parse_u64);
             let Some(order) = order else {
                 return Err(StoreError::Corrupted(format!(
                     "unreadable agent key {k:?}: no order; delete the key"
@@ -257,10 +257,9 @@ impl Tx<'_> {
                 let (existing, next_order) = self.agent_key(world_id, &agent.id)?;
                 let (k, order) = match existing {
                     Some(k) => {
-                        let order = k
-                            .rsplit('/')
+                        let order = crate::core::rsplit(&k, b'/')
                             .nth(1)
-                            .and_then(|o| o.parse::<u64>().ok())
+                            .and_then(crate::core::parse_u64)
                             .unwrap_or(next_order);
                         (k, order)
                     }

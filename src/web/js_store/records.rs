@@ -59,7 +59,7 @@ pub(super) fn seq_key(mut prefix: String, seq: u64) -> String {
 
 /// The last `/`-separated part of a key.
 pub(super) fn last_part(k: &str) -> &str {
-    k.rsplit('/').next().unwrap_or(k)
+    crate::core::rsplit(k, b'/').next().unwrap_or(k)
 }
 
 // The record types, as they are written (a borrowed payload); reads take their fields out
