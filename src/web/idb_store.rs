@@ -1,7 +1,7 @@
-//! [`IdbStore`]: the [`Store`] over IndexedDB (web-sys), so that chats and memories survive
-//! reloads. Runs in a page and in a dedicated worker (the factory is found
-//! through `globalThis`). The schema, its version and its migrations are described in
-//! [`idb_schema`](super::idb_schema).
+//! [`IdbStore`]: the [`Store`] over IndexedDB (every call through the store's JS snippet, in
+//! `idb_request`), so that chats and memories survive reloads. Runs in a page and in a
+//! dedicated worker (the factory is found through `globalThis`). The schema, its version and
+//! its migrations are described in [`idb_schema`](super::idb_schema).
 //!
 //! Layout: this file holds the connection (opening, `versionchange` and `close`), `apply`
 //! (burst or read round) and the read methods of [`Store`]. The rest is beside it:
