@@ -31,13 +31,28 @@ fn map_dom_error(context: &str, name: &str, message: &str) -> StoreError {
 /// error's cause. `context` says what was being done ("committing the batch").
 pub fn store_error_from_dom_exception(context: &str, e: &web_sys::DomException) -> StoreError {
     // Some browsers give quota errors an empty message: the name then says what happened.
-    let (name, message) = (e.name(), e.message());
+    let (name, message) = (text(e, "name"), text(e, "message"));
     let message = if message.is_empty() {
         name.clone()
     } else {
         message
     };
     map_dom_error(context, &name, &message).with_cause(Cause::new(JsValue::from(e.clone())))
+}
+
+/// String property `field` of a DOMException (`""` when it is not a string): read without a
+/// web-sys import for each attribute.
+fn text(e: &JsValue, field: &str) -> String {
+    js_sys::Reflect::get(e, &JsValue::from_str(field))
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_default()
+}
+
+/// The name of a DOMException (`None` for anything else).
+pub(super) fn dom_name(e: &JsValue) -> Option<String> {
+    e.is_instance_of::<web_sys::DomException>()
+        .then(|| text(e, "name"))
 }
 
 /// Maps what an IndexedDB call threw, or what a request or a commit failed with: a

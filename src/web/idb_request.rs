@@ -37,17 +37,44 @@ pub(super) enum Op {
     OpenCursor,
     /// A reverse key cursor (`prev`) over a query.
     OpenKeyCursor,
+    /// A transaction's `objectStore(name)`.
+    ObjectStore,
+    /// An object store's `index(name)`.
+    Index,
+    /// A connection's `transaction(names, mode)`: `b` true for `readwrite`.
+    Transaction,
+    /// A transaction's `abort()`.
+    Abort,
+    /// The factory's `deleteDatabase(name)`.
+    DeleteDatabase,
+    /// A `DOMStringList`'s `contains(name)`.
+    Contains,
 }
 
 /// Issues request `op` on `target` (an object store or index) with `a`: the key, query or
 /// value.
 pub(super) fn req(target: &JsValue, op: Op, a: &JsValue) -> Result<IdbRequest, JsValue> {
-    idb_req(target, op as u32, a, &JsValue::UNDEFINED)
+    call(target, op, a, &JsValue::UNDEFINED).map(JsCast::unchecked_into)
 }
 
 /// Issues the `add` of `value` at out-of-line key `key` (`undefined`: an in-line key).
 pub(super) fn add(target: &JsValue, value: &JsValue, key: &JsValue) -> Result<IdbRequest, JsValue> {
-    idb_req(target, Op::Add as u32, value, key)
+    call(target, Op::Add, value, key).map(JsCast::unchecked_into)
+}
+
+/// Calls IndexedDB method `op` of `target` with `a` and `b` (see [`Op`]): every IndexedDB
+/// call of this store, the transactions and object stores of the send path included, goes
+/// through the one imported function (one JS shim, not a web-sys import each). Throws what
+/// the method throws.
+pub(super) fn call(target: &JsValue, op: Op, a: &JsValue, b: &JsValue) -> Result<JsValue, JsValue> {
+    idb_req(target, op as u32, a, b)
+}
+
+/// Property `name` of `target` (`undefined` when reading it throws): an IndexedDB object's
+/// attribute (a cursor's `key` or `value`, a transaction's `error`), read without a web-sys
+/// import each.
+pub(super) fn prop(target: &JsValue, name: &str) -> JsValue {
+    js_sys::Reflect::get(target, &JsValue::from_str(name)).unwrap_or_default()
 }
 
 /// A row as the plain object IndexedDB stores, by way of JSON text (`JSON.parse`): the row
@@ -219,11 +246,10 @@ pub(super) fn seq_request(store: &IdbObjectStore, parts: &[&str]) -> Pending {
 /// The `seq` after the one of the key the step of [`seq_request`] over `len` key parts found
 /// (1 for an empty range); `name`: the store, for the error.
 pub(super) fn seq_after(step: JsValue, len: usize, name: &str) -> Result<f64, StoreError> {
-    let context = SEQ_CONTEXT;
-    let Some(cursor) = cursor_of::<web_sys::IdbCursor>(step) else {
+    let Some(cursor) = cursor_of::<JsValue>(step) else {
         return Ok(1.0);
     };
-    let last = cursor.key().map_err(|e| map_js_error(context, e))?;
+    let last = prop(&cursor, "key");
     let seq = js_sys::Array::from(&last)
         .get(len as u32)
         .as_f64()
@@ -399,9 +425,10 @@ export function awwIdbDone(target, n, range) {
     }
   });
 }
-const awwIdbOps = ['get', 'getKey', 'getAll', 'getAllKeys', 'put', 'add', 'delete', 'openCursor', 'openKeyCursor'];
+const awwIdbOps = ['get', 'getKey', 'getAll', 'getAllKeys', 'put', 'add', 'delete', 'openCursor', 'openKeyCursor',
+  'objectStore', 'index', 'transaction', 'abort', 'deleteDatabase', 'contains'];
 export function awwIdbReq(target, op, a, b) {
-  return op > 6 ? target[awwIdbOps[op]](a, 'prev') : target[awwIdbOps[op]](a, b);
+  return target[awwIdbOps[op]](a, op === 7 || op === 8 ? 'prev' : op === 11 ? (b ? 'readwrite' : 'readonly') : b);
 }
 export function awwIdbRange(lower, upper, lowerOpen, upperOpen) {
   return upper === undefined ? IDBKeyRange.lowerBound(lower, lowerOpen) : IDBKeyRange.bound(lower, upper, lowerOpen, upperOpen);
@@ -418,10 +445,10 @@ export function awwIdbOpen(factory, name, version) {
   });
   return [Promise.race([settled, new Promise((blocked) => (r.onblocked = () => blocked()))]), settled];
 }
-export function awwIdbWatch(db, on) {
-  db.onversionchange = on && ((e) => (db.close(), on(e.newVersion)));
-  db.onclose = on && (() => on());
-  if (!on) db.close();
+export function awwIdbWatch(db, ended) {
+  db.onversionchange = ended && ((e) => (db.close(), ended.push(e.newVersion)));
+  db.onclose = ended && (() => ended.push(undefined));
+  if (!ended) db.close();
 }
 export function awwIdbUpgrade(db, tx, from, to) {
   const store = (name, ...path) => db.createObjectStore(name, path.length ? { keyPath: path.length > 1 ? path : path[0] } : {});
@@ -507,12 +534,13 @@ extern "C" {
         range: &JsValue,
     ) -> Result<js_sys::Promise, JsValue>;
 
-    /// Issues request `op` (an [`Op`]) on `target` (an object store or index) with `a` (the
-    /// key, query or value) and `b` (`add`'s key; a cursor goes in direction `prev`): one
-    /// imported function for every kind of request instead of a web-sys one each. Throws what
-    /// the call throws.
+    /// Calls method `op` (an [`Op`]) of `target` (an object store or index, a connection, a
+    /// transaction, the factory) with `a` (the key, query, value or name) and `b` (`add`'s
+    /// key; a cursor goes in direction `prev`; a transaction's mode, `readwrite` when truthy):
+    /// one imported function for every IndexedDB call instead of a web-sys one each. Throws
+    /// what the call throws.
     #[wasm_bindgen(catch, js_name = awwIdbReq)]
-    fn idb_req(target: &JsValue, op: u32, a: &JsValue, b: &JsValue) -> Result<IdbRequest, JsValue>;
+    fn idb_req(target: &JsValue, op: u32, a: &JsValue, b: &JsValue) -> Result<JsValue, JsValue>;
 
     /// `IDBKeyRange.bound(lower, upper, lowerOpen, upperOpen)`, or, `upper` undefined,
     /// `IDBKeyRange.lowerBound(lower, lowerOpen)` (for `idb_schema::KeyRange`). Throws what
@@ -534,19 +562,19 @@ extern "C" {
     /// `open` throws.
     #[wasm_bindgen(catch, js_name = awwIdbOpen)]
     pub(super) fn idb_open(
-        factory: &web_sys::IdbFactory,
+        factory: &JsValue,
         name: &str,
         version: u32,
     ) -> Result<js_sys::Array, JsValue>;
 
-    /// Given a connection and `on`: sets its `versionchange` handler (closes the connection,
-    /// then calls `on` with the new version, `null` when the database is deleted) and its
-    /// `close` handler (calls `on()`); given no `on`: removes them and closes the connection.
-    /// Never throws; `catch`: see `idb_done`.
+    /// Given a connection and `ended`: sets its `versionchange` handler (closes the
+    /// connection, then pushes the new version on `ended`, `null` when the database is
+    /// deleted) and its `close` handler (pushes `undefined`); given no `ended`: removes them
+    /// and closes the connection. Never throws; `catch`: see `idb_done`.
     #[wasm_bindgen(catch, js_name = awwIdbWatch)]
     pub(super) fn idb_watch(
         db: &web_sys::IdbDatabase,
-        on: Option<&wasm_bindgen::closure::Closure<dyn FnMut(JsValue)>>,
+        ended: Option<&js_sys::Array>,
     ) -> Result<(), JsValue>;
 
     /// `[]` where Web Locks do not exist, else `[release, granted]`: `release()` releases the
@@ -657,14 +685,24 @@ impl Tx {
     pub(super) fn abort(mut self) {
         self.done = true;
         // Fails only when the transaction has already ended.
-        let _ = self.raw.abort();
+        let _ = call(
+            &self.raw,
+            Op::Abort,
+            &JsValue::UNDEFINED,
+            &JsValue::UNDEFINED,
+        );
     }
 }
 
 impl Drop for Tx {
     fn drop(&mut self) {
         if !self.done {
-            let _ = self.raw.abort();
+            let _ = call(
+                &self.raw,
+                Op::Abort,
+                &JsValue::UNDEFINED,
+                &JsValue::UNDEFINED,
+            );
         }
     }
 }

@@ -1,7 +1,7 @@
-//! [`IdbStore`]: the [`Store`] over IndexedDB (web-sys), so that chats and memories survive
-//! reloads. Runs in a page and in a dedicated worker (the factory is found
-//! through `globalThis`). The schema, its version and its migrations are described in
-//! [`idb_schema`](super::idb_schema).
+//! [`IdbStore`]: the [`Store`] over IndexedDB (every call through the store's JS snippet, in
+//! `idb_request`), so that chats and memories survive reloads. Runs in a page and in a
+//! dedicated worker (the factory is found through `globalThis`). The schema, its version and
+//! its migrations are described in [`idb_schema`](super::idb_schema).
 //!
 //! Layout: this file holds the connection (opening, `versionchange` and `close`), `apply`
 //! (burst or read round) and the read methods of [`Store`]. The rest is beside it:
@@ -84,19 +84,16 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{
-    IdbCursorWithValue, IdbDatabase, IdbObjectStore, IdbTransactionMode as TransactionMode,
-};
+use web_sys::{IdbDatabase, IdbObjectStore};
 
-use super::idb_error::map_js_error;
 pub use super::idb_error::store_error_from_dom_exception;
+use super::idb_error::{dom_name, map_js_error};
 use super::idb_fast::{self, Known, Learned};
 use super::idb_request::{
-    cursor_of, decode, decode_all, describe, get, get_all, idb_open, idb_watch, last_n, next_seq,
-    open_reverse, payloads, req, row_of, seq_after, some_key, Op, Pending, Tx,
+    call, cursor_of, decode, decode_all, describe, get, get_all, idb_open, idb_watch, last_n,
+    next_seq, open_reverse, payloads, prop, req, row_of, seq_after, some_key, Op, Pending, Tx,
 };
 use super::idb_schema::{
     below_range, key, prefix_range, with_stamp, AgentRow, ApprovalRow, ChatRow, KeyRange,
@@ -129,7 +126,13 @@ enum ConnState {
 pub struct IdbStore {
     name: String,
     db: IdbDatabase,
-    state: Rc<Cell<ConnState>>,
+    /// `close()` was called while the connection was open.
+    closed: Cell<bool>,
+    /// How the connection ended, pushed by its JS handlers (`awwIdbWatch`): empty while it is
+    /// open, else first another tab's upgrade (the new version) or delete (`null`), or
+    /// `undefined` when the browser closed it. Read by [`IdbStore::state`]: no Rust callback
+    /// is handed to the browser for them.
+    ended: js_sys::Array,
     /// Change notifications to and from the other contexts of this origin.
     changes: ChangeChannel,
     /// What this connection knows of the worlds it committed to, for writes in one burst
@@ -138,16 +141,13 @@ pub struct IdbStore {
     /// record catches anyway, but the over-quota delete retry does not (see `apply`), and
     /// the notice then keeps this connection from writing into a chat that retry deleted.
     known: Rc<RefCell<Known>>,
-    // Held so the JS handlers (`versionchange`, `close`) stay alive as long as the
-    // connection; removed on drop.
-    _on_end: Closure<dyn FnMut(JsValue)>,
 }
 
 impl std::fmt::Debug for IdbStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("IdbStore")
             .field("name", &self.name)
-            .field("state", &self.state.get())
+            .field("state", &self.state())
             .finish_non_exhaustive()
     }
 }
@@ -204,8 +204,14 @@ impl IdbStore {
     /// Deletes the database `db_name` and everything in it (used by tests and "delete all data").
     pub async fn delete_database(db_name: &str) -> Result<(), StoreError> {
         let context = format!("deleting database {db_name:?}");
-        let request = factory(&context)?.delete_database(db_name);
-        Pending::of(request.map(Into::into))
+        let name = JsValue::from_str(db_name);
+        let request = call(
+            &factory(&context)?,
+            Op::DeleteDatabase,
+            &name,
+            &JsValue::UNDEFINED,
+        );
+        Pending::of(request.map(JsCast::unchecked_into))
             .outcome(&context)
             .await
             .map(drop)
@@ -214,7 +220,7 @@ impl IdbStore {
     /// Whether the connection is still usable (not closed by `close()`, another tab's upgrade
     /// or delete, or the browser).
     pub fn is_open(&self) -> bool {
-        self.state.get() == ConnState::Open
+        self.state() == ConnState::Open
     }
 
     /// The database name.
@@ -234,36 +240,27 @@ impl IdbStore {
 
     /// Closes the connection; every later call fails with [`StoreError::Closed`].
     pub fn close(&self) {
-        if self.state.get() == ConnState::Open {
-            self.state.set(ConnState::Closed);
+        if self.state() == ConnState::Open {
+            self.closed.set(true);
         }
         self.raw().close();
     }
 
     fn from_connection(db_name: &str, db: IdbDatabase) -> Result<IdbStore, StoreError> {
-        let present = db.object_store_names();
-        if let Some(missing) = ALL_STORES.iter().find(|s| !present.contains(s)) {
+        let present = prop(&db, "objectStoreNames");
+        let has = |name: &str| {
+            let name = JsValue::from_str(name);
+            call(&present, Op::Contains, &name, &JsValue::UNDEFINED).is_ok_and(|b| b.is_truthy())
+        };
+        if let Some(missing) = ALL_STORES.iter().find(|s| !has(s)) {
             db.close();
             return Err(StoreError::Backend(format!(
                 "database {db_name:?} has no {missing:?} object store: it was not created by this \
                  app; delete it or use another database name"
             )));
         }
-        let state = Rc::new(Cell::new(ConnState::Open));
-        // `versionchange` (its new version, `null` when deleted: the connection is closed at
-        // once, the other tab's upgrade or delete waits for us) or `close` (`undefined`).
-        let on_end = {
-            let state = state.clone();
-            Closure::<dyn FnMut(JsValue)>::new(move |new_version: JsValue| {
-                if state.get() == ConnState::Open {
-                    state.set(match new_version.is_undefined() {
-                        true => ConnState::Lost,
-                        false => ConnState::VersionChanged(new_version.as_f64()),
-                    });
-                }
-            })
-        };
-        let _ = idb_watch(&db, Some(&on_end));
+        let ended = js_sys::Array::new();
+        let _ = idb_watch(&db, Some(&ended));
         let changes = ChangeChannel::open(&format!("agent-world-wasm:{db_name}"));
         let known: Rc<RefCell<Known>> = Rc::default();
         let forget = Rc::downgrade(&known);
@@ -279,10 +276,10 @@ impl IdbStore {
         Ok(IdbStore {
             name: db_name.to_string(),
             db,
-            state,
+            closed: Cell::new(false),
+            ended,
             changes,
             known,
-            _on_end: on_end,
         })
     }
 
@@ -290,10 +287,25 @@ impl IdbStore {
         &self.db
     }
 
+    /// The connection's state: `close()`, else the first end its JS handlers recorded.
+    fn state(&self) -> ConnState {
+        if self.closed.get() {
+            return ConnState::Closed;
+        }
+        if self.ended.length() == 0 {
+            return ConnState::Open;
+        }
+        let end = self.ended.get(0);
+        match end.is_undefined() {
+            true => ConnState::Lost,
+            false => ConnState::VersionChanged(end.as_f64()),
+        }
+    }
+
     /// The error every call returns once the connection is gone, `None` while it is open.
     fn closed_error(&self) -> Option<StoreError> {
         let name = &self.name;
-        match self.state.get() {
+        match self.state() {
             ConnState::Open => None,
             ConnState::Closed => Some(StoreError::Closed(format!(
                 "database {name:?} is closed; open it again"
@@ -324,13 +336,18 @@ impl IdbStore {
             .unwrap_or_else(|| map_js_error(context, e))
     }
 
-    fn transaction(&self, stores: &[&str], mode: TransactionMode) -> Result<Tx, StoreError> {
+    /// A transaction over `stores`, `readwrite` when `write`, else `readonly`.
+    fn transaction(&self, stores: &[&str], write: bool) -> Result<Tx, StoreError> {
         self.check_open()?;
         let names = key(stores);
-        self.db
-            .transaction_with_str_sequence_and_mode(&names, mode)
-            .map(Tx::new)
-            .map_err(|e| self.fail("starting a transaction", e))
+        call(
+            &self.db,
+            Op::Transaction,
+            &names,
+            &JsValue::from_bool(write),
+        )
+        .map(|raw| Tx::new(raw.unchecked_into()))
+        .map_err(|e| self.fail("starting a transaction", e))
     }
 
     /// `tx`, or a new read-only transaction over `stores` kept in `own`: each read method runs
@@ -343,7 +360,7 @@ impl IdbStore {
     ) -> Result<&'t Tx, StoreError> {
         match tx {
             Some(tx) => Ok(tx),
-            None => Ok(own.insert(self.transaction(stores, TransactionMode::Readonly)?)),
+            None => Ok(own.insert(self.transaction(stores, false)?)),
         }
     }
 
@@ -366,9 +383,14 @@ impl IdbStore {
     }
 
     fn store(&self, tx: &Tx, name: &str) -> Result<IdbObjectStore, StoreError> {
-        tx.raw
-            .object_store(name)
-            .map_err(|e| self.fail(&format!("opening object store {name:?}"), e))
+        call(
+            &tx.raw,
+            Op::ObjectStore,
+            &JsValue::from_str(name),
+            &JsValue::UNDEFINED,
+        )
+        .map(JsCast::unchecked_into)
+        .map_err(|e| self.fail(&format!("opening object store {name:?}"), e))
     }
 
     /// [`Store::load_world`] in `tx` (`None`: a transaction of its own); `ctx` names the read
@@ -473,10 +495,8 @@ impl IdbStore {
                     break;
                 };
                 // The cursor's first record is its value: no further request.
-                let newest = match cursor_of::<IdbCursorWithValue>(request.outcome(ctx).await?) {
-                    Some(cursor) => Some(cursor.value().map_err(|e| map_js_error(ctx, e))?),
-                    None => None,
-                };
+                let newest = cursor_of::<JsValue>(request.outcome(ctx).await?)
+                    .map(|cursor| prop(&cursor, "value"));
                 let at = in_chat(world_id, &row.chat_id);
                 let newest: Option<MessageRow> = match newest {
                     Some(js) => Some(decode(js, MESSAGES, &at)?),
@@ -581,7 +601,7 @@ impl IdbStore {
         plan: idb_fast::Plan,
     ) -> Burst {
         // Only the stores the burst writes (see `Plan::scope`).
-        let tx = match self.transaction(plan.scope(), TransactionMode::Readwrite) {
+        let tx = match self.transaction(plan.scope(), true) {
             Ok(tx) => tx,
             Err(e) => return Burst::Failed(e),
         };
@@ -613,11 +633,11 @@ impl IdbStore {
             Err(e) => {
                 // The transaction's error, set once it has aborted (the commit reports it; or
                 // what `commit()` threw, when something had already ended the transaction).
-                let dom = raw_tx.error();
-                let is_constraint = |d: Option<&web_sys::DomException>| {
-                    d.is_some_and(|d| d.name() == "ConstraintError")
+                let dom = tx_error(&raw_tx);
+                let is_constraint = |d: Option<&JsValue>| {
+                    d.is_some_and(|d| dom_name(d).as_deref() == Some("ConstraintError"))
                 };
-                let constraint = is_constraint(dom.as_ref()) || is_constraint(e.dyn_ref());
+                let constraint = is_constraint(dom.as_ref()) || is_constraint(Some(&e));
                 if self.closed_error().is_none() && constraint {
                     // A key the batch adds exists (a revision another writer took, a
                     // duplicate message id, a stale `seq`): nothing was written, and the read
@@ -637,7 +657,7 @@ impl IdbStore {
         named: &[(String, &'static str)],
         bump: bool,
     ) -> Result<Learned, StoreError> {
-        let tx = self.transaction(&ALL_STORES, TransactionMode::Readwrite)?;
+        let tx = self.transaction(&ALL_STORES, true)?;
         // Kept to read the DOMException (e.g. QuotaExceededError) after a failed commit.
         let raw_tx = tx.raw.clone();
         let outcome = {
@@ -654,7 +674,7 @@ impl IdbStore {
         };
         match tx.commit().await {
             Ok(_) => Ok(learned),
-            Err(e) => Err(self.commit_error(raw_tx.error(), e)),
+            Err(e) => Err(self.commit_error(tx_error(&raw_tx), e)),
         }
     }
 
@@ -662,9 +682,11 @@ impl IdbStore {
     /// transaction's error `dom` (set once it has aborted), else `e` (what `commit()` threw
     /// when something had already ended the transaction).
     #[inline(never)]
-    fn commit_error(&self, dom: Option<web_sys::DomException>, e: JsValue) -> StoreError {
+    fn commit_error(&self, dom: Option<JsValue>, e: JsValue) -> StoreError {
         self.closed_error().unwrap_or_else(|| match dom {
-            Some(dom) => store_error_from_dom_exception("committing the batch", &dom),
+            Some(dom) => {
+                store_error_from_dom_exception("committing the batch", dom.unchecked_ref())
+            }
             None => map_js_error("committing the batch", e),
         })
     }
@@ -694,8 +716,13 @@ impl Drop for IdbStore {
     }
 }
 
+/// A transaction's error (`None` while it has none: not aborted, or aborted by `abort()`).
+fn tx_error(tx: &JsValue) -> Option<JsValue> {
+    Some(prop(tx, "error")).filter(|e| !e.is_null() && !e.is_undefined())
+}
+
 /// The IndexedDB factory of this context (`globalThis.indexedDB`: pages, workers).
-fn factory(context: &str) -> Result<web_sys::IdbFactory, StoreError> {
+fn factory(context: &str) -> Result<JsValue, StoreError> {
     let found = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("indexedDB"))
         .map_err(|e| map_js_error(context, e))?;
     if found.is_null() || found.is_undefined() {
@@ -704,7 +731,7 @@ fn factory(context: &str) -> Result<web_sys::IdbFactory, StoreError> {
              adapter"
         )));
     }
-    Ok(found.unchecked_into())
+    Ok(found)
 }
 
 // ---- the Store impl ----
@@ -712,7 +739,7 @@ fn factory(context: &str) -> Result<web_sys::IdbFactory, StoreError> {
 impl Store for IdbStore {
     fn list_worlds(&self) -> LocalBoxFuture<'_, Result<Vec<WorldData>, StoreError>> {
         Box::pin(async move {
-            let tx = self.transaction(&[WORLDS], TransactionMode::Readonly)?;
+            let tx = self.transaction(&[WORLDS], false)?;
             let worlds = self.store(&tx, WORLDS)?;
             let all = KeyRange::LowerBound(JsValue::from_str(""), false);
             let rows = get_all(&worlds, all, "listing worlds").await?;
@@ -772,7 +799,7 @@ impl Store for IdbStore {
         limit: usize,
     ) -> LocalBoxFuture<'a, Result<Vec<Message>, StoreError>> {
         Box::pin(async move {
-            let tx = self.transaction(&[MESSAGES], TransactionMode::Readonly)?;
+            let tx = self.transaction(&[MESSAGES], false)?;
             let messages = self.store(&tx, MESSAGES)?;
             if limit == 0 {
                 return Ok(Vec::new());
@@ -781,8 +808,8 @@ impl Store for IdbStore {
             let range = match before {
                 None => prefix_range(&parts),
                 Some(id) => {
-                    let by_id = messages
-                        .index(MESSAGES_BY_ID)
+                    let name = JsValue::from_str(MESSAGES_BY_ID);
+                    let by_id = call(&messages, Op::Index, &name, &JsValue::UNDEFINED)
                         .map_err(|e| self.fail("opening the message-id index", e))?;
                     let id_key: JsValue = key(&[world_id, chat_id, id]).into();
                     let found = Pending::of(req(&by_id, Op::GetKey, &id_key));
@@ -808,13 +835,13 @@ impl Store for IdbStore {
     /// One `readonly` transaction over every store (a view reads them all, the messages for
     /// the chats' stamps), which the read methods' bodies run in (`InTx`).
     fn snapshot(&self) -> Result<Option<Box<dyn Store + '_>>, StoreError> {
-        let tx = self.transaction(&ALL_STORES, TransactionMode::Readonly)?;
+        let tx = self.transaction(&ALL_STORES, false)?;
         Ok(Some(Box::new(InTx { store: self, tx })))
     }
 
     fn dump<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>> {
         Box::pin(async move {
-            let tx = self.transaction(&ALL_STORES, TransactionMode::Readonly)?;
+            let tx = self.transaction(&ALL_STORES, false)?;
             // The read methods' bodies in this one transaction, each error naming the export.
             let (tx, ctx) = (Some(&tx), "exporting a world");
             let world = self.load_world_in(tx, world_id, ctx).await?;

@@ -33,13 +33,13 @@
 use std::cell::{OnceCell, RefCell};
 
 use wasm_bindgen::{JsCast, JsValue};
-use web_sys::{IdbCursorWithValue, IdbObjectStore, IdbRequest};
+use web_sys::{IdbObjectStore, IdbRequest};
 
-use super::idb_error::map_js_error;
+use super::idb_error::{dom_name, map_js_error};
 use super::idb_fast::{add_revision, put_world, write_common, Learned};
 use super::idb_request::{
-    all_request, array_of, cursor_of, decode, describe, encode, key_part, next_agent_order,
-    open_reverse, req, row_of, seq_after, seq_request, some_key, Op, Pending, Tx,
+    all_request, array_of, call, cursor_of, decode, describe, encode, key_part, next_agent_order,
+    open_reverse, prop, req, row_of, seq_after, seq_request, some_key, Op, Pending, Tx,
 };
 use super::idb_schema::{
     key, prefix_range, seq_key, with_stamp, AgentRow, ApprovalRow, ChatRow, KeyRange, MemoryRow,
@@ -242,11 +242,7 @@ fn rec_request(s: &Stores<'_>, parts: &[String]) -> Result<Pending, StoreError> 
     Ok(Pending::of(match parts[..] {
         [w] => req(s.worlds()?, Op::GetKey, &JsValue::from_str(w)),
         [_, _] => req(s.chats()?, Op::GetKey, &key(&parts).into()),
-        _ => s
-            .messages()?
-            .index(MESSAGES_BY_ID)
-            .map_err(|e| map_js_error("opening the message-id index", e))
-            .map(|index| req(&index, Op::GetKey, &key(&parts).into()))?,
+        _ => req(&by_id(s)?, Op::GetKey, &key(&parts).into()),
     }))
 }
 
@@ -396,7 +392,9 @@ impl<'t> Stores<'t> {
         // the microtask of a request's result), so a refusal means something aborted it while
         // the batch was being issued (a closed connection is told apart by the caller):
         // nothing was written, as `issue` reports a refused request.
-        let store = self.tx.raw.object_store(name).map_err(|e| {
+        let name = JsValue::from_str(name);
+        let opened = call(&self.tx.raw, Op::ObjectStore, &name, &JsValue::UNDEFINED);
+        let store = opened.map(JsCast::unchecked_into).map_err(|e| {
             if dom_name(&e) == Some("InvalidStateError".into()) {
                 StoreError::Aborted(format!(
                     "{}: the transaction was aborted and nothing was written; retry",
@@ -518,7 +516,7 @@ impl Batch {
                             return Ok(Next::Read(stamp_read(s, w, c)?, APPENDING, 1));
                         }
                         0 => false,
-                        1 => match self.stamp_newest(s, got, w, c, None, APPENDING)? {
+                        1 => match self.stamp_newest(s, got, w, c, None)? {
                             Some(read) => return Ok(Next::Read(read, APPENDING, 2)),
                             None => true,
                         },
@@ -664,7 +662,7 @@ impl Batch {
                         return Ok(Next::Read(stamp_read(s, w, c)?, ctx, 1));
                     }
                     0 => 0,
-                    1 => match self.stamp_newest(s, got, w, c, Some(message_ids), ctx)? {
+                    1 => match self.stamp_newest(s, got, w, c, Some(message_ids))? {
                         Some(read) => return Ok(Next::Read(read, ctx, 2)),
                         None => 0,
                     },
@@ -800,13 +798,12 @@ impl Batch {
         w: &str,
         c: &str,
         deleted: Option<&[String]>,
-        ctx: &'static str,
     ) -> Result<Option<Pending>, StoreError> {
-        let Some(cursor) = cursor_of::<IdbCursorWithValue>(got) else {
+        let Some(cursor) = cursor_of::<JsValue>(got) else {
             return Ok(None);
         };
         let at = format!("in chat {c:?} of world {w:?}");
-        let newest = cursor.value().map_err(|e| map_js_error(ctx, e))?;
+        let newest = prop(&cursor, "value");
         let newest: MessageRow = decode(newest, MESSAGES, &at)?;
         let goes = deleted.is_none_or(|ids| ids.contains(&newest.message_id));
         if newest.stamp().is_none() || !goes {
@@ -859,9 +856,9 @@ const APPENDING: &str = "appending a message";
 const FIRST_ID: usize = 4;
 
 /// The message-id index of the `messages` store.
-fn by_id(s: &Stores<'_>) -> Result<web_sys::IdbIndex, StoreError> {
-    s.messages()?
-        .index(MESSAGES_BY_ID)
+fn by_id(s: &Stores<'_>) -> Result<JsValue, StoreError> {
+    let name = JsValue::from_str(MESSAGES_BY_ID);
+    call(s.messages()?, Op::Index, &name, &JsValue::UNDEFINED)
         .map_err(|e| map_js_error("opening the message-id index", e))
 }
 
@@ -896,11 +893,6 @@ pub(super) fn issue(request: Result<IdbRequest, JsValue>, context: &str) -> Resu
         }
         Err(e) => Err(map_js_error(context, e)),
     }
-}
-
-/// The name of a DOMException (`None` for anything else).
-fn dom_name(e: &JsValue) -> Option<String> {
-    e.dyn_ref::<web_sys::DomException>().map(|d| d.name())
 }
 
 fn put<T: ToJson>(store: &IdbObjectStore, row: &T, context: &str) -> Result<(), StoreError> {
