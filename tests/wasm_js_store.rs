@@ -114,6 +114,15 @@ fn msg(chat_id: &str, id: &str) -> Message {
     }
 }
 
+/// The ids of chat `c` of world `w`, oldest first (at most 10).
+async fn message_ids(s: &Rc<dyn Store>) -> Vec<String> {
+    let mut ids = Vec::new();
+    for m in s.messages("w", "c", None, 10).await.unwrap() {
+        ids.push(m.message_id);
+    }
+    ids
+}
+
 fn append(w: &str, c: &str, id: &str) -> StoreOp {
     StoreOp::AppendMessage {
         world_id: w.into(),
@@ -163,14 +172,7 @@ async fn a_rejected_batch_writes_nothing_and_is_a_backend_error() {
     assert_eq!(all.len(), 1);
     // The store still works, and the counter did not move: m2 is appended after m1.
     s.apply(vec![append("w", "c", "m2")]).await.unwrap();
-    let ids: Vec<String> = s
-        .messages("w", "c", None, 10)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|m| m.message_id)
-        .collect();
-    assert_eq!(ids, vec!["m1", "m2"]);
+    assert_eq!(message_ids(&s).await, vec!["m1", "m2"]);
 }
 
 /// What `batch()` resolves to is not read: a backend that answers with a result (Deno KV's
@@ -195,14 +197,7 @@ async fn what_a_batch_resolves_to_is_ignored() {
         let id = format!("m{i}");
         s.apply(vec![append("w", "c", &id)]).await.unwrap();
     }
-    let ids: Vec<String> = s
-        .messages("w", "c", None, 10)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|m| m.message_id)
-        .collect();
-    assert_eq!(ids, vec!["m0", "m1", "m2"]);
+    assert_eq!(message_ids(&s).await, vec!["m0", "m1", "m2"]);
 }
 
 #[wasm_bindgen_test]
@@ -703,12 +698,5 @@ async fn concurrent_applies_do_not_take_the_same_sequence_number() {
     .await;
     a.unwrap();
     b.unwrap();
-    let ids: Vec<String> = s
-        .messages("w", "c", None, 10)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|m| m.message_id)
-        .collect();
-    assert_eq!(ids, vec!["m1", "m2", "m3"]);
+    assert_eq!(message_ids(&s).await, vec!["m1", "m2", "m3"]);
 }
