@@ -684,25 +684,19 @@ impl Tx {
     /// IndexedDB runs a later transaction over these stores only once this one has ended.
     pub(super) fn abort(mut self) {
         self.done = true;
-        // Fails only when the transaction has already ended.
-        let _ = call(
-            &self.raw,
-            Op::Abort,
-            &JsValue::UNDEFINED,
-            &JsValue::UNDEFINED,
-        );
+        abort(&self.raw);
     }
+}
+
+/// Aborts `raw`; fails only when the transaction has already ended, which is then no error.
+fn abort(raw: &JsValue) {
+    let _ = call(raw, Op::Abort, &JsValue::UNDEFINED, &JsValue::UNDEFINED);
 }
 
 impl Drop for Tx {
     fn drop(&mut self) {
         if !self.done {
-            let _ = call(
-                &self.raw,
-                Op::Abort,
-                &JsValue::UNDEFINED,
-                &JsValue::UNDEFINED,
-            );
+            abort(&self.raw);
         }
     }
 }
