@@ -71,13 +71,15 @@ const declarations = readFileSync(`${dir}/agent_world_wasm.d.ts`, 'utf8');
 // Every method an `interface AgentWorld` block declares (merged into the class's type): each
 // must be one the class defines itself or one defined here, or the type would promise a
 // method the class does not have.
+// A method's declaration in such a block: its whole line, and its name.
+const METHOD = /^\s+(\w+)(?:<[^(]*>)?\(.*\): .*;$/gm;
 const MERGED = [...declarations.matchAll(/^export interface AgentWorld \{\n([\s\S]*?)\n\}/gm)]
-  .flatMap((m) => [...m[1].matchAll(/^\s+(\w+)(?:<[^(]*>)?\(.*\): .*;$/gm)].map((d) => d[1]));
+  .flatMap((m) => [...m[1].matchAll(METHOD)].map((d) => d[1]));
 for (const m of declarations
   .matchAll(/^export interface AgentWorld \{\n\s+\/\/ Defined by the glue step [^\n]*: each calls (\w+)\.\n([\s\S]*?)\n\}/gm)) {
   const names = SHARED.find(([e]) => e === m[1])?.[1];
   if (!names) throw new Error(`${dir}: methods declared behind ${m[1]}, not a shared export (the glue changed shape)`);
-  for (const [line, name] of m[2].matchAll(/^\s+(\w+)(?:<[^(]*>)?\(.*\): .*;$/gm)) {
+  for (const [line, name] of m[2].matchAll(METHOD)) {
     // The method the step defines passes on two arguments, `(a, b)`: a third would be dropped.
     const count = parameters(line);
     if (count > 2) throw new Error(`${dir}: ${name}() is declared behind ${m[1]} with ${count} parameters, and its method passes on two (src/bindings: take the rest in an options object)`);
