@@ -18,8 +18,9 @@ PY
 }
 
 # Builds the npm package's targets into pkg/ (web for pages and workers, nodejs for Node).
-# AWW_WASM_OPT=off skips wasm-opt (`make demo`: no binaryen to install; a bigger .wasm, served
-# locally, is no matter there). Everything else, and what is published, is optimised.
+# AWW_WASM_OPT=off skips wasm-opt and the snippets' minifier (`make demo`: no binaryen or
+# rolldown to install; a bigger .wasm and snippets, served locally, are no matter there).
+# Everything else, and what is published, is optimised.
 build_pkg() {
   local t opt=()
   [ "${AWW_WASM_OPT:-on}" = off ] && opt=(--no-opt)
@@ -30,5 +31,6 @@ build_pkg() {
     wasm-pack --quiet build --release "${opt[@]}" --target "$t" --out-dir "pkg/$t" --out-name agent_world_wasm >/dev/null \
       || { echo "build: wasm-pack --target $t failed" >&2; return 1; }
     node scripts/glue-step.mjs "pkg/$t" || return 1
+    [ "${AWW_WASM_OPT:-on}" = off ] || node scripts/minify-snippets.mjs "pkg/$t" || return 1
   done
 }
