@@ -18,8 +18,8 @@ PY
 }
 
 # Builds the npm package's targets into pkg/ (web for pages and workers, nodejs for Node).
-# AWW_WASM_OPT=off skips wasm-opt and the snippets' minifier (`make demo`: no binaryen or
-# rolldown to install; a bigger .wasm and snippets, served locally, are no matter there).
+# AWW_WASM_OPT=off skips wasm-opt and the JS minifier (`make demo`: no binaryen or
+# rolldown to install; a bigger .wasm and JS, served locally, are no matter there).
 # Everything else, and what is published, is optimised.
 build_pkg() {
   local t opt=()
@@ -31,6 +31,10 @@ build_pkg() {
     wasm-pack --quiet build --release "${opt[@]}" --target "$t" --out-dir "pkg/$t" --out-name agent_world_wasm >/dev/null \
       || { echo "build: wasm-pack --target $t failed" >&2; return 1; }
     node scripts/glue-step.mjs "pkg/$t" || return 1
-    [ "${AWW_WASM_OPT:-on}" = off ] || node scripts/minify-snippets.mjs "pkg/$t" || return 1
+    if [ "${AWW_WASM_OPT:-on}" = off ]; then
+      node scripts/minify.mjs "pkg/$t" --copy-only || return 1
+    else
+      node scripts/minify.mjs "pkg/$t" || return 1
+    fi
   done
 }

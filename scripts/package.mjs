@@ -18,6 +18,7 @@
 // whose target predates it, and an explicit init() lets a page pass its own URL or Module.
 import { readFileSync, writeFileSync, mkdirSync, rmSync, copyFileSync, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { minifyJs } from './minify-js.mjs';
 
 const root = new URL('../', import.meta.url);
 const at = (p) => new URL(p, root);
@@ -29,8 +30,12 @@ function fail(message) {
   process.exit(1);
 }
 
-for (const f of [`pkg/web/${NAME}.js`, `pkg/web/${NAME}_bg.wasm`, `pkg/web/${NAME}.d.ts`,
-  `pkg/nodejs/${NAME}.js`, `pkg/nodejs/${NAME}_bg.wasm`, `pkg/nodejs/${NAME}.d.ts`]) {
+// The glue as the glue step left it, before build_pkg minified it (scripts/minify.mjs keeps
+// it there): the code below finds the exports, snippet imports and the instance assignment by
+// their shape in it, then the entries it writes are minified like the build's.
+const GLUE = { web: `target/glue/web/${NAME}.js`, nodejs: `target/glue/nodejs/${NAME}.js` };
+for (const f of [GLUE.web, `pkg/web/${NAME}_bg.wasm`, `pkg/web/${NAME}.d.ts`,
+  GLUE.nodejs, `pkg/nodejs/${NAME}_bg.wasm`, `pkg/nodejs/${NAME}.d.ts`]) {
   if (!existsSync(at(f))) fail(`${f} is missing: build it first (source scripts/env.sh; build_pkg web nodejs)`);
 }
 
@@ -150,9 +155,9 @@ rmSync(out(''), { recursive: true, force: true });
 for (const d of ['web', 'node']) mkdirSync(out(d), { recursive: true });
 
 // --- web build (pages, workers, bundlers, Deno, workerd) -------------------------------------
-writeFileSync(out(`web/${NAME}.js`),
-  guarded(withSnippets(readFileSync(at(`pkg/web/${NAME}.js`), 'utf8'), 'pkg/web', 'web glue'),
-    'wasm = instance.exports;', 'web glue'));
+writeFileSync(out(`web/${NAME}.js`), minifyJs(`web/${NAME}.js`,
+  guarded(withSnippets(readFileSync(at(GLUE.web), 'utf8'), 'pkg/web', 'web glue'),
+    'wasm = instance.exports;', 'web glue'), { module: true }));
 copyFileSync(at(`pkg/web/${NAME}_bg.wasm`), out(`web/${NAME}_bg.wasm`));
 // The init function's parameter gets a camelCase name (the option key stays `module_or_path`:
 // that is the glue's API).
@@ -161,7 +166,7 @@ const webDts = replaceOnce(typedInitOutput(readFileSync(at(`pkg/web/${NAME}.d.ts
   'web .d.ts init()');
 writeFileSync(out(`web/${NAME}.d.ts`), withDisposable(webDts));
 
-const webGlue = readFileSync(at(`pkg/web/${NAME}.js`), 'utf8');
+const webGlue = readFileSync(at(GLUE.web), 'utf8');
 // init() must be a no-op once the module is initialised (deno.js and workerd.js rely on it):
 // a check only, the result is not used.
 replaceOnce(webGlue, 'if (wasm !== undefined) return wasm;', '', 'web glue init() idempotence');
@@ -195,11 +200,11 @@ writeFileSync(out('workerd.d.ts'), reexportDts);
 if (!readFileSync(at(`pkg/nodejs/${NAME}_bg.wasm`)).equals(readFileSync(at(`pkg/web/${NAME}_bg.wasm`)))) {
   fail('the web and nodejs builds\' .wasm differ: ship node/agent_world_wasm_bg.wasm too');
 }
-const nodeGlue = replaceOnce(guarded(withSnippets(readFileSync(at(`pkg/nodejs/${NAME}.js`), 'utf8'),
+const nodeGlue = replaceOnce(guarded(withSnippets(readFileSync(at(GLUE.nodejs), 'utf8'),
   'pkg/nodejs', 'nodejs glue'), 'let wasm = wasmInstance.exports;', 'nodejs glue'),
   `const wasmPath = \`\${__dirname}/${NAME}_bg.wasm\`;`,
   `const wasmPath = \`\${__dirname}/../web/${NAME}_bg.wasm\`;`, 'the nodejs glue\'s .wasm path');
-writeFileSync(out(`node/${NAME}.cjs`), nodeGlue);
+writeFileSync(out(`node/${NAME}.cjs`), minifyJs(`node/${NAME}.cjs`, nodeGlue, { module: false }));
 writeFileSync(out('node/index.cjs'), `'use strict';
 // Node (require): the nodejs build instantiates its WebAssembly synchronously when first
 // required, so nothing needs init(); it is exported (also as \`default\`) for portable code.

@@ -48,7 +48,8 @@ test('the .wasm imports its JS functions by short names, each defined once in th
       assert.ok(exported.includes(name), `${dir}: the glue calls wasm.${name}, not an export`);
     }
     for (const { name } of imports) {
-      const defined = glue.match(new RegExp(`^\\s*${name}: function\\b`, 'gm')) ?? [];
+      // One property of the imports object: at a line's start, or after `{`/`,` once minified.
+      const defined = glue.match(new RegExp(`(?:^\\s*|[{,])${name}: ?function\\b`, 'gm')) ?? [];
       assert.equal(defined.length, 1, `${dir}: import ${name} is defined ${defined.length} times in the glue`);
     }
   }
@@ -90,9 +91,11 @@ test('the glue step fails when the declarations of the shared exports change sha
   const dir = mkdtempSync(join(tmpdir(), 'aww-glue-'));
   try {
     const from = new URL('../../pkg/nodejs/', import.meta.url);
-    for (const f of ['agent_world_wasm.js', 'agent_world_wasm_bg.wasm', 'agent_world_wasm.d.ts', 'agent_world_wasm_bg.wasm.d.ts']) {
+    for (const f of ['agent_world_wasm_bg.wasm', 'agent_world_wasm.d.ts', 'agent_world_wasm_bg.wasm.d.ts']) {
       copyFileSync(new URL(f, from), join(dir, f));
     }
+    // The glue as the step left it: build_pkg minifies it after (scripts/minify.mjs).
+    copyFileSync(new URL('../../target/glue/nodejs/agent_world_wasm.js', import.meta.url), join(dir, 'agent_world_wasm.js'));
     const step = new URL('../../scripts/glue-step.mjs', import.meta.url).pathname;
     const run = () => spawnSync(process.execPath, [step, dir], { encoding: 'utf8' });
     const glue = readFileSync(join(dir, 'agent_world_wasm.js'), 'utf8');
