@@ -11,7 +11,6 @@
 //!   outer flush delivers what was queued meanwhile, in order.
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
 
 use serde::Serialize;
@@ -634,7 +633,7 @@ pub struct EventBus {
     internal: RefCell<Vec<SubscriptionId>>,
     next_id: Cell<u64>,
     /// `(event, is a callback_error report)`.
-    queue: RefCell<VecDeque<(Event, bool)>>,
+    queue: RefCell<Vec<(Event, bool)>>,
     delivering: Cell<bool>,
     /// The callbacks of the event being delivered (a buffer reused from event to event).
     targets: Cell<Vec<Callback>>,
@@ -684,7 +683,7 @@ impl EventBus {
 
     /// Queues an event (delivered by the next [`EventBus::flush`]).
     pub fn emit(&self, e: Event) {
-        self.queue.borrow_mut().push_back((e, false));
+        self.queue.borrow_mut().push((e, false));
     }
 
     /// Delivers every queued event, in order, to the callbacks of its topic.
@@ -693,7 +692,7 @@ impl EventBus {
             return;
         }
         loop {
-            let next = self.queue.borrow_mut().pop_front();
+            let next = crate::core::pop_front(&mut self.queue.borrow_mut());
             let Some((event, is_report)) = next else {
                 break;
             };
@@ -710,7 +709,7 @@ impl EventBus {
             for cb in targets.drain(..) {
                 if let Err(msg) = cb(&event) {
                     if !is_report {
-                        self.queue.borrow_mut().push_back((
+                        self.queue.borrow_mut().push((
                             Event::error(
                                 format!("a '{}' event callback failed: {msg}", topic.as_str()),
                                 "callback_error",

@@ -282,7 +282,7 @@ impl World {
             for (approval, stored) in records {
                 let id = st.next_job;
                 st.next_job += 1;
-                st.queue.push_back(Job {
+                st.queue.push(Job {
                     id,
                     chat_id: approval.chat_id.clone(),
                     cancel: Default::default(),
@@ -444,7 +444,7 @@ fn resolve(w: &World, rec: ApprovalRecord, decision: Decision, approval_id: &str
     let id = st.next_job;
     st.next_job += 1;
     // Not bounded by the queue limit: the answer continues a reply already counted.
-    st.queue.push_back(Job {
+    st.queue.push(Job {
         id,
         chat_id: rec.chat_id.clone(),
         cancel: Default::default(),

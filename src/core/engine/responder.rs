@@ -131,7 +131,7 @@ impl World {
                 let job = {
                     let mut st = self.st_mut();
                     if flights.len() < st.concurrency {
-                        let job = st.queue.pop_front();
+                        let job = crate::core::pop_front(&mut st.queue);
                         if let Some(j) = &job {
                             let flight = Flight {
                                 id: j.id,
@@ -237,7 +237,7 @@ impl World {
         };
         let id = st.next_job;
         st.next_job += 1;
-        st.queue.push_back(Job {
+        st.queue.push(Job {
             id,
             chat_id: Some(cand.chat_id.clone()),
             cancel: Default::default(),
