@@ -94,12 +94,19 @@ type Commit<'a> = dyn FnOnce(&World) -> Vec<Event> + 'a;
 impl<'a> Planned<'a> {
     /// A change persisted as the one batch `ops`.
     pub(crate) fn new(ops: Vec<StoreOp>, commit: impl FnOnce(&World) -> Vec<Event> + 'a) -> Self {
+        Planned::boxed(ops, None, Box::new(commit))
+    }
+
+    /// The body of [`Planned::new`] and [`Planned::freeing`], compiled once: only the boxing of
+    /// the commit is an instance per closure type.
+    #[inline(never)]
+    fn boxed(ops: Vec<StoreOp>, puts: Option<Vec<StoreOp>>, commit: Box<Commit<'a>>) -> Self {
         Planned {
             ops,
-            puts: None,
+            puts,
             reload_windows: false,
             agent: None,
-            commit: Box::new(commit),
+            commit,
         }
     }
 
@@ -109,10 +116,7 @@ impl<'a> Planned<'a> {
         puts: Vec<StoreOp>,
         commit: impl FnOnce(&World) -> Vec<Event> + 'a,
     ) -> Self {
-        Planned {
-            puts: Some(puts),
-            ..Planned::new(deletes, commit)
-        }
+        Planned::boxed(deletes, Some(puts), Box::new(commit))
     }
 
     /// Work done on behalf of `agent`: a storage failure's `error` event names it.
@@ -193,11 +197,14 @@ enum Plan<'p, 'a> {
 /// The value the commit of a change left in `out`, for a change whose plan always returns a
 /// batch: once [`World::change`] returned `Ok`, its commit ran and set it.
 pub(crate) fn committed<T>(out: &std::cell::Cell<Option<T>>) -> Result<T, WorldError> {
-    out.take().ok_or_else(|| {
-        WorldError::Storage(StoreError::Invalid(
-            "the change returned before its commit".to_string(),
-        ))
-    })
+    out.take().ok_or_else(uncommitted)
+}
+
+#[inline(never)]
+fn uncommitted() -> WorldError {
+    WorldError::Storage(StoreError::Invalid(
+        "the change returned before its commit".to_string(),
+    ))
 }
 
 /// The write lock of one change: this world's local lock (other writers of the store are kept
