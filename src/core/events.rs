@@ -556,14 +556,14 @@ impl Event {
     /// The `system` `error` event of a failed reply of `agent_name`: `reply_id` is the id the
     /// reply would have had, `trigger_id` the message it answered.
     pub fn reply_error(
-        message: impl Into<String>,
+        message: String,
         code: &str,
         agent_name: &str,
         reply_id: &str,
         trigger_id: &str,
     ) -> Event {
         Event::System(SystemEvent::Error {
-            message: message.into(),
+            message,
             code: code.to_string(),
             agent_name: Some(agent_name.to_string()),
             agent_display_name: None,

@@ -502,7 +502,7 @@ impl World {
         })]);
         if text.trim().is_empty() {
             self.emit_all(vec![Event::reply_error(
-                "LLM response is empty",
+                "LLM response is empty".to_string(),
                 "llm_empty_response",
                 agent_id,
                 reply_id,

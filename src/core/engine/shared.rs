@@ -30,7 +30,7 @@ use crate::core::engine::editing::gone;
 use crate::core::engine::{load_chat_state, load_view, without_windows, AgentRt, World};
 use crate::core::error::WorldError;
 use crate::core::events::{Event, WorldEvent};
-use crate::core::lock::Guard;
+use crate::core::lock::{Acquire, Guard};
 use crate::core::model::Message;
 use crate::core::store::{StoreError, StoreOp};
 
@@ -213,21 +213,34 @@ pub(crate) struct WriteGuard<'a> {
     _local: Guard<'a>,
 }
 
+/// The future of [`World::write_lock`]: the local lock's, its guard wrapped. A plain future,
+/// not an `async fn`: each change awaits it, and an `async` layer is a state machine of its
+/// own (with its drop glue) in every caller.
+pub(crate) struct TakeWrite<'a>(Acquire<'a>);
+
+impl<'a> std::future::Future for TakeWrite<'a> {
+    type Output = Result<WriteGuard<'a>, WorldError>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.0)
+            .poll(cx)
+            .map(|g| Ok(WriteGuard { _local: g }))
+    }
+}
+
 impl World {
     /// Takes this world's write lock. Never fails today; a `Result` so the call sites keep
     /// their shape should a store ever need a shared lock again.
-    pub(crate) async fn write_lock(&self) -> Result<WriteGuard<'_>, WorldError> {
-        Ok(WriteGuard {
-            _local: self.inner.lock.lock().await,
-        })
+    pub(crate) fn write_lock(&self) -> TakeWrite<'_> {
+        TakeWrite(self.inner.lock.lock())
     }
 
     /// [`World::write_lock`] for work done on behalf of an agent.
-    pub(crate) async fn write_lock_for(
-        &self,
-        _agent: Option<&str>,
-    ) -> Result<WriteGuard<'_>, WorldError> {
-        self.write_lock().await
+    pub(crate) fn write_lock_for(&self, _agent: Option<&str>) -> TakeWrite<'_> {
+        self.write_lock()
     }
 
     /// Runs a change of the common shape: under the write lock, `plan` reads the view and
