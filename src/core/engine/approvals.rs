@@ -72,19 +72,24 @@ impl World {
 
     /// Approves a pending call: the tool runs and the reply resumes once the queue runs
     /// (`run_until_idle`). `approval_not_found` for an unknown or settled id.
-    pub async fn approve(&self, approval_id: &str) -> Result<(), crate::core::error::WorldError> {
-        self.settle(approval_id, Decision::Approve).await
+    pub fn approve<'s, 'a: 's>(
+        &'s self,
+        approval_id: &'a str,
+    ) -> impl std::future::Future<Output = Result<(), crate::core::error::WorldError>> + use<'s, 'a>
+    {
+        self.settle(approval_id, Decision::Approve)
     }
 
     /// Denies a pending call: the model gets `{"error": "denied by the user[: reason]"}` as its
     /// result and the reply resumes once the queue runs. `approval_not_found` for an unknown or
     /// settled id.
-    pub async fn deny(
-        &self,
-        approval_id: &str,
+    pub fn deny<'s, 'a: 's>(
+        &'s self,
+        approval_id: &'a str,
         reason: Option<String>,
-    ) -> Result<(), crate::core::error::WorldError> {
-        self.settle(approval_id, Decision::Deny(reason)).await
+    ) -> impl std::future::Future<Output = Result<(), crate::core::error::WorldError>> + use<'s, 'a>
+    {
+        self.settle(approval_id, Decision::Deny(reason))
     }
 
     async fn settle(

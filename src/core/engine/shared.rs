@@ -384,12 +384,16 @@ impl World {
 
     /// Applies `ops` with the revision check of the module docs. A conflict reloads the view
     /// and is returned unreported (the change is planned again); any other failure is
-    /// reported as a `system` `error` event and returned. Nothing was written either way.
+    /// reported as a `system` `error` event and returned. Nothing was written either way. No
+    /// ops: nothing is sent.
     async fn apply_checked(
         &self,
         mut ops: Vec<StoreOp>,
         agent: Option<&str>,
     ) -> Result<(), WorldError> {
+        if ops.is_empty() {
+            return Ok(());
+        }
         if let Some(rev) = self.inner.seen_rev.get() {
             ops.insert(
                 0,
@@ -417,20 +421,22 @@ impl World {
     /// Applies `ops` as one batch under the write lock the caller holds and keeps `seen_rev` in
     /// step. A failure is reported as a `system` `error` event (with its `reason`) and returned;
     /// nothing was written.
-    pub(crate) async fn persist(&self, ops: Vec<StoreOp>) -> Result<(), WorldError> {
-        self.persist_for(ops, None).await
+    /// Plain functions handing out [`World::apply_checked`]'s future: an `async` layer is a
+    /// state machine of its own, with its drop glue, in every caller.
+    pub(crate) fn persist(
+        &self,
+        ops: Vec<StoreOp>,
+    ) -> impl std::future::Future<Output = Result<(), WorldError>> + use<'_> {
+        self.apply_checked(ops, None)
     }
 
     /// [`World::persist`] for work done on behalf of an agent (its name goes on the event).
-    pub(crate) async fn persist_for(
-        &self,
+    pub(crate) fn persist_for<'s, 'a: 's>(
+        &'s self,
         ops: Vec<StoreOp>,
-        agent: Option<&str>,
-    ) -> Result<(), WorldError> {
-        if ops.is_empty() {
-            return Ok(());
-        }
-        self.apply_checked(ops, agent).await
+        agent: Option<&'a str>,
+    ) -> impl std::future::Future<Output = Result<(), WorldError>> + use<'s, 'a> {
+        self.apply_checked(ops, agent)
     }
 
     /// Persists a change that frees space (deleting a chat, an agent or a memory; turning
