@@ -443,7 +443,7 @@ impl World {
                 true => reply_id.to_string(),
                 false => trigger.message_id.clone(),
             };
-            cold(self.publish_pass(job, agent, reply_to)).await;
+            cold(self.publish_or_report(self.pass_notice(job, agent, reply_to))).await;
         }
     }
 
@@ -591,9 +591,10 @@ impl World {
     }
 
     /// The `pass` notice of a reply tagged `<world>pass</world>`, answering `reply_to` (the
-    /// reply, or its trigger when the reply was not published).
-    async fn publish_pass(&self, job: &Job, agent: &Agent, reply_to: String) {
-        let out = Outgoing {
+    /// reply, or its trigger when the reply was not published). A plain function: published
+    /// through the same boxed future as an `interrupted` message, not an async layer of its own.
+    fn pass_notice(&self, job: &Job, agent: &Agent, reply_to: String) -> Outgoing {
+        Outgoing {
             msg: Message {
                 message_id: self.inner.ids.new_id(),
                 chat_id: None,
@@ -608,8 +609,7 @@ impl World {
             only_in: Some(job.chat_id.clone()),
             keep_if_left: false,
             edit: Edit::None,
-        };
-        self.publish_or_report(out).await;
+        }
     }
 
     /// Publishes; a failure becomes a `system` `error` event. Returns whether it was published.
