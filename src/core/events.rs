@@ -706,7 +706,7 @@ impl EventBus {
                     targets.push(cb.clone());
                 }
             }
-            for cb in targets.drain(..) {
+            for cb in &targets {
                 if let Err(msg) = cb(&event) {
                     if !is_report {
                         self.queue.borrow_mut().push((
@@ -720,6 +720,7 @@ impl EventBus {
                     }
                 }
             }
+            targets.clear();
             self.targets.set(targets);
         }
         self.delivering.set(false);
