@@ -11,7 +11,6 @@
 //!   outer flush delivers what was queued meanwhile, in order.
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
 
 use serde::Serialize;
@@ -557,14 +556,14 @@ impl Event {
     /// The `system` `error` event of a failed reply of `agent_name`: `reply_id` is the id the
     /// reply would have had, `trigger_id` the message it answered.
     pub fn reply_error(
-        message: impl Into<String>,
+        message: String,
         code: &str,
         agent_name: &str,
         reply_id: &str,
         trigger_id: &str,
     ) -> Event {
         Event::System(SystemEvent::Error {
-            message: message.into(),
+            message,
             code: code.to_string(),
             agent_name: Some(agent_name.to_string()),
             agent_display_name: None,
@@ -634,7 +633,7 @@ pub struct EventBus {
     internal: RefCell<Vec<SubscriptionId>>,
     next_id: Cell<u64>,
     /// `(event, is a callback_error report)`.
-    queue: RefCell<VecDeque<(Event, bool)>>,
+    queue: RefCell<Vec<(Event, bool)>>,
     delivering: Cell<bool>,
     /// The callbacks of the event being delivered (a buffer reused from event to event).
     targets: Cell<Vec<Callback>>,
@@ -684,7 +683,7 @@ impl EventBus {
 
     /// Queues an event (delivered by the next [`EventBus::flush`]).
     pub fn emit(&self, e: Event) {
-        self.queue.borrow_mut().push_back((e, false));
+        self.queue.borrow_mut().push((e, false));
     }
 
     /// Delivers every queued event, in order, to the callbacks of its topic.
@@ -693,7 +692,7 @@ impl EventBus {
             return;
         }
         loop {
-            let next = self.queue.borrow_mut().pop_front();
+            let next = crate::core::pop_front(&mut self.queue.borrow_mut());
             let Some((event, is_report)) = next else {
                 break;
             };
@@ -707,10 +706,10 @@ impl EventBus {
                     targets.push(cb.clone());
                 }
             }
-            for cb in targets.drain(..) {
+            for cb in &targets {
                 if let Err(msg) = cb(&event) {
                     if !is_report {
-                        self.queue.borrow_mut().push_back((
+                        self.queue.borrow_mut().push((
                             Event::error(
                                 format!("a '{}' event callback failed: {msg}", topic.as_str()),
                                 "callback_error",
@@ -721,6 +720,7 @@ impl EventBus {
                     }
                 }
             }
+            targets.clear();
             self.targets.set(targets);
         }
         self.delivering.set(false);

@@ -5,7 +5,6 @@
 //! store uses the owned form ([`WriteLock::lock_owned`]) as its per-world writer lock.
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -14,7 +13,7 @@ use std::task::{Context, Poll, Waker};
 #[derive(Debug, Default)]
 pub(crate) struct WriteLock {
     locked: Cell<bool>,
-    waiters: RefCell<VecDeque<Waker>>,
+    waiters: RefCell<Vec<Waker>>,
 }
 
 pub(crate) struct Guard<'a>(&'a WriteLock);
@@ -75,7 +74,7 @@ impl WriteLock {
     /// Takes the lock, or registers the task to be woken when it is released.
     fn try_take(&self, cx: &mut Context<'_>) -> bool {
         if self.locked.replace(true) {
-            self.waiters.borrow_mut().push_back(cx.waker().clone());
+            self.waiters.borrow_mut().push(cx.waker().clone());
             false
         } else {
             true

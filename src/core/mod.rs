@@ -166,6 +166,16 @@ pub(crate) fn reverse<T>(v: &mut [T]) {
     reverse_by_swaps(v.len(), &mut |a, b| v.swap(a, b));
 }
 
+/// Takes the first element of `v`, for the engine's queues (calls, events, notices to
+/// publish): they hold a few elements at a time, so shifting the rest costs less than a
+/// `VecDeque`, whose ring-buffer code is an instance of its own per element type.
+pub(crate) fn pop_front<T>(v: &mut Vec<T>) -> Option<T> {
+    match v.is_empty() {
+        true => None,
+        false => Some(v.remove(0)),
+    }
+}
+
 /// The swaps that reverse `n` elements.
 #[inline(never)]
 fn reverse_by_swaps(n: usize, swap: &mut dyn FnMut(usize, usize)) {
@@ -353,6 +363,21 @@ mod tests {
             theirs.reverse();
             assert_eq!(ours, theirs, "n = {n}");
         }
+    }
+
+    /// [`super::pop_front`] takes elements in the order they were pushed, then `None`.
+    #[test]
+    fn pop_front_is_fifo() {
+        let mut q = vec!["a", "b"];
+        q.push("c");
+        assert_eq!(super::pop_front(&mut q), Some("a"));
+        q.push("d");
+        let mut rest = Vec::new();
+        while let Some(x) = super::pop_front(&mut q) {
+            rest.push(x);
+        }
+        assert_eq!(rest, ["b", "c", "d"]);
+        assert_eq!(super::pop_front(&mut q), None);
     }
 
     /// [`super::parse_u64`], [`super::parse_u32`], [`super::parse_usize`] and

@@ -72,19 +72,24 @@ impl World {
 
     /// Approves a pending call: the tool runs and the reply resumes once the queue runs
     /// (`run_until_idle`). `approval_not_found` for an unknown or settled id.
-    pub async fn approve(&self, approval_id: &str) -> Result<(), crate::core::error::WorldError> {
-        self.settle(approval_id, Decision::Approve).await
+    pub fn approve<'s, 'a: 's>(
+        &'s self,
+        approval_id: &'a str,
+    ) -> impl std::future::Future<Output = Result<(), crate::core::error::WorldError>> + use<'s, 'a>
+    {
+        self.settle(approval_id, Decision::Approve)
     }
 
     /// Denies a pending call: the model gets `{"error": "denied by the user[: reason]"}` as its
     /// result and the reply resumes once the queue runs. `approval_not_found` for an unknown or
     /// settled id.
-    pub async fn deny(
-        &self,
-        approval_id: &str,
+    pub fn deny<'s, 'a: 's>(
+        &'s self,
+        approval_id: &'a str,
         reason: Option<String>,
-    ) -> Result<(), crate::core::error::WorldError> {
-        self.settle(approval_id, Decision::Deny(reason)).await
+    ) -> impl std::future::Future<Output = Result<(), crate::core::error::WorldError>> + use<'s, 'a>
+    {
+        self.settle(approval_id, Decision::Deny(reason))
     }
 
     async fn settle(
@@ -282,7 +287,7 @@ impl World {
             for (approval, stored) in records {
                 let id = st.next_job;
                 st.next_job += 1;
-                st.queue.push_back(Job {
+                st.queue.push(Job {
                     id,
                     chat_id: approval.chat_id.clone(),
                     cancel: Default::default(),
@@ -444,7 +449,7 @@ fn resolve(w: &World, rec: ApprovalRecord, decision: Decision, approval_id: &str
     let id = st.next_job;
     st.next_job += 1;
     // Not bounded by the queue limit: the answer continues a reply already counted.
-    st.queue.push_back(Job {
+    st.queue.push(Job {
         id,
         chat_id: rec.chat_id.clone(),
         cancel: Default::default(),

@@ -135,7 +135,7 @@ impl World {
             }
             let id = st.next_job;
             st.next_job += 1;
-            st.queue.push_back(Job {
+            st.queue.push(Job {
                 id,
                 chat_id: Some(chat_id),
                 cancel: CancelToken::new(),

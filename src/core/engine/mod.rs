@@ -81,7 +81,6 @@ mod tools;
 mod transfer;
 
 use std::cell::{Cell, Ref, RefCell, RefMut};
-use std::collections::VecDeque;
 use std::rc::Rc;
 use std::task::Waker;
 
@@ -112,18 +111,25 @@ pub const DEFAULT_CONCURRENCY: usize = 1;
 #[derive(Debug, Clone)]
 pub(crate) struct AgentRt {
     pub(crate) agent: Agent,
-    pub(crate) memory: VecDeque<MemoryEntry>,
+    pub(crate) memory: Vec<MemoryEntry>,
+}
+
+/// Drops the oldest entries of a memory window beyond `cap`.
+pub(crate) fn keep_last(memory: &mut Vec<MemoryEntry>, cap: usize) {
+    if memory.len() > cap {
+        memory.drain(..memory.len() - cap);
+    }
 }
 
 /// `agents` with empty memory windows, for a reader that fills or clears every window itself
 /// (a chat's state read from the store, a deleted current chat): copying the windows only to
-/// replace them cost every entry of every agent, and VecDeque's clone code in the module.
+/// replace them cost every entry of every agent, and the windows' clone code in the module.
 pub(crate) fn without_windows(agents: &[AgentRt]) -> Vec<AgentRt> {
     let mut out = Vec::with_capacity(agents.len());
     for a in agents {
         out.push(AgentRt {
             agent: a.agent.clone(),
-            memory: VecDeque::new(),
+            memory: Vec::new(),
         });
     }
     out
@@ -228,7 +234,7 @@ pub(crate) struct State {
     pub(crate) agents: Vec<AgentRt>,
     /// Metadata of every chat of the world, in creation order.
     pub(crate) chats: Vec<Chat>,
-    pub(crate) queue: VecDeque<Job>,
+    pub(crate) queue: Vec<Job>,
     pub(crate) in_flight: Vec<Flight>,
     pub(crate) queue_limit: usize,
     pub(crate) concurrency: usize,
@@ -329,10 +335,8 @@ impl State {
             .map(|a| self.history_limit(&a.agent))
             .unwrap_or(1);
         if let Some(a) = self.agents.get_mut(i) {
-            a.memory.push_back(entry);
-            while a.memory.len() > cap {
-                a.memory.pop_front();
-            }
+            a.memory.push(entry);
+            keep_last(&mut a.memory, cap);
         }
     }
 
@@ -444,7 +448,7 @@ impl World {
                     world,
                     agents,
                     chats,
-                    queue: VecDeque::new(),
+                    queue: Vec::new(),
                     in_flight: Vec::new(),
                     queue_limit: DEFAULT_QUEUE_LIMIT,
                     concurrency: DEFAULT_CONCURRENCY,
@@ -776,12 +780,12 @@ impl World {
             // Calls being published right now (between plan and commit) are cancelled at commit.
             st.epoch += 1;
             let mut drained = Vec::new();
-            let mut kept = VecDeque::new();
-            while let Some(j) = st.queue.pop_front() {
+            let mut kept = Vec::new();
+            for j in std::mem::take(&mut st.queue) {
                 match &j.kind {
                     // Cleanup work, never cancelled.
                     JobKind::CancelApproval { .. } => {
-                        kept.push_back(j);
+                        kept.push(j);
                         continue;
                     }
                     // An answered approval not resumed yet: it stays queued with its token
@@ -795,7 +799,7 @@ impl World {
                         }) =>
                     {
                         j.cancel.cancel();
-                        kept.push_back(j);
+                        kept.push(j);
                         continue;
                     }
                     _ => {}
@@ -807,7 +811,7 @@ impl World {
                 }) {
                     drained.push(j);
                 } else {
-                    kept.push_back(j);
+                    kept.push(j);
                 }
             }
             st.queue = kept;
@@ -918,7 +922,7 @@ pub(crate) async fn load_view(store: &dyn Store, id: &str) -> Result<View, World
         agent.last_llm_call = None;
         rts.push(AgentRt {
             agent,
-            memory: VecDeque::new(),
+            memory: Vec::new(),
         });
     }
     let mut approvals = Vec::new();
@@ -950,7 +954,7 @@ pub(crate) async fn load_chat_state(
         a.agent.last_llm_call = st.and_then(|s| s.last_llm_call);
         let n = a.agent.history_limit.unwrap_or(world.history_limit).max(1) as usize;
         let mem = store.last_memory(&world.id, cid, &a.agent.id, n).await?;
-        a.memory = VecDeque::from(mem);
+        a.memory = mem;
     }
     Ok(())
 }

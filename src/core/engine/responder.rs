@@ -131,7 +131,7 @@ impl World {
                 let job = {
                     let mut st = self.st_mut();
                     if flights.len() < st.concurrency {
-                        let job = st.queue.pop_front();
+                        let job = crate::core::pop_front(&mut st.queue);
                         if let Some(j) = &job {
                             let flight = Flight {
                                 id: j.id,
@@ -237,7 +237,7 @@ impl World {
         };
         let id = st.next_job;
         st.next_job += 1;
-        st.queue.push_back(Job {
+        st.queue.push(Job {
             id,
             chat_id: Some(cand.chat_id.clone()),
             cancel: Default::default(),
@@ -443,7 +443,7 @@ impl World {
                 true => reply_id.to_string(),
                 false => trigger.message_id.clone(),
             };
-            cold(self.publish_pass(job, agent, reply_to)).await;
+            cold(self.publish_or_report(self.pass_notice(job, agent, reply_to))).await;
         }
     }
 
@@ -502,7 +502,7 @@ impl World {
         })]);
         if text.trim().is_empty() {
             self.emit_all(vec![Event::reply_error(
-                "LLM response is empty",
+                "LLM response is empty".to_string(),
                 "llm_empty_response",
                 agent_id,
                 reply_id,
@@ -591,9 +591,10 @@ impl World {
     }
 
     /// The `pass` notice of a reply tagged `<world>pass</world>`, answering `reply_to` (the
-    /// reply, or its trigger when the reply was not published).
-    async fn publish_pass(&self, job: &Job, agent: &Agent, reply_to: String) {
-        let out = Outgoing {
+    /// reply, or its trigger when the reply was not published). A plain function: published
+    /// through the same boxed future as an `interrupted` message, not an async layer of its own.
+    fn pass_notice(&self, job: &Job, agent: &Agent, reply_to: String) -> Outgoing {
+        Outgoing {
             msg: Message {
                 message_id: self.inner.ids.new_id(),
                 chat_id: None,
@@ -608,8 +609,7 @@ impl World {
             only_in: Some(job.chat_id.clone()),
             keep_if_left: false,
             edit: Edit::None,
-        };
-        self.publish_or_report(out).await;
+        }
     }
 
     /// Publishes; a failure becomes a `system` `error` event. Returns whether it was published.

@@ -10,7 +10,6 @@
 //! message's events, before the notice's own `message` event.
 
 use crate::core::engine::shared::{cold, replanned};
-use std::collections::VecDeque;
 
 use crate::core::engine::{Job, JobKind, State, TitleCandidate, World};
 use crate::core::error::WorldError;
@@ -313,10 +312,10 @@ impl World {
     /// failure is returned; a later notice's failure is reported as a `storage_error` event.
     /// `Ok(None)`: the message was dropped because its chat is no longer current.
     pub(crate) async fn publish(&self, out: Outgoing) -> Result<Option<Message>, WorldError> {
-        let mut work = VecDeque::from([out]);
+        let mut work = vec![out];
         let mut first: Option<Message> = None;
         let mut is_first = true;
-        while let Some(o) = work.pop_front() {
+        while let Some(o) = crate::core::pop_front(&mut work) {
             match self.publish_one(o).await {
                 Ok(Some((m, notices))) => {
                     if is_first {
@@ -451,7 +450,7 @@ impl World {
             for mut job in std::mem::take(&mut plan.jobs) {
                 job.id = st.next_job;
                 st.next_job += 1;
-                st.queue.push_back(job);
+                st.queue.push(job);
             }
         } else {
             cancelled = std::mem::take(&mut plan.jobs);

@@ -4,9 +4,8 @@
 
 use crate::core::engine::shared::{committed, Planned};
 use std::cell::Cell;
-use std::collections::VecDeque;
 
-use crate::core::engine::{load_chat_state, without_windows, AgentRt, World};
+use crate::core::engine::{keep_last, load_chat_state, without_windows, AgentRt, World};
 use crate::core::error::WorldError;
 use crate::core::events::{Event, WorldEvent};
 use crate::core::ids::{agent_id, world_id};
@@ -38,7 +37,7 @@ impl World {
             Ok(Some(Planned::new(ops, |w| {
                 w.st_mut().agents.push(AgentRt {
                     agent: agent.clone(),
-                    memory: VecDeque::new(),
+                    memory: Vec::new(),
                 });
                 out.set(Some(agent.clone()));
                 vec![Event::World(WorldEvent::AgentAdded { agent })]
@@ -159,9 +158,7 @@ impl World {
                 for a in &mut st.agents {
                     // `State::history_limit`, with the world's default read once.
                     let cap = a.agent.history_limit.unwrap_or(world_limit).max(1) as usize;
-                    while a.memory.len() > cap {
-                        a.memory.pop_front();
-                    }
+                    keep_last(&mut a.memory, cap);
                 }
             }
         }

@@ -30,7 +30,7 @@ use crate::core::engine::editing::gone;
 use crate::core::engine::{load_chat_state, load_view, without_windows, AgentRt, World};
 use crate::core::error::WorldError;
 use crate::core::events::{Event, WorldEvent};
-use crate::core::lock::Guard;
+use crate::core::lock::{Acquire, Guard};
 use crate::core::model::Message;
 use crate::core::store::{StoreError, StoreOp};
 
@@ -94,12 +94,19 @@ type Commit<'a> = dyn FnOnce(&World) -> Vec<Event> + 'a;
 impl<'a> Planned<'a> {
     /// A change persisted as the one batch `ops`.
     pub(crate) fn new(ops: Vec<StoreOp>, commit: impl FnOnce(&World) -> Vec<Event> + 'a) -> Self {
+        Planned::boxed(ops, None, Box::new(commit))
+    }
+
+    /// The body of [`Planned::new`] and [`Planned::freeing`], compiled once: only the boxing of
+    /// the commit is an instance per closure type.
+    #[inline(never)]
+    fn boxed(ops: Vec<StoreOp>, puts: Option<Vec<StoreOp>>, commit: Box<Commit<'a>>) -> Self {
         Planned {
             ops,
-            puts: None,
+            puts,
             reload_windows: false,
             agent: None,
-            commit: Box::new(commit),
+            commit,
         }
     }
 
@@ -109,10 +116,7 @@ impl<'a> Planned<'a> {
         puts: Vec<StoreOp>,
         commit: impl FnOnce(&World) -> Vec<Event> + 'a,
     ) -> Self {
-        Planned {
-            puts: Some(puts),
-            ..Planned::new(deletes, commit)
-        }
+        Planned::boxed(deletes, Some(puts), Box::new(commit))
     }
 
     /// Work done on behalf of `agent`: a storage failure's `error` event names it.
@@ -193,11 +197,14 @@ enum Plan<'p, 'a> {
 /// The value the commit of a change left in `out`, for a change whose plan always returns a
 /// batch: once [`World::change`] returned `Ok`, its commit ran and set it.
 pub(crate) fn committed<T>(out: &std::cell::Cell<Option<T>>) -> Result<T, WorldError> {
-    out.take().ok_or_else(|| {
-        WorldError::Storage(StoreError::Invalid(
-            "the change returned before its commit".to_string(),
-        ))
-    })
+    out.take().ok_or_else(uncommitted)
+}
+
+#[inline(never)]
+fn uncommitted() -> WorldError {
+    WorldError::Storage(StoreError::Invalid(
+        "the change returned before its commit".to_string(),
+    ))
 }
 
 /// The write lock of one change: this world's local lock (other writers of the store are kept
@@ -206,21 +213,34 @@ pub(crate) struct WriteGuard<'a> {
     _local: Guard<'a>,
 }
 
+/// The future of [`World::write_lock`]: the local lock's, its guard wrapped. A plain future,
+/// not an `async fn`: each change awaits it, and an `async` layer is a state machine of its
+/// own (with its drop glue) in every caller.
+pub(crate) struct TakeWrite<'a>(Acquire<'a>);
+
+impl<'a> std::future::Future for TakeWrite<'a> {
+    type Output = Result<WriteGuard<'a>, WorldError>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.0)
+            .poll(cx)
+            .map(|g| Ok(WriteGuard { _local: g }))
+    }
+}
+
 impl World {
     /// Takes this world's write lock. Never fails today; a `Result` so the call sites keep
     /// their shape should a store ever need a shared lock again.
-    pub(crate) async fn write_lock(&self) -> Result<WriteGuard<'_>, WorldError> {
-        Ok(WriteGuard {
-            _local: self.inner.lock.lock().await,
-        })
+    pub(crate) fn write_lock(&self) -> TakeWrite<'_> {
+        TakeWrite(self.inner.lock.lock())
     }
 
     /// [`World::write_lock`] for work done on behalf of an agent.
-    pub(crate) async fn write_lock_for(
-        &self,
-        _agent: Option<&str>,
-    ) -> Result<WriteGuard<'_>, WorldError> {
-        self.write_lock().await
+    pub(crate) fn write_lock_for(&self, _agent: Option<&str>) -> TakeWrite<'_> {
+        self.write_lock()
     }
 
     /// Runs a change of the common shape: under the write lock, `plan` reads the view and
@@ -364,12 +384,16 @@ impl World {
 
     /// Applies `ops` with the revision check of the module docs. A conflict reloads the view
     /// and is returned unreported (the change is planned again); any other failure is
-    /// reported as a `system` `error` event and returned. Nothing was written either way.
+    /// reported as a `system` `error` event and returned. Nothing was written either way. No
+    /// ops: nothing is sent.
     async fn apply_checked(
         &self,
         mut ops: Vec<StoreOp>,
         agent: Option<&str>,
     ) -> Result<(), WorldError> {
+        if ops.is_empty() {
+            return Ok(());
+        }
         if let Some(rev) = self.inner.seen_rev.get() {
             ops.insert(
                 0,
@@ -397,20 +421,22 @@ impl World {
     /// Applies `ops` as one batch under the write lock the caller holds and keeps `seen_rev` in
     /// step. A failure is reported as a `system` `error` event (with its `reason`) and returned;
     /// nothing was written.
-    pub(crate) async fn persist(&self, ops: Vec<StoreOp>) -> Result<(), WorldError> {
-        self.persist_for(ops, None).await
+    /// Plain functions handing out [`World::apply_checked`]'s future: an `async` layer is a
+    /// state machine of its own, with its drop glue, in every caller.
+    pub(crate) fn persist(
+        &self,
+        ops: Vec<StoreOp>,
+    ) -> impl std::future::Future<Output = Result<(), WorldError>> + use<'_> {
+        self.apply_checked(ops, None)
     }
 
     /// [`World::persist`] for work done on behalf of an agent (its name goes on the event).
-    pub(crate) async fn persist_for(
-        &self,
+    pub(crate) fn persist_for<'s, 'a: 's>(
+        &'s self,
         ops: Vec<StoreOp>,
-        agent: Option<&str>,
-    ) -> Result<(), WorldError> {
-        if ops.is_empty() {
-            return Ok(());
-        }
-        self.apply_checked(ops, agent).await
+        agent: Option<&'a str>,
+    ) -> impl std::future::Future<Output = Result<(), WorldError>> + use<'s, 'a> {
+        self.apply_checked(ops, agent)
     }
 
     /// Persists a change that frees space (deleting a chat, an agent or a memory; turning
