@@ -112,6 +112,18 @@ pub fn wrong(expected: &str, v: &Value) -> JsonError {
 /// A type read from JSON by the crate's own rules (see the module docs).
 pub trait FromJson: Sized {
     fn from_json(v: Value) -> Result<Self, JsonError>;
+
+    /// The field `name` of `f` as this type (missing is an error when `required`), or the
+    /// placeholder `Self::default()` with the error kept: [`Fields::req`] and [`Fields::opt`].
+    /// `Option<T>` reads its fields through `T`'s decoder, so an optional
+    /// field costs no decoder and no getter of its own beside `T`'s ([`Fields::read`]).
+    #[inline(always)]
+    fn field(f: &mut Fields, name: &str, required: bool) -> Self
+    where
+        Self: Default,
+    {
+        f.get(name, required)
+    }
 }
 
 impl FromJson for Value {
@@ -197,6 +209,11 @@ impl<T: FromJson> FromJson for Option<T> {
             Value::Null => Ok(None),
             v => T::from_json(v).map(Some),
         }
+    }
+
+    #[inline(always)]
+    fn field(f: &mut Fields, name: &str, required: bool) -> Self {
+        f.read(name, required, true)
     }
 }
 
@@ -329,18 +346,21 @@ impl Fields {
         Fields { map, err }
     }
 
-    /// The value of `name`, taken out; `None` when missing (kept as an error when `required`)
-    /// or once an error was kept.
+    /// The value of `name`, taken out; `None` when missing (kept as an error when `required`),
+    /// when `null` and `null_is_none`, or once an error was kept.
     #[inline(never)]
-    fn take(&mut self, name: &str, required: bool) -> Option<Value> {
+    fn take(&mut self, name: &str, required: bool, null_is_none: bool) -> Option<Value> {
         if self.err.is_some() {
             return None;
         }
-        let v = self.map.remove(name);
-        if v.is_none() && required {
-            self.fail(JsonError::new("is missing"), name);
+        match self.map.remove(name) {
+            None if required => {
+                self.fail(JsonError::new("is missing"), name);
+                None
+            }
+            Some(Value::Null) if null_is_none => None,
+            v => v,
         }
-        v
     }
 
     /// Keeps the first error, at the field `name`.
@@ -351,35 +371,45 @@ impl Fields {
         }
     }
 
-    /// The field `name` (missing is an error when `required`), or the placeholder
-    /// `T::default()` with the error kept: the one generic getter of a field type.
+    /// The field `name` decoded (see [`Fields::take`] for `required` and `null_is_none`), or
+    /// `None` with its error kept: the one generic reader of a field type, which every getter
+    /// below is a thin shim over (a getter of its own per field type and kind, each with the
+    /// decoder's call and its error path, cost some 200 bytes apiece).
     #[inline(never)]
-    fn get<T: FromJson + Default>(&mut self, name: &str, required: bool) -> T {
-        if let Some(v) = self.take(name, required) {
-            match T::from_json(v) {
-                Ok(t) => return t,
-                Err(e) => self.fail(e, name),
+    fn read<T: FromJson>(&mut self, name: &str, required: bool, null_is_none: bool) -> Option<T> {
+        let v = self.take(name, required, null_is_none)?;
+        match T::from_json(v) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                self.fail(e, name);
+                None
             }
         }
-        T::default()
+    }
+
+    /// The field `name` (missing is an error when `required`), or the placeholder
+    /// `T::default()` with the error kept.
+    #[inline(never)]
+    fn get<T: FromJson + Default>(&mut self, name: &str, required: bool) -> T {
+        self.read(name, required, false).unwrap_or_default()
     }
 
     /// A field without a default: missing is an error.
     #[inline(always)]
     pub fn req<T: FromJson + Default>(&mut self, name: &str) -> T {
-        self.get(name, true)
+        T::field(self, name, true)
     }
 
     /// A required field of a type without a placeholder (`Default`): its error, or one kept
     /// before, is returned at once.
     pub fn need<T: FromJson>(&mut self, name: &str) -> Result<T, JsonError> {
-        match self.take(name, true) {
-            Some(v) => T::from_json(v).map_err(|e| e.in_field(name)),
+        match self.read(name, true, false) {
+            Some(t) => Ok(t),
             None => Err(self.kept(name)),
         }
     }
 
-    /// The error kept (for [`Fields::need`]: there is one when its field was not taken).
+    /// The error kept (for [`Fields::need`]: there is one when its field was not read).
     #[inline(never)]
     fn kept(&mut self, name: &str) -> JsonError {
         self.err
@@ -391,34 +421,21 @@ impl Fields {
     /// is `T::default()`; `null` is only accepted where `T` accepts it (an `Option`).
     #[inline(always)]
     pub fn opt<T: FromJson + Default>(&mut self, name: &str) -> T {
-        self.get(name, false)
+        T::field(self, name, false)
     }
 
     /// A field with the default `default` when missing.
     pub fn or<T: FromJson>(&mut self, name: &str, default: T) -> T {
-        if let Some(v) = self.take(name, false) {
-            match T::from_json(v) {
-                Ok(t) => return t,
-                Err(e) => self.fail(e, name),
-            }
-        }
-        default
+        self.read(name, false, false).unwrap_or(default)
     }
 
     /// A patch field: missing is `None` (keep), `null` is `Some(None)` (clear), a value is
     /// `Some(Some(v))`.
     pub fn patch<T: FromJson>(&mut self, name: &str) -> Option<Option<T>> {
-        let v = self.take(name, false)?;
-        if v.is_null() {
-            return Some(None);
+        if !self.map.contains_key(name) {
+            return None;
         }
-        match T::from_json(v) {
-            Ok(t) => Some(Some(t)),
-            Err(e) => {
-                self.fail(e, name);
-                None
-            }
-        }
+        Some(self.read(name, false, true))
     }
 
     /// The decoded value, or the first error a getter kept.
