@@ -219,26 +219,25 @@ impl<T: FromJson> FromJson for Option<T> {
 
 impl<T: FromJson> FromJson for Vec<T> {
     fn from_json(v: Value) -> Result<Self, JsonError> {
-        let mut out = Vec::new();
-        list(v, &mut |item| {
-            out.push(T::from_json(item)?);
-            Ok(())
-        })?;
+        let items = items(v)?;
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.into_iter().enumerate() {
+            match T::from_json(item) {
+                Ok(t) => out.push(t),
+                Err(e) => return Err(e.in_item(i)),
+            }
+        }
         Ok(out)
     }
 }
 
-/// The walk of a list, once for every item type: `each` decodes and keeps one item; its
-/// error gets the item's index.
+/// The items of a list, once for every item type.
 #[inline(never)]
-fn list(v: Value, each: &mut dyn FnMut(Value) -> Result<(), JsonError>) -> Result<(), JsonError> {
-    let Value::Array(items) = v else {
-        return Err(wrong("an array", &v));
-    };
-    for (i, item) in items.into_iter().enumerate() {
-        each(item).map_err(|e| e.in_item(i))?;
+fn items(v: Value) -> Result<Vec<Value>, JsonError> {
+    match v {
+        Value::Array(items) => Ok(items),
+        v => Err(wrong("an array", &v)),
     }
-    Ok(())
 }
 
 /// An object of `T` values, keys in order.
