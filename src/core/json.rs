@@ -14,7 +14,7 @@
 //! Small by design (the decoders are in every build): what does not depend on the decoded
 //! type is written once, not generic (taking a field out, missing fields, the first error and
 //! its path, walking a list or an object, building the error texts), and the per-type code is
-//! a thin shim over it: one getter per field type, one closure per list item type.
+//! a thin shim over it: one field reader per field type, one loop per list item type.
 //!
 //! The rules are serde's, so every stored row and export document reads exactly as before: a
 //! field without a default must be present; `Option` fields read `null` or a missing field as
