@@ -302,7 +302,7 @@ fn not_one_of(v: &Value, names: &[&str]) -> JsonError {
 /// return (and no cleanup of the fields read so far) after each field: that is what keeps
 /// one decoder per type small. The work that does not depend on the field's type (taking
 /// the field out, missing, keeping the first error with its path, dropping what is left) is
-/// done by functions that are not generic, so a field type costs one small `Fields::get`.
+/// done by functions that are not generic, so a field type costs one small `Fields::read`.
 pub struct Fields {
     map: Map<String, Value>,
     err: Option<JsonError>,
