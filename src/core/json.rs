@@ -437,9 +437,10 @@ impl Fields {
         Some(self.read(name, false, true))
     }
 
-    /// The decoded value, or the first error a getter kept.
+    /// The decoded value, or the first error a getter kept. By reference: taking `self` moved
+    /// the fields into a copy in every decoder, for nothing (they are dropped either way).
     #[inline(always)]
-    pub fn done<T>(mut self, value: T) -> Result<T, JsonError> {
+    pub fn done<T>(&mut self, value: T) -> Result<T, JsonError> {
         match self.finish() {
             None => Ok(value),
             Some(e) => Err(e),
