@@ -121,8 +121,8 @@ pub trait FromJson: Sized {
 
     /// The field `name` of `f` as this type (missing is an error when `required`), or the
     /// placeholder `Self::default()` with the error kept: [`Fields::req`] and [`Fields::opt`].
-    /// `Option<T>` reads its fields through `T`'s decoder, so an optional
-    /// field costs no decoder and no getter of its own beside `T`'s ([`Fields::read`]).
+    /// `Option<T>` reads its fields through `T`'s decoder, so an optional field costs no
+    /// decoder and no field reader of its own beside `T`'s.
     #[inline(always)]
     fn field(f: &mut Fields, name: &str, required: bool) -> Self
     where
