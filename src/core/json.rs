@@ -14,7 +14,7 @@
 //! Small by design (the decoders are in every build): what does not depend on the decoded
 //! type is written once, not generic (taking a field out, missing fields, the first error and
 //! its path, walking a list or an object, building the error texts), and the per-type code is
-//! a thin shim over it: one getter per field type, one closure per list item type.
+//! a thin shim over it: one field reader per field type, one loop per list item type.
 //!
 //! The rules are serde's, so every stored row and export document reads exactly as before: a
 //! field without a default must be present; `Option` fields read `null` or a missing field as
@@ -35,9 +35,15 @@ pub use crate::core::json_value::{Map, Number, Value};
 
 use crate::core::model::Timestamp;
 
-/// Why a JSON value is not the type asked for, and where.
+/// Why a JSON value is not the type asked for, and where: a [`JsonProblem`], boxed. Every
+/// decoder returns a `Result<T, JsonError>` and passes errors up through each level of the
+/// value; boxed, an error moves as one pointer instead of two strings' worth of words, in
+/// every decoder and field reader (each copy of them was some 30 bytes of wasm more).
+pub type JsonError = Box<JsonProblem>;
+
+/// What [`JsonError`] points to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JsonError {
+pub struct JsonProblem {
     /// The path of the offending field below the decoded value (`""` for the value itself):
     /// `name`, `toolCalls[1].args`, `[3]`.
     pub path: String,
@@ -45,17 +51,17 @@ pub struct JsonError {
     pub problem: String,
 }
 
-impl JsonError {
-    pub fn new(problem: impl Into<String>) -> Self {
-        JsonError {
+impl JsonProblem {
+    pub fn new(problem: impl Into<String>) -> JsonError {
+        Box::new(JsonProblem {
             path: String::new(),
             problem: problem.into(),
-        }
+        })
     }
 
     /// The same error one level up: inside the field `name`.
     #[must_use]
-    pub fn in_field(mut self, name: &str) -> Self {
+    pub fn in_field(mut self: Box<Self>, name: &str) -> JsonError {
         self.path = if self.path.is_empty() {
             name.to_string()
         } else if self.path.starts_with('[') {
@@ -68,7 +74,7 @@ impl JsonError {
 
     /// The same error one level up: at index `i` of a list.
     #[must_use]
-    fn in_item(mut self, i: usize) -> Self {
+    fn in_item(mut self: Box<Self>, i: usize) -> JsonError {
         self.path = if self.path.is_empty() || self.path.starts_with('[') {
             format!("[{i}]{}", self.path)
         } else {
@@ -78,7 +84,7 @@ impl JsonError {
     }
 }
 
-impl fmt::Display for JsonError {
+impl fmt::Display for JsonProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.path.is_empty() {
             f.write_str(&self.problem)
@@ -88,7 +94,7 @@ impl fmt::Display for JsonError {
     }
 }
 
-impl std::error::Error for JsonError {}
+impl std::error::Error for JsonProblem {}
 
 /// The kind of a JSON value, for "must be a string (got a number)".
 fn kind(v: &Value) -> &'static str {
@@ -106,12 +112,24 @@ fn kind(v: &Value) -> &'static str {
 /// `must be {expected} (got {kind})`.
 #[inline(never)]
 pub fn wrong(expected: &str, v: &Value) -> JsonError {
-    JsonError::new(format!("must be {expected} (got {})", kind(v)))
+    JsonProblem::new(format!("must be {expected} (got {})", kind(v)))
 }
 
 /// A type read from JSON by the crate's own rules (see the module docs).
 pub trait FromJson: Sized {
     fn from_json(v: Value) -> Result<Self, JsonError>;
+
+    /// The field `name` of `f` as this type (missing is an error when `required`), or the
+    /// placeholder `Self::default()` with the error kept: [`Fields::req`] and [`Fields::opt`].
+    /// `Option<T>` reads its fields through `T`'s decoder, so an optional field costs no
+    /// decoder and no field reader of its own beside `T`'s.
+    #[inline(always)]
+    fn field(f: &mut Fields, name: &str, required: bool) -> Self
+    where
+        Self: Default,
+    {
+        f.get(name, required)
+    }
 }
 
 impl FromJson for Value {
@@ -176,7 +194,7 @@ impl FromJson for Timestamp {
 
 #[inline(never)]
 fn bad_timestamp(s: &str) -> JsonError {
-    JsonError::new(format!(
+    JsonProblem::new(format!(
         "must be an ISO-8601 UTC timestamp such as 2026-11-22T07:30:00.000Z (got {:?})",
         excerpt(s)
     ))
@@ -198,30 +216,34 @@ impl<T: FromJson> FromJson for Option<T> {
             v => T::from_json(v).map(Some),
         }
     }
+
+    #[inline(always)]
+    fn field(f: &mut Fields, name: &str, required: bool) -> Self {
+        f.read(name, required, true)
+    }
 }
 
 impl<T: FromJson> FromJson for Vec<T> {
     fn from_json(v: Value) -> Result<Self, JsonError> {
-        let mut out = Vec::new();
-        list(v, &mut |item| {
-            out.push(T::from_json(item)?);
-            Ok(())
-        })?;
+        let items = items(v)?;
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.into_iter().enumerate() {
+            match T::from_json(item) {
+                Ok(t) => out.push(t),
+                Err(e) => return Err(e.in_item(i)),
+            }
+        }
         Ok(out)
     }
 }
 
-/// The walk of a list, once for every item type: `each` decodes and keeps one item; its
-/// error gets the item's index.
+/// The items of a list, once for every item type.
 #[inline(never)]
-fn list(v: Value, each: &mut dyn FnMut(Value) -> Result<(), JsonError>) -> Result<(), JsonError> {
-    let Value::Array(items) = v else {
-        return Err(wrong("an array", &v));
-    };
-    for (i, item) in items.into_iter().enumerate() {
-        each(item).map_err(|e| e.in_item(i))?;
+fn items(v: Value) -> Result<Vec<Value>, JsonError> {
+    match v {
+        Value::Array(items) => Ok(items),
+        v => Err(wrong("an array", &v)),
     }
-    Ok(())
 }
 
 /// An object of `T` values, keys in order.
@@ -273,7 +295,7 @@ fn not_one_of(v: &Value, names: &[&str]) -> JsonError {
         list.push_str(&format!("{n:?}"));
     }
     match v.as_str() {
-        Some(s) => JsonError::new(format!("must be one of {list} (got {:?})", excerpt(s))),
+        Some(s) => JsonProblem::new(format!("must be one of {list} (got {:?})", excerpt(s))),
         None => wrong(&format!("one of {list}"), v),
     }
 }
@@ -286,7 +308,7 @@ fn not_one_of(v: &Value, names: &[&str]) -> JsonError {
 /// return (and no cleanup of the fields read so far) after each field: that is what keeps
 /// one decoder per type small. The work that does not depend on the field's type (taking
 /// the field out, missing, keeping the first error with its path, dropping what is left) is
-/// done by functions that are not generic, so a field type costs one small `Fields::get`.
+/// done by functions that are not generic, so a field type costs one small `Fields::read`.
 pub struct Fields {
     map: Map<String, Value>,
     err: Option<JsonError>,
@@ -329,18 +351,21 @@ impl Fields {
         Fields { map, err }
     }
 
-    /// The value of `name`, taken out; `None` when missing (kept as an error when `required`)
-    /// or once an error was kept.
+    /// The value of `name`, taken out; `None` when missing (kept as an error when `required`),
+    /// when `null` and `null_is_none`, or once an error was kept.
     #[inline(never)]
-    fn take(&mut self, name: &str, required: bool) -> Option<Value> {
+    fn take(&mut self, name: &str, required: bool, null_is_none: bool) -> Option<Value> {
         if self.err.is_some() {
             return None;
         }
-        let v = self.map.remove(name);
-        if v.is_none() && required {
-            self.fail(JsonError::new("is missing"), name);
+        match self.map.remove(name) {
+            None if required => {
+                self.fail(JsonProblem::new("is missing"), name);
+                None
+            }
+            Some(Value::Null) if null_is_none => None,
+            v => v,
         }
-        v
     }
 
     /// Keeps the first error, at the field `name`.
@@ -351,69 +376,15 @@ impl Fields {
         }
     }
 
-    /// The field `name` (missing is an error when `required`), or the placeholder
-    /// `T::default()` with the error kept: the one generic getter of a field type.
+    /// The field `name` decoded (see [`Fields::take`] for `required` and `null_is_none`), or
+    /// `None` with its error kept: the one generic reader of a field type, which every getter
+    /// below is a thin shim over (a getter of its own per field type and kind, each with the
+    /// decoder's call and its error path, cost some 200 bytes apiece).
     #[inline(never)]
-    fn get<T: FromJson + Default>(&mut self, name: &str, required: bool) -> T {
-        if let Some(v) = self.take(name, required) {
-            match T::from_json(v) {
-                Ok(t) => return t,
-                Err(e) => self.fail(e, name),
-            }
-        }
-        T::default()
-    }
-
-    /// A field without a default: missing is an error.
-    #[inline(always)]
-    pub fn req<T: FromJson + Default>(&mut self, name: &str) -> T {
-        self.get(name, true)
-    }
-
-    /// A required field of a type without a placeholder (`Default`): its error, or one kept
-    /// before, is returned at once.
-    pub fn need<T: FromJson>(&mut self, name: &str) -> Result<T, JsonError> {
-        match self.take(name, true) {
-            Some(v) => T::from_json(v).map_err(|e| e.in_field(name)),
-            None => Err(self.kept(name)),
-        }
-    }
-
-    /// The error kept (for [`Fields::need`]: there is one when its field was not taken).
-    #[inline(never)]
-    fn kept(&mut self, name: &str) -> JsonError {
-        self.err
-            .take()
-            .unwrap_or_else(|| JsonError::new("is missing").in_field(name))
-    }
-
-    /// A field with a default (serde's `#[serde(default)]`, and every `Option` field): missing
-    /// is `T::default()`; `null` is only accepted where `T` accepts it (an `Option`).
-    #[inline(always)]
-    pub fn opt<T: FromJson + Default>(&mut self, name: &str) -> T {
-        self.get(name, false)
-    }
-
-    /// A field with the default `default` when missing.
-    pub fn or<T: FromJson>(&mut self, name: &str, default: T) -> T {
-        if let Some(v) = self.take(name, false) {
-            match T::from_json(v) {
-                Ok(t) => return t,
-                Err(e) => self.fail(e, name),
-            }
-        }
-        default
-    }
-
-    /// A patch field: missing is `None` (keep), `null` is `Some(None)` (clear), a value is
-    /// `Some(Some(v))`.
-    pub fn patch<T: FromJson>(&mut self, name: &str) -> Option<Option<T>> {
-        let v = self.take(name, false)?;
-        if v.is_null() {
-            return Some(None);
-        }
+    fn read<T: FromJson>(&mut self, name: &str, required: bool, null_is_none: bool) -> Option<T> {
+        let v = self.take(name, required, null_is_none)?;
         match T::from_json(v) {
-            Ok(t) => Some(Some(t)),
+            Ok(t) => Some(t),
             Err(e) => {
                 self.fail(e, name);
                 None
@@ -421,9 +392,61 @@ impl Fields {
         }
     }
 
-    /// The decoded value, or the first error a getter kept.
+    /// The field `name` (missing is an error when `required`), or the placeholder
+    /// `T::default()` with the error kept.
+    #[inline(never)]
+    fn get<T: FromJson + Default>(&mut self, name: &str, required: bool) -> T {
+        self.read(name, required, false).unwrap_or_default()
+    }
+
+    /// A field without a default: missing is an error.
     #[inline(always)]
-    pub fn done<T>(mut self, value: T) -> Result<T, JsonError> {
+    pub fn req<T: FromJson + Default>(&mut self, name: &str) -> T {
+        T::field(self, name, true)
+    }
+
+    /// A required field of a type without a placeholder (`Default`): its error, or one kept
+    /// before, is returned at once.
+    pub fn need<T: FromJson>(&mut self, name: &str) -> Result<T, JsonError> {
+        match self.read(name, true, false) {
+            Some(t) => Ok(t),
+            None => Err(self.kept(name)),
+        }
+    }
+
+    /// The error kept (for [`Fields::need`]: there is one when its field was not read).
+    #[inline(never)]
+    fn kept(&mut self, name: &str) -> JsonError {
+        self.err
+            .take()
+            .unwrap_or_else(|| JsonProblem::new("is missing").in_field(name))
+    }
+
+    /// A field with a default (serde's `#[serde(default)]`, and every `Option` field): missing
+    /// is `T::default()`; `null` is only accepted where `T` accepts it (an `Option`).
+    #[inline(always)]
+    pub fn opt<T: FromJson + Default>(&mut self, name: &str) -> T {
+        T::field(self, name, false)
+    }
+
+    /// A field with the default `default` when missing.
+    pub fn or<T: FromJson>(&mut self, name: &str, default: T) -> T {
+        self.read(name, false, false).unwrap_or(default)
+    }
+
+    /// A patch field: missing is `None` (keep), `null` is `Some(None)` (clear), a value is
+    /// `Some(Some(v))`.
+    pub fn patch<T: FromJson>(&mut self, name: &str) -> Option<Option<T>> {
+        if !self.map.contains_key(name) {
+            return None;
+        }
+        Some(self.read(name, false, true))
+    }
+
+    /// The decoded value, or the first error a getter kept. By reference: taking `self` moved
+    /// the fields into a copy in every decoder, for nothing (they are dropped either way).
+    #[inline(always)]
+    pub fn done<T>(&mut self, value: T) -> Result<T, JsonError> {
         match self.finish() {
             None => Ok(value),
             Some(e) => Err(e),
@@ -439,7 +462,7 @@ impl Fields {
 
 #[inline(never)]
 fn unknown_field(name: &str, known: &[&str]) -> JsonError {
-    JsonError::new(format!(
+    JsonProblem::new(format!(
         "is not a known field; the fields are {}",
         crate::core::join(known, ", ")
     ))

@@ -122,10 +122,10 @@ pub fn from_str(s: &str) -> Result<Value, ParseError> {
         i: 0,
         depth: DEPTH,
     };
-    let v = p.value()?;
+    let v = p.value().map_err(|e| *e)?;
     match p.whitespace() {
         None => Ok(v),
-        Some(_) => Err(p.peek_error(Code::TrailingCharacters)),
+        Some(_) => Err(*p.peek_error(Code::TrailingCharacters)),
     }
 }
 
@@ -138,25 +138,27 @@ struct Parser<'a> {
     depth: u32,
 }
 
-type Res<T> = Result<T, ParseError>;
+/// The parser's results: the error boxed, so that a `Result` is one pointer wider than its
+/// value and an error moves up the recursion as a pointer.
+type Res<T> = Result<T, Box<ParseError>>;
 
 impl Parser<'_> {
     /// An error at the current position (serde_json's `error`: after what was read).
     #[cold]
     #[inline(never)]
-    fn error(&self, code: Code) -> ParseError {
+    fn error(&self, code: Code) -> Box<ParseError> {
         self.error_at(code, self.i)
     }
 
     /// An error one byte further (serde_json's `peek_error`: at the byte looked at).
     #[cold]
     #[inline(never)]
-    fn peek_error(&self, code: Code) -> ParseError {
+    fn peek_error(&self, code: Code) -> Box<ParseError> {
         self.error_at(code, (self.i + 1).min(self.bytes.len()))
     }
 
     #[cold]
-    fn error_at(&self, code: Code, at: usize) -> ParseError {
+    fn error_at(&self, code: Code, at: usize) -> Box<ParseError> {
         let before = self.bytes.get(..at).unwrap_or(self.bytes);
         let line_start = before
             .iter()
@@ -168,11 +170,11 @@ impl Parser<'_> {
             .iter()
             .filter(|&&b| b == b'\n')
             .count();
-        ParseError {
+        Box::new(ParseError {
             code,
             line,
             column: at - line_start,
-        }
+        })
     }
 
     fn peek(&self) -> Option<u8> {

@@ -870,13 +870,7 @@ pub fn validate_history_limit(field: &str, v: i64) -> Result<u32, WorldError> {
 /// A display name: not blank, at most [`MAX_NAME_CHARS`] characters. Returned trimmed.
 pub fn validate_name(field: &str, name: &str) -> Result<String, WorldError> {
     let t = name.trim();
-    let n = t.chars().count();
-    if n > MAX_NAME_CHARS {
-        return Err(WorldError::input(
-            field,
-            format!("{n} characters is too long; use at most {MAX_NAME_CHARS}"),
-        ));
-    }
+    at_most(field, t, MAX_NAME_CHARS)?;
     Ok(t.to_string())
 }
 
@@ -887,15 +881,8 @@ pub fn validate_text(field: &str, text: Option<String>) -> Result<Option<String>
         None => Ok(None),
         Some(t) if t.trim().is_empty() => Ok(None),
         Some(t) => {
-            let n = t.chars().count();
-            if n > MAX_PROMPT_CHARS {
-                Err(WorldError::input(
-                    field,
-                    format!("{n} characters is too long; use at most {MAX_PROMPT_CHARS}"),
-                ))
-            } else {
-                Ok(Some(t))
-            }
+            at_most(field, &t, MAX_PROMPT_CHARS)?;
+            Ok(Some(t))
         }
     }
 }
@@ -915,14 +902,7 @@ pub fn validate_sender(sender: &str) -> Result<(), WorldError> {
     if sender.trim().is_empty() {
         return Err(WorldError::InvalidSender(sender.to_string()));
     }
-    let n = sender.chars().count();
-    if n > MAX_ID_CHARS {
-        return Err(WorldError::input(
-            "sender",
-            format!("{n} characters is too long; use at most {MAX_ID_CHARS}"),
-        ));
-    }
-    Ok(())
+    at_most("sender", sender, MAX_ID_CHARS)
 }
 
 /// A message's content (spec §2): not empty after trimming, at most [`MAX_MESSAGE_CHARS`].
@@ -948,13 +928,7 @@ pub fn validate_provider(field: &str, v: &str) -> Result<String, WorldError> {
 /// A world or agent id given from outside (import): one the API could have made from a name,
 /// i.e. `kebab(id) == id` (not empty, no reserved agent id), at most [`MAX_ID_CHARS`].
 pub fn validate_id(field: &str, id: &str, agent: bool) -> Result<(), WorldError> {
-    let n = id.chars().count();
-    if n > MAX_ID_CHARS {
-        return Err(WorldError::input(
-            field,
-            format!("{n} characters is too long; use at most {MAX_ID_CHARS}"),
-        ));
-    }
+    at_most(field, id, MAX_ID_CHARS)?;
     let canonical = if agent {
         crate::core::ids::agent_id(id)
     } else {
@@ -987,11 +961,17 @@ pub fn validate_record_id(field: &str, id: &str) -> Result<(), WorldError> {
             "is blank; every record needs an id",
         ));
     }
-    let n = id.chars().count();
-    if n > MAX_ID_CHARS {
+    at_most(field, id, MAX_ID_CHARS)
+}
+
+/// At most `max` characters: the one length check (and its error) of the text fields.
+#[inline(never)]
+fn at_most(field: &str, s: &str, max: usize) -> Result<(), WorldError> {
+    let n = s.chars().count();
+    if n > max {
         return Err(WorldError::input(
             field,
-            format!("{n} characters is too long; use at most {MAX_ID_CHARS}"),
+            format!("{n} characters is too long; use at most {max}"),
         ));
     }
     Ok(())

@@ -35,7 +35,7 @@ use crate::core::json::{Map, Value};
 use crate::core::engine::{Services, World};
 use crate::core::error::WorldError;
 use crate::core::ids::{agent_id, world_id};
-use crate::core::json::{FromJson, JsonError};
+use crate::core::json::{FromJson, JsonProblem};
 use crate::core::json_write::{Obj, ToJson};
 use crate::core::model::{
     validate_agent_tools, validate_chat_llm_provider, validate_chat_name, validate_content,
@@ -123,11 +123,11 @@ const WORLD: Path<'static> = Path::Field(&Path::Top, "world");
 /// Decodes `v` as `T` (by [`crate::core::json`]); the error names the offending field below
 /// `at` (`agents[0].temperature`, `chats[0].messages[1].toolCalls[0].args`).
 fn parse_at<T: FromJson>(v: &Value, at: &Path) -> Result<T, WorldError> {
-    T::from_json(v.clone()).map_err(|e| located(at, e))
+    T::from_json(v.clone()).map_err(|e| located(at, &e))
 }
 
 #[inline(never)]
-fn located(at: &Path, e: JsonError) -> WorldError {
+fn located(at: &Path, e: &JsonProblem) -> WorldError {
     let path = if e.path.is_empty() {
         at.to_string()
     } else if e.path.starts_with('[') {
@@ -137,7 +137,7 @@ fn located(at: &Path, e: JsonError) -> WorldError {
     };
     WorldError::ImportInvalid {
         path,
-        problem: e.problem,
+        problem: e.problem.clone(),
     }
 }
 

@@ -232,7 +232,7 @@ pub(super) fn decode<T: FromJson>(
 /// The number field `name` of the record stored at `key` (a counter's `next`, a message id's
 /// `seq`).
 pub(super) fn decode_num(key: &str, value: &str, name: &str) -> Result<u64, StoreError> {
-    let (fields, n) = fields(key, value, Some(name))?;
+    let (mut fields, n) = fields(key, value, Some(name))?;
     fields.done(n).map_err(|e| unreadable(key, e.to_string()))
 }
 
