@@ -37,7 +37,8 @@ use super::provider::{ProviderConfig, ProviderKind};
 use super::tool_codec::{self, OpenAiCalls};
 use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Usage};
 use super::wire::{
-    count_of, encode_component, json_post, put, str_of, temperature, Codec, Ctx, FrameHandler, Wire,
+    count_of, encode_component, json_post, put, set, str_of, temperature, Codec, Ctx, FrameHandler,
+    Wire,
 };
 
 /// This provider's entry in the codec table (`codecs.rs`).
@@ -57,15 +58,19 @@ pub(crate) fn encode(
 ) -> HttpRequest {
     let mut body = Map::new();
     if !settings.model.trim().is_empty() {
-        body.insert("model".into(), Value::from(settings.model.trim()));
+        set(&mut body, "model", Value::from(settings.model.trim()));
     }
     let mut msgs = Vec::with_capacity(messages.len());
     for m in messages {
         msgs.push(tool_codec::openai_message(m));
     }
-    body.insert("messages".into(), Value::Array(msgs));
+    set(&mut body, "messages", Value::Array(msgs));
     if !settings.tools.is_empty() {
-        body.insert("tools".into(), tool_codec::openai_tools(&settings.tools));
+        set(
+            &mut body,
+            "tools",
+            tool_codec::openai_tools(&settings.tools),
+        );
     }
     if kind != ProviderKind::OpenAiCompatible {
         put(
@@ -74,7 +79,7 @@ pub(crate) fn encode(
             tool_codec::openai_reasoning_effort(settings.reasoning.as_ref()),
         );
     }
-    body.insert("stream".into(), Value::Bool(settings.stream));
+    set(&mut body, "stream", Value::Bool(settings.stream));
     put(&mut body, "temperature", temperature(settings));
     let limit_field = if kind == ProviderKind::OpenAiCompatible {
         "max_tokens"
@@ -83,8 +88,9 @@ pub(crate) fn encode(
     };
     put(&mut body, limit_field, settings.max_tokens);
     if settings.stream {
-        body.insert(
-            "stream_options".into(),
+        set(
+            &mut body,
+            "stream_options",
             json_value!({ "include_usage": true }),
         );
     }
