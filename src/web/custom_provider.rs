@@ -287,17 +287,27 @@ fn key(name: &'static str) -> JsValue {
 // an iterable's `[Symbol.asyncIterator]()` or an object with `next` itself; a step that is
 // not an object, or whose `done` cannot be read, ends the stream; a `value` that cannot be
 // read is `undefined`; `return()` is called on cancellation, its outcome ignored.
+//
+// The snippet ships as it is written, so its notes are here, not in it:
+// - `requestOf`: a request with no tools, no tool entries and no reasoning setting: its
+//   strings are one run of UTF-8 in the instance's memory (`ptr`, `len`), decoded at once: the
+//   model, the agent's name (if any), then the `count` messages' contents. `layout` points at
+//   u32s: the model's and the name's lengths in UTF-16 units (0xffffffff: no name), then per
+//   message its role and its content's length. The keys in the order of the JSON form
+//   (`request_json`).
+// - `hand`: hands step `id` to the engine; after a value, the following step is asked for
+//   first, so that it has usually settled by the time the engine (woken by `settle`) asks for
+//   it.
+// - `awwStringify`: `JSON.stringify` for the tools (`js_tools::to_json`), or `[kind, key]` for
+//   the first value JSON would drop or turn into null (kinds in `js_tools::NOT_JSON`).
+// - `awwFetch`, `awwRead`: `web::fetch`'s host side (see [`send`], [`read`] and
+//   `fetch::failure`, which reads the `[kind, text]` they reject with).
 #[wasm_bindgen(inline_js = r#"
 const isObject = (x) => x !== null && (typeof x === 'object' || typeof x === 'function');
 let bytes = null;
 let words = null;
 let utf8 = null;
 const ROLES = ['system', 'user', 'assistant'];
-// A request with no tools, no tool entries and no reasoning setting: its strings are one run
-// of UTF-8 in the instance's memory (`ptr`, `len`), decoded at once: the model, the agent's
-// name (if any), then the `count` messages' contents. `layout` points at u32s: the model's and
-// the name's lengths in UTF-16 units (0xffffffff: no name), then per message its role and its
-// content's length. The keys in the order of the JSON form (`request_json`).
 function requestOf(memory, ptr, len, layout, count, temperature, maxTokens, title) {
   if (bytes === null || bytes.byteLength === 0) {
     bytes = new Uint8Array(memory.buffer);
@@ -354,8 +364,6 @@ const onStep = (deliver) => [(step) => {
   }
   deliver(done ? 0 : 1, value);
 }, (error) => deliver(2, error)];
-// Hands step `id` to the engine; after a value, the following step is asked for first, so
-// that it has usually settled by the time the engine (woken by `settle`) asks for it.
 function hand(pump, settle, id, kind, value) {
   if (kind === 1) ahead(pump, settle);
   settle(id, kind, value);
@@ -387,8 +395,6 @@ export function awwCustomStop(pump) {
     if (typeof r === 'function') r.call(pump.it);
   } catch {}
 }
-// `JSON.stringify` for the tools (`js_tools::to_json`), or `[kind, key]` for the first value
-// JSON would drop or turn into null (kinds in `js_tools::NOT_JSON`).
 export function awwStringify(value) {
   let first = true, problem, text;
   try {
@@ -404,6 +410,26 @@ export function awwStringify(value) {
     });
   } catch (e) { if (!problem) throw e; }
   return problem || text;
+}
+const prop = (x, k) => { try { return x[k]; } catch { return undefined; } };
+function failure(kind, e, signal) {
+  if (kind > 2 && (prop(e, 'name') === 'AbortError' || (signal !== undefined && signal.aborted))) kind = 2;
+  const m = prop(e, 'message');
+  return [kind, typeof m === 'string' ? m : typeof e === 'string' ? e : 'unknown error'];
+}
+export async function awwFetch(method, url, headers, body, signal) {
+  const init = { method, headers: new Headers(), body, signal };
+  for (const [n, v] of JSON.parse(headers)) try { init.headers.set(n, v); } catch { throw [0, n]; }
+  let r;
+  try { r = new Request(url, init); } catch (e) { throw failure(1, e); }
+  try { r = await fetch(r); } catch (e) { throw failure(3, e, signal); }
+  if (!(r instanceof Response)) throw [3, 'fetch did not return a Response'];
+  const h = (name) => r.headers.get(name);
+  return [r.status, r.statusText, h('retry-after'), h('retry-after-ms'), h('content-type'), r.body ? r.body.getReader() : undefined];
+}
+export function awwRead(reader, signal) {
+  return reader.read().then((r) => (r.done !== false ? undefined : r.value instanceof Uint8Array ? r.value : awwRead(reader, signal)),
+    (e) => { throw failure(3, e, signal); });
 }
 "#)]
 extern "C" {
@@ -464,6 +490,23 @@ extern "C" {
     /// `JSON.stringify` throws (a cycle, a BigInt's `toJSON`, a `RangeError` on absurd nesting).
     #[wasm_bindgen(catch, js_name = awwStringify)]
     pub(crate) fn stringify(value: &JsValue) -> Result<JsValue, JsValue>;
+    /// `fetch(new Request(url, { method, headers, body, signal }))` (`headers`: the JSON text
+    /// of an array of `[name, value]` pairs; `body` and `signal` may be `undefined`), resolving to `[status, statusText,
+    /// retry-after, retry-after-ms, content-type, reader]` (absent headers `null`, no body: no
+    /// reader), rejecting with `[kind, text]` (see `web::fetch::failure`). One call where
+    /// building the request, sending it and reading its head were some twenty.
+    #[wasm_bindgen(catch, js_name = awwFetch)]
+    pub(crate) fn send(
+        method: &str,
+        url: &str,
+        headers: &str,
+        body: Option<&str>,
+        signal: &JsValue,
+    ) -> Result<js_sys::Promise, JsValue>;
+    /// The reader's next chunk of bytes (a chunk that is not a `Uint8Array` is skipped), or
+    /// `undefined` at the end of the body; rejects with `[kind, text]` as [`send`] does. One call where a read and its result's three were four.
+    #[wasm_bindgen(catch, js_name = awwRead)]
+    pub(crate) fn read(reader: &JsValue, signal: &JsValue) -> Result<js_sys::Promise, JsValue>;
 }
 
 /// What `awwCustomStart` throws as `{ awwCustomShape }` instead of returning an iterator.
