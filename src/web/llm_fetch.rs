@@ -111,14 +111,14 @@ impl FetchLlm {
         on_event: &mut dyn FnMut(LlmEvent),
         cancel: CancelToken,
     ) -> Result<(), LlmError> {
-        let config = self
-            .providers
-            .borrow()
-            .get(&kind)
-            .cloned()
-            .unwrap_or_default();
-        let request = encode_request(kind, &config, settings, &messages, self.browser_like)?;
-        let base_url = config.resolved_base_url(kind).unwrap_or_default();
+        // Read in place (no copy of the settings), the borrow released before any await.
+        let (request, base_url) = {
+            let providers = self.providers.borrow();
+            let unset = ProviderConfig::default();
+            let config = providers.get(&kind).unwrap_or(&unset);
+            let request = encode_request(kind, config, settings, &messages, self.browser_like)?;
+            (request, config.resolved_base_url(kind).unwrap_or_default())
+        };
         let timeouts = self.timeouts.get();
         let started = now_ms();
         let mut attempts = 0;
