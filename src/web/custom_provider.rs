@@ -300,6 +300,7 @@ fn key(name: &'static str) -> JsValue {
 //   it.
 // - `awwStringify`: `JSON.stringify` for the tools (`js_tools::to_json`), or `[kind, key]` for
 //   the first value JSON would drop or turn into null (kinds in `js_tools::NOT_JSON`).
+// - `awwTimerHold`: `web::timer`'s (see [`hold_timer`]).
 // - `awwFetch`, `awwRead`: `web::fetch`'s host side (see [`send`], [`read`] and
 //   `fetch::failure`, which reads the `[kind, text]` they reject with).
 #[wasm_bindgen(inline_js = r#"
@@ -427,6 +428,11 @@ export async function awwFetch(method, url, headers, body, signal) {
   const h = (name) => r.headers.get(name);
   return [r.status, r.statusText, h('retry-after'), h('retry-after-ms'), h('content-type'), r.body ? r.body.getReader() : undefined];
 }
+export function awwTimerHold(handle, hold) {
+  if (handle === null || typeof handle !== 'object' || typeof handle.unref !== 'function') return false;
+  if (hold) handle.ref(); else handle.unref();
+  return true;
+}
 export function awwRead(reader, signal) {
   return reader.read().then((r) => (r.done !== false ? undefined : r.value instanceof Uint8Array ? r.value : awwRead(reader, signal)),
     (e) => { throw failure(3, e, signal); });
@@ -485,6 +491,12 @@ extern "C" {
     /// The iterator's `return()`, if it has one (errors ignored).
     #[wasm_bindgen(catch, js_name = awwCustomStop)]
     fn stop(pump: &JsValue) -> Result<(), JsValue>;
+    /// `handle.ref()` (`hold`) or `handle.unref()`, where timers have them (Node, Bun: an
+    /// unref'd timer does not keep the process alive); `false` where they do not (browsers,
+    /// Deno and workerd hand out numbers). For `web::timer`, whose only host function it is:
+    /// a snippet module of its own was one more file to fetch and one more import in the glue.
+    #[wasm_bindgen(catch, js_name = awwTimerHold)]
+    pub(crate) fn hold_timer(handle: &JsValue, hold: bool) -> Result<bool, JsValue>;
     /// `JSON.stringify(value)`, its replacer in JS (see `js_tools::to_json`): the text, or
     /// `[kind, key]` naming the first value JSON would drop or change. Throws what
     /// `JSON.stringify` throws (a cycle, a BigInt's `toJSON`, a `RangeError` on absurd nesting).
