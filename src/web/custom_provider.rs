@@ -90,12 +90,9 @@ export interface CustomProvider {
 }
 "#;
 
+/// The message of what the provider threw or rejected with (`js_tools::message_of`).
 fn message_of(error: &JsValue) -> String {
-    js_sys::Reflect::get(error, &key("message"))
-        .ok()
-        .and_then(|m| m.as_string())
-        .or_else(|| error.as_string())
-        .unwrap_or_else(|| "the custom provider failed".to_string())
+    crate::web::js_tools::message_of(error, "the custom provider failed")
 }
 
 fn custom_error(message: impl Into<String>) -> LlmError {
