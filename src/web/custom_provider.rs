@@ -415,7 +415,10 @@ function failure(kind, e, signal) {
   const m = prop(e, 'message');
   return [kind, typeof m === 'string' ? m : typeof e === 'string' ? e : 'unknown error'];
 }
-export async function awwFetch(method, url, headers, body, signal) {
+export function awwFetch(method, url, headers, body, signal) {
+  return fetchHead(method, url, headers, body, signal);
+}
+async function fetchHead(method, url, headers, body, signal) {
   const init = { method, headers: new Headers(), body, signal };
   for (const [n, v] of JSON.parse(headers)) try { init.headers.set(n, v); } catch { throw [0, n]; }
   let r;
