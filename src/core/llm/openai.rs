@@ -258,18 +258,37 @@ impl FastChunk<'_> {
             None => choice.message.as_ref(),
         };
         if let Some(part) = part {
-            if let Some(r) = text(&part.reasoning_content).or_else(|| text(&part.reasoning)) {
-                out.push(LlmEvent::Reasoning(r));
-            }
-            if let Some(t) = text(&part.content) {
-                out.push(LlmEvent::Text(t));
-            }
-            if let Some(t) = text(&part.refusal) {
-                out.push(LlmEvent::Text(t));
-            }
+            part.emit(out);
         }
         if let Some(reason) = text(&choice.finish_reason) {
             *finish_reason = Some(reason);
+        }
+    }
+}
+
+impl<'a> FastPart<'a> {
+    /// The part of a frame read into a `Value` (the general reading), its strings borrowed.
+    fn of(part: &'a Value) -> Self {
+        let field = |key: &str| part.get(key).and_then(Value::as_str).map(Cow::Borrowed);
+        FastPart {
+            reasoning_content: field("reasoning_content"),
+            reasoning: field("reasoning"),
+            content: field("content"),
+            refusal: field("refusal"),
+        }
+    }
+
+    /// The part's events, the same for both readings: its reasoning (`reasoning_content`, else
+    /// `reasoning`), its content and its refusal, each when not empty.
+    fn emit(&self, out: &mut Vec<LlmEvent>) {
+        if let Some(r) = text(&self.reasoning_content).or_else(|| text(&self.reasoning)) {
+            out.push(LlmEvent::Reasoning(r));
+        }
+        if let Some(t) = text(&self.content) {
+            out.push(LlmEvent::Text(t));
+        }
+        if let Some(t) = text(&self.refusal) {
+            out.push(LlmEvent::Text(t));
         }
     }
 }
@@ -389,17 +408,7 @@ impl FrameHandler for Handler {
             // Streamed chunks carry `delta`, a non-streamed body carries `message`.
             let part = choice.get("delta").or_else(|| choice.get("message"));
             if let Some(part) = part {
-                let reasoning =
-                    str_of(part.get("reasoning_content")).or_else(|| str_of(part.get("reasoning")));
-                if let Some(r) = reasoning {
-                    out.push(LlmEvent::Reasoning(r.to_string()));
-                }
-                if let Some(t) = str_of(part.get("content")) {
-                    out.push(LlmEvent::Text(t.to_string()));
-                }
-                if let Some(t) = str_of(part.get("refusal")) {
-                    out.push(LlmEvent::Text(t.to_string()));
-                }
+                FastPart::of(part).emit(out);
                 if let Some(calls) = part.get("tool_calls") {
                     self.calls.add(calls);
                 }
