@@ -209,34 +209,34 @@ impl JsCustomProvider {
 /// the whole of it; most providers yield strings.
 #[inline(never)]
 fn other_chunk(value: &JsValue, on_event: &mut dyn FnMut(LlmEvent)) -> Result<(), LlmError> {
-    if value.is_object() {
-        let calls = js_sys::Reflect::get(value, &key("toolCalls")).unwrap_or(JsValue::UNDEFINED);
-        if !calls.is_undefined() && !calls.is_null() {
-            for call in read_tool_calls(&calls)? {
-                on_event(LlmEvent::ToolCall(call));
-            }
+    if !value.is_object() {
+        if value.is_undefined() || value.is_null() {
+            return Ok(());
         }
-        for (name, make) in [
-            ("reasoning", LlmEvent::Reasoning as fn(String) -> LlmEvent),
-            ("text", LlmEvent::Text),
-        ] {
-            if let Some(piece) = js_sys::Reflect::get(value, &key(name))
-                .ok()
-                .and_then(|v| v.as_string())
-            {
-                if !piece.is_empty() {
-                    on_event(make(piece));
-                }
-            }
-        }
-        Ok(())
-    } else if !value.is_undefined() && !value.is_null() {
-        Err(custom_error(
+        return Err(custom_error(
             "custom provider: each chunk must be a string or { text?, reasoning?, toolCalls? }",
-        ))
-    } else {
-        Ok(())
+        ));
     }
+    let calls = prop(value, "toolCalls");
+    if !calls.is_undefined() && !calls.is_null() {
+        for call in read_tool_calls(&calls)? {
+            on_event(LlmEvent::ToolCall(call));
+        }
+    }
+    for (name, make) in [
+        ("reasoning", LlmEvent::Reasoning as fn(String) -> LlmEvent),
+        ("text", LlmEvent::Text),
+    ] {
+        if let Some(piece) = prop(value, name).as_string().filter(|p| !p.is_empty()) {
+            on_event(make(piece));
+        }
+    }
+    Ok(())
+}
+
+/// `object[name]`, `undefined` when reading it throws.
+fn prop(object: &JsValue, name: &'static str) -> JsValue {
+    js_sys::Reflect::get(object, &key(name)).unwrap_or(JsValue::UNDEFINED)
 }
 
 impl LlmClient for JsCustomProvider {
@@ -1026,9 +1026,7 @@ fn read_tool_calls(calls: &JsValue) -> Result<Vec<ToolCallPart>, LlmError> {
     }
     let mut out = Vec::new();
     for (i, call) in js_sys::Array::from(calls).iter().enumerate() {
-        let get = |name: &'static str| {
-            js_sys::Reflect::get(&call, &key(name)).unwrap_or(JsValue::UNDEFINED)
-        };
+        let get = |name: &'static str| prop(&call, name);
         if !call.is_object() {
             return Err(custom_error(SHAPE));
         }
