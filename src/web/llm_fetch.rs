@@ -164,7 +164,7 @@ impl FetchLlm {
                 Either::First(()) => {}
                 Either::Second(()) => {
                     return Err(LlmError::Aborted {
-                        provider: kind.as_str().into(),
+                        provider: kind.name(),
                     })
                 }
             }
@@ -186,7 +186,7 @@ impl FetchLlm {
         cancel: CancelToken,
     ) -> Result<(), LlmError> {
         let timeouts = self.timeouts.get();
-        let provider = || ProviderKind::Custom.as_str().to_string();
+        let provider = || ProviderKind::Custom.name();
         // One clock read for both: making the call's future runs none of it.
         let started = now_ms();
         let last_event = Cell::new(started);
@@ -281,7 +281,7 @@ struct Attempt<'a> {
 
 impl Attempt<'_> {
     fn provider(&self) -> String {
-        self.kind.as_str().to_string()
+        self.kind.name()
     }
 
     fn aborted(&self) -> LlmError {
@@ -489,14 +489,14 @@ async fn watchdog(
         let elapsed = (now - started).max(0) as u64;
         if elapsed >= budget_ms {
             return LlmError::Timeout {
-                provider: kind.as_str().to_string(),
+                provider: kind.name(),
                 seconds: timeouts.total_ms.div_ceil(1000),
             };
         }
         let idle = (now - last.get()).max(0) as u64;
         if idle >= timeouts.stall_ms {
             return LlmError::Stalled {
-                provider: kind.as_str().to_string(),
+                provider: kind.name(),
                 seconds: timeouts.stall_ms.div_ceil(1000),
             };
         }

@@ -127,7 +127,7 @@ pub fn decode_error_response(
         .and_then(|v| json_error_message(&v))
         .unwrap_or_else(|| body.to_string());
     LlmError::Http {
-        provider: kind.as_str().to_string(),
+        provider: kind.name(),
         status,
         status_text: status_text_or_reason(status, status_text),
         body_excerpt: excerpt(&message),
@@ -199,7 +199,7 @@ pub fn explain_network_error(kind: ProviderKind, base_url: &str) -> String {
 /// explanation of [`explain_network_error`].
 pub fn network_error(kind: ProviderKind, base_url: &str) -> LlmError {
     LlmError::Network {
-        provider: kind.as_str().to_string(),
+        provider: kind.name(),
         message: explain_network_error(kind, base_url),
     }
 }
