@@ -90,12 +90,9 @@ export interface CustomProvider {
 }
 "#;
 
+/// The message of what the provider threw or rejected with (`js_tools::message_of`).
 fn message_of(error: &JsValue) -> String {
-    js_sys::Reflect::get(error, &key("message"))
-        .ok()
-        .and_then(|m| m.as_string())
-        .or_else(|| error.as_string())
-        .unwrap_or_else(|| "the custom provider failed".to_string())
+    crate::web::js_tools::message_of(error, "the custom provider failed")
 }
 
 fn custom_error(message: impl Into<String>) -> LlmError {
@@ -212,34 +209,34 @@ impl JsCustomProvider {
 /// the whole of it; most providers yield strings.
 #[inline(never)]
 fn other_chunk(value: &JsValue, on_event: &mut dyn FnMut(LlmEvent)) -> Result<(), LlmError> {
-    if value.is_object() {
-        let calls = js_sys::Reflect::get(value, &key("toolCalls")).unwrap_or(JsValue::UNDEFINED);
-        if !calls.is_undefined() && !calls.is_null() {
-            for call in read_tool_calls(&calls)? {
-                on_event(LlmEvent::ToolCall(call));
-            }
+    if !value.is_object() {
+        if value.is_undefined() || value.is_null() {
+            return Ok(());
         }
-        for (name, make) in [
-            ("reasoning", LlmEvent::Reasoning as fn(String) -> LlmEvent),
-            ("text", LlmEvent::Text),
-        ] {
-            if let Some(piece) = js_sys::Reflect::get(value, &key(name))
-                .ok()
-                .and_then(|v| v.as_string())
-            {
-                if !piece.is_empty() {
-                    on_event(make(piece));
-                }
-            }
-        }
-        Ok(())
-    } else if !value.is_undefined() && !value.is_null() {
-        Err(custom_error(
+        return Err(custom_error(
             "custom provider: each chunk must be a string or { text?, reasoning?, toolCalls? }",
-        ))
-    } else {
-        Ok(())
+        ));
     }
+    let calls = prop(value, "toolCalls");
+    if !calls.is_undefined() && !calls.is_null() {
+        for call in read_tool_calls(&calls)? {
+            on_event(LlmEvent::ToolCall(call));
+        }
+    }
+    for (name, make) in [
+        ("reasoning", LlmEvent::Reasoning as fn(String) -> LlmEvent),
+        ("text", LlmEvent::Text),
+    ] {
+        if let Some(piece) = prop(value, name).as_string().filter(|p| !p.is_empty()) {
+            on_event(make(piece));
+        }
+    }
+    Ok(())
+}
+
+/// `object[name]`, `undefined` when reading it throws.
+fn prop(object: &JsValue, name: &'static str) -> JsValue {
+    js_sys::Reflect::get(object, &key(name)).unwrap_or(JsValue::UNDEFINED)
 }
 
 impl LlmClient for JsCustomProvider {
@@ -287,17 +284,28 @@ fn key(name: &'static str) -> JsValue {
 // an iterable's `[Symbol.asyncIterator]()` or an object with `next` itself; a step that is
 // not an object, or whose `done` cannot be read, ends the stream; a `value` that cannot be
 // read is `undefined`; `return()` is called on cancellation, its outcome ignored.
+//
+// The snippet ships as it is written, so its notes are here, not in it:
+// - `requestOf`: a request with no tools, no tool entries and no reasoning setting: its
+//   strings are one run of UTF-8 in the instance's memory (`ptr`, `len`), decoded at once: the
+//   model, the agent's name (if any), then the `count` messages' contents. `layout` points at
+//   u32s: the model's and the name's lengths in UTF-16 units (0xffffffff: no name), then per
+//   message its role and its content's length. The keys in the order of the JSON form
+//   (`request_json`).
+// - `hand`: hands step `id` to the engine; after a value, the following step is asked for
+//   first, so that it has usually settled by the time the engine (woken by `settle`) asks for
+//   it.
+// - `awwStringify`: `JSON.stringify` for the tools (`js_tools::to_json`), or `[kind, key]` for
+//   the first value JSON would drop or turn into null (kinds in `js_tools::NOT_JSON`).
+// - `awwTimerHold`: `web::timer`'s (see [`hold_timer`]).
+// - `awwFetch`, `awwRead`: `web::fetch`'s host side (see [`send`], [`read`] and
+//   `fetch::failure`, which reads the `[kind, text]` they reject with).
 #[wasm_bindgen(inline_js = r#"
 const isObject = (x) => x !== null && (typeof x === 'object' || typeof x === 'function');
 let bytes = null;
 let words = null;
 let utf8 = null;
 const ROLES = ['system', 'user', 'assistant'];
-// A request with no tools, no tool entries and no reasoning setting: its strings are one run
-// of UTF-8 in the instance's memory (`ptr`, `len`), decoded at once: the model, the agent's
-// name (if any), then the `count` messages' contents. `layout` points at u32s: the model's and
-// the name's lengths in UTF-16 units (0xffffffff: no name), then per message its role and its
-// content's length. The keys in the order of the JSON form (`request_json`).
 function requestOf(memory, ptr, len, layout, count, temperature, maxTokens, title) {
   if (bytes === null || bytes.byteLength === 0) {
     bytes = new Uint8Array(memory.buffer);
@@ -354,8 +362,6 @@ const onStep = (deliver) => [(step) => {
   }
   deliver(done ? 0 : 1, value);
 }, (error) => deliver(2, error)];
-// Hands step `id` to the engine; after a value, the following step is asked for first, so
-// that it has usually settled by the time the engine (woken by `settle`) asks for it.
 function hand(pump, settle, id, kind, value) {
   if (kind === 1) ahead(pump, settle);
   settle(id, kind, value);
@@ -387,8 +393,6 @@ export function awwCustomStop(pump) {
     if (typeof r === 'function') r.call(pump.it);
   } catch {}
 }
-// `JSON.stringify` for the tools (`js_tools::to_json`), or `[kind, key]` for the first value
-// JSON would drop or turn into null (kinds in `js_tools::NOT_JSON`).
 export function awwStringify(value) {
   let first = true, problem, text;
   try {
@@ -404,6 +408,34 @@ export function awwStringify(value) {
     });
   } catch (e) { if (!problem) throw e; }
   return problem || text;
+}
+const prop = (x, k) => { try { return x[k]; } catch { return undefined; } };
+function failure(kind, e, signal) {
+  if (kind > 2 && (prop(e, 'name') === 'AbortError' || (signal !== undefined && signal.aborted))) kind = 2;
+  const m = prop(e, 'message');
+  return [kind, typeof m === 'string' ? m : typeof e === 'string' ? e : 'unknown error'];
+}
+export function awwFetch(method, url, headers, body, signal) {
+  return fetchHead(method, url, headers, body, signal);
+}
+async function fetchHead(method, url, headers, body, signal) {
+  const init = { method, headers: new Headers(), body, signal };
+  for (const [n, v] of JSON.parse(headers)) try { init.headers.set(n, v); } catch { throw [0, n]; }
+  let r;
+  try { r = new Request(url, init); } catch (e) { throw failure(1, e); }
+  try { r = await fetch(r); } catch (e) { throw failure(3, e, signal); }
+  if (!(r instanceof Response)) throw [3, 'fetch did not return a Response'];
+  const h = (name) => r.headers.get(name);
+  return [r.status, r.statusText, h('retry-after'), h('retry-after-ms'), h('content-type'), r.body ? r.body.getReader() : undefined];
+}
+export function awwTimerHold(handle, hold) {
+  if (handle === null || typeof handle !== 'object' || typeof handle.unref !== 'function') return false;
+  if (hold) handle.ref(); else handle.unref();
+  return true;
+}
+export function awwRead(reader, signal) {
+  return reader.read().then((r) => (r.done !== false ? undefined : r.value instanceof Uint8Array ? r.value : awwRead(reader, signal)),
+    (e) => { throw failure(3, e, signal); });
 }
 "#)]
 extern "C" {
@@ -459,11 +491,34 @@ extern "C" {
     /// The iterator's `return()`, if it has one (errors ignored).
     #[wasm_bindgen(catch, js_name = awwCustomStop)]
     fn stop(pump: &JsValue) -> Result<(), JsValue>;
+    /// `handle.ref()` (`hold`) or `handle.unref()`, where timers have them (Node, Bun: an
+    /// unref'd timer does not keep the process alive); `false` where they do not (browsers,
+    /// Deno and workerd hand out numbers). For `web::timer`, whose only host function it is:
+    /// a snippet module of its own was one more file to fetch and one more import in the glue.
+    #[wasm_bindgen(catch, js_name = awwTimerHold)]
+    pub(crate) fn hold_timer(handle: &JsValue, hold: bool) -> Result<bool, JsValue>;
     /// `JSON.stringify(value)`, its replacer in JS (see `js_tools::to_json`): the text, or
     /// `[kind, key]` naming the first value JSON would drop or change. Throws what
     /// `JSON.stringify` throws (a cycle, a BigInt's `toJSON`, a `RangeError` on absurd nesting).
     #[wasm_bindgen(catch, js_name = awwStringify)]
     pub(crate) fn stringify(value: &JsValue) -> Result<JsValue, JsValue>;
+    /// `fetch(new Request(url, { method, headers, body, signal }))` (`headers`: the JSON text
+    /// of an array of `[name, value]` pairs; `body` and `signal` may be `undefined`), resolving to `[status, statusText,
+    /// retry-after, retry-after-ms, content-type, reader]` (absent headers `null`, no body: no
+    /// reader), rejecting with `[kind, text]` (see `web::fetch::failure`). One call where
+    /// building the request, sending it and reading its head were some twenty.
+    #[wasm_bindgen(catch, js_name = awwFetch)]
+    pub(crate) fn send(
+        method: &str,
+        url: &str,
+        headers: &str,
+        body: Option<&str>,
+        signal: &JsValue,
+    ) -> Result<js_sys::Promise, JsValue>;
+    /// The reader's next chunk of bytes (a chunk that is not a `Uint8Array` is skipped), or
+    /// `undefined` at the end of the body; rejects with `[kind, text]` as [`send`] does. One call where a read and its result's three were four.
+    #[wasm_bindgen(catch, js_name = awwRead)]
+    pub(crate) fn read(reader: &JsValue, signal: &JsValue) -> Result<js_sys::Promise, JsValue>;
 }
 
 /// What `awwCustomStart` throws as `{ awwCustomShape }` instead of returning an iterator.
@@ -971,9 +1026,7 @@ fn read_tool_calls(calls: &JsValue) -> Result<Vec<ToolCallPart>, LlmError> {
     }
     let mut out = Vec::new();
     for (i, call) in js_sys::Array::from(calls).iter().enumerate() {
-        let get = |name: &'static str| {
-            js_sys::Reflect::get(&call, &key(name)).unwrap_or(JsValue::UNDEFINED)
-        };
+        let get = |name: &'static str| prop(&call, name);
         if !call.is_object() {
             return Err(custom_error(SHAPE));
         }

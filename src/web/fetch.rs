@@ -8,27 +8,21 @@
 //! one call with an error instead of killing the world (gloo-net's builder, used before,
 //! `unwrap_throw`s on an illegal header). Error texts are JavaScript's own, except that a
 //! header value is never quoted (it may be a key) and URLs have their user-info masked.
+//!
+//! The host side is two functions of the custom provider's snippet (`awwFetch`, `awwRead`):
+//! building the request, sending it and reading its head is one call into the host, and a
+//! read of the body one more per chunk, where each header, each `RequestInit` field and each
+//! read result's field was a call (and a glue function) of its own.
 
-use js_sys::{Promise, Uint8Array};
-use wasm_bindgen::prelude::*;
+use js_sys::Uint8Array;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{
-    AbortSignal, Headers, ReadableStreamDefaultReader, ReadableStreamReadResult, Request,
-    RequestInit, Response,
-};
+use web_sys::{AbortSignal, ReadableStreamDefaultReader};
 
+use crate::core::json_write::write_str;
 use crate::core::llm::errors::redact_userinfo;
 use crate::core::llm::retry::parse_retry_after_ms;
-
-#[wasm_bindgen]
-extern "C" {
-    /// The global `fetch` (a window's, a worker's, Node's, Deno's, workerd's): bound as a
-    /// global, never through `window()`, so the same code runs in every runtime. `catch`: a
-    /// synchronous throw becomes an `Err`.
-    #[wasm_bindgen(js_name = fetch, catch)]
-    fn global_fetch(request: &Request) -> Result<Promise, JsValue>;
-}
+use crate::web::custom_provider::{read, send};
 
 /// What a request needs; the provider codecs build these.
 #[derive(Debug, Clone)]
@@ -70,25 +64,20 @@ pub enum FetchError {
     InvalidRequest(String),
 }
 
-fn js_error_text(value: &JsValue) -> (String, String) {
-    let name = js_sys::Reflect::get(value, &JsValue::from_str("name"))
-        .ok()
-        .and_then(|v| v.as_string())
-        .unwrap_or_default();
-    let message = js_sys::Reflect::get(value, &JsValue::from_str("message"))
-        .ok()
-        .and_then(|v| v.as_string())
-        .or_else(|| value.as_string())
-        .unwrap_or_else(|| "unknown error".to_string());
-    (name, redact_userinfo(&message))
-}
-
-fn classify(value: &JsValue, signal: Option<&AbortSignal>) -> FetchError {
-    let (name, message) = js_error_text(value);
-    if name == "AbortError" || signal.is_some_and(|s| s.aborted()) {
-        FetchError::Aborted
-    } else {
-        FetchError::Network(message)
+/// The error of a `[kind, text]` the snippet's fetch functions reject with (see `awwFetch`):
+/// a header `Headers.set` refuses (named, its value never quoted), a request `new Request`
+/// refuses, an abort, or no response (JavaScript's message, with URLs' user-info masked).
+fn failure(e: &JsValue) -> FetchError {
+    let parts: &js_sys::Array = e.unchecked_ref();
+    let text = parts.get(1).as_string().unwrap_or_default();
+    match parts.get(0).as_f64() {
+        Some(0.0) => FetchError::InvalidRequest(format!(
+            "header {text:?} has a name or value that fetch refuses (an HTTP header name is a \
+             token; a value has no line breaks, NUL or characters above U+00FF)"
+        )),
+        Some(1.0) => FetchError::InvalidRequest(redact_userinfo(&text)),
+        Some(2.0) => FetchError::Aborted,
+        _ => FetchError::Network(redact_userinfo(&text)),
     }
 }
 
@@ -101,31 +90,6 @@ pub enum ReadOn {
     /// cancel the body. Reading again after an abort can hang for good in Node 20's fetch when
     /// the body's end has already arrived, so the reader is never read again.
     Stop,
-}
-
-/// The `Request` for `call`, or why it cannot be made. A header that `Headers.set` refuses is
-/// named, its value never quoted.
-fn build_request(call: &HttpCall<'_>, signal: Option<&AbortSignal>) -> Result<Request, FetchError> {
-    let headers = Headers::new().map_err(|e| FetchError::InvalidRequest(js_error_text(&e).1))?;
-    for (name, value) in call.headers {
-        if headers.set(name, value).is_err() {
-            return Err(FetchError::InvalidRequest(format!(
-                "header {name:?} has a name or value that fetch refuses (an HTTP header name is \
-                 a token; a value has no line breaks, NUL or characters above U+00FF)"
-            )));
-        }
-    }
-    let init = RequestInit::new();
-    init.set_method(call.method);
-    init.set_headers(&headers);
-    if let Some(body) = call.body {
-        init.set_body(&JsValue::from_str(body));
-    }
-    if let Some(signal) = signal {
-        init.set_signal(Some(signal));
-    }
-    Request::new_with_str_and_init(call.url, &init)
-        .map_err(|e| FetchError::InvalidRequest(js_error_text(&e).1))
 }
 
 /// Sends `call` and streams the body into `on_bytes`, returning the response head once the body
@@ -158,53 +122,52 @@ pub async fn fetch_streaming_until(
             "unsupported method {method}"
         )));
     }
-    let request = build_request(
-        &HttpCall {
-            method: &method,
-            ..call.clone()
-        },
-        signal,
-    )?;
-    let promise = global_fetch(&request).map_err(|e| classify(&e, signal))?;
-    let response: Response = JsFuture::from(promise)
-        .await
-        .map_err(|e| classify(&e, signal))?
-        .dyn_into()
-        .map_err(|_| FetchError::Network("fetch did not return a Response".into()))?;
-    let header = |name: &str| response.headers().get(name).ok().flatten();
+    let mut headers = String::from("[");
+    for (i, (name, value)) in call.headers.iter().enumerate() {
+        headers.push_str(if i > 0 { ",[" } else { "[" });
+        write_str(&mut headers, name);
+        headers.push(',');
+        write_str(&mut headers, value);
+        headers.push(']');
+    }
+    headers.push(']');
+    let undefined = JsValue::UNDEFINED;
+    let signal_js: &JsValue = signal.map_or(&undefined, |s| s.as_ref());
+    let sent = send(&method, call.url, &headers, call.body, signal_js).map_err(|e| failure(&e))?;
+    let head = JsFuture::from(sent).await.map_err(|e| failure(&e))?;
+    let head: js_sys::Array = head.unchecked_into();
+    let text = |i: u32| head.get(i).as_string();
+    let status = head.get(0).as_f64().unwrap_or_default() as u16;
+    let reader = head.get(5);
     let head = ResponseHead {
-        status: response.status(),
-        status_text: response.status_text(),
-        retry_after: header("retry-after"),
-        retry_after_ms: header("retry-after-ms").and_then(|v| parse_retry_after_ms(&v)),
-        content_type: header("content-type"),
+        status,
+        status_text: text(1).unwrap_or_default(),
+        retry_after: text(2),
+        retry_after_ms: text(3).and_then(|v| parse_retry_after_ms(&v)),
+        content_type: text(4),
     };
     on_head(&head);
 
-    let Some(body) = response.body() else {
+    if reader.is_undefined() {
         return Ok(head);
-    };
-    let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
+    }
     // One buffer for every read (a streamed reply is hundreds of reads of ~16 KB in Node).
     let mut bytes = Vec::new();
     loop {
-        let result = JsFuture::from(reader.read())
-            .await
-            .map_err(|e| classify(&e, signal))?;
-        let result: ReadableStreamReadResult = result.unchecked_into();
-        if result.get_done().unwrap_or(true) {
+        let chunk = read(&reader, signal_js).map_err(|e| failure(&e))?;
+        let chunk = JsFuture::from(chunk).await.map_err(|e| failure(&e))?;
+        if chunk.is_undefined() {
             break;
         }
-        let chunk = result.get_value();
-        if let Some(array) = chunk.dyn_ref::<Uint8Array>() {
-            bytes.resize(array.length() as usize, 0);
-            array.copy_to(&mut bytes);
-            if on_bytes(&bytes) == ReadOn::Stop {
-                // Release the connection without waiting for the cancellation to settle; the
-                // JsFuture handles a rejection, so none goes unhandled.
-                drop(JsFuture::from(reader.cancel()));
-                break;
-            }
+        let array: Uint8Array = chunk.unchecked_into();
+        bytes.resize(array.length() as usize, 0);
+        array.copy_to(&mut bytes);
+        if on_bytes(&bytes) == ReadOn::Stop {
+            // Release the connection without waiting for the cancellation to settle; the
+            // JsFuture handles a rejection, so none goes unhandled.
+            let reader: &ReadableStreamDefaultReader = reader.unchecked_ref();
+            drop(JsFuture::from(reader.cancel()));
+            break;
         }
     }
     Ok(head)

@@ -111,14 +111,14 @@ impl FetchLlm {
         on_event: &mut dyn FnMut(LlmEvent),
         cancel: CancelToken,
     ) -> Result<(), LlmError> {
-        let config = self
-            .providers
-            .borrow()
-            .get(&kind)
-            .cloned()
-            .unwrap_or_default();
-        let request = encode_request(kind, &config, settings, &messages, self.browser_like)?;
-        let base_url = config.resolved_base_url(kind).unwrap_or_default();
+        // Read in place (no copy of the settings), the borrow released before any await.
+        let (request, base_url) = {
+            let providers = self.providers.borrow();
+            let unset = ProviderConfig::default();
+            let config = providers.get(&kind).unwrap_or(&unset);
+            let request = encode_request(kind, config, settings, &messages, self.browser_like)?;
+            (request, config.resolved_base_url(kind).unwrap_or_default())
+        };
         let timeouts = self.timeouts.get();
         let started = now_ms();
         let mut attempts = 0;
@@ -164,7 +164,7 @@ impl FetchLlm {
                 Either::First(()) => {}
                 Either::Second(()) => {
                     return Err(LlmError::Aborted {
-                        provider: kind.as_str().into(),
+                        provider: kind.name(),
                     })
                 }
             }
@@ -186,7 +186,7 @@ impl FetchLlm {
         cancel: CancelToken,
     ) -> Result<(), LlmError> {
         let timeouts = self.timeouts.get();
-        let provider = || ProviderKind::Custom.as_str().to_string();
+        let provider = || ProviderKind::Custom.name();
         // One clock read for both: making the call's future runs none of it.
         let started = now_ms();
         let last_event = Cell::new(started);
@@ -281,7 +281,7 @@ struct Attempt<'a> {
 
 impl Attempt<'_> {
     fn provider(&self) -> String {
-        self.kind.as_str().to_string()
+        self.kind.name()
     }
 
     fn aborted(&self) -> LlmError {
@@ -489,14 +489,14 @@ async fn watchdog(
         let elapsed = (now - started).max(0) as u64;
         if elapsed >= budget_ms {
             return LlmError::Timeout {
-                provider: kind.as_str().to_string(),
+                provider: kind.name(),
                 seconds: timeouts.total_ms.div_ceil(1000),
             };
         }
         let idle = (now - last.get()).max(0) as u64;
         if idle >= timeouts.stall_ms {
             return LlmError::Stalled {
-                provider: kind.as_str().to_string(),
+                provider: kind.name(),
                 seconds: timeouts.stall_ms.div_ceil(1000),
             };
         }

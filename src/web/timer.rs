@@ -4,6 +4,8 @@
 
 use wasm_bindgen::prelude::*;
 
+use crate::web::custom_provider::hold_timer;
+
 #[wasm_bindgen]
 extern "C" {
     // The handle is a number in browsers and a Timeout object in Node: keep it opaque.
@@ -11,22 +13,6 @@ extern "C" {
     fn set_timeout(handler: &js_sys::Function, ms: f64) -> JsValue;
     #[wasm_bindgen(js_name = clearTimeout)]
     fn clear_timeout(handle: &JsValue);
-}
-
-#[wasm_bindgen(inline_js = r#"
-export function awwTimerHold(handle, hold) {
-  if (handle === null || typeof handle !== 'object' || typeof handle.unref !== 'function') return false;
-  if (hold) handle.ref(); else handle.unref();
-  return true;
-}
-"#)]
-extern "C" {
-    /// `handle.ref()` (`hold`) or `handle.unref()`, where timers have them (Node, Bun: an
-    /// unref'd timer does not keep the process alive); `false` where they do not (browsers,
-    /// Deno and workerd hand out numbers). `catch`: a function with no conversion to make is
-    /// imported straight from the snippet, a form `scripts/package.mjs` does not inline.
-    #[wasm_bindgen(catch, js_name = awwTimerHold)]
-    fn hold_timer(handle: &JsValue, hold: bool) -> Result<bool, JsValue>;
 }
 
 /// Runs a callback once after `ms` milliseconds unless dropped first.

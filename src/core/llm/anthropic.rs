@@ -32,8 +32,8 @@ use super::provider::{ProviderConfig, ProviderKind};
 use super::tool_codec::{self, AnthropicCalls};
 use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Usage};
 use super::wire::{
-    alternate, count_of, json_post, put, str_of, temperature, Codec, Ctx, FrameHandler, TurnShape,
-    Wire,
+    alternate, count_of, json_post, put, set, str_of, temperature, Codec, Ctx, FrameHandler,
+    TurnShape, Wire,
 };
 
 /// The `anthropic-version` header value.
@@ -77,18 +77,23 @@ pub(crate) fn encode(
         (None, None) => DEFAULT_MAX_TOKENS,
     };
     let mut body = Map::new();
-    body.insert("model".into(), Value::from(settings.model.trim()));
-    body.insert("max_tokens".into(), Value::from(max_tokens));
+    set(&mut body, "model", Value::from(settings.model.trim()));
+    set(&mut body, "max_tokens", Value::from(max_tokens));
     put(&mut body, "system", system);
-    body.insert("messages".into(), Value::Array(turns));
-    body.insert("stream".into(), Value::Bool(settings.stream));
+    set(&mut body, "messages", Value::Array(turns));
+    set(&mut body, "stream", Value::Bool(settings.stream));
     if !settings.tools.is_empty() {
-        body.insert("tools".into(), tool_codec::anthropic_tools(&settings.tools));
+        set(
+            &mut body,
+            "tools",
+            tool_codec::anthropic_tools(&settings.tools),
+        );
     }
     match thinking {
         Some(budget) => {
-            body.insert(
-                "thinking".into(),
+            set(
+                &mut body,
+                "thinking",
                 json_value!({"type": "enabled", "budget_tokens": budget}),
             );
         }

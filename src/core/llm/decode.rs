@@ -16,7 +16,7 @@
 //! - nothing here panics on any input.
 
 use super::codecs::codec;
-use super::errors::reason_phrase;
+use super::errors::status_text_or_reason;
 use super::ndjson::NdjsonSplitter;
 use super::provider::ProviderKind;
 use super::sse::{FrameTooLarge, SseParser, MAX_FRAME_BYTES};
@@ -76,10 +76,7 @@ pub fn decoder_for_status(
     let ctx = Ctx {
         provider: kind.as_str(),
         status,
-        status_text: match status_text.trim() {
-            "" => reason_phrase(status).to_string(),
-            given => given.to_string(),
-        },
+        status_text: status_text_or_reason(status, status_text),
     };
     let Some(codec) = codec(kind) else {
         return Box::new(TextDecoder::default());

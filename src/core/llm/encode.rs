@@ -33,7 +33,7 @@ pub fn encode_request(
         && settings.model.trim().is_empty()
     {
         return Err(LlmError::NotConfigured {
-            provider: kind.as_str().to_string(),
+            provider: kind.name(),
             missing: "model".to_string(),
         });
     }

@@ -58,6 +58,14 @@ pub fn reason_phrase(status: u16) -> &'static str {
     }
 }
 
+/// `status_text` trimmed, or the status's reason phrase when it is empty.
+pub(crate) fn status_text_or_reason(status: u16, status_text: &str) -> String {
+    match status_text.trim() {
+        "" => reason_phrase(status).to_string(),
+        given => given.to_string(),
+    }
+}
+
 /// The error message inside a provider's JSON error body, with its type/code as a prefix:
 /// - openai, azure, xai, compatible: `{"error": {"message", "type", "code"}}`
 /// - anthropic: `{"type": "error", "error": {"type": "overloaded_error", "message"}}`
@@ -118,14 +126,10 @@ pub fn decode_error_response(
         .ok()
         .and_then(|v| json_error_message(&v))
         .unwrap_or_else(|| body.to_string());
-    let status_text = match status_text.trim() {
-        "" => reason_phrase(status).to_string(),
-        given => given.to_string(),
-    };
     LlmError::Http {
-        provider: kind.as_str().to_string(),
+        provider: kind.name(),
         status,
-        status_text,
+        status_text: status_text_or_reason(status, status_text),
         body_excerpt: excerpt(&message),
         retry_after_ms: retry_after.and_then(|v| parse_retry_after(v, now_ms)),
     }
@@ -195,7 +199,7 @@ pub fn explain_network_error(kind: ProviderKind, base_url: &str) -> String {
 /// explanation of [`explain_network_error`].
 pub fn network_error(kind: ProviderKind, base_url: &str) -> LlmError {
     LlmError::Network {
-        provider: kind.as_str().to_string(),
+        provider: kind.name(),
         message: explain_network_error(kind, base_url),
     }
 }

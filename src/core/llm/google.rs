@@ -28,7 +28,7 @@ use super::provider::{ProviderConfig, ProviderKind};
 use super::tool_codec;
 use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Usage};
 use super::wire::{
-    alternate, count_of, encode_component, json_post, put, str_of, temperature, Codec, Ctx,
+    alternate, count_of, encode_component, json_post, put, set, str_of, temperature, Codec, Ctx,
     FrameHandler, TurnShape, Wire,
 };
 
@@ -71,13 +71,18 @@ pub(crate) fn encode(
 ) -> HttpRequest {
     let (system, contents) = alternate(messages, &TURNS);
     let mut body = Map::new();
-    body.insert("contents".into(), Value::Array(contents));
+    set(&mut body, "contents", Value::Array(contents));
     if !settings.tools.is_empty() {
-        body.insert("tools".into(), tool_codec::gemini_tools(&settings.tools));
+        set(
+            &mut body,
+            "tools",
+            tool_codec::gemini_tools(&settings.tools),
+        );
     }
     if let Some(system) = system {
-        body.insert(
-            "systemInstruction".into(),
+        set(
+            &mut body,
+            "systemInstruction",
             json_value!({ "parts": [{ "text": system }] }),
         );
     }
@@ -90,7 +95,7 @@ pub(crate) fn encode(
         tool_codec::gemini_thinking(settings.reasoning.as_ref()),
     );
     if !generation.is_empty() {
-        body.insert("generationConfig".into(), Value::Object(generation));
+        set(&mut body, "generationConfig", Value::Object(generation));
     }
 
     let model = settings.model.trim();

@@ -19,7 +19,9 @@ use super::http::HttpRequest;
 use super::provider::{ProviderConfig, ProviderKind};
 use super::tool_codec;
 use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Usage};
-use super::wire::{count_of, json_post, put, str_of, temperature, Codec, Ctx, FrameHandler, Wire};
+use super::wire::{
+    count_of, json_post, put, set, str_of, temperature, Codec, Ctx, FrameHandler, Wire,
+};
 
 /// This provider's entry in the codec table (`codecs.rs`).
 pub(crate) const CODEC: Codec = Codec {
@@ -41,17 +43,21 @@ pub(crate) fn encode(
         msgs.push(tool_codec::ollama_message(m));
     }
     let mut body = Map::new();
-    body.insert("model".into(), Value::from(settings.model.trim()));
-    body.insert("messages".into(), Value::Array(msgs));
+    set(&mut body, "model", Value::from(settings.model.trim()));
+    set(&mut body, "messages", Value::Array(msgs));
     if !settings.tools.is_empty() {
-        body.insert("tools".into(), tool_codec::openai_tools(&settings.tools));
+        set(
+            &mut body,
+            "tools",
+            tool_codec::openai_tools(&settings.tools),
+        );
     }
-    body.insert("stream".into(), Value::Bool(settings.stream));
+    set(&mut body, "stream", Value::Bool(settings.stream));
     let mut options = Map::new();
     put(&mut options, "temperature", temperature(settings));
     put(&mut options, "num_predict", settings.max_tokens);
     if !options.is_empty() {
-        body.insert("options".into(), Value::Object(options));
+        set(&mut body, "options", Value::Object(options));
     }
     let headers = config
         .api_key()

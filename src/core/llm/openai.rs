@@ -37,7 +37,8 @@ use super::provider::{ProviderConfig, ProviderKind};
 use super::tool_codec::{self, OpenAiCalls};
 use super::types::{CallSettings, ChatMessage, LlmError, LlmEvent, Usage};
 use super::wire::{
-    count_of, encode_component, json_post, put, str_of, temperature, Codec, Ctx, FrameHandler, Wire,
+    count_of, encode_component, json_post, put, set, str_of, temperature, Codec, Ctx, FrameHandler,
+    Wire,
 };
 
 /// This provider's entry in the codec table (`codecs.rs`).
@@ -57,15 +58,19 @@ pub(crate) fn encode(
 ) -> HttpRequest {
     let mut body = Map::new();
     if !settings.model.trim().is_empty() {
-        body.insert("model".into(), Value::from(settings.model.trim()));
+        set(&mut body, "model", Value::from(settings.model.trim()));
     }
     let mut msgs = Vec::with_capacity(messages.len());
     for m in messages {
         msgs.push(tool_codec::openai_message(m));
     }
-    body.insert("messages".into(), Value::Array(msgs));
+    set(&mut body, "messages", Value::Array(msgs));
     if !settings.tools.is_empty() {
-        body.insert("tools".into(), tool_codec::openai_tools(&settings.tools));
+        set(
+            &mut body,
+            "tools",
+            tool_codec::openai_tools(&settings.tools),
+        );
     }
     if kind != ProviderKind::OpenAiCompatible {
         put(
@@ -74,7 +79,7 @@ pub(crate) fn encode(
             tool_codec::openai_reasoning_effort(settings.reasoning.as_ref()),
         );
     }
-    body.insert("stream".into(), Value::Bool(settings.stream));
+    set(&mut body, "stream", Value::Bool(settings.stream));
     put(&mut body, "temperature", temperature(settings));
     let limit_field = if kind == ProviderKind::OpenAiCompatible {
         "max_tokens"
@@ -83,8 +88,9 @@ pub(crate) fn encode(
     };
     put(&mut body, limit_field, settings.max_tokens);
     if settings.stream {
-        body.insert(
-            "stream_options".into(),
+        set(
+            &mut body,
+            "stream_options",
             json_value!({ "include_usage": true }),
         );
     }
@@ -252,18 +258,37 @@ impl FastChunk<'_> {
             None => choice.message.as_ref(),
         };
         if let Some(part) = part {
-            if let Some(r) = text(&part.reasoning_content).or_else(|| text(&part.reasoning)) {
-                out.push(LlmEvent::Reasoning(r));
-            }
-            if let Some(t) = text(&part.content) {
-                out.push(LlmEvent::Text(t));
-            }
-            if let Some(t) = text(&part.refusal) {
-                out.push(LlmEvent::Text(t));
-            }
+            part.emit(out);
         }
         if let Some(reason) = text(&choice.finish_reason) {
             *finish_reason = Some(reason);
+        }
+    }
+}
+
+impl<'a> FastPart<'a> {
+    /// The part of a frame read into a `Value` (the general reading), its strings borrowed.
+    fn of(part: &'a Value) -> Self {
+        let field = |key: &str| part.get(key).and_then(Value::as_str).map(Cow::Borrowed);
+        FastPart {
+            reasoning_content: field("reasoning_content"),
+            reasoning: field("reasoning"),
+            content: field("content"),
+            refusal: field("refusal"),
+        }
+    }
+
+    /// The part's events, the same for both readings: its reasoning (`reasoning_content`, else
+    /// `reasoning`), its content and its refusal, each when not empty.
+    fn emit(&self, out: &mut Vec<LlmEvent>) {
+        if let Some(r) = text(&self.reasoning_content).or_else(|| text(&self.reasoning)) {
+            out.push(LlmEvent::Reasoning(r));
+        }
+        if let Some(t) = text(&self.content) {
+            out.push(LlmEvent::Text(t));
+        }
+        if let Some(t) = text(&self.refusal) {
+            out.push(LlmEvent::Text(t));
         }
     }
 }
@@ -383,17 +408,7 @@ impl FrameHandler for Handler {
             // Streamed chunks carry `delta`, a non-streamed body carries `message`.
             let part = choice.get("delta").or_else(|| choice.get("message"));
             if let Some(part) = part {
-                let reasoning =
-                    str_of(part.get("reasoning_content")).or_else(|| str_of(part.get("reasoning")));
-                if let Some(r) = reasoning {
-                    out.push(LlmEvent::Reasoning(r.to_string()));
-                }
-                if let Some(t) = str_of(part.get("content")) {
-                    out.push(LlmEvent::Text(t.to_string()));
-                }
-                if let Some(t) = str_of(part.get("refusal")) {
-                    out.push(LlmEvent::Text(t.to_string()));
-                }
+                FastPart::of(part).emit(out);
                 if let Some(calls) = part.get("tool_calls") {
                     self.calls.add(calls);
                 }

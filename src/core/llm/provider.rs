@@ -70,6 +70,13 @@ impl ProviderKind {
         }
     }
 
+    /// [`ProviderKind::as_str`] as an owned string, for an error's `provider`: one call where
+    /// a copy of the name was inlined at every error.
+    #[inline(never)]
+    pub fn name(self) -> String {
+        self.as_str().to_string()
+    }
+
     /// Parses a provider name (surrounding whitespace and ASCII case are ignored). An unknown
     /// name is `LlmError::UnknownProvider`, whose message lists the valid names.
     pub fn parse(name: &str) -> Result<Self, LlmError> {
@@ -188,7 +195,7 @@ impl ProviderConfig {
         self.check_values(kind)?;
         let missing = |field: &str| {
             Err(LlmError::NotConfigured {
-                provider: kind.as_str().to_string(),
+                provider: kind.name(),
                 missing: field.to_string(),
             })
         };
@@ -239,7 +246,7 @@ impl ProviderConfig {
     pub fn check_values(&self, kind: ProviderKind) -> Result<(), LlmError> {
         let invalid = |field: String, problem: String| {
             Err(LlmError::InvalidConfig {
-                provider: kind.as_str().to_string(),
+                provider: kind.name(),
                 field,
                 problem,
             })

@@ -41,7 +41,7 @@ use crate::core::vec_map::VecMap;
 use crate::core::json::{Map, Value};
 
 use super::types::{ChatMessage, LlmEvent, Role, ThinkingBlock, ToolCallPart, ToolResultPart};
-use super::wire::str_of;
+use super::wire::{set, str_of};
 use crate::core::json_write::{json_value, ToJson};
 use crate::core::model::{Reasoning, ReasoningEffort};
 use crate::core::tools::ToolSpec;
@@ -367,7 +367,7 @@ pub(crate) fn gemini_call_part(c: &ToolCallPart) -> Value {
     let mut part = json_value!({"functionCall": {"name": c.name,
         "args": args_object(&c.arguments)}});
     if let (Some(sig), Value::Object(p)) = (&c.signature, &mut part) {
-        p.insert("thoughtSignature".into(), Value::from(sig.clone()));
+        set(p, "thoughtSignature", Value::from(sig.clone()));
     }
     part
 }
