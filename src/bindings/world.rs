@@ -49,8 +49,9 @@ pub(crate) struct Handle {
     pub(crate) llm: Rc<FetchLlm>,
     /// The IndexedDB store and this world's subscription to other contexts' changes.
     changes: Option<(Rc<IdbStore>, u64)>,
-    /// What ends each live `events()` iteration when the world is closed.
-    pub(crate) iterations: RefCell<Vec<crate::bindings::events::EndIteration>>,
+    /// The end functions of the live `events()` iterations, called when the world is closed
+    /// (see `crate::bindings::events`).
+    pub(crate) iterations: js_sys::Array,
 }
 
 impl Drop for Handle {
@@ -388,7 +389,7 @@ fn wrap(world: World, llm: Rc<FetchLlm>, options: &CommonOptions) -> AgentWorld 
             world,
             llm,
             changes,
-            iterations: RefCell::new(Vec::new()),
+            iterations: js_sys::Array::new(),
         }))),
     }
 }
@@ -582,12 +583,8 @@ impl AgentWorld {
             h.world.stop();
             // Cancelled approvals still delete their records and keep the partial reply.
             h.drive();
-            let iterations = std::mem::take(&mut *h.iterations.borrow_mut());
-            for end in iterations.iter() {
-                if let Some(end) = end.upgrade() {
-                    end();
-                }
-            }
+            // Nothing in an end function throws (it catches the signal's own).
+            let _ = crate::bindings::events::end_events(&h.iterations);
         }
     }
 }
