@@ -15,7 +15,6 @@ use std::rc::Rc;
 use futures_util::future::{FutureExt, Shared};
 use wasm_bindgen::prelude::*;
 
-use crate::bindings::convert::promise;
 use crate::bindings::error::invalid_argument;
 use crate::bindings::input::read_object;
 use crate::core::memory_store::MemoryStore;
@@ -275,35 +274,44 @@ impl CommonOptions {
     }
 }
 
-fn storage_manager() -> Option<JsValue> {
-    let navigator =
-        js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("navigator")).ok()?;
-    let storage = js_sys::Reflect::get(&navigator, &JsValue::from_str("storage")).ok()?;
-    storage.is_object().then_some(storage)
+#[wasm_bindgen(inline_js = r#"
+export async function awwStorage(method) {
+  let manager;
+  let f;
+  try {
+    manager = globalThis.navigator.storage;
+    if (typeof manager === 'object' && manager !== null) f = manager[method];
+  } catch {}
+  if (typeof f !== 'function') return method === 'persist' ? false : null;
+  let value;
+  try {
+    value = await f.call(manager);
+  } catch (cause) {
+    const e = new Error(`navigator.storage.${method}() failed`);
+    e.name = 'AgentWorldError';
+    e.code = 'storage_error';
+    e.cause = cause;
+    throw e;
+  }
+  if (method === 'persist') return !!value;
+  const number = (key) => {
+    try {
+      const n = value[key];
+      return typeof n === 'number' ? n : 0;
+    } catch {
+      return 0;
+    }
+  };
+  return { usage: number('usage'), quota: number('quota') };
 }
-
-async fn call_manager(method: &str) -> Result<Option<JsValue>, JsValue> {
-    let Some(manager) = storage_manager() else {
-        return Ok(None);
-    };
-    let Ok(function) = js_sys::Reflect::get(&manager, &JsValue::from_str(method))
-        .and_then(|f| f.dyn_into::<js_sys::Function>())
-    else {
-        return Ok(None);
-    };
-    // One error for a throw and a rejection alike.
-    let failed = |e| {
-        crate::bindings::error::agent_world_error(
-            "storage_error",
-            &format!("navigator.storage.{method}() failed"),
-            Some(e),
-        )
-    };
-    let promise = function.call0(&manager).map_err(failed)?;
-    let value = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&promise))
-        .await
-        .map_err(failed)?;
-    Ok(Some(value))
+"#)]
+extern "C" {
+    /// `navigator.storage[method]()` where the runtime has that method (pages and workers),
+    /// its result as [`request_persistent_storage`] (`"persist"`) or [`storage_estimate`]
+    /// (`"estimate"`) resolve with; a throw or a rejection rejects with `storage_error` and it
+    /// as the `cause`. JavaScript: the host's own API, with nothing for Rust to add.
+    #[wasm_bindgen(js_name = awwStorage)]
+    fn storage_call(method: &str) -> js_sys::Promise;
 }
 
 /// Asks the browser to keep this origin's data (IndexedDB) even under storage pressure.
@@ -317,12 +325,7 @@ async fn call_manager(method: &str) -> Result<Option<JsValue>, JsValue> {
 /// ```
 #[wasm_bindgen(js_name = requestPersistentStorage, unchecked_return_type = "Promise<boolean>")]
 pub fn request_persistent_storage() -> js_sys::Promise {
-    promise(async {
-        let persisted = call_manager("persist")
-            .await?
-            .is_some_and(|v| v.is_truthy());
-        Ok(JsValue::from_bool(persisted))
-    })
+    storage_call("persist")
 }
 
 /// How much storage this origin uses and may use, in bytes, or `null` where the runtime has no
@@ -338,29 +341,5 @@ pub fn request_persistent_storage() -> js_sys::Promise {
     unchecked_return_type = "Promise<{ usage: number; quota: number } | null>"
 )]
 pub fn storage_estimate() -> js_sys::Promise {
-    promise(estimate())
-}
-
-async fn estimate() -> Result<JsValue, JsValue> {
-    let Some(estimate) = call_manager("estimate").await? else {
-        return Ok(JsValue::NULL);
-    };
-    let read = |key: &str| {
-        js_sys::Reflect::get(&estimate, &JsValue::from_str(key))
-            .ok()
-            .and_then(|v| v.as_f64())
-            .unwrap_or(0.0)
-    };
-    let out = js_sys::Object::new();
-    let _ = js_sys::Reflect::set(
-        &out,
-        &JsValue::from_str("usage"),
-        &JsValue::from_f64(read("usage")),
-    );
-    let _ = js_sys::Reflect::set(
-        &out,
-        &JsValue::from_str("quota"),
-        &JsValue::from_f64(read("quota")),
-    );
-    Ok(out.into())
+    storage_call("estimate")
 }
