@@ -13,7 +13,7 @@ use crate::bindings::error::{agent_world_error, from_world_error, invalid_argume
 use crate::bindings::events::{call_with_message, call_with_piece, event_payload, message_value};
 use crate::bindings::input::get;
 use crate::bindings::types::{or_undefined, SendOptionsArg};
-use crate::bindings::world::AgentWorld;
+use crate::bindings::world::{AgentWorld, Handle};
 use crate::core::engine::{WeakWorld, World};
 use crate::core::events::{Callback, Event, SystemEvent, Topic, WorldEvent};
 use crate::web::js_tools::message_of;
@@ -98,7 +98,9 @@ impl AgentWorld {
             Ok(JsValue::UNDEFINED)
         })
     }
+}
 
+impl Handle {
     /// Calls `callback` with every event of `topic` (`message`, `sse`, `system`, `world`).
     /// Returns the function that unsubscribes.
     ///
@@ -114,19 +116,17 @@ impl AgentWorld {
         topic: JsValue,
         callback: JsValue,
     ) -> Result<js_sys::Function, JsValue> {
-        let h = self.handle()?;
         let topic = string_arg(&topic, "topic")?;
         let topic = parse_topic(&topic)?;
         let callback: js_sys::Function = callback
             .dyn_into()
             .map_err(|_| invalid_argument("callback", "must be a function"))?;
-        Ok(subscribe(&h.world, topic, callback))
+        Ok(subscribe(&self.world, topic, callback))
     }
 
     /// Every event of every topic as an async iterator (declared in events.rs' `TS_EVENTS`; see
     /// [`AgentWorld::get`]). Its listeners are `on()` callbacks.
     pub(crate) fn events(&self, options: JsValue) -> Result<JsValue, JsValue> {
-        let h = self.handle()?;
         let signal = read_signal(&options)?;
         // Read through Reflect: a Proxy passes the `instanceof` check, and its `aborted` may
         // throw.
@@ -134,8 +134,8 @@ impl AgentWorld {
             Some(s) => get(s, "aborted", "options.signal")?.is_truthy(),
             None => false,
         };
-        crate::bindings::events::events(&h.iterations, signal, aborted, |topic, listener| {
-            subscribe(&h.world, topic, listener)
+        crate::bindings::events::events(&self.iterations, signal, aborted, |topic, listener| {
+            subscribe(&self.world, topic, listener)
         })
     }
 }

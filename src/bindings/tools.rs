@@ -10,7 +10,7 @@ use wasm_bindgen::JsCast;
 
 use crate::bindings::convert::{string_arg, to_js};
 use crate::bindings::error::{from_world_error, invalid_argument};
-use crate::bindings::world::AgentWorld;
+use crate::bindings::world::Handle;
 use crate::core::json_write::{Obj, ToJson};
 use crate::core::tools::{
     NeedsApproval, ToolDefinition, ToolSpec, DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS,
@@ -218,11 +218,11 @@ impl ToJson for ToolInfo<'_> {
     }
 }
 
-impl AgentWorld {
+impl Handle {
     /// `registerTool()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
     pub(crate) fn register_tool(&self, tool: JsValue) -> Result<(), JsValue> {
         let (def, executor) = read_tool(&tool)?;
-        self.world()?
+        self.world
             .register_tool(def, Rc::new(executor))
             .map_err(from_world_error)
     }
@@ -230,12 +230,12 @@ impl AgentWorld {
     /// `unregisterTool()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
     pub(crate) fn unregister_tool(&self, name: JsValue) -> Result<bool, JsValue> {
         let name = string_arg(&name, "name")?;
-        Ok(self.world()?.unregister_tool(&name))
+        Ok(self.world.unregister_tool(&name))
     }
 
     /// `tools()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
     pub(crate) fn tools(&self) -> Result<JsValue, JsValue> {
-        let world = self.world()?;
+        let world = &self.world;
         let defs = world.tools();
         // A plain loop: an iterator chain instantiates its own adapters.
         let mut list: Vec<ToolInfo<'_>> = Vec::with_capacity(defs.len());
@@ -266,7 +266,7 @@ impl AgentWorld {
                 })?;
                 Some(Rc::new(JsInstructions::new(f)))
             };
-        self.world()?
+        self.world
             .set_instructions(&agent_id, provider)
             .map_err(from_world_error)
     }

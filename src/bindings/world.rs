@@ -543,31 +543,34 @@ impl AgentWorld {
     }
 
     /// The synchronous instance methods declared in `TS_GET` blocks, one export for all (as
-    /// [`AgentWorld::call_method`] is for the async ones): each method's own body, in the order
-    /// it reads its arguments and the handle.
+    /// [`AgentWorld::call_method`] is for the async ones). Each but `stop` (harmless on a closed
+    /// world) needs the open world first: a closed one answers `world_closed` before any
+    /// argument is read, and the handle is taken once here instead of in every method.
     #[wasm_bindgen(js_name = "__get", skip_typescript)]
     pub fn get(&self, method: JsValue, a: JsValue, b: JsValue) -> Result<JsValue, JsValue> {
+        let method = method.as_string().unwrap_or_default();
+        if method == "stop" {
+            self.stop();
+            return Ok(JsValue::UNDEFINED);
+        }
+        let h = self.handle()?;
         let undefined = |()| JsValue::UNDEFINED;
-        match method.as_string().as_deref().unwrap_or_default() {
-            "info" => self.info(),
-            "listChats" => self.list_chats(),
-            "currentChat" => self.current_chat(),
-            "agents" => self.agents(),
-            "agentMemory" => self.agent_memory(a),
-            "configureProvider" => self.configure_provider(a, b).map(undefined),
-            "registerProvider" => self.register_provider(a).map(undefined),
-            "setTimeouts" => self.set_timeouts(a, b).map(undefined),
-            "pendingApprovals" => self.pending_approvals(),
-            "registerTool" => self.register_tool(a).map(undefined),
-            "unregisterTool" => self.unregister_tool(a).map(JsValue::from_bool),
-            "tools" => self.tools(),
-            "setInstructions" => self.set_instructions(a, b).map(undefined),
-            "on" => self.on(a, b).map(JsValue::from),
-            "events" => self.events(a),
-            "stop" => {
-                self.stop();
-                Ok(JsValue::UNDEFINED)
-            }
+        match method.as_str() {
+            "info" => to_js(&h.world.info()),
+            "listChats" => h.list_chats(),
+            "currentChat" => h.current_chat(),
+            "agents" => h.agents(),
+            "agentMemory" => h.agent_memory(a),
+            "configureProvider" => h.configure_provider(a, b).map(undefined),
+            "registerProvider" => h.register_provider(a).map(undefined),
+            "setTimeouts" => h.set_timeouts(a, b).map(undefined),
+            "pendingApprovals" => h.pending_approvals(),
+            "registerTool" => h.register_tool(a).map(undefined),
+            "unregisterTool" => h.unregister_tool(a).map(JsValue::from_bool),
+            "tools" => h.tools(),
+            "setInstructions" => h.set_instructions(a, b).map(undefined),
+            "on" => h.on(a, b).map(JsValue::from),
+            "events" => h.events(a),
             _ => Err(no_such_method()),
         }
     }
@@ -645,11 +648,6 @@ fn no_such_method() -> JsValue {
 }
 
 impl AgentWorld {
-    /// `info()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
-    pub(crate) fn info(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.handle()?.world.info())
-    }
-
     /// `stop()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
     pub(crate) fn stop(&self) {
         if let Ok(h) = self.handle() {
