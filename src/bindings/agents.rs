@@ -132,8 +132,8 @@ impl Handle {
     }
 
     /// `agentMemory()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
-    pub(crate) fn agent_memory(&self, agent_id: JsValue) -> Result<JsValue, JsValue> {
-        let agent_id = string_arg(&agent_id, "agentId")?;
+    pub(crate) fn agent_memory(&self, agent_id: &JsValue) -> Result<JsValue, JsValue> {
+        let agent_id = string_arg(agent_id, "agentId")?;
         match self.world.agent_memory(&agent_id) {
             Some(memory) => to_js(&memory),
             None => Ok(JsValue::UNDEFINED),
@@ -143,30 +143,34 @@ impl Handle {
     /// `configureProvider()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
     pub(crate) fn configure_provider(
         &self,
-        provider: JsValue,
-        settings: JsValue,
+        provider: &JsValue,
+        settings: &JsValue,
     ) -> Result<(), JsValue> {
-        let provider = string_arg(&provider, "provider")?;
+        let provider = string_arg(provider, "provider")?;
         let kind = ProviderKind::parse(&provider).map_err(from_llm_error)?;
         let config: ProviderConfig =
-            from_js(&settings, &format!("settings of provider '{provider}'"))?;
+            from_js(settings, &format!("settings of provider '{provider}'"))?;
         self.llm.configure(kind, config).map_err(from_llm_error)
     }
 
     /// `registerProvider()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
-    pub(crate) fn register_provider(&self, provider: JsValue) -> Result<(), JsValue> {
+    pub(crate) fn register_provider(&self, provider: &JsValue) -> Result<(), JsValue> {
         if provider.is_null() || provider.is_undefined() {
             self.llm.set_custom(None);
             return Ok(());
         }
-        let custom = JsCustomProvider::new(provider)
+        let custom = JsCustomProvider::new(provider.clone())
             .map_err(|problem| invalid_argument("provider", &problem))?;
         self.llm.set_custom(Some(Rc::new(custom)));
         Ok(())
     }
 
     /// `setTimeouts()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
-    pub(crate) fn set_timeouts(&self, total_ms: JsValue, stall_ms: JsValue) -> Result<(), JsValue> {
+    pub(crate) fn set_timeouts(
+        &self,
+        total_ms: &JsValue,
+        stall_ms: &JsValue,
+    ) -> Result<(), JsValue> {
         let (total_ms, stall_ms) = (
             total_ms.as_f64().unwrap_or(f64::NAN),
             stall_ms.as_f64().unwrap_or(f64::NAN),

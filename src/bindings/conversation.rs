@@ -113,12 +113,13 @@ impl Handle {
     // the topic.
     pub(crate) fn on(
         &self,
-        topic: JsValue,
-        callback: JsValue,
+        topic: &JsValue,
+        callback: &JsValue,
     ) -> Result<js_sys::Function, JsValue> {
-        let topic = string_arg(&topic, "topic")?;
+        let topic = string_arg(topic, "topic")?;
         let topic = parse_topic(&topic)?;
         let callback: js_sys::Function = callback
+            .clone()
             .dyn_into()
             .map_err(|_| invalid_argument("callback", "must be a function"))?;
         Ok(subscribe(&self.world, topic, callback))
@@ -126,8 +127,8 @@ impl Handle {
 
     /// Every event of every topic as an async iterator (declared in events.rs' `TS_EVENTS`; see
     /// [`AgentWorld::get`]). Its listeners are `on()` callbacks.
-    pub(crate) fn events(&self, options: JsValue) -> Result<JsValue, JsValue> {
-        let signal = read_signal(&options)?;
+    pub(crate) fn events(&self, options: &JsValue) -> Result<JsValue, JsValue> {
+        let signal = read_signal(options)?;
         // Read through Reflect: a Proxy passes the `instanceof` check, and its `aborted` may
         // throw.
         let aborted = match &signal {

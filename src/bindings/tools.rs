@@ -220,16 +220,16 @@ impl ToJson for ToolInfo<'_> {
 
 impl Handle {
     /// `registerTool()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
-    pub(crate) fn register_tool(&self, tool: JsValue) -> Result<(), JsValue> {
-        let (def, executor) = read_tool(&tool)?;
+    pub(crate) fn register_tool(&self, tool: &JsValue) -> Result<(), JsValue> {
+        let (def, executor) = read_tool(tool)?;
         self.world
             .register_tool(def, Rc::new(executor))
             .map_err(from_world_error)
     }
 
     /// `unregisterTool()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
-    pub(crate) fn unregister_tool(&self, name: JsValue) -> Result<bool, JsValue> {
-        let name = string_arg(&name, "name")?;
+    pub(crate) fn unregister_tool(&self, name: &JsValue) -> Result<bool, JsValue> {
+        let name = string_arg(name, "name")?;
         Ok(self.world.unregister_tool(&name))
     }
 
@@ -252,13 +252,13 @@ impl Handle {
     }
 
     /// `setInstructions()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
-    pub(crate) fn set_instructions(&self, agent_id: JsValue, f: JsValue) -> Result<(), JsValue> {
-        let agent_id = string_arg(&agent_id, "agentId")?;
+    pub(crate) fn set_instructions(&self, agent_id: &JsValue, f: &JsValue) -> Result<(), JsValue> {
+        let agent_id = string_arg(agent_id, "agentId")?;
         let provider: Option<Rc<dyn crate::core::engine::InstructionsProvider>> =
             if f.is_null() || f.is_undefined() {
                 None
             } else {
-                let f: js_sys::Function = f.dyn_into().map_err(|_| {
+                let f: js_sys::Function = f.clone().dyn_into().map_err(|_| {
                     invalid_argument(
                         "instructions",
                         "must be a function ({agentName, chatId, message}) => string, or null",
