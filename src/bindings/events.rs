@@ -7,6 +7,7 @@
 //! or stop the iteration (`break`, `return()`, or the `signal`), which unsubscribes. The
 //! iterator is JavaScript (`awwEvents` below): its buffer, promises and `{value, done}` objects
 //! are the host's own, and it listens through the same subscriptions as `on()` callbacks.
+//! The bindings' other JavaScript (the storage manager's calls) shares this module's snippet.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -172,6 +173,35 @@ export function awwEvents(live, signal, aborted) {
 export function awwEndEvents(live) {
   for (const end of live.slice()) end();
 }
+export async function awwStorage(method) {
+  let manager;
+  let f;
+  try {
+    manager = globalThis.navigator.storage;
+    if (typeof manager === 'object' && manager !== null) f = manager[method];
+  } catch {}
+  if (typeof f !== 'function') return method === 'persist' ? false : null;
+  let value;
+  try {
+    value = await f.call(manager);
+  } catch (cause) {
+    const e = new Error(`navigator.storage.${method}() failed`);
+    e.name = 'AgentWorldError';
+    e.code = 'storage_error';
+    e.cause = cause;
+    throw e;
+  }
+  if (method === 'persist') return !!value;
+  const number = (key) => {
+    try {
+      const n = value[key];
+      return typeof n === 'number' ? n : 0;
+    } catch {
+      return 0;
+    }
+  };
+  return { usage: number('usage'), quota: number('quota') };
+}
 "#)]
 extern "C" {
     #[wasm_bindgen(catch, js_name = awwCallPiece)]
@@ -226,6 +256,13 @@ extern "C" {
     /// snippet's file, which the package writes into the glue.)
     #[wasm_bindgen(catch, js_name = awwEndEvents)]
     pub(crate) fn end_events(live: &js_sys::Array) -> Result<(), JsValue>;
+    /// `navigator.storage[method]()` where the runtime has that method (pages and workers): what
+    /// `requestPersistentStorage()` (`"persist"`) and `storageEstimate()` (`"estimate"`) resolve
+    /// with (storage.rs); a throw or a rejection rejects with `storage_error` and it as the
+    /// `cause`. JavaScript, the host's own API with nothing for Rust to add, and in this block
+    /// because each snippet is a file of its own to fetch and compress.
+    #[wasm_bindgen(js_name = awwStorage)]
+    pub(crate) fn storage_call(method: &str) -> js_sys::Promise;
 }
 
 /// The reply being streamed: what every piece of it repeats, as JS strings made once per

@@ -274,46 +274,6 @@ impl CommonOptions {
     }
 }
 
-#[wasm_bindgen(inline_js = r#"
-export async function awwStorage(method) {
-  let manager;
-  let f;
-  try {
-    manager = globalThis.navigator.storage;
-    if (typeof manager === 'object' && manager !== null) f = manager[method];
-  } catch {}
-  if (typeof f !== 'function') return method === 'persist' ? false : null;
-  let value;
-  try {
-    value = await f.call(manager);
-  } catch (cause) {
-    const e = new Error(`navigator.storage.${method}() failed`);
-    e.name = 'AgentWorldError';
-    e.code = 'storage_error';
-    e.cause = cause;
-    throw e;
-  }
-  if (method === 'persist') return !!value;
-  const number = (key) => {
-    try {
-      const n = value[key];
-      return typeof n === 'number' ? n : 0;
-    } catch {
-      return 0;
-    }
-  };
-  return { usage: number('usage'), quota: number('quota') };
-}
-"#)]
-extern "C" {
-    /// `navigator.storage[method]()` where the runtime has that method (pages and workers),
-    /// its result as [`request_persistent_storage`] (`"persist"`) or [`storage_estimate`]
-    /// (`"estimate"`) resolve with; a throw or a rejection rejects with `storage_error` and it
-    /// as the `cause`. JavaScript: the host's own API, with nothing for Rust to add.
-    #[wasm_bindgen(js_name = awwStorage)]
-    fn storage_call(method: &str) -> js_sys::Promise;
-}
-
 /// Asks the browser to keep this origin's data (IndexedDB) even under storage pressure.
 /// Resolves `true` when storage is (now) persistent, `false` when the browser said no or the
 /// runtime has no storage manager (Node, Deno, workerd). Browsers may prompt the user or
@@ -325,7 +285,7 @@ extern "C" {
 /// ```
 #[wasm_bindgen(js_name = requestPersistentStorage, unchecked_return_type = "Promise<boolean>")]
 pub fn request_persistent_storage() -> js_sys::Promise {
-    storage_call("persist")
+    crate::bindings::events::storage_call("persist")
 }
 
 /// How much storage this origin uses and may use, in bytes, or `null` where the runtime has no
@@ -341,5 +301,5 @@ pub fn request_persistent_storage() -> js_sys::Promise {
     unchecked_return_type = "Promise<{ usage: number; quota: number } | null>"
 )]
 pub fn storage_estimate() -> js_sys::Promise {
-    storage_call("estimate")
+    crate::bindings::events::storage_call("estimate")
 }
