@@ -534,7 +534,7 @@ impl AgentWorld {
         match method.as_str() {
             // Each with its own body (conversation.rs, outcome.rs).
             "idle" => self.idle(),
-            "sendAndWait" => self.send_and_wait(a, b),
+            "sendAndWait" => self.send_and_wait(&a, &b),
             _ => call(
                 self.handle()
                     .and_then(|h| Ok((h, read_call(&method, &a, &b)?))),
