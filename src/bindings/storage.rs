@@ -181,37 +181,24 @@ impl CommonOptions {
     }
 
     /// Removes the string option `key` from `rest` and returns it (`None` when absent), or an
-    /// `invalid_input` error naming `what.key` and the values it may take.
+    /// `invalid_input` error naming `what.key` and saying `problem` when it is not a string or,
+    /// unless `choices` is empty, not one of them (`problem` spelt out by the caller: no
+    /// message joined at run time).
     pub fn take_choice(
         &mut self,
         key: &str,
         what: &str,
         choices: &[&str],
+        problem: &str,
     ) -> Result<Option<String>, JsValue> {
-        let v = match self.rest.remove(key) {
-            None | Some(crate::core::json::Value::Null) => return Ok(None),
-            Some(crate::core::json::Value::String(s)) => Some(s),
-            Some(_) => None,
-        };
-        match v {
-            Some(s) if choices.is_empty() || choices.contains(&s.as_str()) => Ok(Some(s)),
-            _ if choices.is_empty() => Err(invalid_argument(
-                &format!("{what}.{key}"),
-                "must be a string",
-            )),
-            _ => {
-                // `must be "a" or "b"` (the choices are plain words: nothing to escape).
-                let mut problem = String::from("must be ");
-                for (i, c) in choices.iter().enumerate() {
-                    if i > 0 {
-                        problem.push_str(" or ");
-                    }
-                    problem.push('"');
-                    problem.push_str(c);
-                    problem.push('"');
-                }
-                Err(invalid_argument(&format!("{what}.{key}"), &problem))
+        match self.rest.remove(key) {
+            None | Some(crate::core::json::Value::Null) => Ok(None),
+            Some(crate::core::json::Value::String(s))
+                if choices.is_empty() || choices.contains(&s.as_str()) =>
+            {
+                Ok(Some(s))
             }
+            Some(_) => Err(invalid_argument(&format!("{what}.{key}"), problem)),
         }
     }
 

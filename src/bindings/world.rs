@@ -423,7 +423,12 @@ impl AgentWorld {
         crate::bindings::storage::start_indexeddb_open(&options);
         let args = CommonOptions::read(&options, what).and_then(|mut options| {
             let open_existing = options
-                .take_choice("ifExists", what, &["error", "open"])?
+                .take_choice(
+                    "ifExists",
+                    what,
+                    &["error", "open"],
+                    r#"must be "error" or "open""#,
+                )?
                 .as_deref()
                 == Some("open");
             let input: CreateWorld = from_fields(options.rest.clone(), what)?;
@@ -601,10 +606,15 @@ fn import_args(json: &JsValue, options: &JsValue) -> Result<(CommonOptions, Star
     let what = "AgentWorld.import options";
     let mut options = CommonOptions::read(options, what)?;
     let copy = options
-        .take_choice("as", what, &["original", "copy"])?
+        .take_choice(
+            "as",
+            what,
+            &["original", "copy"],
+            r#"must be "original" or "copy""#,
+        )?
         .as_deref()
         == Some("copy");
-    let name = options.take_choice("name", what, &[])?;
+    let name = options.take_choice("name", what, &[], "must be a string")?;
     if name.is_some() && !copy {
         return Err(invalid_argument(
             &format!("{what}.name"),
