@@ -7,7 +7,8 @@
 //! or stop the iteration (`break`, `return()`, or the `signal`), which unsubscribes. The
 //! iterator is JavaScript (`awwEvents` below): its buffer, promises and `{value, done}` objects
 //! are the host's own, and it listens through the same subscriptions as `on()` callbacks.
-//! The bindings' other JavaScript (the storage manager's calls) shares this module's snippet.
+//! The bindings' other JavaScript (the storage manager's calls, the host's globals) shares this
+//! module's snippet.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -173,6 +174,14 @@ export function awwEvents(live, signal, aborted) {
 export function awwEndEvents(live) {
   for (const end of live.slice()) end();
 }
+export function awwHas(what) {
+  try {
+    if (what === 0) return typeof globalThis.indexedDB === 'object' && globalThis.indexedDB !== null;
+    return globalThis.window !== undefined || globalThis.WorkerGlobalScope !== undefined;
+  } catch {
+    return false;
+  }
+}
 export async function awwStorage(method) {
   let manager;
   let f;
@@ -261,6 +270,11 @@ extern "C" {
     /// with (storage.rs); a throw or a rejection rejects with `storage_error` and it as the
     /// `cause`. JavaScript, the host's own API with nothing for Rust to add, and in this block
     /// because each snippet is a file of its own to fetch and compress.
+    /// What the host has, asked of its global object (a throwing getter counts as absent):
+    /// `0`, IndexedDB (pages and workers; see storage.rs); `1`, a window or a worker's scope,
+    /// where requests carry an Origin header (see world.rs).
+    #[wasm_bindgen(js_name = awwHas)]
+    pub(crate) fn host_has(what: u32) -> bool;
     #[wasm_bindgen(js_name = awwStorage)]
     pub(crate) fn storage_call(method: &str) -> js_sys::Promise;
 }

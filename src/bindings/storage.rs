@@ -83,8 +83,7 @@ pub fn start_indexeddb_open(options: &JsValue) {
 
 /// Whether this runtime has IndexedDB (pages and workers do; Node, Deno and workerd do not).
 pub fn indexeddb_available() -> bool {
-    js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("indexedDB"))
-        .is_ok_and(|v| v.is_object())
+    crate::bindings::events::host_has(0)
 }
 
 /// The [`JsStore`] over `object`: the live one if a world already uses this adapter object,

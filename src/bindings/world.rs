@@ -31,17 +31,10 @@ fn closed() -> JsValue {
     )
 }
 
+/// Whether requests from here carry an Origin header (a window or a worker): providers that
+/// gate browser access need their opt-in header there. Node, Deno and workerd have neither.
 fn is_browser_like() -> bool {
-    // A window or a worker sends an Origin header: providers that gate browser access need
-    // their opt-in header there. Node, Deno and workerd have neither global.
-    let global = js_sys::global();
-    for name in ["window", "WorkerGlobalScope"] {
-        if js_sys::Reflect::get(&global, &JsValue::from_str(name)).is_ok_and(|v| !v.is_undefined())
-        {
-            return true;
-        }
-    }
-    false
+    crate::bindings::events::host_has(1)
 }
 
 pub(crate) struct Handle {
