@@ -120,20 +120,21 @@ function compact(code, what) {
   return code.replace(/^[ \t]*\/\/.*\r?\n/gm, '').replace(/^[ \t]+/gm, '');
 }
 
-/** `glue` with its JS snippets (the `inline_js` of src/bindings/events.rs) written into it in
+/** `glue` with its JS snippets (the `inline_js` blocks of src/bindings and src/web) written into it in
  * place of their import (web) or require (nodejs), each in its own function scope, so each
  * entry stays one self-contained file (and the CommonJS build never requires an ES module,
- * which Node 20 before 20.19 refuses). A snippet's exports must be `export function`s. */
+ * which Node 20 before 20.19 refuses). A snippet's exports must be `export function`s (or
+ * `export async function`s). */
 function withSnippets(glue, dir, what) {
   const line = /^(?:import \{ ([\w, ]+) \} from '(\.\/snippets\/[^']+)';|const \{ ([\w, ]+) \} = require\(String\.raw`(\.\/snippets\/[^`]+)`\);)$/gm;
   const out = glue.replace(line, (_, importNames, importPath, requireNames, requirePath) => {
     const names = (importNames ?? requireNames).split(', ');
     const source = readFileSync(at(`${dir}/${(importPath ?? requirePath).slice(2)}`), 'utf8');
-    const declared = [...source.matchAll(/^export function (\w+)\(/gm)].map((m) => m[1]);
-    if (/^export (?!function )/m.test(source) || !names.every((n) => declared.includes(n))) {
+    const declared = [...source.matchAll(/^export (?:async )?function (\w+)\(/gm)].map((m) => m[1]);
+    if (/^export (?!(?:async )?function )/m.test(source) || !names.every((n) => declared.includes(n))) {
       fail(`${what}: a snippet exports something other than functions (${importPath ?? requirePath})`);
     }
-    const body = compact(source.replace(/^export function /gm, 'function ').trim(), importPath ?? requirePath);
+    const body = compact(source.replace(/^export (async )?function /gm, '$1function ').trim(), importPath ?? requirePath);
     return `const { ${names.join(', ')} } = (() => {\n${body}\nreturn { ${names.join(', ')} };\n})();`;
   });
   if (out.includes('./snippets/')) fail(`${what}: the wasm-bindgen output changed shape (a snippet import was left)`);

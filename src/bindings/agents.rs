@@ -8,7 +8,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::bindings::convert::{from_js, string_arg, to_js};
 use crate::bindings::error::{from_llm_error, invalid_argument};
-use crate::bindings::world::{AgentWorld, Call};
+use crate::bindings::world::{Call, Handle};
 use crate::core::llm::{ProviderConfig, ProviderKind};
 use crate::core::model::{AgentPatch, NewAgent};
 use crate::web::custom_provider::JsCustomProvider;
@@ -125,17 +125,16 @@ export interface AgentWorld {
 }
 "#;
 
-impl AgentWorld {
+impl Handle {
     /// `agents()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
     pub(crate) fn agents(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.handle()?.world.agents())
+        to_js(&self.world.agents())
     }
 
     /// `agentMemory()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
-    pub(crate) fn agent_memory(&self, agent_id: JsValue) -> Result<JsValue, JsValue> {
-        let h = self.handle()?;
-        let agent_id = string_arg(&agent_id, "agentId")?;
-        match h.world.agent_memory(&agent_id) {
+    pub(crate) fn agent_memory(&self, agent_id: &JsValue) -> Result<JsValue, JsValue> {
+        let agent_id = string_arg(agent_id, "agentId")?;
+        match self.world.agent_memory(&agent_id) {
             Some(memory) => to_js(&memory),
             None => Ok(JsValue::UNDEFINED),
         }
@@ -144,33 +143,34 @@ impl AgentWorld {
     /// `configureProvider()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
     pub(crate) fn configure_provider(
         &self,
-        provider: JsValue,
-        settings: JsValue,
+        provider: &JsValue,
+        settings: &JsValue,
     ) -> Result<(), JsValue> {
-        let h = self.handle()?;
-        let provider = string_arg(&provider, "provider")?;
+        let provider = string_arg(provider, "provider")?;
         let kind = ProviderKind::parse(&provider).map_err(from_llm_error)?;
         let config: ProviderConfig =
-            from_js(&settings, &format!("settings of provider '{provider}'"))?;
-        h.llm.configure(kind, config).map_err(from_llm_error)
+            from_js(settings, &format!("settings of provider '{provider}'"))?;
+        self.llm.configure(kind, config).map_err(from_llm_error)
     }
 
     /// `registerProvider()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
-    pub(crate) fn register_provider(&self, provider: JsValue) -> Result<(), JsValue> {
-        let h = self.handle()?;
+    pub(crate) fn register_provider(&self, provider: &JsValue) -> Result<(), JsValue> {
         if provider.is_null() || provider.is_undefined() {
-            h.llm.set_custom(None);
+            self.llm.set_custom(None);
             return Ok(());
         }
-        let custom = JsCustomProvider::new(provider)
+        let custom = JsCustomProvider::new(provider.clone())
             .map_err(|problem| invalid_argument("provider", &problem))?;
-        h.llm.set_custom(Some(Rc::new(custom)));
+        self.llm.set_custom(Some(Rc::new(custom)));
         Ok(())
     }
 
     /// `setTimeouts()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
-    pub(crate) fn set_timeouts(&self, total_ms: JsValue, stall_ms: JsValue) -> Result<(), JsValue> {
-        let h = self.handle()?;
+    pub(crate) fn set_timeouts(
+        &self,
+        total_ms: &JsValue,
+        stall_ms: &JsValue,
+    ) -> Result<(), JsValue> {
         let (total_ms, stall_ms) = (
             total_ms.as_f64().unwrap_or(f64::NAN),
             stall_ms.as_f64().unwrap_or(f64::NAN),
@@ -182,7 +182,7 @@ impl AgentWorld {
                 "must be positive numbers of milliseconds",
             ));
         }
-        h.llm.set_timeouts(Timeouts {
+        self.llm.set_timeouts(Timeouts {
             total_ms: total_ms as u64,
             stall_ms: stall_ms as u64,
         });

@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::bindings::convert::to_js;
 use crate::bindings::error::invalid_argument;
-use crate::bindings::world::{AgentWorld, Call};
+use crate::bindings::world::{Call, Handle};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_APPROVALS: &'static str = r#"
@@ -96,10 +96,10 @@ export interface AgentWorld {
 }
 "#;
 
-impl AgentWorld {
+impl Handle {
     /// `pendingApprovals()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
     pub(crate) fn pending_approvals(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.world()?.pending_approvals())
+        to_js(&self.world.pending_approvals())
     }
 }
 

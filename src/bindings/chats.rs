@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 use crate::bindings::convert::{options_object, string_arg, to_js};
 use crate::bindings::error::invalid_argument;
 use crate::bindings::input::get;
-use crate::bindings::world::{AgentWorld, Call};
+use crate::bindings::world::{Call, Handle};
 
 // The async methods of this file, declared here with their docs: the glue step defines them
 // on the class, each calling the shared export `__call` (see world.rs).
@@ -102,15 +102,15 @@ export interface AgentWorld {
 }
 "#;
 
-impl AgentWorld {
+impl Handle {
     /// `listChats()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
     pub(crate) fn list_chats(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.handle()?.world.list_chats())
+        to_js(&self.world.list_chats())
     }
 
     /// `currentChat()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
     pub(crate) fn current_chat(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.handle()?.world.current_chat())
+        to_js(&self.world.current_chat())
     }
 }
 

@@ -13,7 +13,7 @@ use crate::bindings::error::{agent_world_error, from_world_error, invalid_argume
 use crate::bindings::events::{call_with_message, call_with_piece, event_payload, message_value};
 use crate::bindings::input::get;
 use crate::bindings::types::{or_undefined, SendOptionsArg};
-use crate::bindings::world::AgentWorld;
+use crate::bindings::world::{AgentWorld, Handle};
 use crate::core::engine::{WeakWorld, World};
 use crate::core::events::{Callback, Event, SystemEvent, Topic, WorldEvent};
 use crate::web::js_tools::message_of;
@@ -98,7 +98,9 @@ impl AgentWorld {
             Ok(JsValue::UNDEFINED)
         })
     }
+}
 
+impl Handle {
     /// Calls `callback` with every event of `topic` (`message`, `sse`, `system`, `world`).
     /// Returns the function that unsubscribes.
     ///
@@ -111,64 +113,73 @@ impl AgentWorld {
     // the topic.
     pub(crate) fn on(
         &self,
-        topic: JsValue,
-        callback: JsValue,
+        topic: &JsValue,
+        callback: &JsValue,
     ) -> Result<js_sys::Function, JsValue> {
-        let h = self.handle()?;
-        let topic = string_arg(&topic, "topic")?;
+        let topic = string_arg(topic, "topic")?;
         let topic = parse_topic(&topic)?;
         let callback: js_sys::Function = callback
+            .clone()
             .dyn_into()
             .map_err(|_| invalid_argument("callback", "must be a function"))?;
-        let weak = h.world.downgrade();
-        let cb: Callback = Rc::new(move |event: &Event| {
-            // A streamed piece (one per token) is built and delivered in one crossing.
-            // So is a message (one per reply): one crossing, no JSON text.
-            let returned = match call_with_piece(&callback, event)
-                .or_else(|| call_with_message(&callback, event))
-            {
-                Some(returned) => returned,
-                None => {
-                    let payload = event_payload(event)
-                        .map_err(|_| "could not convert the event".to_string())?;
-                    let listener: &Listener = callback.unchecked_ref();
-                    listener.call_returning(&JsValue::NULL, &payload)
-                }
-            }
-            .map_err(|e| message_of(&e, "the callback threw"))?;
-            // An async callback's rejection is reported like a throw (never left unhandled),
-            // except for a callback handling a report itself, which would loop. A callback
-            // returning nothing (the common case, once per streamed chunk) costs no check.
-            if let Some(returned) = returned.filter(JsValue::is_object) {
-                report_rejection(&returned, weak.clone(), topic, !is_callback_error(event));
-            }
-            Ok(())
-        });
-        // The subscription lives as long as the world, not as long as the returned function:
-        // callers often ignore it (`world.on(...)` as a statement), and a subscription tied to
-        // a closure JS may garbage-collect would silently stop delivering events.
-        let id = h.world.on(topic, cb).forget();
-        // Weak: a kept `off` function must not keep a closed world alive.
-        let world = h.world.downgrade();
-        let off = Closure::<dyn FnMut()>::new(move || {
-            if let Some(world) = world.upgrade() {
-                world.off(id);
-            }
-        });
-        Ok(off.into_js_value().unchecked_into())
+        Ok(subscribe(&self.world, topic, callback))
     }
 
     /// Every event of every topic as an async iterator (declared in events.rs' `TS_EVENTS`; see
-    /// [`AgentWorld::get`]).
-    pub(crate) fn events(&self, options: JsValue) -> Result<JsValue, JsValue> {
-        let h = self.handle()?;
-        let signal = read_signal(&options)?;
-        let (iterator, end) = crate::bindings::events::events(&h.world, signal, event_payload)?;
-        let mut iterations = h.iterations.borrow_mut();
-        iterations.retain(|e| e.strong_count() > 0);
-        iterations.push(end);
-        Ok(iterator)
+    /// [`AgentWorld::get`]). Its listeners are `on()` callbacks.
+    pub(crate) fn events(&self, options: &JsValue) -> Result<JsValue, JsValue> {
+        let signal = read_signal(options)?;
+        // Read through Reflect: a Proxy passes the `instanceof` check, and its `aborted` may
+        // throw.
+        let aborted = match &signal {
+            Some(s) => get(s, "aborted", "options.signal")?.is_truthy(),
+            None => false,
+        };
+        crate::bindings::events::events(&self.iterations, signal, aborted, |topic, listener| {
+            subscribe(&self.world, topic, listener)
+        })
     }
+}
+
+/// Subscribes `callback` to `topic` (an `on()` callback); returns the function that
+/// unsubscribes.
+fn subscribe(world: &World, topic: Topic, callback: js_sys::Function) -> js_sys::Function {
+    let weak = world.downgrade();
+    let cb: Callback = Rc::new(move |event: &Event| {
+        // A streamed piece (one per token) is built and delivered in one crossing.
+        // So is a message (one per reply): one crossing, no JSON text.
+        let returned = match call_with_piece(&callback, event)
+            .or_else(|| call_with_message(&callback, event))
+        {
+            Some(returned) => returned,
+            None => {
+                let payload =
+                    event_payload(event).map_err(|_| "could not convert the event".to_string())?;
+                let listener: &Listener = callback.unchecked_ref();
+                listener.call_returning(&JsValue::NULL, &payload)
+            }
+        }
+        .map_err(|e| message_of(&e, "the callback threw"))?;
+        // An async callback's rejection is reported like a throw (never left unhandled),
+        // except for a callback handling a report itself, which would loop. A callback
+        // returning nothing (the common case, once per streamed chunk) costs no check.
+        if let Some(returned) = returned.filter(JsValue::is_object) {
+            report_rejection(&returned, weak.clone(), topic, !is_callback_error(event));
+        }
+        Ok(())
+    });
+    // The subscription lives as long as the world, not as long as the returned function:
+    // callers often ignore it (`world.on(...)` as a statement), and a subscription tied to
+    // a closure JS may garbage-collect would silently stop delivering events.
+    let id = world.on(topic, cb).forget();
+    // Weak: a kept `off` function must not keep a closed world alive.
+    let world = world.downgrade();
+    let off = Closure::<dyn FnMut()>::new(move || {
+        if let Some(world) = world.upgrade() {
+            world.off(id);
+        }
+    });
+    off.into_js_value().unchecked_into()
 }
 
 // The generic `on`, merged into the class's declaration: the callback's event type follows the

@@ -1,19 +1,23 @@
 //! `world.events({ signal })`: every event of every topic as an async iterator, for code that
-//! prefers `for await` to callbacks.
+//! prefers `for await` to callbacks; and the one-crossing builders of the frequent events'
+//! objects (a streamed piece, a message) that `on()` callbacks get.
 //!
 //! Events are buffered from the moment `events()` is called until they are read, so nothing is
 //! missed between two `next()` calls; the buffer is unbounded, so a consumer must keep reading
-//! or stop the iteration (`break`, `return()`, or the `signal`), which unsubscribes.
+//! or stop the iteration (`break`, `return()`, or the `signal`), which unsubscribes. The
+//! iterator is JavaScript (`awwEvents` below): its buffer, promises and `{value, done}` objects
+//! are the host's own, and it listens through the same subscriptions as `on()` callbacks.
+//! The bindings' other JavaScript (the storage manager's calls, the host's globals) shares this
+//! module's snippet.
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
+
 use wasm_bindgen::JsCast;
 
-use crate::core::engine::World;
-use crate::core::events::{Event, SseEvent, SseType, SubscriptionId, Topic};
+use crate::core::events::{Event, SseEvent, SseType, Topic};
 use crate::core::model::{Message, MessageKind};
 use crate::web::text_run;
 
@@ -43,19 +47,12 @@ export interface AgentWorld {
 }
 "#;
 
-/// The JS object a callback gets for `event`: a fresh plain object per call (a listener may keep
-/// it: `events()` buffers them), shaped exactly as the serde form (spec §8).
+/// The JS object a callback gets for `event` when it is neither a piece nor a message without
+/// tool calls (those are built in one crossing: [`call_with_piece`], [`call_with_message`]): a
+/// fresh plain object per call (a listener may keep it: `events()` buffers them), shaped
+/// exactly as the serde form (spec §8).
 pub(crate) fn event_payload(event: &Event) -> Result<JsValue, JsValue> {
-    use crate::bindings::convert::to_js;
-    match event {
-        Event::Sse(e) => match stream_piece(e) {
-            Some((kind, content)) => Ok(piece_object(kind, &e.agent_name, &e.message_id, content)),
-            None => to_js(e),
-        },
-        Event::Message(m) => message_value(m),
-        Event::System(e) => to_js(e),
-        Event::World(e) => to_js(e),
-    }
+    crate::bindings::convert::to_js(event)
 }
 
 /// A `chunk` or `reasoning` event with `content` and nothing else: the events of a streamed
@@ -74,21 +71,6 @@ fn stream_piece(e: &SseEvent) -> Option<(SseType, &str)> {
         }
         _ => None,
     }
-}
-
-#[wasm_bindgen]
-extern "C" {
-    /// A plain object being filled in.
-    type Fields;
-    /// `this[key] = value` (what serde_wasm_bindgen's objects are built with), without the
-    /// `catch` wrapper of `Reflect.set`: setting a data property on a fresh plain object
-    /// cannot throw.
-    #[wasm_bindgen(method, indexing_setter)]
-    fn set(this: &Fields, key: &JsValue, value: &JsValue);
-    /// `this[key] = value` for a string handed over as UTF-8 bytes: the glue decodes it in the
-    /// same call (one crossing, where `JsValue::from_str` then `set` took two).
-    #[wasm_bindgen(method, indexing_setter)]
-    fn set_str(this: &Fields, key: &JsValue, value: &str);
 }
 
 /// Builds a piece's event object and calls an `on()` listener with it, in one crossing of the
@@ -139,6 +121,96 @@ export function awwMessage(listener, memory, ptr, len, idUnits, chatUnits, sende
     : { messageId, chatId, sender, content, createdAt, replyToMessageId: text.slice(at, at + replyUnits), kind: KINDS[kind] };
   return listener === null ? m : listener.call(null, m);
 }
+export function awwEvents(live, signal, aborted) {
+  const buffer = [];
+  const offs = [];
+  let waiting = null;
+  let done = false;
+  const result = (value, done) => ({ value, done });
+  const end = () => {
+    if (done) return;
+    done = true;
+    buffer.length = 0;
+    const at = live.indexOf(end);
+    if (at >= 0) live.splice(at, 1);
+    for (const off of offs) off();
+    if (waiting !== null) {
+      const resolve = waiting;
+      waiting = null;
+      resolve(result(undefined, true));
+    }
+    if (signal !== null) try { signal.removeEventListener('abort', end); } catch {}
+  };
+  if (aborted) end();
+  else if (signal !== null) signal.addEventListener('abort', end);
+  if (!done) live.push(end);
+  const listen = (topic) => (event) => {
+    if (done) return;
+    const item = { topic, event };
+    if (waiting === null) buffer.push(item);
+    else {
+      const resolve = waiting;
+      waiting = null;
+      resolve(result(item, false));
+    }
+  };
+  const iterator = {
+    next() {
+      if (buffer.length) return Promise.resolve(result(buffer.shift(), false));
+      if (done) return Promise.resolve(result(undefined, true));
+      // A second next() before the first settles ends the first with done (one reader).
+      if (waiting !== null) waiting(result(undefined, true));
+      return new Promise((resolve) => { waiting = resolve; });
+    },
+    return() {
+      end();
+      return Promise.resolve(result(undefined, true));
+    },
+    [Symbol.asyncIterator]() { return this; },
+  };
+  const add = (off) => { if (done) off(); else offs.push(off); };
+  return [iterator, add, listen('message'), listen('sse'), listen('system'), listen('world')];
+}
+export function awwEndEvents(live) {
+  for (const end of live.slice()) end();
+}
+export function awwHas(what) {
+  try {
+    if (what === 0) return typeof globalThis.indexedDB === 'object' && globalThis.indexedDB !== null;
+    return globalThis.window !== undefined || globalThis.WorkerGlobalScope !== undefined;
+  } catch {
+    return false;
+  }
+}
+export async function awwStorage(method) {
+  let manager;
+  let f;
+  try {
+    manager = globalThis.navigator.storage;
+    if (typeof manager === 'object' && manager !== null) f = manager[method];
+  } catch {}
+  if (typeof f !== 'function') return method === 'persist' ? false : null;
+  let value;
+  try {
+    value = await f.call(manager);
+  } catch (cause) {
+    const e = new Error(`navigator.storage.${method}() failed`);
+    e.name = 'AgentWorldError';
+    e.code = 'storage_error';
+    e.cause = cause;
+    throw e;
+  }
+  if (method === 'persist') return !!value;
+  const number = (key) => {
+    try {
+      const n = value[key];
+      return typeof n === 'number' ? n : 0;
+    } catch {
+      return 0;
+    }
+  };
+  return { usage: number('usage'), quota: number('quota') };
+}
 "#)]
 extern "C" {
     #[wasm_bindgen(catch, js_name = awwCallPiece)]
@@ -175,6 +247,36 @@ extern "C" {
         reply_units: u32,
         kind: u32,
     ) -> Result<Option<JsValue>, JsValue>;
+    /// A new `events()` iteration (see the module docs): `[iterator, add, listener × 4]`. The
+    /// caller subscribes each listener to its topic (`message`, `sse`, `system`, `world`, in
+    /// this order, as `on()` callbacks) and hands `add` the function that unsubscribes it,
+    /// which the iteration calls when it ends (at once when it has ended already). `signal`
+    /// (`null` when none) ends it when aborted, or at once when `aborted`; its
+    /// `addEventListener` throwing (a Proxy) is the `Err`. While it runs, its end function is
+    /// in `live` (the world's, see [`end_events`]).
+    #[wasm_bindgen(catch, js_name = awwEvents)]
+    fn new_iteration(
+        live: &js_sys::Array,
+        signal: &JsValue,
+        aborted: bool,
+    ) -> Result<js_sys::Array, JsValue>;
+    /// Ends every iteration whose end function is in `live`. (`catch` also keeps it an import
+    /// of the glue: a snippet function imported by the .wasm directly would be loaded from the
+    /// snippet's file, which the package writes into the glue.)
+    #[wasm_bindgen(catch, js_name = awwEndEvents)]
+    pub(crate) fn end_events(live: &js_sys::Array) -> Result<(), JsValue>;
+    /// `navigator.storage[method]()` where the runtime has that method (pages and workers): what
+    /// `requestPersistentStorage()` (`"persist"`) and `storageEstimate()` (`"estimate"`) resolve
+    /// with (storage.rs); a throw or a rejection rejects with `storage_error` and it as the
+    /// `cause`. JavaScript, the host's own API with nothing for Rust to add, and in this block
+    /// because each snippet is a file of its own to fetch and compress.
+    /// What the host has, asked of its global object (a throwing getter counts as absent):
+    /// `0`, IndexedDB (pages and workers; see storage.rs); `1`, a window or a worker's scope,
+    /// where requests carry an Origin header (see world.rs).
+    #[wasm_bindgen(js_name = awwHas)]
+    pub(crate) fn host_has(what: u32) -> bool;
+    #[wasm_bindgen(js_name = awwStorage)]
+    pub(crate) fn storage_call(method: &str) -> js_sys::Promise;
 }
 
 /// The reply being streamed: what every piece of it repeats, as JS strings made once per
@@ -186,28 +288,17 @@ struct PieceFields {
     js: Rc<[JsValue; 3]>,
 }
 
-/// The fields of the current reply's pieces, and what `events()` copies its objects from.
-/// Never borrowed across a call into JavaScript (a listener may do anything).
-struct PieceTemplate {
-    content_key: JsValue,
-    current: RefCell<Option<PieceFields>>,
-    /// `{type, agentName, messageId}` for [`piece_object`], with the fields it was made of.
-    object: RefCell<Option<(Rc<[JsValue; 3]>, js_sys::Object)>>,
-}
-
 thread_local! {
-    static PIECE: PieceTemplate = PieceTemplate {
-        content_key: JsValue::from_str("content"),
-        current: RefCell::new(None),
-        object: RefCell::new(None),
-    };
+    /// The fields of the current reply's pieces. Never borrowed across a call into JavaScript
+    /// (a listener may do anything).
+    static PIECE: RefCell<Option<PieceFields>> = const { RefCell::new(None) };
 }
 
 /// The JS strings of a piece's type, agent name and message id: the last piece's when it
 /// belongs to the same reply and has the same type, else made anew.
 fn piece_fields(kind: SseType, agent: &str, message: &str) -> Rc<[JsValue; 3]> {
-    PIECE.with(|p| {
-        let mut current = p.current.borrow_mut();
+    PIECE.with(|current| {
+        let mut current = current.borrow_mut();
         if let Some(c) = current.as_ref() {
             if c.kind == kind && c.agent == agent && c.message == message {
                 return c.js.clone();
@@ -253,31 +344,6 @@ pub(crate) fn call_with_piece(
             content.as_ptr() as usize,
             content.len(),
         ))
-    })
-}
-
-/// `{type, agentName, messageId, content}` (the serde path's object, same key order), for
-/// `events()`: a copy of the reply's template (`Object.assign`) plus its `content`.
-fn piece_object(kind: SseType, agent: &str, message: &str, content: &str) -> JsValue {
-    let fields = piece_fields(kind, agent, message);
-    PIECE.with(|p| {
-        let mut object = p.object.borrow_mut();
-        let stale = !matches!(object.as_ref(), Some((made_of, _)) if Rc::ptr_eq(made_of, &fields));
-        if stale {
-            let template = js_sys::Object::new();
-            let set: &Fields = template.unchecked_ref();
-            for (key, value) in ["type", "agentName", "messageId"].iter().zip(fields.iter()) {
-                set.set(&JsValue::from_str(key), value);
-            }
-            *object = Some((fields, template));
-        }
-        let out = js_sys::Object::new();
-        if let Some((_, template)) = object.as_ref() {
-            js_sys::Object::assign(&out, template);
-        }
-        let set: &Fields = out.unchecked_ref();
-        set.set_str(&p.content_key, content);
-        out.into()
     })
 }
 
@@ -369,171 +435,34 @@ pub(crate) fn message_value(m: &Message) -> Result<JsValue, JsValue> {
     }
 }
 
-#[derive(Default)]
-struct State {
-    buffer: VecDeque<JsValue>,
-    waiting: Option<js_sys::Function>,
-    done: bool,
-    subscriptions: Vec<SubscriptionId>,
-    // The abort listener, kept alive while the iteration runs and removed when it ends.
-    abort: Option<(web_sys::AbortSignal, Closure<dyn FnMut()>)>,
-}
-
-fn result(value: &JsValue, done: bool) -> JsValue {
-    let out = js_sys::Object::new();
-    // Setting data properties on a fresh plain object cannot fail.
-    let _ = js_sys::Reflect::set(&out, &JsValue::from_str("value"), value);
-    let _ = js_sys::Reflect::set(&out, &JsValue::from_str("done"), &JsValue::from_bool(done));
-    out.into()
-}
-
-fn finish(world: &World, state: &Rc<RefCell<State>>) {
-    let (subscriptions, waiting, abort) = {
-        let mut s = state.borrow_mut();
-        if s.done {
-            return;
-        }
-        s.done = true;
-        s.buffer.clear();
-        (
-            std::mem::take(&mut s.subscriptions),
-            s.waiting.take(),
-            s.abort.take(),
-        )
-    };
-    for id in subscriptions {
-        world.off(id);
-    }
-    if let Some(resolve) = waiting {
-        let _ = resolve.call1(&JsValue::NULL, &result(&JsValue::UNDEFINED, true));
-    }
-    if let Some((signal, listener)) = abort {
-        let _ =
-            signal.remove_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
-    }
-}
-
-/// A weak handle on the function that ends one `events()` iteration.
-pub type EndIteration = std::rc::Weak<dyn Fn()>;
-
-/// Builds the async iterator over `world`'s events (see the module docs), and a weak handle on
-/// the function that ends it (as `return()` does), for closing the world: a `for await` over a
-/// closed world ends instead of waiting forever.
-pub fn events(
-    world: &World,
+/// Starts an `events()` iteration over the world whose live iterations are `live`: the
+/// iterator, and the listeners `subscribe(topic, listener)` subscribes (it returns the
+/// function that unsubscribes). `signal` is checked already (`read_signal`) and its `aborted`
+/// read through `Reflect` before this: a Proxy passes the `instanceof` check, and its
+/// `aborted` may throw.
+pub(crate) fn events(
+    live: &js_sys::Array,
     signal: Option<web_sys::AbortSignal>,
-    to_payload: fn(&Event) -> Result<JsValue, JsValue>,
-) -> Result<(JsValue, EndIteration), JsValue> {
-    // Read through Reflect before subscribing: a Proxy passes the `instanceof` check, and its
-    // `aborted` may throw.
-    let aborted = match &signal {
-        Some(s) => crate::bindings::input::get(s, "aborted", "options.signal")?.is_truthy(),
-        None => false,
-    };
-    let state = Rc::new(RefCell::new(State::default()));
-    for (topic, name) in [
-        (Topic::Message, "message"),
-        (Topic::Sse, "sse"),
-        (Topic::System, "system"),
-        (Topic::World, "world"),
+    aborted: bool,
+    subscribe: impl Fn(Topic, js_sys::Function) -> js_sys::Function,
+) -> Result<JsValue, JsValue> {
+    let signal = signal.map_or(JsValue::NULL, JsValue::from);
+    let parts = new_iteration(live, &signal, aborted).map_err(|e| {
+        crate::bindings::error::agent_world_error(
+            "invalid_input",
+            "options.signal must be an AbortSignal",
+            Some(e),
+        )
+    })?;
+    let add: js_sys::Function = parts.get(1).unchecked_into();
+    for (at, topic) in [
+        (2, Topic::Message),
+        (3, Topic::Sse),
+        (4, Topic::System),
+        (5, Topic::World),
     ] {
-        let st = state.clone();
-        let id = world
-            .on(
-                topic,
-                Rc::new(move |event: &Event| {
-                    let item = js_sys::Object::new();
-                    let payload = to_payload(event).map_err(|_| "could not convert the event")?;
-                    let _ = js_sys::Reflect::set(&item, &"topic".into(), &JsValue::from_str(name));
-                    let _ = js_sys::Reflect::set(&item, &"event".into(), &payload);
-                    let waiting = {
-                        let mut s = st.borrow_mut();
-                        if s.done {
-                            return Ok(());
-                        }
-                        match s.waiting.take() {
-                            Some(resolve) => Some(resolve),
-                            None => {
-                                s.buffer.push_back(item.clone().into());
-                                None
-                            }
-                        }
-                    };
-                    if let Some(resolve) = waiting {
-                        let _ = resolve.call1(&JsValue::NULL, &result(&item, false));
-                    }
-                    Ok(())
-                }),
-            )
-            .forget();
-        state.borrow_mut().subscriptions.push(id);
+        let off = subscribe(topic, parts.get(at).unchecked_into());
+        let _ = add.call1(&JsValue::NULL, &off);
     }
-    if let Some(signal) = signal {
-        if aborted {
-            finish(world, &state);
-        } else {
-            let (w, st) = (world.clone(), state.clone());
-            let listener = Closure::<dyn FnMut()>::new(move || finish(&w, &st));
-            signal
-                .add_event_listener_with_callback("abort", listener.as_ref().unchecked_ref())
-                .map_err(|e| {
-                    crate::bindings::error::agent_world_error(
-                        "invalid_input",
-                        "options.signal must be an AbortSignal",
-                        Some(e),
-                    )
-                })?;
-            state.borrow_mut().abort = Some((signal, listener));
-        }
-    }
-
-    let iterator = js_sys::Object::new();
-    let st = state.clone();
-    // Typed `-> JsValue` like `fresh` below (a promise either way): one closure type, one
-    // wasm-bindgen cast and invoke shim fewer.
-    let next = Closure::<dyn FnMut() -> JsValue>::new(move || {
-        let mut s = st.borrow_mut();
-        if let Some(item) = s.buffer.pop_front() {
-            return js_sys::Promise::resolve(&result(&item, false)).into();
-        }
-        if s.done {
-            return js_sys::Promise::resolve(&result(&JsValue::UNDEFINED, true)).into();
-        }
-        let mut resolver = None;
-        let promise = js_sys::Promise::new(&mut |resolve, _| resolver = Some(resolve));
-        // A second next() before the first settles ends the first with done (one reader).
-        if let Some(previous) = s
-            .waiting
-            .replace(resolver.unwrap_or_else(js_sys::Function::default))
-        {
-            let _ = previous.call1(&JsValue::NULL, &result(&JsValue::UNDEFINED, true));
-        }
-        promise.into()
-    });
-    let (w, st) = (world.clone(), state.clone());
-    // Owned by `return()` (so it lives as long as the iterator); the caller gets a weak handle.
-    let end: Rc<dyn Fn()> = Rc::new(move || finish(&w, &st));
-    let weak_end = Rc::downgrade(&end);
-    let ret = Closure::<dyn FnMut() -> JsValue>::new(move || {
-        end();
-        js_sys::Promise::resolve(&result(&JsValue::UNDEFINED, true)).into()
-    });
-    let (next, ret) = (next.into_js_value(), ret.into_js_value());
-    let _ = js_sys::Reflect::set(&iterator, &"next".into(), &next);
-    let _ = js_sys::Reflect::set(&iterator, &"return".into(), &ret);
-    // `[Symbol.asyncIterator]()` must return an iterator; a closure cannot see `this`, and
-    // capturing `iterator` itself would make a cycle through wasm-bindgen's heap (a leak), so it
-    // returns a fresh object over the same `next` and `return`.
-    let fresh = Closure::<dyn FnMut() -> JsValue>::new(move || {
-        let it = js_sys::Object::new();
-        let _ = js_sys::Reflect::set(&it, &"next".into(), &next);
-        let _ = js_sys::Reflect::set(&it, &"return".into(), &ret);
-        it.into()
-    });
-    let _ = js_sys::Reflect::set(
-        &iterator,
-        &js_sys::Symbol::async_iterator(),
-        &fresh.into_js_value(),
-    );
-    Ok((iterator.into(), weak_end))
+    Ok(parts.get(0))
 }

@@ -169,7 +169,7 @@ type JsonValue = crate::core::json::Value;
 impl AgentWorld {
     /// `sendAndWait()` (declared with its docs in this file's `TS_CALL`; see
     /// [`AgentWorld::call_method`]).
-    pub(crate) fn send_and_wait(&self, content: JsValue, options: JsValue) -> js_sys::Promise {
+    pub(crate) fn send_and_wait(&self, content: &JsValue, options: &JsValue) -> js_sys::Promise {
         // Only the synchronous start borrows `self` (so `free()` succeeds while it waits).
         let world = match self.world() {
             Ok(w) => w,
@@ -205,9 +205,9 @@ impl AgentWorld {
         }
         let options = match options.is_undefined() || options.is_null() {
             true => None,
-            false => Some(options.unchecked_into::<SendOptionsArg>()),
+            false => Some(options.clone().unchecked_into::<SendOptionsArg>()),
         };
-        let sent = self.send(content, options);
+        let sent = self.send(content.clone(), options);
         promise(async move {
             let message = wasm_bindgen_futures::JsFuture::from(sent).await?;
             let root = js_sys::Reflect::get(&message, &JsValue::from_str("messageId"))

@@ -15,7 +15,6 @@ use std::rc::Rc;
 use futures_util::future::{FutureExt, Shared};
 use wasm_bindgen::prelude::*;
 
-use crate::bindings::convert::promise;
 use crate::bindings::error::invalid_argument;
 use crate::bindings::input::read_object;
 use crate::core::memory_store::MemoryStore;
@@ -84,8 +83,7 @@ pub fn start_indexeddb_open(options: &JsValue) {
 
 /// Whether this runtime has IndexedDB (pages and workers do; Node, Deno and workerd do not).
 pub fn indexeddb_available() -> bool {
-    js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("indexedDB"))
-        .is_ok_and(|v| v.is_object())
+    crate::bindings::events::host_has(0)
 }
 
 /// The [`JsStore`] over `object`: the live one if a world already uses this adapter object,
@@ -182,37 +180,24 @@ impl CommonOptions {
     }
 
     /// Removes the string option `key` from `rest` and returns it (`None` when absent), or an
-    /// `invalid_input` error naming `what.key` and the values it may take.
+    /// `invalid_input` error naming `what.key` and saying `problem` when it is not a string or,
+    /// unless `choices` is empty, not one of them (`problem` spelt out by the caller: no
+    /// message joined at run time).
     pub fn take_choice(
         &mut self,
         key: &str,
         what: &str,
         choices: &[&str],
+        problem: &str,
     ) -> Result<Option<String>, JsValue> {
-        let v = match self.rest.remove(key) {
-            None | Some(crate::core::json::Value::Null) => return Ok(None),
-            Some(crate::core::json::Value::String(s)) => Some(s),
-            Some(_) => None,
-        };
-        match v {
-            Some(s) if choices.is_empty() || choices.contains(&s.as_str()) => Ok(Some(s)),
-            _ if choices.is_empty() => Err(invalid_argument(
-                &format!("{what}.{key}"),
-                "must be a string",
-            )),
-            _ => {
-                // `must be "a" or "b"` (the choices are plain words: nothing to escape).
-                let mut problem = String::from("must be ");
-                for (i, c) in choices.iter().enumerate() {
-                    if i > 0 {
-                        problem.push_str(" or ");
-                    }
-                    problem.push('"');
-                    problem.push_str(c);
-                    problem.push('"');
-                }
-                Err(invalid_argument(&format!("{what}.{key}"), &problem))
+        match self.rest.remove(key) {
+            None | Some(crate::core::json::Value::Null) => Ok(None),
+            Some(crate::core::json::Value::String(s))
+                if choices.is_empty() || choices.contains(&s.as_str()) =>
+            {
+                Ok(Some(s))
             }
+            Some(_) => Err(invalid_argument(&format!("{what}.{key}"), problem)),
         }
     }
 
@@ -275,37 +260,6 @@ impl CommonOptions {
     }
 }
 
-fn storage_manager() -> Option<JsValue> {
-    let navigator =
-        js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("navigator")).ok()?;
-    let storage = js_sys::Reflect::get(&navigator, &JsValue::from_str("storage")).ok()?;
-    storage.is_object().then_some(storage)
-}
-
-async fn call_manager(method: &str) -> Result<Option<JsValue>, JsValue> {
-    let Some(manager) = storage_manager() else {
-        return Ok(None);
-    };
-    let Ok(function) = js_sys::Reflect::get(&manager, &JsValue::from_str(method))
-        .and_then(|f| f.dyn_into::<js_sys::Function>())
-    else {
-        return Ok(None);
-    };
-    // One error for a throw and a rejection alike.
-    let failed = |e| {
-        crate::bindings::error::agent_world_error(
-            "storage_error",
-            &format!("navigator.storage.{method}() failed"),
-            Some(e),
-        )
-    };
-    let promise = function.call0(&manager).map_err(failed)?;
-    let value = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&promise))
-        .await
-        .map_err(failed)?;
-    Ok(Some(value))
-}
-
 /// Asks the browser to keep this origin's data (IndexedDB) even under storage pressure.
 /// Resolves `true` when storage is (now) persistent, `false` when the browser said no or the
 /// runtime has no storage manager (Node, Deno, workerd). Browsers may prompt the user or
@@ -317,12 +271,7 @@ async fn call_manager(method: &str) -> Result<Option<JsValue>, JsValue> {
 /// ```
 #[wasm_bindgen(js_name = requestPersistentStorage, unchecked_return_type = "Promise<boolean>")]
 pub fn request_persistent_storage() -> js_sys::Promise {
-    promise(async {
-        let persisted = call_manager("persist")
-            .await?
-            .is_some_and(|v| v.is_truthy());
-        Ok(JsValue::from_bool(persisted))
-    })
+    crate::bindings::events::storage_call("persist")
 }
 
 /// How much storage this origin uses and may use, in bytes, or `null` where the runtime has no
@@ -338,29 +287,5 @@ pub fn request_persistent_storage() -> js_sys::Promise {
     unchecked_return_type = "Promise<{ usage: number; quota: number } | null>"
 )]
 pub fn storage_estimate() -> js_sys::Promise {
-    promise(estimate())
-}
-
-async fn estimate() -> Result<JsValue, JsValue> {
-    let Some(estimate) = call_manager("estimate").await? else {
-        return Ok(JsValue::NULL);
-    };
-    let read = |key: &str| {
-        js_sys::Reflect::get(&estimate, &JsValue::from_str(key))
-            .ok()
-            .and_then(|v| v.as_f64())
-            .unwrap_or(0.0)
-    };
-    let out = js_sys::Object::new();
-    let _ = js_sys::Reflect::set(
-        &out,
-        &JsValue::from_str("usage"),
-        &JsValue::from_f64(read("usage")),
-    );
-    let _ = js_sys::Reflect::set(
-        &out,
-        &JsValue::from_str("quota"),
-        &JsValue::from_f64(read("quota")),
-    );
-    Ok(out.into())
+    crate::bindings::events::storage_call("estimate")
 }

@@ -10,7 +10,7 @@ use wasm_bindgen::JsCast;
 
 use crate::bindings::convert::{string_arg, to_js};
 use crate::bindings::error::{from_world_error, invalid_argument};
-use crate::bindings::world::AgentWorld;
+use crate::bindings::world::Handle;
 use crate::core::json_write::{Obj, ToJson};
 use crate::core::tools::{
     NeedsApproval, ToolDefinition, ToolSpec, DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS,
@@ -218,24 +218,24 @@ impl ToJson for ToolInfo<'_> {
     }
 }
 
-impl AgentWorld {
+impl Handle {
     /// `registerTool()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
-    pub(crate) fn register_tool(&self, tool: JsValue) -> Result<(), JsValue> {
-        let (def, executor) = read_tool(&tool)?;
-        self.world()?
+    pub(crate) fn register_tool(&self, tool: &JsValue) -> Result<(), JsValue> {
+        let (def, executor) = read_tool(tool)?;
+        self.world
             .register_tool(def, Rc::new(executor))
             .map_err(from_world_error)
     }
 
     /// `unregisterTool()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
-    pub(crate) fn unregister_tool(&self, name: JsValue) -> Result<bool, JsValue> {
-        let name = string_arg(&name, "name")?;
-        Ok(self.world()?.unregister_tool(&name))
+    pub(crate) fn unregister_tool(&self, name: &JsValue) -> Result<bool, JsValue> {
+        let name = string_arg(name, "name")?;
+        Ok(self.world.unregister_tool(&name))
     }
 
     /// `tools()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
     pub(crate) fn tools(&self) -> Result<JsValue, JsValue> {
-        let world = self.world()?;
+        let world = &self.world;
         let defs = world.tools();
         // A plain loop: an iterator chain instantiates its own adapters.
         let mut list: Vec<ToolInfo<'_>> = Vec::with_capacity(defs.len());
@@ -252,13 +252,13 @@ impl AgentWorld {
     }
 
     /// `setInstructions()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
-    pub(crate) fn set_instructions(&self, agent_id: JsValue, f: JsValue) -> Result<(), JsValue> {
-        let agent_id = string_arg(&agent_id, "agentId")?;
+    pub(crate) fn set_instructions(&self, agent_id: &JsValue, f: &JsValue) -> Result<(), JsValue> {
+        let agent_id = string_arg(agent_id, "agentId")?;
         let provider: Option<Rc<dyn crate::core::engine::InstructionsProvider>> =
             if f.is_null() || f.is_undefined() {
                 None
             } else {
-                let f: js_sys::Function = f.dyn_into().map_err(|_| {
+                let f: js_sys::Function = f.clone().dyn_into().map_err(|_| {
                     invalid_argument(
                         "instructions",
                         "must be a function ({agentName, chatId, message}) => string, or null",
@@ -266,7 +266,7 @@ impl AgentWorld {
                 })?;
                 Some(Rc::new(JsInstructions::new(f)))
             };
-        self.world()?
+        self.world
             .set_instructions(&agent_id, provider)
             .map_err(from_world_error)
     }

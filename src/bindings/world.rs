@@ -31,17 +31,10 @@ fn closed() -> JsValue {
     )
 }
 
+/// Whether requests from here carry an Origin header (a window or a worker): providers that
+/// gate browser access need their opt-in header there. Node, Deno and workerd have neither.
 fn is_browser_like() -> bool {
-    // A window or a worker sends an Origin header: providers that gate browser access need
-    // their opt-in header there. Node, Deno and workerd have neither global.
-    let global = js_sys::global();
-    for name in ["window", "WorkerGlobalScope"] {
-        if js_sys::Reflect::get(&global, &JsValue::from_str(name)).is_ok_and(|v| !v.is_undefined())
-        {
-            return true;
-        }
-    }
-    false
+    crate::bindings::events::host_has(1)
 }
 
 pub(crate) struct Handle {
@@ -49,8 +42,9 @@ pub(crate) struct Handle {
     pub(crate) llm: Rc<FetchLlm>,
     /// The IndexedDB store and this world's subscription to other contexts' changes.
     changes: Option<(Rc<IdbStore>, u64)>,
-    /// What ends each live `events()` iteration when the world is closed.
-    pub(crate) iterations: RefCell<Vec<crate::bindings::events::EndIteration>>,
+    /// The end functions of the live `events()` iterations, called when the world is closed
+    /// (see `crate::bindings::events`).
+    pub(crate) iterations: js_sys::Array,
 }
 
 impl Drop for Handle {
@@ -388,7 +382,7 @@ fn wrap(world: World, llm: Rc<FetchLlm>, options: &CommonOptions) -> AgentWorld 
             world,
             llm,
             changes,
-            iterations: RefCell::new(Vec::new()),
+            iterations: js_sys::Array::new(),
         }))),
     }
 }
@@ -422,7 +416,12 @@ impl AgentWorld {
         crate::bindings::storage::start_indexeddb_open(&options);
         let args = CommonOptions::read(&options, what).and_then(|mut options| {
             let open_existing = options
-                .take_choice("ifExists", what, &["error", "open"])?
+                .take_choice(
+                    "ifExists",
+                    what,
+                    &["error", "open"],
+                    r#"must be "error" or "open""#,
+                )?
                 .as_deref()
                 == Some("open");
             let input: CreateWorld = from_fields(options.rest.clone(), what)?;
@@ -533,7 +532,7 @@ impl AgentWorld {
         match method.as_str() {
             // Each with its own body (conversation.rs, outcome.rs).
             "idle" => self.idle(),
-            "sendAndWait" => self.send_and_wait(a, b),
+            "sendAndWait" => self.send_and_wait(&a, &b),
             _ => call(
                 self.handle()
                     .and_then(|h| Ok((h, read_call(&method, &a, &b)?))),
@@ -542,31 +541,34 @@ impl AgentWorld {
     }
 
     /// The synchronous instance methods declared in `TS_GET` blocks, one export for all (as
-    /// [`AgentWorld::call_method`] is for the async ones): each method's own body, in the order
-    /// it reads its arguments and the handle.
+    /// [`AgentWorld::call_method`] is for the async ones). Each but `stop` (harmless on a closed
+    /// world) needs the open world first: a closed one answers `world_closed` before any
+    /// argument is read, and the handle is taken once here instead of in every method.
     #[wasm_bindgen(js_name = "__get", skip_typescript)]
     pub fn get(&self, method: JsValue, a: JsValue, b: JsValue) -> Result<JsValue, JsValue> {
+        let method = method.as_string().unwrap_or_default();
+        if method == "stop" {
+            self.stop();
+            return Ok(JsValue::UNDEFINED);
+        }
+        let h = self.handle()?;
         let undefined = |()| JsValue::UNDEFINED;
-        match method.as_string().as_deref().unwrap_or_default() {
-            "info" => self.info(),
-            "listChats" => self.list_chats(),
-            "currentChat" => self.current_chat(),
-            "agents" => self.agents(),
-            "agentMemory" => self.agent_memory(a),
-            "configureProvider" => self.configure_provider(a, b).map(undefined),
-            "registerProvider" => self.register_provider(a).map(undefined),
-            "setTimeouts" => self.set_timeouts(a, b).map(undefined),
-            "pendingApprovals" => self.pending_approvals(),
-            "registerTool" => self.register_tool(a).map(undefined),
-            "unregisterTool" => self.unregister_tool(a).map(JsValue::from_bool),
-            "tools" => self.tools(),
-            "setInstructions" => self.set_instructions(a, b).map(undefined),
-            "on" => self.on(a, b).map(JsValue::from),
-            "events" => self.events(a),
-            "stop" => {
-                self.stop();
-                Ok(JsValue::UNDEFINED)
-            }
+        match method.as_str() {
+            "info" => to_js(&h.world.info()),
+            "listChats" => h.list_chats(),
+            "currentChat" => h.current_chat(),
+            "agents" => h.agents(),
+            "agentMemory" => h.agent_memory(&a),
+            "configureProvider" => h.configure_provider(&a, &b).map(undefined),
+            "registerProvider" => h.register_provider(&a).map(undefined),
+            "setTimeouts" => h.set_timeouts(&a, &b).map(undefined),
+            "pendingApprovals" => h.pending_approvals(),
+            "registerTool" => h.register_tool(&a).map(undefined),
+            "unregisterTool" => h.unregister_tool(&a).map(JsValue::from_bool),
+            "tools" => h.tools(),
+            "setInstructions" => h.set_instructions(&a, &b).map(undefined),
+            "on" => h.on(&a, &b).map(JsValue::from),
+            "events" => h.events(&a),
             _ => Err(no_such_method()),
         }
     }
@@ -582,12 +584,8 @@ impl AgentWorld {
             h.world.stop();
             // Cancelled approvals still delete their records and keep the partial reply.
             h.drive();
-            let iterations = std::mem::take(&mut *h.iterations.borrow_mut());
-            for end in iterations.iter() {
-                if let Some(end) = end.upgrade() {
-                    end();
-                }
-            }
+            // Nothing in an end function throws (it catches the signal's own).
+            let _ = crate::bindings::events::end_events(&h.iterations);
         }
     }
 }
@@ -601,10 +599,15 @@ fn import_args(json: &JsValue, options: &JsValue) -> Result<(CommonOptions, Star
     let what = "AgentWorld.import options";
     let mut options = CommonOptions::read(options, what)?;
     let copy = options
-        .take_choice("as", what, &["original", "copy"])?
+        .take_choice(
+            "as",
+            what,
+            &["original", "copy"],
+            r#"must be "original" or "copy""#,
+        )?
         .as_deref()
         == Some("copy");
-    let name = options.take_choice("name", what, &[])?;
+    let name = options.take_choice("name", what, &[], "must be a string")?;
     if name.is_some() && !copy {
         return Err(invalid_argument(
             &format!("{what}.name"),
@@ -648,11 +651,6 @@ fn no_such_method() -> JsValue {
 }
 
 impl AgentWorld {
-    /// `info()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
-    pub(crate) fn info(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.handle()?.world.info())
-    }
-
     /// `stop()` (declared with its docs in this file's `TS_GET`; see [`AgentWorld::get`]).
     pub(crate) fn stop(&self) {
         if let Ok(h) = self.handle() {

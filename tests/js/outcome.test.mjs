@@ -95,7 +95,7 @@ test('create({ifExists: "open"}) opens the stored world instead of failing', asy
   const fresh = await AgentWorld.create({ name: name('Fresh'), storage, ifExists: 'open' });
   assert.deepEqual(fresh.agents(), []);
   await assert.rejects(AgentWorld.create({ name: n1, storage, ifExists: 'maybe' }),
-    (e) => e.code === 'invalid_input' && /ifExists/.test(e.message));
+    (e) => e.code === 'invalid_input' && e.message === 'AgentWorld.create options.ifExists must be "error" or "open"');
 });
 
 test('import({as: "copy"}) restores a backup next to the live world', async () => {
@@ -112,5 +112,12 @@ test('import({as: "copy"}) restores a backup next to the live world', async () =
   assert.equal(named.id, `${w.id}-restored`);
   await assert.rejects(AgentWorld.import(backup, { storage: 'memory', name: 'x' }),
     (e) => e.code === 'invalid_input' && /name/.test(e.message));
+  for (const [options, message] of [
+    [{ as: 'backup' }, 'AgentWorld.import options.as must be "original" or "copy"'],
+    [{ as: 'copy', name: 7 }, 'AgentWorld.import options.name must be a string'],
+  ]) {
+    await assert.rejects(AgentWorld.import(backup, { storage: 'memory', ...options }),
+      (e) => e.code === 'invalid_input' && e.message === message);
+  }
   assert.deepEqual((await w.messages(w.currentChat().id)).length, 2, 'the live world is untouched');
 });

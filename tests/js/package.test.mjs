@@ -87,6 +87,35 @@ test('every declared method of AgentWorld is a method of the class, as a class d
   }
 });
 
+test('every method behind __call and __get reaches its own body in the Rust dispatch', async () => {
+  // The glue step defines these methods from the declarations, and the exports find a
+  // method's body by its name (`read_call` and `AgentWorld::get` in src/bindings/world.rs): a
+  // declared name the dispatch lacks would fail only when called, with the error of a name
+  // that is not a method. Each is called with arguments no method accepts (or ignores).
+  const dts = readFileSync(new URL('../../pkg/nodejs/agent_world_wasm.d.ts', import.meta.url), 'utf8');
+  const shared = [...dts.matchAll(/^export interface AgentWorld \{\n\s+\/\/ Defined by the glue step[^\n]*: each calls __(?:call|get)\.\n([\s\S]*?)\n\}/gm)]
+    .flatMap(([, body]) => [...body.matchAll(/^\s+(\w+)(?:<[^(]*>)?\(.*\): .*;$/gm)].map((m) => m[1]));
+  assert.ok(shared.length >= 30, `${shared.length} methods behind __call and __get`);
+  const world = await pkg.AgentWorld.create({ name: `Dispatch ${process.pid}`, storage: 'memory' });
+  const failure = async (call) => {
+    try {
+      await call();
+      return null;
+    } catch (e) {
+      return e;
+    }
+  };
+  const notAMethod = [await failure(() => world.__call('noSuchMethod')), await failure(() => world.__get('noSuchMethod'))];
+  for (const e of notAMethod) assert.equal(e?.code, 'invalid_input');
+  assert.equal(notAMethod[0].message, notAMethod[1].message);
+  const probe = Symbol('probe');
+  for (const name of shared) {
+    const e = await failure(() => world[name](probe, probe));
+    assert.notEqual(e?.message, notAMethod[0].message, `${name}() is declared but not dispatched`);
+  }
+  world.free();
+});
+
 test('the glue step fails when the declarations of the shared exports change shape, and runs twice to the same result', () => {
   const dir = mkdtempSync(join(tmpdir(), 'aww-glue-'));
   try {

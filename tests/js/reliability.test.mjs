@@ -279,6 +279,11 @@ test('free() during a streaming reply stops it; later calls reject with world_cl
     ['info', () => world.info()],
     ['on', () => world.on('message', () => {})],
     ['export', () => world.export()],
+    // Before reading the arguments, as every method: a closed world is the first thing said.
+    ['registerTool', () => world.registerTool(7)],
+    ['unregisterTool', () => world.unregisterTool(7)],
+    ['setInstructions', () => world.setInstructions(7, 7)],
+    ['agentMemory', () => world.agentMemory(7)],
   ]) {
     const e = await failure(call);
     assert.equal(e.code, 'world_closed', `${name}: ${e.message}`);

@@ -198,6 +198,35 @@ test('Node has no storage manager: no estimate, and persistence is not granted',
   assert.equal(await requestPersistentStorage(), false);
 });
 
+test("a storage manager's answers, and its failure as storage_error with the cause", async () => {
+  const boom = new Error('boom');
+  const storage = {
+    async estimate() { return { usage: 5, quota: 'lots', extra: 1 }; },
+    persist() { throw boom; },
+  };
+  const had = Object.getOwnPropertyDescriptor(globalThis, 'navigator');
+  Object.defineProperty(globalThis, 'navigator', { value: { storage }, configurable: true, writable: true });
+  try {
+    assert.deepEqual(await storageEstimate(), { usage: 5, quota: 0 });
+    const e = await requestPersistentStorage().then(() => null, (e) => e);
+    assert.ok(isAgentWorldError(e));
+    assert.equal(e.code, 'storage_error');
+    assert.equal(e.message, 'navigator.storage.persist() failed');
+    assert.equal(e.cause, boom);
+    storage.persist = async () => 'yes';
+    assert.equal(await requestPersistentStorage(), true);
+    storage.estimate = () => Promise.reject(boom);
+    const rejected = await storageEstimate().then(() => null, (e) => e);
+    assert.equal(rejected.code, 'storage_error');
+    assert.equal(rejected.cause, boom);
+    storage.estimate = 'not a function';
+    assert.equal(await storageEstimate(), null);
+  } finally {
+    if (had) Object.defineProperty(globalThis, 'navigator', had);
+    else delete globalThis.navigator;
+  }
+});
+
 test('worlds in memory storage can be listed, reopened and deleted', async () => {
   const world = await pingPongWorld(3);
   const id = world.id;
