@@ -16,9 +16,8 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{IdbObjectStore, IdbRequest, IdbTransaction};
 
 use super::idb_error::map_js_error;
-use super::idb_schema::{prefix_range, AgentRow, KeyRange, AGENTS, RECORD_VERSION};
+use super::idb_schema::{AgentRow, KeyRange, AGENTS, RECORD_VERSION};
 use crate::core::json::FromJson;
-use crate::core::json_write::ToJson;
 use crate::core::store::StoreError;
 
 // ---- request helpers: each awaits (or only issues) one IndexedDB request or cursor walk ----
@@ -30,9 +29,6 @@ pub(super) enum Op {
     GetKey,
     GetAll,
     GetAllKeys,
-    Put,
-    Add,
-    Delete,
     /// A reverse cursor (`prev`) over a query.
     OpenCursor,
     /// A reverse key cursor (`prev`) over a query.
@@ -51,15 +47,10 @@ pub(super) enum Op {
     Contains,
 }
 
-/// Issues request `op` on `target` (an object store or index) with `a`: the key, query or
-/// value.
+/// Issues request `op` on `target` (an object store or index) with `a`: the key or query.
+/// Writes are issued in bulk instead (see `idb_write::Stores::flush`).
 pub(super) fn req(target: &JsValue, op: Op, a: &JsValue) -> Result<IdbRequest, JsValue> {
     call(target, op, a, &JsValue::UNDEFINED).map(JsCast::unchecked_into)
-}
-
-/// Issues the `add` of `value` at out-of-line key `key` (`undefined`: an in-line key).
-pub(super) fn add(target: &JsValue, value: &JsValue, key: &JsValue) -> Result<IdbRequest, JsValue> {
-    call(target, Op::Add, value, key).map(JsCast::unchecked_into)
 }
 
 /// Calls IndexedDB method `op` of `target` with `a` and `b` (see [`Op`]): every IndexedDB
@@ -77,21 +68,6 @@ pub(super) fn prop(target: &JsValue, name: &str) -> JsValue {
     js_sys::Reflect::get(target, &JsValue::from_str(name)).unwrap_or_default()
 }
 
-/// A row as the plain object IndexedDB stores, by way of JSON text (`JSON.parse`): the row
-/// types share their hand-written writers ([`crate::core::json_write`]) with the export and
-/// the adapter store.
-pub(super) fn encode<T: ToJson>(row: &T, context: &str) -> Result<JsValue, StoreError> {
-    parse_row(&row.to_json(), context)
-}
-
-#[inline(never)]
-fn parse_row(text: &str, context: &str) -> Result<JsValue, StoreError> {
-    js_sys::JSON::parse(text).map_err(|e| {
-        let e = crate::web::js_tools::message_of(&e, "JSON.parse failed");
-        StoreError::Backend(format!("{context}: could not encode the record: {e}"))
-    })
-}
-
 /// A key (or `None`) from a `getKey` request.
 pub(super) fn some_key(found: JsValue) -> Option<JsValue> {
     Some(found).filter(|k| !k.is_undefined())
@@ -102,16 +78,16 @@ pub(super) fn get<'c>(store: &IdbObjectStore, k: &JsValue, context: &'c str) -> 
     Pending::of(req(store, Op::Get, k)).outcome(context)
 }
 
-/// The row a `get` request of key `k` found (`None`: no record).
+/// The row a `get` request of key `k` (as JSON text) found (`None`: no record).
 pub(super) fn row_of<T: FromJson>(
     found: JsValue,
     store_name: &str,
-    k: &JsValue,
+    k: &str,
 ) -> Result<Option<T>, StoreError> {
     if found.is_undefined() {
         return Ok(None);
     }
-    decode(found, store_name, &describe(k)).map(Some)
+    decode(found, store_name, k).map(Some)
 }
 
 /// The records of `range`, in key order: the request is issued now, and the future settles
@@ -230,26 +206,12 @@ pub(super) fn last_n<'c>(
     }
 }
 
-/// Issues the step of a reverse key cursor over `parts` whose outcome [`seq_after`] reads:
-/// the `seq` after the largest one under `parts` (1 for an empty range).
-pub(super) fn next_seq(store: &IdbObjectStore, parts: &[&str]) -> Outcome<'static> {
-    seq_request(store, parts).outcome(SEQ_CONTEXT)
-}
-
-const SEQ_CONTEXT: &str = "finding the next sequence number";
-
-/// Issues the step of [`next_seq`]'s reverse key cursor over `parts`.
-pub(super) fn seq_request(store: &IdbObjectStore, parts: &[&str]) -> Pending {
-    Pending::of(open_reverse(store, &prefix_range(parts), true))
-}
-
-/// The `seq` after the one of the key the step of [`seq_request`] over `len` key parts found
-/// (1 for an empty range); `name`: the store, for the error.
-pub(super) fn seq_after(step: JsValue, len: usize, name: &str) -> Result<f64, StoreError> {
-    let Some(cursor) = cursor_of::<JsValue>(step) else {
+/// The `seq` after the one of key `last` of `len` key parts (`undefined`: an empty range, 1),
+/// the last key under the parts before it; `name`: the store, for the error.
+pub(super) fn seq_after(last: JsValue, len: usize, name: &str) -> Result<f64, StoreError> {
+    if last.is_undefined() {
         return Ok(1.0);
-    };
-    let last = prop(&cursor, "key");
+    }
     let seq = js_sys::Array::from(&last)
         .get(len as u32)
         .as_f64()
@@ -425,10 +387,39 @@ export function awwIdbDone(target, n, range) {
     }
   });
 }
-const awwIdbOps = ['get', 'getKey', 'getAll', 'getAllKeys', 'put', 'add', 'delete', 'openCursor', 'openKeyCursor',
+const awwIdbOps = ['get', 'getKey', 'getAll', 'getAllKeys', 'openCursor', 'openKeyCursor',
   'objectStore', 'index', 'transaction', 'abort', 'deleteDatabase', 'contains'];
 export function awwIdbReq(target, op, a, b) {
-  return target[awwIdbOps[op]](a, op === 7 || op === 8 ? 'prev' : op === 11 ? (b ? 'readwrite' : 'readonly') : b);
+  return target[awwIdbOps[op]](a, op === 4 || op === 5 ? 'prev' : op === 8 ? (b ? 'readwrite' : 'readonly') : b);
+}
+export function awwIdbRun(tx, text) {
+  const reads = [], range = (a) => IDBKeyRange.bound(a, [...a, []]);
+  let i = 0;
+  try {
+    for (const [name, op, a, b] of JSON.parse('[' + text + ']')) {
+      const store = tx.objectStore(name);
+      if (op < 4) {
+        op === 0 ? store.put(a) : op === 1 ? store.add(a, b) : store.delete(op === 2 ? a : range(a));
+      } else {
+        const r = op === 4 ? store.get(a) : op === 5 ? store.getKey(a) : op === 6 ? store.index('byMessageId').getKey(a)
+          : op === 7 ? store.getAll(range(a)) : op === 8 ? store.getAllKeys(range(a))
+          : store[op === 9 ? 'openCursor' : 'openKeyCursor'](range(a), 'prev');
+        const at = i;
+        reads.push(new Promise((resolve, reject) => {
+          r.onsuccess = () => resolve(op === 9 ? r.result?.value : op === 10 ? r.result?.key : r.result);
+          r.onerror = () => reject([at, r.error]);
+        }));
+      }
+      i++;
+    }
+  } catch (e) {
+    return [i, e];
+  }
+  return reads.length ? Promise.allSettled(reads).then((all) => {
+    const failed = all.find((o) => o.status === 'rejected');
+    if (failed) throw failed.reason;
+    return all.map((o) => o.value);
+  }) : undefined;
 }
 export function awwIdbRange(lower, upper, lowerOpen, upperOpen) {
   return upper === undefined ? IDBKeyRange.lowerBound(lower, lowerOpen) : IDBKeyRange.bound(lower, upper, lowerOpen, upperOpen);
@@ -534,9 +525,23 @@ extern "C" {
         range: &JsValue,
     ) -> Result<js_sys::Promise, JsValue>;
 
+    /// Issues the requests of JSON text `text` in `tx`, in order (see `idb_write::Stores`):
+    /// each `[store, op, a, b]`, `op` a write, 0 `put(a)`, 1 `add(a, b)` (`b`: an out-of-line
+    /// key), 2 `delete(a)`, 3 the `delete` of every key that starts with the parts of array
+    /// `a`, or a read: 4 `get(a)`, 5 `getKey(a)`, 6 `getKey(a)` of the message-id index, 7
+    /// `getAll` and 8 `getAllKeys` of the keys that start with `a`, 9 the value and 10 the key
+    /// of the last of them (a reverse cursor's first step; `undefined` for none). Writes are
+    /// not awaited. `[i, error]` when request `i` (or parsing the text, `i` 0) threw `error`
+    /// (the requests after it were not issued), else a promise of the reads' results in order
+    /// (rejected with `[i, error]`, request `i` the first that failed), `undefined` when there
+    /// are none. Every read's handlers are set at once, so a promise settles while the
+    /// transaction is active. Never throws; `catch`: see `idb_done`.
+    #[wasm_bindgen(catch, js_name = awwIdbRun)]
+    pub(super) fn idb_run(tx: &IdbTransaction, text: &str) -> Result<JsValue, JsValue>;
+
     /// Calls method `op` (an [`Op`]) of `target` (an object store or index, a connection, a
-    /// transaction, the factory) with `a` (the key, query, value or name) and `b` (`add`'s
-    /// key; a cursor goes in direction `prev`; a transaction's mode, `readwrite` when truthy):
+    /// transaction, the factory) with `a` (the key, query or name) and `b` (a cursor goes in
+    /// direction `prev`; a transaction's mode, `readwrite` when truthy):
     /// one imported function for every IndexedDB call instead of a web-sys one each. Throws
     /// what the call throws.
     #[wasm_bindgen(catch, js_name = awwIdbReq)]

@@ -93,14 +93,14 @@ use super::idb_error::{dom_name, map_js_error};
 use super::idb_fast::{self, Known, Learned};
 use super::idb_request::{
     call, cursor_of, decode, decode_all, describe, get, get_all, idb_open, idb_watch, last_n,
-    next_seq, open_reverse, payloads, prop, req, row_of, seq_after, some_key, Op, Pending, Tx,
+    open_reverse, payloads, prop, req, row_of, seq_after, some_key, Op, Pending, Tx,
 };
 use super::idb_schema::{
     below_range, key, prefix_range, with_stamp, AgentRow, ApprovalRow, ChatRow, KeyRange,
     MemoryRow, MessageRow, StateRow, WorldRow, AGENTS, AGENT_STATES, ALL_STORES, APPROVALS, CHATS,
     DB_VERSION, MEMORY, MESSAGES, MESSAGES_BY_ID, REVISIONS, WORLDS,
 };
-use super::idb_write::{named_worlds, write_batch, Stores};
+use super::idb_write::{named_worlds, write_batch, Stores, LAST_KEY};
 use super::tabs::{self, ChangeChannel};
 use crate::core::approval::ApprovalRecord;
 use crate::core::json_write::number_text;
@@ -406,7 +406,7 @@ impl IdbStore {
             let worlds = self.store(self.tx_or(tx, &mut own, &[WORLDS])?, WORLDS)?;
             let k = JsValue::from_str(world_id);
             let found = get(&worlds, &k, ctx).await?;
-            let row: Option<WorldRow> = row_of(found, WORLDS, &k)?;
+            let row: Option<WorldRow> = row_of(found, WORLDS, &describe(&k))?;
             Ok(row.map(|r| r.world))
         })
     }
@@ -436,8 +436,10 @@ impl IdbStore {
     ) -> LocalBoxFuture<'a, Result<Option<u64>, StoreError>> {
         Box::pin(async move {
             let mut own = None;
-            let revisions = self.store(self.tx_or(tx, &mut own, &[REVISIONS])?, REVISIONS)?;
-            let next = seq_after(next_seq(&revisions, &[world_id]).await?, 1, REVISIONS)?;
+            let s = Stores::new(self.tx_or(tx, &mut own, &[REVISIONS])?);
+            let ctx = "finding the next sequence number";
+            let last = s.read(REVISIONS, LAST_KEY, &[world_id], ctx).await?.get(0);
+            let next = seq_after(last, 1, REVISIONS)?;
             // `rev` is a whole number below 2^53 (one per write), so the cast is exact.
             Ok(Some((next - 1.0) as u64))
         })
