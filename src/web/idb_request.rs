@@ -1,7 +1,8 @@
-//! The requests of [`IdbStore`](super::idb_store::IdbStore): each helper issues one
-//! IndexedDB request (or walks a cursor) when called and returns a concrete future of its
-//! outcome ([`Outcome`], [`Rows`]; a [`Pending`] for the write path's `*_request`s), with a
-//! plain function that reads its result (`row_of`, `array_of`, `seq_after`, `some_key`), so
+//! The requests of [`IdbStore`](super::idb_store::IdbStore): the snippet that issues a
+//! transaction's queued requests in one call (`awwIdbRun`, see `idb_write::Stores`), and
+//! helpers that issue one IndexedDB request (or walk a cursor) when called and return a
+//! concrete future of its outcome ([`Outcome`], [`Rows`]), with a
+//! plain function that reads a result (`row_of`, `array_of`, `seq_after`, `some_key`), so
 //! that an `async fn` awaiting several kinds of request holds one small state per await, not
 //! an async helper's state machine each; rows are encoded to and decoded from
 //! the plain objects IndexedDB stores (checking each record's format version), and the one
@@ -25,18 +26,9 @@ use crate::core::store::StoreError;
 /// The kinds of request [`req`] issues (their order is `awwIdbOps`'s, in the JS snippet).
 #[derive(Clone, Copy)]
 pub(super) enum Op {
-    Get,
-    GetKey,
     GetAll,
-    GetAllKeys,
-    /// A reverse cursor (`prev`) over a query.
-    OpenCursor,
-    /// A reverse key cursor (`prev`) over a query.
-    OpenKeyCursor,
     /// A transaction's `objectStore(name)`.
     ObjectStore,
-    /// An object store's `index(name)`.
-    Index,
     /// A connection's `transaction(names, mode)`: `b` true for `readwrite`.
     Transaction,
     /// A transaction's `abort()`.
@@ -47,8 +39,8 @@ pub(super) enum Op {
     Contains,
 }
 
-/// Issues request `op` on `target` (an object store or index) with `a`: the key or query.
-/// Writes are issued in bulk instead (see `idb_write::Stores::flush`).
+/// Issues request `op` on `target` (an object store) with `a`: the query. Most requests are
+/// issued in bulk instead, as plain data (see `idb_write::Stores`).
 pub(super) fn req(target: &JsValue, op: Op, a: &JsValue) -> Result<IdbRequest, JsValue> {
     call(target, op, a, &JsValue::UNDEFINED).map(JsCast::unchecked_into)
 }
@@ -73,11 +65,6 @@ pub(super) fn some_key(found: JsValue) -> Option<JsValue> {
     Some(found).filter(|k| !k.is_undefined())
 }
 
-/// Issues a `get` of key `k`: the record (`undefined`: none) for [`row_of`].
-pub(super) fn get<'c>(store: &IdbObjectStore, k: &JsValue, context: &'c str) -> Outcome<'c> {
-    Pending::of(req(store, Op::Get, k)).outcome(context)
-}
-
 /// The row a `get` request of key `k` (as JSON text) found (`None`: no record).
 pub(super) fn row_of<T: FromJson>(
     found: JsValue,
@@ -94,7 +81,7 @@ pub(super) fn row_of<T: FromJson>(
 /// with its records.
 pub(super) fn get_all<'c>(store: &IdbObjectStore, range: KeyRange, context: &'c str) -> Rows<'c> {
     Rows {
-        pending: Some(all_request(store, range, false)),
+        pending: Some(all_request(store, range)),
         context,
         last: false,
     }
@@ -143,13 +130,9 @@ fn rows_of(
     Ok(out)
 }
 
-/// Issues a `getAll` (or, `keys`, `getAllKeys`) of `range`: see [`array_of`].
-pub(super) fn all_request(store: &IdbObjectStore, range: KeyRange, keys: bool) -> Pending {
-    let op = match keys {
-        false => Op::GetAll,
-        true => Op::GetAllKeys,
-    };
-    Pending::of(range.query().and_then(|q| req(store, op, &q)))
+/// Issues a `getAll` of `range`: see [`array_of`].
+fn all_request(store: &IdbObjectStore, range: KeyRange) -> Pending {
+    Pending::of(range.query().and_then(|q| req(store, Op::GetAll, &q)))
 }
 
 /// The records (or keys) a `getAll` request found, in key order.
@@ -161,24 +144,6 @@ pub(super) fn array_of(found: JsValue, context: &str) -> Result<Vec<JsValue>, St
         )));
     }
     Ok(js_sys::Array::from(&found).to_vec())
-}
-
-/// Opens a reverse cursor over `range` (`keys`: a key cursor).
-pub(super) fn open_reverse(
-    store: &IdbObjectStore,
-    range: &KeyRange,
-    keys: bool,
-) -> Result<IdbRequest, JsValue> {
-    let op = match keys {
-        false => Op::OpenCursor,
-        true => Op::OpenKeyCursor,
-    };
-    req(store, op, &range.query()?)
-}
-
-/// A cursor request's result: the cursor, or `None` at the end of its range.
-pub(super) fn cursor_of<T: JsCast>(found: JsValue) -> Option<T> {
-    (!found.is_null() && !found.is_undefined()).then(|| found.unchecked_into())
 }
 
 /// The last `n` records of `range` in key order (oldest first), never the whole range: one
@@ -387,10 +352,9 @@ export function awwIdbDone(target, n, range) {
     }
   });
 }
-const awwIdbOps = ['get', 'getKey', 'getAll', 'getAllKeys', 'openCursor', 'openKeyCursor',
-  'objectStore', 'index', 'transaction', 'abort', 'deleteDatabase', 'contains'];
+const awwIdbOps = ['getAll', 'objectStore', 'transaction', 'abort', 'deleteDatabase', 'contains'];
 export function awwIdbReq(target, op, a, b) {
-  return target[awwIdbOps[op]](a, op === 4 || op === 5 ? 'prev' : op === 8 ? (b ? 'readwrite' : 'readonly') : b);
+  return target[awwIdbOps[op]](a, op === 2 ? (b ? 'readwrite' : 'readonly') : b);
 }
 export function awwIdbRun(tx, text) {
   const reads = [], range = (a) => IDBKeyRange.bound(a, [...a, []]);
@@ -539,9 +503,9 @@ extern "C" {
     #[wasm_bindgen(catch, js_name = awwIdbRun)]
     pub(super) fn idb_run(tx: &IdbTransaction, text: &str) -> Result<JsValue, JsValue>;
 
-    /// Calls method `op` (an [`Op`]) of `target` (an object store or index, a connection, a
-    /// transaction, the factory) with `a` (the key, query or name) and `b` (a cursor goes in
-    /// direction `prev`; a transaction's mode, `readwrite` when truthy):
+    /// Calls method `op` (an [`Op`]) of `target` (an object store, a connection, a
+    /// transaction, the factory) with `a` (the query or name) and `b` (a transaction's mode,
+    /// `readwrite` when truthy):
     /// one imported function for every IndexedDB call instead of a web-sys one each. Throws
     /// what the call throws.
     #[wasm_bindgen(catch, js_name = awwIdbReq)]

@@ -368,10 +368,10 @@ const DELETE: u32 = 2;
 const DELETE_UNDER: u32 = 3;
 pub(super) const GET: u32 = 4;
 const GET_KEY: u32 = 5;
-const GET_KEY_BY_ID: u32 = 6;
-const GET_ALL: u32 = 7;
+pub(super) const GET_KEY_BY_ID: u32 = 6;
+pub(super) const GET_ALL: u32 = 7;
 const GET_ALL_KEYS: u32 = 8;
-const LAST_VALUE: u32 = 9;
+pub(super) const LAST_VALUE: u32 = 9;
 pub(super) const LAST_KEY: u32 = 10;
 
 impl<'t> Stores<'t> {
