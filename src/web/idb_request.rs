@@ -443,11 +443,20 @@ export function awwLock(name) {
   try { locks = navigator.locks; } catch (e) {}
   if (typeof locks?.request !== 'function') return [];
   const held = new Promise((r) => (release = r));
-  return [release, new Promise((granted, fail) => {
+  const text = (e) => {
+    try {
+      return e instanceof Error ? `${e.name}: ${e.message}` : typeof e === 'string' ? e : JSON.stringify(e) ?? 'a value that is not JSON';
+    } catch (x) {
+      return 'a value that is not JSON';
+    }
+  };
+  return [release, new Promise((granted, reject) => {
+    const fail = (how, e) => reject(`${how < 2 ? 'navigator.locks.request(' : 'the Web Lock '}${JSON.stringify(name)}${
+      [') threw ', ') did not return a promise', ' could not be taken: ', ' ended before it was granted'][how]}${how % 2 ? '' : text(e)}`);
     let done;
-    try { done = locks.request(name, () => (granted(), held)); } catch (e) { return fail([0, e]); }
-    if (!(done instanceof Promise)) return fail([1]);
-    done.then(() => fail([3]), (e) => fail([2, e]));
+    try { done = locks.request(name, () => (granted(), held)); } catch (e) { return fail(0, e); }
+    if (!(done instanceof Promise)) return fail(1);
+    done.then(() => fail(3), (e) => fail(2, e));
   })];
 }
 export function awwChannel(name, onWorld) {
@@ -548,11 +557,11 @@ extern "C" {
 
     /// `[]` where Web Locks do not exist, else `[release, granted]`: `release()` releases the
     /// lock (at once when it is held, as soon as it is granted while the request still
-    /// waits), `granted` a promise settled when the lock is held, or rejected with
-    /// `[kind, error]` when the request failed first: `0` it threw `error`, `1` it did not
-    /// return a promise, `2` it rejected with `error`, `3` it ended before the grant. No Rust
-    /// callback is handed to the browser, so a failed request leaves nothing behind. For
-    /// `tabs::acquire`.
+    /// waits), `granted` a promise settled when the lock is held, or rejected with the
+    /// message of `tabs::acquire`'s error when the request failed first (it threw, did not
+    /// return a promise, rejected, or ended before the grant; an error is described by its
+    /// name and message, else as JSON). No Rust callback is handed to the browser, so a
+    /// failed request leaves nothing behind.
     #[wasm_bindgen(catch, js_name = awwLock)]
     pub(super) fn web_lock(name: &str) -> Result<js_sys::Array, JsValue>;
 

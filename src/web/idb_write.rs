@@ -609,36 +609,26 @@ impl Batch {
             } => {
                 let (w, c) = (world_id.as_str(), chat_id.as_str());
                 let prefix = (world_id.clone(), chat_id.clone());
-                let seq = if phase < 3 {
-                    // The chat's stamp first (`keep_stamp`), then the next `seq` (phase 3).
-                    let kept = match phase {
-                        0 if !self.is_current(w, c) => {
-                            let read = s.read(MESSAGES, LAST_VALUE, &[w, c], APPENDING);
-                            return Ok(Next::Read(read, 1));
-                        }
-                        0 => false,
-                        1 => match self.stamp_newest(s, got, w, c, None, APPENDING)? {
-                            Some(read) => return Ok(Next::Read(read, 2)),
-                            None => true,
-                        },
-                        _ => {
-                            self.stamp_put(s, got, w, c, APPENDING)?;
-                            true
-                        }
-                    };
-                    if kept {
-                        self.current.push(prefix.clone());
+                // The chat's stamp first (`keep_stamp`), then the message.
+                let kept = match phase {
+                    0 if !self.is_current(w, c) => {
+                        let read = s.read(MESSAGES, LAST_VALUE, &[w, c], APPENDING);
+                        return Ok(Next::Read(read, 1));
                     }
-                    match self.message_seq.get(&prefix) {
-                        Some(seq) => *seq,
-                        None => {
-                            let read = s.read(MESSAGES, LAST_KEY, &[w, c], SEQ);
-                            return Ok(Next::Read(read, 3));
-                        }
+                    0 => false,
+                    1 => match self.stamp_newest(s, got, w, c, None, APPENDING)? {
+                        Some(read) => return Ok(Next::Read(read, 2)),
+                        None => true,
+                    },
+                    _ => {
+                        self.stamp_put(s, got, w, c, APPENDING)?;
+                        true
                     }
-                } else {
-                    seq_after(got, 2, MESSAGES)?
                 };
+                if kept {
+                    self.current.push(prefix.clone());
+                }
+                let seq = next_seq(self.message_seq.get(&prefix));
                 self.message_seq.insert(prefix, seq + 1.0);
                 write_common(s, op, seq);
             }
@@ -649,14 +639,7 @@ impl Batch {
                 ..
             } => {
                 let prefix = (world_id.clone(), chat_id.clone(), agent_id.clone());
-                let seq = match (phase, self.memory_seq.get(&prefix)) {
-                    (0, Some(seq)) => *seq,
-                    (0, None) => {
-                        let read = s.read(MEMORY, LAST_KEY, &[world_id, chat_id, agent_id], SEQ);
-                        return Ok(Next::Read(read, 1));
-                    }
-                    _ => seq_after(got, 3, MEMORY)?,
-                };
+                let seq = next_seq(self.memory_seq.get(&prefix));
                 self.memory_seq.insert(prefix, seq + 1.0);
                 write_common(s, op, seq);
             }
@@ -940,6 +923,14 @@ enum Next {
     Done,
     /// Await this read, then step again at this phase.
     Read(Run, usize),
+}
+
+/// The `seq` of an append, `known` by [`Prefetched::read`], which reads the next `seq` of
+/// every chat and memory the batch appends to. Never `None` then; were it, the append at 1
+/// (an `add`, which never overwrites) would fail the batch on an existing record rather than
+/// overwrite it.
+fn next_seq(known: Option<&f64>) -> f64 {
+    known.copied().unwrap_or(1.0)
 }
 
 /// The context of an appended message's reads.
