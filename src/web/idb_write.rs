@@ -9,7 +9,7 @@
 //! Every request a transaction waits for costs a round trip to the browser's database process
 //! (about 0.3 ms in Chromium, several times a bare put's whole transaction when awaited one by
 //! one), so a batch waits for as few as it can:
-//! 1. [`Prefetched::read`] issues every read the rules need at once and awaits them together:
+//! 1. [`Prefetched::queue`] issues every read the rules need at once and awaits them together:
 //!    the row of each world the batch names (existence) and its newest revision record, the records
 //!    a first pass of the rules on hoped answers asked about ([`Found`]: the chats it writes
 //!    into, the message ids it adds or replaces), and the next `seq` of each chat and memory
@@ -61,77 +61,21 @@ pub(super) async fn write_batch(
     // A pass on hoped answers says which records the rules ask about (see `Found`).
     let hoped = Found::default();
     let _ = store_rules::validate(ops, &hoped);
-    let pre = Prefetched::read(s, ops, named, hoped.noted.into_inner()).await?;
-    let revs = pre.revs;
-    let mut found = Found {
-        worlds: pre.worlds,
-        recs: pre.recs,
-        noted: RefCell::default(),
-    };
-    for op in ops {
-        if let StoreOp::ExpectRevision { world_id, rev } = op {
-            let mut now = 0.0;
-            for ((w, _), r) in named.iter().zip(&revs) {
-                if w == world_id {
-                    now = *r;
-                    break;
-                }
-            }
-            if now != *rev as f64 {
-                return Err(StoreError::Conflict(format!(
-                    "world {world_id:?} is at revision {}, the batch expected {rev}",
-                    number_text(now)
-                )));
-            }
-        }
-    }
+    let mut pre = Prefetched::queue(s, ops, named, hoped.noted.into_inner());
+    pre.fill(named, s.run().await?)?;
+    pre.check_revisions(ops, named)?;
     // A pass on the real answers asks what the hoped pass asked, up to its first error (an
     // answer other than the hoped one fails the op at once), so the prefetch covers it and
     // this runs once; a record it did not read is read in one more round.
-    loop {
-        let checked = store_rules::validate(ops, &found);
-        let noted = found.noted.take();
-        if noted.is_empty() {
-            checked?;
-            break;
-        }
-        for parts in &noted {
-            rec_request(s, parts);
-        }
+    while let Some(noted) = pre.further(s, ops)? {
         let keys = s.run().await?;
         for (i, parts) in noted.into_iter().enumerate() {
-            found.recs.insert(parts, !keys.get(i as u32).is_undefined());
+            pre.found
+                .recs
+                .insert(parts, !keys.get(i as u32).is_undefined());
         }
     }
-    // The chats that exist after the batch (one that deletes a chat teaches nothing of its
-    // world, see `idb_fast::learn`): those found and those put. And the chats whose record
-    // the batch writes: their stamps need no keeping (`keep_stamp`). Plain loops: no iterator
-    // adapter stack each.
-    let mut chats: Vec<(String, String)> = Vec::new();
-    for (parts, stored) in found.recs.iter() {
-        if let ([w, c], true) = (&parts[..], *stored) {
-            chats.push((w.clone(), c.clone()));
-        }
-    }
-    let mut current = Vec::new();
-    for op in ops {
-        if let StoreOp::PutChat(c) = op {
-            let k = (c.world_id.clone(), c.id.clone());
-            chats.push(k.clone());
-            current.push(k);
-        }
-    }
-    let mut batch = Batch {
-        revs,
-        chats,
-        current,
-        message_seq: pre.message_seq,
-        memory_seq: pre.memory_seq,
-        worlds: found.worlds,
-        written: VecMap::new(),
-        newest: None,
-        held: String::new(),
-    };
+    let mut batch = Batch::new(pre, ops);
     // Each op's steps, one read awaited between two (see `Batch::step`).
     for op in ops {
         let (mut phase, mut got) = (0, JsValue::UNDEFINED);
@@ -222,7 +166,7 @@ impl Stored for Found {
 /// The context of a next `seq`'s read.
 const SEQ: &str = "finding the next sequence number";
 
-/// The context of the reads [`Prefetched::read`] and the rules' further reads issue.
+/// The context of the reads [`Prefetched::queue`] and the rules' further reads issue.
 const DEPENDS: &str = "reading what the batch depends on";
 
 /// Queues the read of whether the record of key parts `parts` ([`Found`]) is stored (its
@@ -243,13 +187,12 @@ fn rec_request(s: &Stores<'_>, parts: &[String]) {
 
 /// What the database held before the batch, read in one go (step 1 of the module docs).
 struct Prefetched {
-    /// Whether each named world exists (its row was found). A list: a batch names one or two.
-    worlds: Vec<(String, bool)>,
+    /// Whether each named world exists (its row was found; a list: a batch names one or
+    /// two), and whether each record a pass of the rules noted is stored.
+    found: Found,
     /// Each named world's revision (the newest key of its revision records; 0: none), in
-    /// `worlds` order.
+    /// `found.worlds` order.
     revs: Vec<f64>,
-    /// Whether each record a first pass of the rules noted is stored (see [`Found`]).
-    recs: VecMap<Vec<String>, bool>,
     /// The next `seq` of each chat the batch appends a message to.
     message_seq: VecMap<(String, String), f64>,
     /// The next `seq` of each memory (`[world, chat, agent]`) the batch appends to.
@@ -257,94 +200,145 @@ struct Prefetched {
 }
 
 impl Prefetched {
-    /// Reads the named worlds' rows and revisions, the records in `noted` (less the named
-    /// worlds: their rows answer) and the next `seq` of each chat and memory the batch appends
-    /// to.
-    async fn read(
+    /// Queues the reads of the named worlds' rows and revisions, the records in `noted`
+    /// (less the named worlds: their rows answer) and the next `seq` of each chat and memory
+    /// the batch appends to; [`Prefetched::fill`] takes what they found. Not async: the
+    /// caller's one await.
+    fn queue(
         s: &Stores<'_>,
         ops: &[StoreOp],
         named: &[(String, &'static str)],
-        mut noted: Vec<Vec<String>>,
-    ) -> Result<Prefetched, StoreError> {
-        noted.retain(|parts| !matches!(&parts[..], [w] if named.iter().any(|(x, _)| x == w)));
-        let mut message_seqs: Vec<(String, String)> = Vec::new();
-        let mut memory_seqs: Vec<(String, String, String)> = Vec::new();
+        noted: Vec<Vec<String>>,
+    ) -> Prefetched {
+        let mut recs = VecMap::new();
+        for parts in noted {
+            if !matches!(&parts[..], [w] if named.iter().any(|(x, _)| x == w)) {
+                recs.insert(parts, false);
+            }
+        }
+        let mut message_seq = VecMap::new();
+        let mut memory_seq = VecMap::new();
         for op in ops {
             match op {
                 StoreOp::AppendMessage {
                     world_id, chat_id, ..
-                } if !message_seqs
-                    .iter()
-                    .any(|(w, c)| w == world_id && c == chat_id) =>
-                {
-                    message_seqs.push((world_id.clone(), chat_id.clone()));
+                } => {
+                    message_seq.insert((world_id.clone(), chat_id.clone()), 1.0);
                 }
                 StoreOp::AppendMemory {
                     world_id,
                     chat_id,
                     agent_id,
                     ..
-                } if !memory_seqs
-                    .iter()
-                    .any(|(w, c, a)| w == world_id && c == chat_id && a == agent_id) =>
-                {
-                    memory_seqs.push((world_id.clone(), chat_id.clone(), agent_id.clone()));
+                } => {
+                    let k = (world_id.clone(), chat_id.clone(), agent_id.clone());
+                    memory_seq.insert(k, 1.0);
                 }
                 _ => {}
             }
         }
-        // Every request is issued at once, then awaited together.
+        // Every request is issued at once, then awaited together; `fill` takes the results
+        // in this order (the maps' key order).
         for (w, _) in named {
             s.request(WORLDS, GET, &[w], None, DEPENDS);
         }
         for (w, _) in named {
             s.request(REVISIONS, LAST_KEY, &[w], None, SEQ);
         }
-        for parts in &noted {
+        for parts in recs.keys() {
             rec_request(s, parts);
         }
-        for (w, c) in &message_seqs {
+        for (w, c) in message_seq.keys() {
             s.request(MESSAGES, LAST_KEY, &[w, c], None, SEQ);
         }
-        for (w, c, a) in &memory_seqs {
+        for (w, c, a) in memory_seq.keys() {
             s.request(MEMORY, LAST_KEY, &[w, c, a], None, SEQ);
         }
-        let facts = s.run().await?;
+        Prefetched {
+            found: Found {
+                worlds: Vec::new(),
+                recs,
+                noted: RefCell::default(),
+            },
+            revs: Vec::new(),
+            message_seq,
+            memory_seq,
+        }
+    }
+
+    /// Takes what the reads [`Prefetched::queue`] queued found (`facts`, in its order).
+    fn fill(
+        &mut self,
+        named: &[(String, &'static str)],
+        facts: js_sys::Array,
+    ) -> Result<(), StoreError> {
         let mut at = 0;
         let mut next = || {
             at += 1;
             facts.get(at - 1)
         };
-        let mut worlds = Vec::with_capacity(named.len());
         for (w, _) in named {
-            worlds.push((w.clone(), next().is_object()));
+            self.found.worlds.push((w.clone(), next().is_object()));
         }
         // The next revision record's `rev` is the revision after this one.
-        let mut revs = Vec::with_capacity(named.len());
         for _ in named {
-            revs.push(seq_after(next(), 1, REVISIONS)? - 1.0);
+            self.revs.push(seq_after(next(), 1, REVISIONS)? - 1.0);
         }
-        let mut recs = VecMap::new();
-        for k in noted {
-            recs.insert(k, !next().is_undefined());
+        for stored in self.found.recs.values_mut() {
+            *stored = !next().is_undefined();
         }
-        let mut message_seq = VecMap::new();
-        for k in message_seqs {
-            let after = seq_after(next(), 2, MESSAGES)?;
-            message_seq.insert(k, after);
+        for seq in self.message_seq.values_mut() {
+            *seq = seq_after(next(), 2, MESSAGES)?;
         }
-        let mut memory_seq = VecMap::new();
-        for k in memory_seqs {
-            let after = seq_after(next(), 3, MEMORY)?;
-            memory_seq.insert(k, after);
+        for seq in self.memory_seq.values_mut() {
+            *seq = seq_after(next(), 3, MEMORY)?;
         }
-        Ok(Prefetched {
-            worlds,
-            revs,
-            recs,
-            message_seq,
-            memory_seq,
-        })
+        Ok(())
+    }
+
+    /// Step 2 of the module docs: each `ExpectRevision` against the world's revision.
+    fn check_revisions(
+        &self,
+        ops: &[StoreOp],
+        named: &[(String, &'static str)],
+    ) -> Result<(), StoreError> {
+        for op in ops {
+            if let StoreOp::ExpectRevision { world_id, rev } = op {
+                let mut now = 0.0;
+                for ((w, _), r) in named.iter().zip(&self.revs) {
+                    if w == world_id {
+                        now = *r;
+                        break;
+                    }
+                }
+                if now != *rev as f64 {
+                    return Err(StoreError::Conflict(format!(
+                        "world {world_id:?} is at revision {}, the batch expected {rev}",
+                        number_text(now)
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Step 3 of the module docs: validates the batch on what was read. `Some`: the records
+    /// the rules asked about that were not read, whose reads (their keys, in this order) are
+    /// queued; the batch is validated again once they are in `found`.
+    fn further(
+        &mut self,
+        s: &Stores<'_>,
+        ops: &[StoreOp],
+    ) -> Result<Option<Vec<Vec<String>>>, StoreError> {
+        let checked = store_rules::validate(ops, &self.found);
+        let noted = self.found.noted.take();
+        if noted.is_empty() {
+            return checked.map(|_| None);
+        }
+        for parts in &noted {
+            rec_request(s, parts);
+        }
+        Ok(Some(noted))
     }
 }
 
@@ -561,6 +555,39 @@ struct Batch {
 }
 
 impl Batch {
+    /// The write pass after the read round `pre`.
+    fn new(pre: Prefetched, ops: &[StoreOp]) -> Batch {
+        // The chats that exist after the batch (one that deletes a chat teaches nothing of
+        // its world, see `idb_fast::learn`): those found and those put. And the chats whose
+        // record the batch writes: their stamps need no keeping (`keep_stamp`). Plain loops:
+        // no iterator adapter stack each.
+        let mut chats: Vec<(String, String)> = Vec::new();
+        for (parts, stored) in pre.found.recs.iter() {
+            if let ([w, c], true) = (&parts[..], *stored) {
+                chats.push((w.clone(), c.clone()));
+            }
+        }
+        let mut current = Vec::new();
+        for op in ops {
+            if let StoreOp::PutChat(c) = op {
+                let k = (c.world_id.clone(), c.id.clone());
+                chats.push(k.clone());
+                current.push(k);
+            }
+        }
+        Batch {
+            revs: pre.revs,
+            chats,
+            current,
+            message_seq: pre.message_seq,
+            memory_seq: pre.memory_seq,
+            worlds: pre.found.worlds,
+            written: VecMap::new(),
+            newest: None,
+            held: String::new(),
+        }
+    }
+
     /// What the connection may know of the named worlds once the batch commits (see
     /// [`idb_fast`](super::idb_fast)): revision before, whether the world exists after, the
     /// chats that exist, next `seq`s.
@@ -925,7 +952,7 @@ enum Next {
     Read(Run, usize),
 }
 
-/// The `seq` of an append, `known` by [`Prefetched::read`], which reads the next `seq` of
+/// The `seq` of an append, `known` by [`Prefetched::queue`], which reads the next `seq` of
 /// every chat and memory the batch appends to. Never `None` then; were it, the append at 1
 /// (an `add`, which never overwrites) would fail the batch on an existing record rather than
 /// overwrite it.
