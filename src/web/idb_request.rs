@@ -451,8 +451,8 @@ export function awwLock(name) {
     }
   };
   return [release, new Promise((granted, reject) => {
-    const fail = (how, e) => reject(`${how < 2 ? 'navigator.locks.request(' : 'the Web Lock '}${JSON.stringify(name)}${
-      [') threw ', ') did not return a promise', ' could not be taken: ', ' ended before it was granted'][how]}${how % 2 ? '' : text(e)}`);
+    const fail = (how, e) => reject((how < 2 ? 'navigator.locks.request(' : 'the Web Lock ') + JSON.stringify(name)
+      + [') threw ', ') did not return a promise', ' could not be taken: ', ' ended before it was granted'][how] + (how % 2 ? '' : text(e)));
     let done;
     try { done = locks.request(name, () => (granted(), held)); } catch (e) { return fail(0, e); }
     if (!(done instanceof Promise)) return fail(1);

@@ -7,9 +7,10 @@
 //! (burst or read round) and the read methods of [`Store`]. The rest is beside it:
 //! [`idb_schema`](super::idb_schema) the stores, keys, row types and migrations;
 //! `idb_fast.rs` the one-burst write and what a connection knows; `idb_write.rs` the read
-//! round; `idb_request.rs` the request helpers (one request or one cursor walk each), record
-//! encoding and decoding, and the awaiting primitive with the transaction wrapper `Tx`, and
-//! the adapter's JS snippet (every request, the open request with its handlers and the
+//! round and `Stores`, a transaction's requests queued as plain data and issued in one call;
+//! `idb_request.rs` the request helpers, record encoding and decoding, and the awaiting
+//! primitive with the transaction wrapper `Tx`, and the adapter's JS snippet (the queued
+//! requests, the `last_n` walk, the open request with its handlers and the
 //! migrations, the connection's handlers): host work that takes JS a few lines and Rust an
 //! import, glue and a closure per call; `idb_error.rs` the mapping of DOMExceptions and
 //! aborts to [`StoreError`].
@@ -40,8 +41,8 @@
 //! - Only IndexedDB requests are awaited while a transaction is open: awaiting anything else
 //!   (a timer, fetch, a JS promise) would let the browser auto-commit it half-way. A request
 //!   is awaited through one primitive, `Pending`: a promise settled by the request's
-//!   `success`/`error` handlers (set when the request is issued, so requests issued together
-//!   can be awaited in any order), awaited as a `JsFuture`. The task it wakes runs in a
+//!   `success`/`error` handlers (set when the request is issued; the reads issued together
+//!   are awaited as one promise of all their results), awaited as a `JsFuture`. The task it wakes runs in a
 //!   microtask of the `success` event's dispatch, while the transaction is still active, so
 //!   the next request is issued in time; a commit is awaited the same way (`complete` or
 //!   `abort`).

@@ -9,7 +9,8 @@
 //! Every request a transaction waits for costs a round trip to the browser's database process
 //! (about 0.3 ms in Chromium, several times a bare put's whole transaction when awaited one by
 //! one), so a batch waits for as few as it can:
-//! 1. [`Prefetched::queue`] issues every read the rules need at once and awaits them together:
+//! 1. [`Prefetched::queue`] queues every read the rules need, issued at once and awaited
+//!    together:
 //!    the row of each world the batch names (existence) and its newest revision record, the records
 //!    a first pass of the rules on hoped answers asked about ([`Found`]: the chats it writes
 //!    into, the message ids it adds or replaces), and the next `seq` of each chat and memory
@@ -21,9 +22,10 @@
 //!    earlier ops of the batch (the rules every store shares: missing world or chat, duplicate
 //!    message id → [`StoreError::Invalid`]). The first pass asked about the same records, so
 //!    the prefetch covers them; a record it did not read would be read in one more round.
-//! 4. [`Batch`] issues the writes without awaiting them; IndexedDB runs a transaction's
-//!    requests in order, so a read a rare op needs later (an agent's order, the keys a
-//!    cascading delete visits) still sees the earlier writes. Then each named world's next
+//! 4. [`Batch`] queues the writes, issued with the next read or before the commit (see
+//!    [`Stores`]) and never awaited; IndexedDB runs a transaction's requests in order, so a
+//!    read a rare op needs later (an agent's order, the keys a cascading delete visits) still
+//!    sees the earlier writes. Then each named world's next
 //!    revision record is added, so the bump commits or rolls back with the batch (and a writer
 //!    that took that revision meanwhile makes the `add`, and so the batch, fail).
 //!
