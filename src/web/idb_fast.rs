@@ -43,14 +43,11 @@
 //! deleted would still be believed to exist, so an append to it made before the notice
 //! arrives would be written (and its chat row put back) instead of refused.
 
-use wasm_bindgen::JsValue;
-
-use super::idb_request::{add, encode, req, Op};
 use super::idb_schema::{
-    rev_key, ChatRow, MemoryRow, MessageRow, StateRow, WorldRow, AGENT_STATES, CHATS, MEMORY,
-    MESSAGES, RECORD_VERSION, REVISIONS, WORLDS,
+    ChatRow, MemoryRow, MessageRow, StateRow, WorldRow, AGENT_STATES, CHATS, MEMORY, MESSAGES,
+    RECORD_VERSION, REVISIONS, WORLDS,
 };
-use super::idb_write::{issue, Found, Stores};
+use super::idb_write::{Found, Stores, ADD, PUT};
 use crate::core::model::Chat;
 use crate::core::store::{StoreError, StoreOp};
 use crate::core::store_rules;
@@ -464,7 +461,8 @@ fn chat_key(op: &StoreOp) -> Option<(&str, &str, bool)> {
 }
 
 /// Issues the burst: each named world's next revision record (the check), then every write in
-/// op order. Nothing is awaited: the caller commits at once. Returns what the commit will
+/// op order, all in one call ([`Stores::flush`]). Nothing is awaited: the caller commits at
+/// once. Returns what the commit will
 /// leave known, to store on success.
 pub(super) fn write(s: &Stores<'_>, ops: &[StoreOp], plan: Plan) -> Result<Known, StoreError> {
     let mut after = Known {
@@ -475,21 +473,21 @@ pub(super) fn write(s: &Stores<'_>, ops: &[StoreOp], plan: Plan) -> Result<Known
         seen: plan.seen,
     };
     for (w, rev) in plan.worlds {
-        add_revision(s, &w, rev + 1.0)?;
+        s.add_revision(&w, rev + 1.0);
         after.worlds.push((w, rev + 1.0));
     }
     let mut seqs = plan.seqs.into_iter();
     for (i, op) in ops.iter().enumerate() {
         match op {
             StoreOp::ExpectRevision { .. } => {}
-            StoreOp::PutWorld(world) => put_world(s, world)?,
+            StoreOp::PutWorld(world) => put_world(s, world),
             StoreOp::PutChat(_) if plan.unwritten.contains(&i) => {}
             StoreOp::AppendMessage { .. } | StoreOp::AppendMemory { .. } => {
                 let seq = seqs.next().unwrap_or_default();
                 let stamp = plan.stamps.iter().find(|(j, _)| *j == i).map(|(_, t)| *t);
-                write_op(s, op, seq, stamp)?;
+                write_op(s, op, seq, stamp);
             }
-            StoreOp::PutChat(_) | StoreOp::PutAgentState { .. } => write_common(s, op, 0.0)?,
+            StoreOp::PutChat(_) | StoreOp::PutAgentState { .. } => write_common(s, op, 0.0),
             // `plan` accepts no other op.
             _ => {
                 return Err(StoreError::Backend(
@@ -498,51 +496,29 @@ pub(super) fn write(s: &Stores<'_>, ops: &[StoreOp], plan: Plan) -> Result<Known
             }
         }
     }
+    s.flush()?;
     Ok(after)
 }
 
-/// Issues the `add` of world `w`'s revision record `rev`: it fails, aborting the transaction,
-/// when another writer took that revision (see the module docs).
-pub(super) fn add_revision(s: &Stores<'_>, w: &str, rev: f64) -> Result<(), StoreError> {
-    let request = add(s.revisions()?, &JsValue::from_f64(0.0), &rev_key(w, rev));
-    issue(request, "raising a world's revision")
-}
-
-/// Issues the `add` of a record with an in-line key: `add(value, undefined)`, which IndexedDB
-/// takes as `add(value)` (an explicit `undefined` is a missing optional argument), as the
-/// revision records' `add(0, key)` is issued.
-fn add_row(store: &web_sys::IdbObjectStore, value: &JsValue, ctx: &str) -> Result<(), StoreError> {
-    issue(add(store, value, &JsValue::UNDEFINED), ctx)
-}
-
-/// Issues the put of a world row (its revision is in the `revisions` store).
-pub(super) fn put_world(
-    s: &Stores<'_>,
-    world: &crate::core::model::WorldData,
-) -> Result<(), StoreError> {
+/// Queues the put of a world row (its revision is in the `revisions` store).
+pub(super) fn put_world(s: &Stores<'_>, world: &crate::core::model::WorldData) {
     let row = WorldRow {
         v: RECORD_VERSION,
         world_id: world.id.as_str(),
         world,
         rev: 0.0,
     };
-    let ctx = "writing a world";
-    issue(req(s.worlds()?, Op::Put, &encode(&row, ctx)?), ctx)
+    s.put(WORLDS, PUT, &row, "writing a world");
 }
 
-/// Issues the write of one of the common ops (a chat, a message or memory entry at `seq`, an
+/// Queues the write of one of the common ops (a chat, a message or memory entry at `seq`, an
 /// agent's counters), as the burst and the read round both write it. Other ops: nothing.
-pub(super) fn write_common(s: &Stores<'_>, op: &StoreOp, seq: f64) -> Result<(), StoreError> {
+pub(super) fn write_common(s: &Stores<'_>, op: &StoreOp, seq: f64) {
     write_op(s, op, seq, None)
 }
 
 /// [`write_common`], a message with the chat's stamp `(messageCount, updatedAt)` if given.
-fn write_op(
-    s: &Stores<'_>,
-    op: &StoreOp,
-    seq: f64,
-    stamp: Option<(f64, f64)>,
-) -> Result<(), StoreError> {
+fn write_op(s: &Stores<'_>, op: &StoreOp, seq: f64, stamp: Option<(f64, f64)>) {
     match op {
         StoreOp::PutChat(chat) => {
             let row = ChatRow {
@@ -551,8 +527,7 @@ fn write_op(
                 chat_id: chat.id.as_str(),
                 chat,
             };
-            let ctx = "writing a chat";
-            issue(req(s.chats()?, Op::Put, &encode(&row, ctx)?), ctx)
+            s.put(CHATS, PUT, &row, "writing a chat");
         }
         StoreOp::AppendMessage {
             world_id,
@@ -569,8 +544,7 @@ fn write_op(
                 chat_count: stamp.map(|(n, _)| n),
                 chat_updated_at: stamp.map(|(_, t)| t),
             };
-            let ctx = "appending a message";
-            add_row(s.messages()?, &encode(&row, ctx)?, ctx)
+            s.put(MESSAGES, ADD, &row, "appending a message");
         }
         StoreOp::AppendMemory {
             world_id,
@@ -586,8 +560,7 @@ fn write_op(
                 seq,
                 entry,
             };
-            let ctx = "appending a memory entry";
-            add_row(s.memory()?, &encode(&row, ctx)?, ctx)
+            s.put(MEMORY, ADD, &row, "appending a memory entry");
         }
         StoreOp::PutAgentState {
             world_id,
@@ -601,9 +574,8 @@ fn write_op(
                 agent_id: state.agent_id.as_str(),
                 state,
             };
-            let ctx = "writing an agent state";
-            issue(req(s.states()?, Op::Put, &encode(&row, ctx)?), ctx)
+            s.put(AGENT_STATES, PUT, &row, "writing an agent state");
         }
-        _ => Ok(()),
+        _ => {}
     }
 }

@@ -1,7 +1,8 @@
-//! The requests of [`IdbStore`](super::idb_store::IdbStore): each helper issues one
-//! IndexedDB request (or walks a cursor) when called and returns a concrete future of its
-//! outcome ([`Outcome`], [`Rows`]; a [`Pending`] for the write path's `*_request`s), with a
-//! plain function that reads its result (`row_of`, `array_of`, `seq_after`, `some_key`), so
+//! The requests of [`IdbStore`](super::idb_store::IdbStore): the snippet that issues a
+//! transaction's queued requests in one call (`awwIdbRun`, see `idb_write::Stores`), and
+//! helpers that issue one IndexedDB request (or walk a cursor) when called and return a
+//! concrete future of its outcome ([`Outcome`], [`Rows`]), with a
+//! plain function that reads a result (`row_of`, `array_of`, `seq_after`, `some_key`), so
 //! that an `async fn` awaiting several kinds of request holds one small state per await, not
 //! an async helper's state machine each; rows are encoded to and decoded from
 //! the plain objects IndexedDB stores (checking each record's format version), and the one
@@ -16,9 +17,8 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{IdbObjectStore, IdbRequest, IdbTransaction};
 
 use super::idb_error::map_js_error;
-use super::idb_schema::{prefix_range, AgentRow, KeyRange, AGENTS, RECORD_VERSION};
+use super::idb_schema::{AgentRow, KeyRange, AGENTS, RECORD_VERSION};
 use crate::core::json::FromJson;
-use crate::core::json_write::ToJson;
 use crate::core::store::StoreError;
 
 // ---- request helpers: each awaits (or only issues) one IndexedDB request or cursor walk ----
@@ -26,21 +26,9 @@ use crate::core::store::StoreError;
 /// The kinds of request [`req`] issues (their order is `awwIdbOps`'s, in the JS snippet).
 #[derive(Clone, Copy)]
 pub(super) enum Op {
-    Get,
-    GetKey,
     GetAll,
-    GetAllKeys,
-    Put,
-    Add,
-    Delete,
-    /// A reverse cursor (`prev`) over a query.
-    OpenCursor,
-    /// A reverse key cursor (`prev`) over a query.
-    OpenKeyCursor,
     /// A transaction's `objectStore(name)`.
     ObjectStore,
-    /// An object store's `index(name)`.
-    Index,
     /// A connection's `transaction(names, mode)`: `b` true for `readwrite`.
     Transaction,
     /// A transaction's `abort()`.
@@ -51,15 +39,10 @@ pub(super) enum Op {
     Contains,
 }
 
-/// Issues request `op` on `target` (an object store or index) with `a`: the key, query or
-/// value.
+/// Issues request `op` on `target` (an object store) with `a`: the query. Most requests are
+/// issued in bulk instead, as plain data (see `idb_write::Stores`).
 pub(super) fn req(target: &JsValue, op: Op, a: &JsValue) -> Result<IdbRequest, JsValue> {
     call(target, op, a, &JsValue::UNDEFINED).map(JsCast::unchecked_into)
-}
-
-/// Issues the `add` of `value` at out-of-line key `key` (`undefined`: an in-line key).
-pub(super) fn add(target: &JsValue, value: &JsValue, key: &JsValue) -> Result<IdbRequest, JsValue> {
-    call(target, Op::Add, value, key).map(JsCast::unchecked_into)
 }
 
 /// Calls IndexedDB method `op` of `target` with `a` and `b` (see [`Op`]): every IndexedDB
@@ -77,48 +60,28 @@ pub(super) fn prop(target: &JsValue, name: &str) -> JsValue {
     js_sys::Reflect::get(target, &JsValue::from_str(name)).unwrap_or_default()
 }
 
-/// A row as the plain object IndexedDB stores, by way of JSON text (`JSON.parse`): the row
-/// types share their hand-written writers ([`crate::core::json_write`]) with the export and
-/// the adapter store.
-pub(super) fn encode<T: ToJson>(row: &T, context: &str) -> Result<JsValue, StoreError> {
-    parse_row(&row.to_json(), context)
-}
-
-#[inline(never)]
-fn parse_row(text: &str, context: &str) -> Result<JsValue, StoreError> {
-    js_sys::JSON::parse(text).map_err(|e| {
-        let e = crate::web::js_tools::message_of(&e, "JSON.parse failed");
-        StoreError::Backend(format!("{context}: could not encode the record: {e}"))
-    })
-}
-
 /// A key (or `None`) from a `getKey` request.
 pub(super) fn some_key(found: JsValue) -> Option<JsValue> {
     Some(found).filter(|k| !k.is_undefined())
 }
 
-/// Issues a `get` of key `k`: the record (`undefined`: none) for [`row_of`].
-pub(super) fn get<'c>(store: &IdbObjectStore, k: &JsValue, context: &'c str) -> Outcome<'c> {
-    Pending::of(req(store, Op::Get, k)).outcome(context)
-}
-
-/// The row a `get` request of key `k` found (`None`: no record).
+/// The row a `get` request of key `k` (as JSON text) found (`None`: no record).
 pub(super) fn row_of<T: FromJson>(
     found: JsValue,
     store_name: &str,
-    k: &JsValue,
+    k: &str,
 ) -> Result<Option<T>, StoreError> {
     if found.is_undefined() {
         return Ok(None);
     }
-    decode(found, store_name, &describe(k)).map(Some)
+    decode(found, store_name, k).map(Some)
 }
 
 /// The records of `range`, in key order: the request is issued now, and the future settles
 /// with its records.
 pub(super) fn get_all<'c>(store: &IdbObjectStore, range: KeyRange, context: &'c str) -> Rows<'c> {
     Rows {
-        pending: Some(all_request(store, range, false)),
+        pending: Some(all_request(store, range)),
         context,
         last: false,
     }
@@ -167,13 +130,9 @@ fn rows_of(
     Ok(out)
 }
 
-/// Issues a `getAll` (or, `keys`, `getAllKeys`) of `range`: see [`array_of`].
-pub(super) fn all_request(store: &IdbObjectStore, range: KeyRange, keys: bool) -> Pending {
-    let op = match keys {
-        false => Op::GetAll,
-        true => Op::GetAllKeys,
-    };
-    Pending::of(range.query().and_then(|q| req(store, op, &q)))
+/// Issues a `getAll` of `range`: see [`array_of`].
+fn all_request(store: &IdbObjectStore, range: KeyRange) -> Pending {
+    Pending::of(range.query().and_then(|q| req(store, Op::GetAll, &q)))
 }
 
 /// The records (or keys) a `getAll` request found, in key order.
@@ -185,24 +144,6 @@ pub(super) fn array_of(found: JsValue, context: &str) -> Result<Vec<JsValue>, St
         )));
     }
     Ok(js_sys::Array::from(&found).to_vec())
-}
-
-/// Opens a reverse cursor over `range` (`keys`: a key cursor).
-pub(super) fn open_reverse(
-    store: &IdbObjectStore,
-    range: &KeyRange,
-    keys: bool,
-) -> Result<IdbRequest, JsValue> {
-    let op = match keys {
-        false => Op::OpenCursor,
-        true => Op::OpenKeyCursor,
-    };
-    req(store, op, &range.query()?)
-}
-
-/// A cursor request's result: the cursor, or `None` at the end of its range.
-pub(super) fn cursor_of<T: JsCast>(found: JsValue) -> Option<T> {
-    (!found.is_null() && !found.is_undefined()).then(|| found.unchecked_into())
 }
 
 /// The last `n` records of `range` in key order (oldest first), never the whole range: one
@@ -230,26 +171,12 @@ pub(super) fn last_n<'c>(
     }
 }
 
-/// Issues the step of a reverse key cursor over `parts` whose outcome [`seq_after`] reads:
-/// the `seq` after the largest one under `parts` (1 for an empty range).
-pub(super) fn next_seq(store: &IdbObjectStore, parts: &[&str]) -> Outcome<'static> {
-    seq_request(store, parts).outcome(SEQ_CONTEXT)
-}
-
-const SEQ_CONTEXT: &str = "finding the next sequence number";
-
-/// Issues the step of [`next_seq`]'s reverse key cursor over `parts`.
-pub(super) fn seq_request(store: &IdbObjectStore, parts: &[&str]) -> Pending {
-    Pending::of(open_reverse(store, &prefix_range(parts), true))
-}
-
-/// The `seq` after the one of the key the step of [`seq_request`] over `len` key parts found
-/// (1 for an empty range); `name`: the store, for the error.
-pub(super) fn seq_after(step: JsValue, len: usize, name: &str) -> Result<f64, StoreError> {
-    let Some(cursor) = cursor_of::<JsValue>(step) else {
+/// The `seq` after the one of key `last` of `len` key parts (`undefined`: an empty range, 1),
+/// the last key under the parts before it; `name`: the store, for the error.
+pub(super) fn seq_after(last: JsValue, len: usize, name: &str) -> Result<f64, StoreError> {
+    if last.is_undefined() {
         return Ok(1.0);
-    };
-    let last = prop(&cursor, "key");
+    }
     let seq = js_sys::Array::from(&last)
         .get(len as u32)
         .as_f64()
@@ -425,10 +352,38 @@ export function awwIdbDone(target, n, range) {
     }
   });
 }
-const awwIdbOps = ['get', 'getKey', 'getAll', 'getAllKeys', 'put', 'add', 'delete', 'openCursor', 'openKeyCursor',
-  'objectStore', 'index', 'transaction', 'abort', 'deleteDatabase', 'contains'];
+const awwIdbOps = ['getAll', 'objectStore', 'transaction', 'abort', 'deleteDatabase', 'contains'];
 export function awwIdbReq(target, op, a, b) {
-  return target[awwIdbOps[op]](a, op === 7 || op === 8 ? 'prev' : op === 11 ? (b ? 'readwrite' : 'readonly') : b);
+  return target[awwIdbOps[op]](a, op === 2 ? (b ? 'readwrite' : 'readonly') : b);
+}
+export function awwIdbRun(tx, text) {
+  const reads = [], range = (a) => IDBKeyRange.bound(a, [...a, []]);
+  let i = 0;
+  try {
+    for (const [name, op, a, b] of JSON.parse('[' + text + ']')) {
+      const store = tx.objectStore(name);
+      if (op < 4) {
+        op === 0 ? store.put(a) : op === 1 ? store.add(a, b) : store.delete(op === 2 ? a : range(a));
+      } else {
+        const r = op === 4 ? store.get(a) : op === 5 ? store.getKey(a) : op === 6 ? store.index('byMessageId').getKey(a)
+          : op === 7 ? store.getAll(range(a)) : op === 8 ? store.getAllKeys(range(a))
+          : store[op === 9 ? 'openCursor' : 'openKeyCursor'](range(a), 'prev');
+        const at = i;
+        reads.push(new Promise((resolve, reject) => {
+          r.onsuccess = () => resolve(op === 9 ? r.result?.value : op === 10 ? r.result?.key : r.result);
+          r.onerror = () => reject([at, r.error]);
+        }));
+      }
+      i++;
+    }
+  } catch (e) {
+    return [i, e];
+  }
+  return reads.length ? Promise.allSettled(reads).then((all) => {
+    const failed = all.find((o) => o.status === 'rejected');
+    if (failed) throw failed.reason;
+    return all.map((o) => o.value);
+  }) : undefined;
 }
 export function awwIdbRange(lower, upper, lowerOpen, upperOpen) {
   return upper === undefined ? IDBKeyRange.lowerBound(lower, lowerOpen) : IDBKeyRange.bound(lower, upper, lowerOpen, upperOpen);
@@ -488,11 +443,20 @@ export function awwLock(name) {
   try { locks = navigator.locks; } catch (e) {}
   if (typeof locks?.request !== 'function') return [];
   const held = new Promise((r) => (release = r));
-  return [release, new Promise((granted, fail) => {
+  const text = (e) => {
+    try {
+      return e instanceof Error ? `${e.name}: ${e.message}` : typeof e === 'string' ? e : JSON.stringify(e) ?? 'a value that is not JSON';
+    } catch (x) {
+      return 'a value that is not JSON';
+    }
+  };
+  return [release, new Promise((granted, reject) => {
+    const fail = (how, e) => reject((how < 2 ? 'navigator.locks.request(' : 'the Web Lock ') + JSON.stringify(name)
+      + [') threw ', ') did not return a promise', ' could not be taken: ', ' ended before it was granted'][how] + (how % 2 ? '' : text(e)));
     let done;
-    try { done = locks.request(name, () => (granted(), held)); } catch (e) { return fail([0, e]); }
-    if (!(done instanceof Promise)) return fail([1]);
-    done.then(() => fail([3]), (e) => fail([2, e]));
+    try { done = locks.request(name, () => (granted(), held)); } catch (e) { return fail(0, e); }
+    if (!(done instanceof Promise)) return fail(1);
+    done.then(() => fail(3), (e) => fail(2, e));
   })];
 }
 export function awwChannel(name, onWorld) {
@@ -534,9 +498,23 @@ extern "C" {
         range: &JsValue,
     ) -> Result<js_sys::Promise, JsValue>;
 
-    /// Calls method `op` (an [`Op`]) of `target` (an object store or index, a connection, a
-    /// transaction, the factory) with `a` (the key, query, value or name) and `b` (`add`'s
-    /// key; a cursor goes in direction `prev`; a transaction's mode, `readwrite` when truthy):
+    /// Issues the requests of JSON text `text` in `tx`, in order (see `idb_write::Stores`):
+    /// each `[store, op, a, b]`, `op` a write, 0 `put(a)`, 1 `add(a, b)` (`b`: an out-of-line
+    /// key), 2 `delete(a)`, 3 the `delete` of every key that starts with the parts of array
+    /// `a`, or a read: 4 `get(a)`, 5 `getKey(a)`, 6 `getKey(a)` of the message-id index, 7
+    /// `getAll` and 8 `getAllKeys` of the keys that start with `a`, 9 the value and 10 the key
+    /// of the last of them (a reverse cursor's first step; `undefined` for none). Writes are
+    /// not awaited. `[i, error]` when request `i` (or parsing the text, `i` 0) threw `error`
+    /// (the requests after it were not issued), else a promise of the reads' results in order
+    /// (rejected with `[i, error]`, request `i` the first that failed), `undefined` when there
+    /// are none. Every read's handlers are set at once, so a promise settles while the
+    /// transaction is active. Never throws; `catch`: see `idb_done`.
+    #[wasm_bindgen(catch, js_name = awwIdbRun)]
+    pub(super) fn idb_run(tx: &IdbTransaction, text: &str) -> Result<JsValue, JsValue>;
+
+    /// Calls method `op` (an [`Op`]) of `target` (an object store, a connection, a
+    /// transaction, the factory) with `a` (the query or name) and `b` (a transaction's mode,
+    /// `readwrite` when truthy):
     /// one imported function for every IndexedDB call instead of a web-sys one each. Throws
     /// what the call throws.
     #[wasm_bindgen(catch, js_name = awwIdbReq)]
@@ -579,11 +557,11 @@ extern "C" {
 
     /// `[]` where Web Locks do not exist, else `[release, granted]`: `release()` releases the
     /// lock (at once when it is held, as soon as it is granted while the request still
-    /// waits), `granted` a promise settled when the lock is held, or rejected with
-    /// `[kind, error]` when the request failed first: `0` it threw `error`, `1` it did not
-    /// return a promise, `2` it rejected with `error`, `3` it ended before the grant. No Rust
-    /// callback is handed to the browser, so a failed request leaves nothing behind. For
-    /// `tabs::acquire`.
+    /// waits), `granted` a promise settled when the lock is held, or rejected with the
+    /// message of `tabs::acquire`'s error when the request failed first (it threw, did not
+    /// return a promise, rejected, or ended before the grant; an error is described by its
+    /// name and message, else as JSON). No Rust callback is handed to the browser, so a
+    /// failed request leaves nothing behind.
     #[wasm_bindgen(catch, js_name = awwLock)]
     pub(super) fn web_lock(name: &str) -> Result<js_sys::Array, JsValue>;
 

@@ -7,9 +7,10 @@
 //! (burst or read round) and the read methods of [`Store`]. The rest is beside it:
 //! [`idb_schema`](super::idb_schema) the stores, keys, row types and migrations;
 //! `idb_fast.rs` the one-burst write and what a connection knows; `idb_write.rs` the read
-//! round; `idb_request.rs` the request helpers (one request or one cursor walk each), record
-//! encoding and decoding, and the awaiting primitive with the transaction wrapper `Tx`, and
-//! the adapter's JS snippet (every request, the open request with its handlers and the
+//! round and `Stores`, a transaction's requests queued as plain data and issued in one call;
+//! `idb_request.rs` the request helpers, record encoding and decoding, and the awaiting
+//! primitive with the transaction wrapper `Tx`, and the adapter's JS snippet (the queued
+//! requests, the `last_n` walk, the open request with its handlers and the
 //! migrations, the connection's handlers): host work that takes JS a few lines and Rust an
 //! import, glue and a closure per call; `idb_error.rs` the mapping of DOMExceptions and
 //! aborts to [`StoreError`].
@@ -40,8 +41,8 @@
 //! - Only IndexedDB requests are awaited while a transaction is open: awaiting anything else
 //!   (a timer, fetch, a JS promise) would let the browser auto-commit it half-way. A request
 //!   is awaited through one primitive, `Pending`: a promise settled by the request's
-//!   `success`/`error` handlers (set when the request is issued, so requests issued together
-//!   can be awaited in any order), awaited as a `JsFuture`. The task it wakes runs in a
+//!   `success`/`error` handlers (set when the request is issued; the reads issued together
+//!   are awaited as one promise of all their results), awaited as a `JsFuture`. The task it wakes runs in a
 //!   microtask of the `success` event's dispatch, while the transaction is still active, so
 //!   the next request is issued in time; a commit is awaited the same way (`complete` or
 //!   `abort`).
@@ -92,18 +93,20 @@ pub use super::idb_error::store_error_from_dom_exception;
 use super::idb_error::{dom_name, map_js_error};
 use super::idb_fast::{self, Known, Learned};
 use super::idb_request::{
-    call, cursor_of, decode, decode_all, describe, get, get_all, idb_open, idb_watch, last_n,
-    next_seq, open_reverse, payloads, prop, req, row_of, seq_after, some_key, Op, Pending, Tx,
+    array_of, call, decode, decode_all, describe, get_all, idb_open, idb_watch, last_n, payloads,
+    prop, row_of, seq_after, some_key, Op, Pending, Tx,
 };
 use super::idb_schema::{
     below_range, key, prefix_range, with_stamp, AgentRow, ApprovalRow, ChatRow, KeyRange,
     MemoryRow, MessageRow, StateRow, WorldRow, AGENTS, AGENT_STATES, ALL_STORES, APPROVALS, CHATS,
-    DB_VERSION, MEMORY, MESSAGES, MESSAGES_BY_ID, REVISIONS, WORLDS,
+    DB_VERSION, MEMORY, MESSAGES, REVISIONS, WORLDS,
 };
-use super::idb_write::{named_worlds, write_batch, Stores};
+use super::idb_write::{
+    named_worlds, write_batch, Stores, GET, GET_ALL, GET_KEY_BY_ID, LAST_KEY, LAST_VALUE,
+};
 use super::tabs::{self, ChangeChannel};
 use crate::core::approval::ApprovalRecord;
-use crate::core::json_write::number_text;
+use crate::core::json_write::{number_text, ToJson};
 use crate::core::model::{Agent, Chat, MemoryEntry, Message, WorldData};
 use crate::core::sort::sort_by;
 use crate::core::store::{
@@ -364,21 +367,25 @@ impl IdbStore {
         }
     }
 
-    /// Every record of object store `name` in `range` (a world's or a chat's key prefix), in
-    /// key order, read in `tx` (`None`: in a read-only transaction of its own), for
-    /// [`decode_all`]; `ctx` names the read in its error. Not generic: one copy of the
-    /// request's state machine for every store, the export's reads and the read methods'.
-    fn raw_in<'a>(
+    /// Read `op` of object store `name` at key `parts` (see `idb_write::Stores::request`:
+    /// `GET_ALL`, every record under that key prefix in key order, for [`decode_all`]) in
+    /// `tx` (`None`: in a read-only transaction of its own): its result; `ctx` names the read
+    /// in its error. Not generic: one state machine for the reads of every read method.
+    fn read_in<'a>(
         &'a self,
         tx: Option<&'a Tx>,
         name: &'a str,
-        range: KeyRange,
-        ctx: &'a str,
-    ) -> LocalBoxFuture<'a, Result<Vec<JsValue>, StoreError>> {
+        op: u32,
+        parts: &'a [&'a str],
+        ctx: &'static str,
+    ) -> LocalBoxFuture<'a, Result<JsValue, StoreError>> {
         Box::pin(async move {
             let mut own = None;
-            let store = self.store(self.tx_or(tx, &mut own, &[name])?, name)?;
-            get_all(&store, range, ctx).await
+            let s = Stores::new(self.tx_or(tx, &mut own, &[name])?);
+            match s.read(name, op, parts, ctx).await {
+                Ok(found) => Ok(found.get(0)),
+                Err(e) => Err(self.closed_error().unwrap_or(e)),
+            }
         })
     }
 
@@ -399,15 +406,11 @@ impl IdbStore {
         &'a self,
         tx: Option<&'a Tx>,
         world_id: &'a str,
-        ctx: &'a str,
+        ctx: &'static str,
     ) -> LocalBoxFuture<'a, Result<Option<WorldData>, StoreError>> {
         Box::pin(async move {
-            let mut own = None;
-            let worlds = self.store(self.tx_or(tx, &mut own, &[WORLDS])?, WORLDS)?;
-            let k = JsValue::from_str(world_id);
-            let found = get(&worlds, &k, ctx).await?;
-            let row: Option<WorldRow> = row_of(found, WORLDS, &k)?;
-            Ok(row.map(|r| r.world))
+            let found = self.read_in(tx, WORLDS, GET, &[world_id], ctx).await?;
+            world_of(found, world_id)
         })
     }
 
@@ -418,12 +421,12 @@ impl IdbStore {
         tx: Option<&'a Tx>,
         world_id: &'a str,
         chat_id: &'a str,
-        ctx: &'a str,
+        ctx: &'static str,
     ) -> LocalBoxFuture<'a, Result<Vec<AgentChatState>, StoreError>> {
         Box::pin(async move {
-            let range = prefix_range(&[world_id, chat_id]);
-            let rows = self.raw_in(tx, AGENT_STATES, range, ctx).await?;
-            payloads::<StateRow>(rows, AGENT_STATES, &in_chat(world_id, chat_id))
+            let parts = [world_id, chat_id];
+            let rows = self.read_in(tx, AGENT_STATES, GET_ALL, &parts, ctx).await?;
+            states_of(rows, world_id, chat_id, ctx)
         })
     }
 
@@ -435,9 +438,11 @@ impl IdbStore {
         world_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Option<u64>, StoreError>> {
         Box::pin(async move {
-            let mut own = None;
-            let revisions = self.store(self.tx_or(tx, &mut own, &[REVISIONS])?, REVISIONS)?;
-            let next = seq_after(next_seq(&revisions, &[world_id]).await?, 1, REVISIONS)?;
+            let ctx = "finding the next sequence number";
+            let last = self
+                .read_in(tx, REVISIONS, LAST_KEY, &[world_id], ctx)
+                .await?;
+            let next = seq_after(last, 1, REVISIONS)?;
             // `rev` is a whole number below 2^53 (one per write), so the cast is exact.
             Ok(Some((next - 1.0) as u64))
         })
@@ -449,20 +454,11 @@ impl IdbStore {
         &'a self,
         tx: Option<&'a Tx>,
         world_id: &'a str,
-        ctx: &'a str,
+        ctx: &'static str,
     ) -> LocalBoxFuture<'a, Result<Vec<Agent>, StoreError>> {
         Box::pin(async move {
-            let rows = self
-                .raw_in(tx, AGENTS, prefix_range(&[world_id]), ctx)
-                .await?;
-            let mut rows: Vec<AgentRow> =
-                decode_all(rows, AGENTS, &format!("in world {world_id:?}"))?;
-            sort_by(&mut rows, &|a, b| a.order.total_cmp(&b.order));
-            let mut agents = Vec::with_capacity(rows.len());
-            for r in rows {
-                agents.push(r.agent);
-            }
-            Ok(agents)
+            let rows = self.read_in(tx, AGENTS, GET_ALL, &[world_id], ctx).await?;
+            agents_of(rows, world_id, ctx)
         })
     }
 
@@ -475,36 +471,21 @@ impl IdbStore {
     ) -> LocalBoxFuture<'a, Result<Vec<Chat>, StoreError>> {
         Box::pin(async move {
             let mut own = None;
-            let tx = self.tx_or(tx, &mut own, &[CHATS, MESSAGES])?;
-            let chats = self.store(tx, CHATS)?;
+            let s = Stores::new(self.tx_or(tx, &mut own, &[CHATS, MESSAGES])?);
             let ctx = "reading chats";
-            let rows = get_all(&chats, prefix_range(&[world_id]), ctx).await?;
+            let rows = match s.read(CHATS, GET_ALL, &[world_id], ctx).await {
+                Ok(rows) => array_of(rows.get(0), ctx)?,
+                Err(e) => return Err(self.closed_error().unwrap_or(e)),
+            };
             let rows: Vec<ChatRow> = decode_all(rows, CHATS, &format!("in world {world_id:?}"))?;
-            // Each chat's newest message, for its stamp: one reverse cursor per chat, all
-            // issued before the first is awaited.
-            let messages = self.store(tx, MESSAGES)?;
-            let mut cursors = Vec::with_capacity(rows.len());
+            // Each chat's newest message, for its stamp: all read at once.
             for r in &rows {
-                let range = prefix_range(&[world_id, &r.chat_id]);
-                cursors.push(Pending::of(open_reverse(&messages, &range, false)));
+                s.request(MESSAGES, LAST_VALUE, &[world_id, &r.chat_id], None, ctx);
             }
+            let newest = s.run().await?;
             let mut out = Vec::with_capacity(rows.len());
-            let mut cursors = cursors.into_iter();
-            for row in rows {
-                let Some(request) = cursors.next() else {
-                    break;
-                };
-                // The cursor's first record is its value: no further request.
-                let newest = cursor_of::<JsValue>(request.outcome(ctx).await?)
-                    .map(|cursor| prop(&cursor, "value"));
-                let at = in_chat(world_id, &row.chat_id);
-                let newest: Option<MessageRow> = match newest {
-                    Some(js) => Some(decode(js, MESSAGES, &at)?),
-                    None => None,
-                };
-                let mut chat = row.chat;
-                with_stamp(&mut chat, newest.as_ref().and_then(MessageRow::stamp));
-                out.push(chat);
+            for (i, row) in rows.into_iter().enumerate() {
+                out.push(with_newest(row, newest.get(i as u32), world_id)?);
             }
             Ok(out)
         })
@@ -518,12 +499,11 @@ impl IdbStore {
         chat_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
         Box::pin(async move {
-            let range = prefix_range(&[world_id, chat_id]);
-            let rows = self
-                .raw_in(tx, APPROVALS, range, "reading approvals")
-                .await?;
+            let ctx = "reading approvals";
+            let parts = [world_id, chat_id];
+            let rows = self.read_in(tx, APPROVALS, GET_ALL, &parts, ctx).await?;
             let at = in_chat(world_id, chat_id);
-            let mut v = payloads::<ApprovalRow>(rows, APPROVALS, &at)?;
+            let mut v = payloads::<ApprovalRow>(array_of(rows, ctx)?, APPROVALS, &at)?;
             sort_by(&mut v, &|a, b| {
                 (a.created_at, &a.approval_id).cmp(&(b.created_at, &b.approval_id))
             });
@@ -808,12 +788,9 @@ impl Store for IdbStore {
             let range = match before {
                 None => prefix_range(&parts),
                 Some(id) => {
-                    let name = JsValue::from_str(MESSAGES_BY_ID);
-                    let by_id = call(&messages, Op::Index, &name, &JsValue::UNDEFINED)
-                        .map_err(|e| self.fail("opening the message-id index", e))?;
-                    let id_key: JsValue = key(&[world_id, chat_id, id]).into();
-                    let found = Pending::of(req(&by_id, Op::GetKey, &id_key));
-                    let Some(primary) = some_key(found.outcome("finding a message").await?) else {
+                    let s = Stores::new(&tx);
+                    let found = s.read(MESSAGES, GET_KEY_BY_ID, &[world_id, chat_id, id], FINDING);
+                    let Some(primary) = some_key(found.await?.get(0)) else {
                         return Ok(Vec::new());
                     };
                     let seq = js_sys::Array::from(&primary).get(2).as_f64();
@@ -842,23 +819,36 @@ impl Store for IdbStore {
     fn dump<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>> {
         Box::pin(async move {
             let tx = self.transaction(&ALL_STORES, false)?;
-            // The read methods' bodies in this one transaction, each error naming the export.
-            let (tx, ctx) = (Some(&tx), "exporting a world");
-            let world = self.load_world_in(tx, world_id, ctx).await?;
-            let agents = self.agents_in(tx, world_id, ctx).await?;
-            let rows = self
-                .raw_in(tx, CHATS, prefix_range(&[world_id]), ctx)
-                .await?;
+            // Two rounds of reads in this one transaction, each error naming the export: the
+            // world, its agents and chats, then every chat's records, all at once.
+            let s = Stores::new(&tx);
+            let ctx = "exporting a world";
+            s.request(WORLDS, GET, &[world_id], None, ctx);
+            s.request(AGENTS, GET_ALL, &[world_id], None, ctx);
+            s.request(CHATS, GET_ALL, &[world_id], None, ctx);
+            let found = s
+                .run()
+                .await
+                .map_err(|e| self.closed_error().unwrap_or(e))?;
+            let world = world_of(found.get(0), world_id)?;
+            let agents = agents_of(found.get(1), world_id, ctx)?;
             let in_world = format!("in world {world_id:?}");
-            let chat_rows: Vec<ChatRow> = decode_all(rows, CHATS, &in_world)?;
+            let chat_rows: Vec<ChatRow> =
+                decode_all(array_of(found.get(2), ctx)?, CHATS, &in_world)?;
+            for row in &chat_rows {
+                let parts = [world_id, &row.chat_id];
+                for name in [MESSAGES, MEMORY, AGENT_STATES] {
+                    s.request(name, GET_ALL, &parts, None, ctx);
+                }
+            }
+            let found = s.run().await?;
             let mut chats = Vec::with_capacity(chat_rows.len());
-            for row in chat_rows {
-                let c = row.chat_id.as_str();
-                let at = in_chat(world_id, c);
-                let rows = self.raw_in(tx, MESSAGES, prefix_range(&[world_id, c]), ctx);
+            for (i, row) in chat_rows.into_iter().enumerate() {
+                let at = in_chat(world_id, &row.chat_id);
+                let i = 3 * i as u32;
                 // The messages, and the stamp on the newest (plain loops: no iterator adapter
                 // stack per row type).
-                let rows = rows.await?;
+                let rows = array_of(found.get(i), ctx)?;
                 let (mut messages, mut stamp) = (Vec::with_capacity(rows.len()), None);
                 for js in rows {
                     let m: MessageRow = decode(js, MESSAGES, &at)?;
@@ -866,18 +856,15 @@ impl Store for IdbStore {
                     messages.push(m.message);
                 }
                 // Key order is agent id, then seq: group consecutive runs by agent.
-                let rows = self
-                    .raw_in(tx, MEMORY, prefix_range(&[world_id, c]), ctx)
-                    .await?;
                 let mut memories: Vec<(String, Vec<MemoryEntry>)> = Vec::new();
-                for js in rows {
+                for js in array_of(found.get(i + 1), ctx)? {
                     let m: MemoryRow = decode(js, MEMORY, &at)?;
                     match memories.last_mut() {
                         Some((agent, entries)) if *agent == m.agent_id => entries.push(m.entry),
                         _ => memories.push((m.agent_id, vec![m.entry])),
                     }
                 }
-                let states = self.states_in(tx, world_id, c, ctx).await?;
+                let states = states_of(found.get(i + 2), world_id, &row.chat_id, ctx)?;
                 let mut chat = row.chat;
                 with_stamp(&mut chat, stamp);
                 chats.push(ChatDump {
@@ -1024,6 +1011,7 @@ impl Store for InTx<'_> {
 }
 
 /// The contexts of the read methods' errors (the export's is its own).
+const FINDING: &str = "finding a message";
 const LOADING: &str = "loading a world";
 const AGENTS_READ: &str = "reading agents";
 const STATES_READ: &str = "reading agent_states";
@@ -1031,4 +1019,45 @@ const STATES_READ: &str = "reading agent_states";
 /// Which records of a chat a decoding error names.
 fn in_chat(world_id: &str, chat_id: &str) -> String {
     format!("in chat {chat_id:?} of world {world_id:?}")
+}
+
+/// The world a `get` of its row found (`undefined`: none).
+fn world_of(found: JsValue, world_id: &str) -> Result<Option<WorldData>, StoreError> {
+    let row: Option<WorldRow> = row_of(found, WORLDS, &world_id.to_json())?;
+    Ok(row.map(|r| r.world))
+}
+
+/// A world's agents from its agent records (`rows`, a `getAll`'s result), in first-put order.
+fn agents_of(rows: JsValue, world_id: &str, ctx: &str) -> Result<Vec<Agent>, StoreError> {
+    let at = format!("in world {world_id:?}");
+    let mut rows: Vec<AgentRow> = decode_all(array_of(rows, ctx)?, AGENTS, &at)?;
+    sort_by(&mut rows, &|a, b| a.order.total_cmp(&b.order));
+    let mut agents = Vec::with_capacity(rows.len());
+    for r in rows {
+        agents.push(r.agent);
+    }
+    Ok(agents)
+}
+
+/// A chat's agent states from their records (`rows`, a `getAll`'s result).
+fn states_of(
+    rows: JsValue,
+    world_id: &str,
+    chat_id: &str,
+    ctx: &str,
+) -> Result<Vec<AgentChatState>, StoreError> {
+    let rows = array_of(rows, ctx)?;
+    payloads::<StateRow>(rows, AGENT_STATES, &in_chat(world_id, chat_id))
+}
+
+/// The chat of record `row` as readers see it: with the stamp of its newest message
+/// (`newest`, `undefined` for none; see `idb_schema::with_stamp`).
+fn with_newest(row: ChatRow, newest: JsValue, world_id: &str) -> Result<Chat, StoreError> {
+    let newest: Option<MessageRow> = match newest.is_undefined() {
+        true => None,
+        false => Some(decode(newest, MESSAGES, &in_chat(world_id, &row.chat_id))?),
+    };
+    let mut chat = row.chat;
+    with_stamp(&mut chat, newest.as_ref().and_then(MessageRow::stamp));
+    Ok(chat)
 }

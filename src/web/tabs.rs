@@ -12,7 +12,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use js_sys::{Array, Function, Promise};
+use js_sys::{Function, Promise};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -35,53 +35,23 @@ impl Drop for WebLock {
     }
 }
 
-fn describe(e: &JsValue) -> String {
-    if let Some(err) = e.dyn_ref::<js_sys::Error>() {
-        return format!(
-            "{}: {}",
-            String::from(err.name()),
-            String::from(err.message())
-        );
-    }
-    // Not `{e:?}`: JsValue's Debug pulls wasm-bindgen's `debugString` into the JS glue.
-    e.as_string()
-        .or_else(|| js_sys::JSON::stringify(e).ok().and_then(|s| s.as_string()))
-        .unwrap_or_else(|| "a value that is not JSON".to_string())
-}
-
 /// Waits for the exclusive Web Lock `name`. `Ok(None)` where Web Locks do not exist.
 pub async fn acquire(name: &str) -> Result<Option<WebLock>, String> {
-    let (kind, e) = match web_lock(name) {
+    let pair = match web_lock(name) {
         Ok(pair) if pair.length() == 0 => return Ok(None),
-        Ok(pair) => {
-            // Held from here: dropped before the grant (this future too), it releases the
-            // lock as soon as it is granted.
-            let guard = WebLock {
-                release: pair.get(0).unchecked_into(),
-            };
-            let granted: Promise = pair.get(1).unchecked_into();
-            match JsFuture::from(granted).await {
-                Ok(_) => return Ok(Some(guard)),
-                Err(failed) => {
-                    let failed = Array::from(&failed);
-                    (failed.get(0).as_f64().unwrap_or(2.0) as u8, failed.get(1))
-                }
-            }
-        }
-        Err(e) => (2, e),
+        Ok(pair) => pair,
+        Err(_) => return Err(format!("the Web Lock {name:?} could not be taken")),
     };
-    // One message shape, `{head}{name:?}{tail}{detail}`: one formatting for the four.
-    let (head, tail) = match kind {
-        0 => ("navigator.locks.request(", ") threw "),
-        1 => ("navigator.locks.request(", ") did not return a promise"),
-        3 => ("the Web Lock ", " ended before it was granted"),
-        _ => ("the Web Lock ", " could not be taken: "),
+    // Held from here: dropped before the grant (this future too), it releases the lock as
+    // soon as it is granted.
+    let guard = WebLock {
+        release: pair.get(0).unchecked_into(),
     };
-    let detail = match tail.ends_with(' ') {
-        true => describe(&e),
-        false => String::new(),
-    };
-    Err(format!("{head}{name:?}{tail}{detail}"))
+    // The failure's message is made by the snippet (`awwLock`).
+    match JsFuture::from(Promise::from(pair.get(1))).await {
+        Ok(_) => Ok(Some(guard)),
+        Err(why) => Err(why.as_string().unwrap_or_default()),
+    }
 }
 
 type Listener = Rc<dyn Fn(&str)>;
