@@ -179,11 +179,17 @@ impl Tx<'_> {
         } else {
             String::new()
         };
-        self.writes.insert(key, Some(value));
+        self.write(key, Some(value));
     }
 
     fn delete(&mut self, key: String) {
-        self.writes.insert(key, None);
+        self.write(key, None);
+    }
+
+    /// The one body behind [`Tx::put_row`] and [`Tx::delete`].
+    #[inline(never)]
+    fn write(&mut self, key: String, value: Option<String>) {
+        self.writes.insert(key, value);
     }
 
     fn delete_under(&mut self, prefix: &str) {
