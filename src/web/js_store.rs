@@ -476,6 +476,27 @@ impl<T> std::future::Future for Then<'_, T> {
     }
 }
 
+/// The world's row read and decoded (see [`JsStore::world_of`]): a concrete future, not an
+/// async state machine around the `get`.
+struct WorldOf<'a> {
+    got: Got<'a>,
+    key: String,
+}
+
+impl std::future::Future for WorldOf<'_> {
+    type Output = Result<Option<WorldData>, StoreError>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        std::pin::Pin::new(&mut this.got)
+            .poll(cx)
+            .map(|got| match got? {
+                Some(v) => Ok(Some(decode(&this.key, &v, None, "world")?.1)),
+                None => Ok(None),
+            })
+    }
+}
+
 /// One adapter call: its answer (a promise, a thenable or a plain value), raced against the
 /// store's timeout. One concrete future for every call (`get`, `list`, `batch`): the async
 /// code that awaits them holds one small state per await, not a copy of a generic race.
@@ -569,6 +590,14 @@ fn js_error(context: &str, e: &JsValue) -> StoreError {
 // ---- the Store impl ----
 
 impl JsStore {
+    fn world_of(&self, world_id: &str) -> WorldOf<'_> {
+        let key = key("w", &[world_id]);
+        WorldOf {
+            got: self.get(&key),
+            key,
+        }
+    }
+
     fn agents_of(&self, world_id: &str) -> Then<'_, Vec<Agent>> {
         Then {
             rows: self.list_all(prefix("a", &[world_id])),
@@ -650,13 +679,7 @@ impl Store for JsStore {
         &'a self,
         world_id: &'a str,
     ) -> LocalBoxFuture<'a, Result<Option<WorldData>, StoreError>> {
-        Box::pin(async move {
-            let k = key("w", &[world_id]);
-            match self.get(&k).await? {
-                Some(v) => Ok(Some(decode(&k, &v, None, "world")?.1)),
-                None => Ok(None),
-            }
-        })
+        Box::pin(self.world_of(world_id))
     }
 
     fn agents<'a>(
@@ -732,7 +755,7 @@ impl Store for JsStore {
 
     fn dump<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>> {
         Box::pin(async move {
-            let world = self.load_world(world_id).await?;
+            let world = self.world_of(world_id).await?;
             let agents = self.agents_of(world_id).await?;
             let mut chats = Vec::new();
             for chat in self.chats_of(world_id).await? {
