@@ -117,6 +117,8 @@ impl JsStore {
                 }
                 return Ok(());
             }
+            // A pass that asked for reads is thrown away: not held across the reads' awaits.
+            drop(planned);
             for k in gets {
                 if !reads.got.contains_key(&k) {
                     let v = self.get(&k).await?;
