@@ -629,7 +629,6 @@ impl JsStore {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let p = prefix("m", &[w, c]);
         let end = match before {
             None => None,
             Some(id) => {
@@ -638,9 +637,11 @@ impl JsStore {
                     return Ok(Vec::new());
                 };
                 let seq = decode_num(&id_key, &v, "seq")?;
-                Some(seq_key(p.clone(), seq))
+                Some(seq_key(prefix("m", &[w, c]), seq))
             }
         };
+        // Made after the `get`: not kept across its await.
+        let p = prefix("m", &[w, c]);
         let range = Range {
             end: end.as_deref(),
             reverse: true,
