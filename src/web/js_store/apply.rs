@@ -109,8 +109,7 @@ impl JsStore {
                 Ok(tx.writes)
             });
             let gets = reads.want_get.take();
-            let lists = reads.want_list.take();
-            if gets.is_empty() && lists.is_empty() {
+            if gets.is_empty() && reads.want_list.borrow().is_empty() {
                 let writes = planned?;
                 if !writes.is_empty() {
                     self.batch(&writes).await?;
@@ -125,7 +124,8 @@ impl JsStore {
                     reads.got.insert(k, v);
                 }
             }
-            for p in lists {
+            // Taken after the gets: not kept across their awaits.
+            for p in reads.want_list.take() {
                 if reads.listed.insert(p.clone()) {
                     let listed = self.list_all(p).await?;
                     reads
