@@ -108,8 +108,7 @@ impl JsStore {
                 }
                 Ok(tx.writes)
             });
-            let gets = reads.want_get.take();
-            if gets.is_empty() && reads.want_list.borrow().is_empty() {
+            if reads.want_get.borrow().is_empty() && reads.want_list.borrow().is_empty() {
                 let writes = planned?;
                 if !writes.is_empty() {
                     self.batch(&writes).await?;
@@ -118,7 +117,13 @@ impl JsStore {
             }
             // A pass that asked for reads is thrown away: not held across the reads' awaits.
             drop(planned);
-            for k in gets {
+            // Popped one at a time, in the order asked: no list of them is kept across the
+            // awaits.
+            crate::core::reverse(&mut reads.want_get.borrow_mut());
+            loop {
+                let Some(k) = reads.want_get.borrow_mut().pop() else {
+                    break;
+                };
                 if !reads.got.contains_key(&k) {
                     let v = self.get(&k).await?;
                     reads.got.insert(k, v);
