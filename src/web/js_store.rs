@@ -668,6 +668,54 @@ fn agents_in(rows: Entries) -> Result<Vec<Agent>, StoreError> {
     Ok(out)
 }
 
+/// The prefix `dump` lists at `step` (`None`: done), in the order the reads were always made:
+/// the agents, the chats, then each chat's messages, memory and states.
+fn dump_list(w: &str, dump: &WorldDump, step: usize) -> Option<String> {
+    let kind = match step {
+        0 => return Some(prefix("a", &[w])),
+        1 => return Some(prefix("c", &[w])),
+        n => ["m", "mem", "s"][(n - 2) % 3],
+    };
+    let chat = dump.chats.get((step - 2) / 3)?.chat.as_ref()?;
+    Some(prefix(kind, &[w, &chat.id]))
+}
+
+/// Decodes the rows of [`dump_list`]'s `step` into `dump`.
+fn dump_rows(dump: &mut WorldDump, step: usize, rows: Entries) -> Result<(), StoreError> {
+    if step == 0 {
+        dump.agents = agents_in(rows)?;
+        return Ok(());
+    }
+    if step == 1 {
+        let chats: Vec<Chat> = decode_all(&rows, None, "chat")?;
+        for chat in chats {
+            dump.chats.push(ChatDump {
+                chat: Some(chat),
+                ..ChatDump::default()
+            });
+        }
+        return Ok(());
+    }
+    let Some(chat) = dump.chats.get_mut((step - 2) / 3) else {
+        return Ok(());
+    };
+    match (step - 2) % 3 {
+        0 => chat.messages = decode_all(&rows, Some("seq"), "message")?,
+        1 => {
+            // Key order is agent, then seq: group consecutive runs by agent.
+            for (k, v) in &rows {
+                let m: MemoryRow = decode_row(k, v)?;
+                match chat.memories.last_mut() {
+                    Some((agent, entries)) if *agent == m.agent_id => entries.push(m.entry),
+                    _ => chat.memories.push((m.agent_id, vec![m.entry])),
+                }
+            }
+        }
+        _ => chat.states = decode_all(&rows, None, "state")?,
+    }
+    Ok(())
+}
+
 impl Store for JsStore {
     fn list_worlds(&self) -> LocalBoxFuture<'_, Result<Vec<WorldData>, StoreError>> {
         Box::pin(Then {
@@ -757,35 +805,19 @@ impl Store for JsStore {
     fn dump<'a>(&'a self, world_id: &'a str) -> LocalBoxFuture<'a, Result<WorldDump, StoreError>> {
         Box::pin(async move {
             let world = self.world_of(world_id).await?;
-            let agents = self.agents_of(world_id).await?;
-            let mut chats = Vec::new();
-            for chat in self.chats_of(world_id).await? {
-                let ids = [world_id, chat.id.as_str()];
-                let rows = self.list_all(prefix("m", &ids)).await?;
-                let messages = decode_all(&rows, Some("seq"), "message")?;
-                // Key order is agent, then seq: group consecutive runs by agent.
-                let rows = self.list_all(prefix("mem", &ids)).await?;
-                let mut memories: Vec<(String, Vec<MemoryEntry>)> = Vec::new();
-                for (k, v) in &rows {
-                    let m: MemoryRow = decode_row(k, v)?;
-                    match memories.last_mut() {
-                        Some((agent, entries)) if *agent == m.agent_id => entries.push(m.entry),
-                        _ => memories.push((m.agent_id, vec![m.entry])),
-                    }
-                }
-                let states = self.states_of(world_id, &chat.id).await?;
-                chats.push(ChatDump {
-                    chat: Some(chat),
-                    messages,
-                    memories,
-                    states,
-                });
-            }
-            Ok(WorldDump {
+            let mut dump = WorldDump {
                 world,
-                agents,
-                chats,
-            })
+                ..WorldDump::default()
+            };
+            // One list per step and one await for all of them (see `dump_list`), instead of
+            // a state machine holding a different future at each of six awaits.
+            let mut step = 0;
+            while let Some(p) = dump_list(world_id, &dump, step) {
+                let rows = self.list_all(p).await?;
+                dump_rows(&mut dump, step, rows)?;
+                step += 1;
+            }
+            Ok(dump)
         })
     }
 
