@@ -700,3 +700,34 @@ async fn concurrent_applies_do_not_take_the_same_sequence_number() {
     b.unwrap();
     assert_eq!(message_ids(&s).await, vec!["m1", "m2", "m3"]);
 }
+
+/// `dump` reads each chat's messages into that chat (it steps through the chats' lists by
+/// index), for several chats in key order.
+#[wasm_bindgen_test]
+async fn a_dump_puts_each_chats_messages_in_that_chat() {
+    let s = store_over(&make_map_adapter(false));
+    s.apply(vec![
+        StoreOp::PutWorld(world("w")),
+        StoreOp::PutChat(chat("w", "c1")),
+        StoreOp::PutChat(chat("w", "c2")),
+        StoreOp::PutChat(chat("w", "c3")),
+        append("w", "c1", "m1"),
+        append("w", "c2", "m2"),
+        append("w", "c2", "m3"),
+        append("w", "c3", "m4"),
+    ])
+    .await
+    .unwrap();
+    let dump = s.dump("w").await.unwrap();
+    let mut seen = Vec::new();
+    for c in &dump.chats {
+        let ids: Vec<&str> = c.messages.iter().map(|m| m.message_id.as_str()).collect();
+        seen.push((c.chat.as_ref().unwrap().id.clone(), ids.join(",")));
+    }
+    let want = [("c1", "m1"), ("c2", "m2,m3"), ("c3", "m4")];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(c, m)| (c.to_string(), m.to_string()))
+        .collect();
+    assert_eq!(seen, want);
+}
