@@ -721,7 +721,12 @@ impl Store for IdbStore {
         Box::pin(async move {
             let tx = self.transaction(&[WORLDS], false)?;
             let worlds = self.store(&tx, WORLDS)?;
-            let all = KeyRange::LowerBound(JsValue::from_str(""), false);
+            let all = KeyRange {
+                lower: JsValue::from_str(""),
+                lower_open: false,
+                upper: JsValue::UNDEFINED,
+                upper_open: false,
+            };
             let rows = get_all(&worlds, all, "listing worlds").await?;
             payloads::<WorldRow>(rows, WORLDS, "(listing worlds)")
         })
