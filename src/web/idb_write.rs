@@ -37,7 +37,7 @@ use std::cell::{RefCell, RefMut};
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::idb_error::{dom_name, map_js_error};
-use super::idb_fast::{put_world, write_common, Learned};
+use super::idb_fast::{put_world, write_common, Learned, SeqKey};
 use super::idb_request::{
     array_of, decode, describe, idb_run, key_part, next_agent_order, row_of, seq_after, some_key,
     Pending, Tx,
@@ -196,9 +196,9 @@ struct Prefetched {
     /// `found.worlds` order.
     revs: Vec<f64>,
     /// The next `seq` of each chat the batch appends a message to.
-    message_seq: VecMap<(String, String), f64>,
+    message_seq: VecMap<SeqKey, f64>,
     /// The next `seq` of each memory (`[world, chat, agent]`) the batch appends to.
-    memory_seq: VecMap<(String, String, String), f64>,
+    memory_seq: VecMap<SeqKey, f64>,
 }
 
 impl Prefetched {
@@ -225,7 +225,7 @@ impl Prefetched {
                 StoreOp::AppendMessage {
                     world_id, chat_id, ..
                 } => {
-                    message_seq.insert((world_id.clone(), chat_id.clone()), 1.0);
+                    message_seq.insert((world_id.clone(), chat_id.clone(), String::new()), 1.0);
                 }
                 StoreOp::AppendMemory {
                     world_id,
@@ -250,7 +250,7 @@ impl Prefetched {
         for parts in recs.keys() {
             rec_request(s, parts);
         }
-        for (w, c) in message_seq.keys() {
+        for (w, c, _) in message_seq.keys() {
             s.request(MESSAGES, LAST_KEY, &[w, c], None, SEQ);
         }
         for (w, c, a) in memory_seq.keys() {
@@ -533,10 +533,10 @@ fn failure(contexts: &[&'static str], failed: JsValue) -> StoreError {
 /// Writes are issued, not awaited (see the module docs); the next sequence numbers come from
 /// [`Prefetched`] and are cached so a long batch asks the database once per chat.
 struct Batch {
-    /// Next `seq` per message key prefix `[world, chat]`.
-    message_seq: VecMap<(String, String), f64>,
+    /// Next `seq` per message key prefix `[world, chat]` (see [`SeqKey`]).
+    message_seq: VecMap<SeqKey, f64>,
     /// Next `seq` per memory key prefix `[world, chat, agent]`.
-    memory_seq: VecMap<(String, String, String), f64>,
+    memory_seq: VecMap<SeqKey, f64>,
     /// Whether each named world existed before the batch.
     worlds: Vec<(String, bool)>,
     /// Worlds the batch wrote (`true`) or deleted (`false`), by its last op on each.
@@ -637,7 +637,7 @@ impl Batch {
                 world_id, chat_id, ..
             } => {
                 let (w, c) = (world_id.as_str(), chat_id.as_str());
-                let prefix = (world_id.clone(), chat_id.clone());
+                let prefix = (world_id.clone(), chat_id.clone(), String::new());
                 // The chat's stamp first (`keep_stamp`), then the message.
                 let kept = match phase {
                     0 if !self.is_current(w, c) => {
@@ -655,7 +655,7 @@ impl Batch {
                     }
                 };
                 if kept {
-                    self.current.push(prefix.clone());
+                    self.current.push((prefix.0.clone(), prefix.1.clone()));
                 }
                 let seq = next_seq(self.message_seq.get(&prefix));
                 self.message_seq.insert(prefix, seq + 1.0);
