@@ -39,8 +39,8 @@ use wasm_bindgen::{JsCast, JsValue};
 use super::idb_error::{dom_name, map_js_error};
 use super::idb_fast::{put_world, write_common, Learned, SeqKey};
 use super::idb_request::{
-    array_of, decode, describe, idb_run, key_part, next_agent_order, row_of, seq_after, some_key,
-    Pending, Tx,
+    array_of, decode, describe, idb_run, in_chat, in_world, key_part, next_agent_order, row_of,
+    seq_after, some_key, Pending, Tx,
 };
 use super::idb_schema::{
     with_stamp, AgentRow, ApprovalRow, ChatRow, MemoryRow, MessageRow, AGENTS, AGENT_STATES,
@@ -735,7 +735,7 @@ impl Batch {
                         return Ok(Next::Read(s.read(APPROVALS, GET_ALL, &[w], ctx), 2));
                     }
                     _ => {
-                        let at = format!("in world {w:?}");
+                        let at = in_world(w);
                         for row in array_of(got, ctx)? {
                             let row: ApprovalRow = decode(row, APPROVALS, &at)?;
                             if row.approval.agent_id == a {
@@ -910,7 +910,7 @@ impl Batch {
         if got.is_undefined() {
             return Ok(None);
         }
-        let at = format!("in chat {c:?} of world {w:?}");
+        let at = in_chat(w, c);
         let newest: MessageRow = decode(got, MESSAGES, &at)?;
         let goes = deleted.is_none_or(|ids| ids.contains(&newest.message_id));
         if newest.stamp().is_none() || !goes {
