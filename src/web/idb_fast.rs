@@ -150,15 +150,17 @@ impl Known {
                 self.chats.push(k);
             }
         }
-        for (k, seq) in message_seq {
-            if self.rev(&k.0).is_some() {
-                self.message_seq.insert(k, seq);
-            }
-        }
-        for (k, seq) in memory_seq {
-            if self.rev(&k.0).is_some() {
-                self.memory_seq.insert(k, seq);
-            }
+        add_seqs(&self.worlds, &mut self.message_seq, message_seq);
+        add_seqs(&self.worlds, &mut self.memory_seq, memory_seq);
+    }
+}
+
+/// Adds the `seq`s of `new` whose world is one of `worlds` (the known ones) to `to`: one copy
+/// for the messages' and the memories'.
+fn add_seqs(worlds: &[(String, f64)], to: &mut VecMap<SeqKey, f64>, new: VecMap<SeqKey, f64>) {
+    for (k, seq) in new {
+        if worlds.iter().any(|(w, _)| *w == k.0) {
+            to.insert(k, seq);
         }
     }
 }
