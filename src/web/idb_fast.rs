@@ -53,6 +53,11 @@ use crate::core::store::{StoreError, StoreOp};
 use crate::core::store_rules;
 use crate::core::vec_map::VecMap;
 
+/// The key of a next `seq`: a chat's `(world, chat, "")`, a memory's `(world, chat, agent)`.
+/// One key type for the messages' and the memories' maps (each its own map), so the map code
+/// is one copy.
+pub(super) type SeqKey = (String, String, String);
+
 /// What one connection knows of the worlds it committed to (see the module docs). Flat maps
 /// of the key types the read round uses, and lists of worlds and chats (a connection has
 /// few).
@@ -64,9 +69,9 @@ pub(super) struct Known {
     /// to few).
     chats: Vec<(String, String)>,
     /// The next message `seq` of each `(world, chat)`.
-    message_seq: VecMap<(String, String), f64>,
+    message_seq: VecMap<SeqKey, f64>,
     /// The next memory `seq` of each `(world, chat, agent)`.
-    memory_seq: VecMap<(String, String, String), f64>,
+    memory_seq: VecMap<SeqKey, f64>,
     /// What is known of chats' records and stamps at that revision (see [`Seen`]).
     seen: Vec<Seen>,
 }
@@ -95,7 +100,7 @@ impl Known {
     pub(super) fn forget(&mut self, w: &str) {
         self.worlds.retain(|(x, _)| x != w);
         self.chats.retain(|(x, _)| x != w);
-        self.message_seq.retain(|(x, _), _| x != w);
+        self.message_seq.retain(|(x, _, _), _| x != w);
         self.memory_seq.retain(|(x, _, _), _| x != w);
         self.seen.retain(|s| s.world != w);
     }
@@ -118,8 +123,8 @@ impl Known {
     fn extend(
         &mut self,
         chats: Vec<(String, String)>,
-        message_seq: VecMap<(String, String), f64>,
-        memory_seq: VecMap<(String, String, String), f64>,
+        message_seq: VecMap<SeqKey, f64>,
+        memory_seq: VecMap<SeqKey, f64>,
         seen: Vec<Seen>,
     ) {
         for s in seen {
@@ -145,15 +150,17 @@ impl Known {
                 self.chats.push(k);
             }
         }
-        for (k, seq) in message_seq {
-            if self.rev(&k.0).is_some() {
-                self.message_seq.insert(k, seq);
-            }
-        }
-        for (k, seq) in memory_seq {
-            if self.rev(&k.0).is_some() {
-                self.memory_seq.insert(k, seq);
-            }
+        add_seqs(&self.worlds, &mut self.message_seq, message_seq);
+        add_seqs(&self.worlds, &mut self.memory_seq, memory_seq);
+    }
+}
+
+/// Adds the `seq`s of `new` whose world is one of `worlds` (the known ones) to `to`: one copy
+/// for the messages' and the memories'.
+fn add_seqs(worlds: &[(String, f64)], to: &mut VecMap<SeqKey, f64>, new: VecMap<SeqKey, f64>) {
+    for (k, seq) in new {
+        if worlds.iter().any(|(w, _)| *w == k.0) {
+            to.insert(k, seq);
         }
     }
 }
@@ -166,9 +173,9 @@ pub(super) struct Learned {
     /// The chats the batch found or put (they exist after it, unless it deleted them).
     pub(super) chats: Vec<(String, String)>,
     /// The next `seq` of each chat the batch appended to or looked up.
-    pub(super) message_seq: VecMap<(String, String), f64>,
+    pub(super) message_seq: VecMap<SeqKey, f64>,
     /// The next `seq` of each memory the batch appended to or looked up.
-    pub(super) memory_seq: VecMap<(String, String, String), f64>,
+    pub(super) memory_seq: VecMap<SeqKey, f64>,
     /// The chats whose record is as readers see them after the batch (see [`Known`]).
     pub(super) current: Vec<(String, String)>,
 }
@@ -250,8 +257,8 @@ pub(super) struct Plan {
     /// Each chat the batch puts, as readers will see it, and whether its record will be.
     seen: Vec<Seen>,
     /// The next `seq`s after the batch.
-    message_seq: VecMap<(String, String), f64>,
-    memory_seq: VecMap<(String, String, String), f64>,
+    message_seq: VecMap<SeqKey, f64>,
+    memory_seq: VecMap<SeqKey, f64>,
     /// The object stores the burst writes, `revisions` first.
     scope: Vec<&'static str>,
 }
@@ -303,8 +310,8 @@ pub(super) fn plan(
     }
     let mut chats = Vec::new();
     let mut seqs = Vec::new();
-    let mut message_seq: VecMap<(String, String), f64> = VecMap::new();
-    let mut memory_seq: VecMap<(String, String, String), f64> = VecMap::new();
+    let mut message_seq: VecMap<SeqKey, f64> = VecMap::new();
+    let mut memory_seq: VecMap<SeqKey, f64> = VecMap::new();
     for op in ops {
         match op {
             // Every named world's is checked above; a second one for it must agree.
@@ -318,7 +325,7 @@ pub(super) fn plan(
             StoreOp::AppendMessage {
                 world_id, chat_id, ..
             } => {
-                let k = (world_id.clone(), chat_id.clone());
+                let k = (world_id.clone(), chat_id.clone(), String::new());
                 let next = match message_seq.get(&k) {
                     Some(seq) => *seq,
                     None => *known.message_seq.get(&k)?,

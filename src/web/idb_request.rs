@@ -195,7 +195,7 @@ pub(super) fn seq_after(last: JsValue, len: usize, name: &str) -> Result<f64, St
 pub(super) fn next_agent_order(rows: Vec<JsValue>, world_id: &str) -> Result<f64, StoreError> {
     let mut next = 0.0_f64;
     for js in rows {
-        let row: AgentRow = decode(js, AGENTS, &format!("in world {world_id:?}"))?;
+        let row: AgentRow = decode(js, AGENTS, &in_world(world_id))?;
         next = next.max(row.order + 1.0);
     }
     Ok(next)
@@ -215,6 +215,16 @@ pub(super) fn describe(value: &JsValue) -> String {
         .ok()
         .and_then(|s| s.as_string())
         .unwrap_or_else(|| "(unprintable)".to_string())
+}
+
+/// Which records of a world a decoding error names (one copy of the text's code).
+pub(super) fn in_world(world_id: &str) -> String {
+    format!("in world {world_id:?}")
+}
+
+/// Which records of a chat a decoding error names.
+pub(super) fn in_chat(world_id: &str, chat_id: &str) -> String {
+    format!("in chat {chat_id:?} of world {world_id:?}")
 }
 
 /// Decodes a record, checking its format version first. `at` says which record it is.

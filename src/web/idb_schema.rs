@@ -364,28 +364,20 @@ pub fn seq_key(parts: &[&str], seq: f64) -> JsValue {
     k.into()
 }
 
-/// What a read or a delete asks for: one key, or a range of keys (an `IDBKeyRange`, made
-/// when the request is issued: making one can throw, which the request reports as its error).
-pub enum KeyRange {
-    Only(JsValue),
-    /// `lower` (open?) to `upper` (open?).
-    Bound(JsValue, bool, JsValue, bool),
-    /// Every key from `lower` (open?) up.
-    LowerBound(JsValue, bool),
+/// What a read or a delete asks for: a range of keys (an `IDBKeyRange`, made when the request
+/// is issued: making one can throw, which the request reports as its error).
+pub struct KeyRange {
+    pub lower: JsValue,
+    pub lower_open: bool,
+    /// `undefined`: every key from `lower` up.
+    pub upper: JsValue,
+    pub upper_open: bool,
 }
 
 impl KeyRange {
-    /// The query a request takes: the key itself, or an `IDBKeyRange`.
+    /// The `IDBKeyRange` a request takes.
     pub fn query(&self) -> Result<JsValue, JsValue> {
-        match self {
-            KeyRange::Only(k) => Ok(k.clone()),
-            KeyRange::Bound(lower, lower_open, upper, upper_open) => {
-                super::idb_request::idb_range(lower, upper, *lower_open, *upper_open)
-            }
-            KeyRange::LowerBound(lower, open) => {
-                super::idb_request::idb_range(lower, &JsValue::UNDEFINED, *open, false)
-            }
-        }
+        super::idb_request::idb_range(&self.lower, &self.upper, self.lower_open, self.upper_open)
     }
 }
 
@@ -395,12 +387,22 @@ impl KeyRange {
 pub fn prefix_range(parts: &[&str]) -> KeyRange {
     let upper = key(parts);
     upper.push(&Array::new());
-    KeyRange::Bound(key(parts).into(), false, upper.into(), false)
+    KeyRange {
+        lower: key(parts).into(),
+        lower_open: false,
+        upper: upper.into(),
+        upper_open: false,
+    }
 }
 
 /// Keys under `parts` strictly below `[..parts, seq]`.
 pub fn below_range(parts: &[&str], seq: f64) -> KeyRange {
-    KeyRange::Bound(key(parts).into(), false, seq_key(parts, seq), true)
+    KeyRange {
+        lower: key(parts).into(),
+        lower_open: false,
+        upper: seq_key(parts, seq),
+        upper_open: true,
+    }
 }
 
 // Reads the rows back (see `crate::core::json`): unknown fields are refused, as before; the

@@ -93,8 +93,8 @@ pub use super::idb_error::store_error_from_dom_exception;
 use super::idb_error::{dom_name, map_js_error};
 use super::idb_fast::{self, Known, Learned};
 use super::idb_request::{
-    array_of, call, decode, decode_all, describe, get_all, idb_open, idb_watch, last_n, payloads,
-    prop, row_of, seq_after, some_key, Op, Pending, Tx,
+    array_of, call, decode, decode_all, describe, get_all, idb_open, idb_watch, in_chat, in_world,
+    last_n, payloads, prop, row_of, seq_after, some_key, Op, Pending, Tx,
 };
 use super::idb_schema::{
     below_range, key, prefix_range, with_stamp, AgentRow, ApprovalRow, ChatRow, KeyRange,
@@ -477,7 +477,7 @@ impl IdbStore {
                 Ok(rows) => array_of(rows.get(0), ctx)?,
                 Err(e) => return Err(self.closed_error().unwrap_or(e)),
             };
-            let rows: Vec<ChatRow> = decode_all(rows, CHATS, &format!("in world {world_id:?}"))?;
+            let rows: Vec<ChatRow> = decode_all(rows, CHATS, &in_world(world_id))?;
             // Each chat's newest message, for its stamp: all read at once.
             for r in &rows {
                 s.request(MESSAGES, LAST_VALUE, &[world_id, &r.chat_id], None, ctx);
@@ -721,7 +721,12 @@ impl Store for IdbStore {
         Box::pin(async move {
             let tx = self.transaction(&[WORLDS], false)?;
             let worlds = self.store(&tx, WORLDS)?;
-            let all = KeyRange::LowerBound(JsValue::from_str(""), false);
+            let all = KeyRange {
+                lower: JsValue::from_str(""),
+                lower_open: false,
+                upper: JsValue::UNDEFINED,
+                upper_open: false,
+            };
             let rows = get_all(&worlds, all, "listing worlds").await?;
             payloads::<WorldRow>(rows, WORLDS, "(listing worlds)")
         })
@@ -804,8 +809,7 @@ impl Store for IdbStore {
                 }
             };
             let rows = last_n(&messages, range, limit, "reading messages").await?;
-            let at = format!("in chat {chat_id:?} of world {world_id:?}");
-            payloads::<MessageRow>(rows, MESSAGES, &at)
+            payloads::<MessageRow>(rows, MESSAGES, &in_chat(world_id, chat_id))
         })
     }
 
@@ -832,9 +836,8 @@ impl Store for IdbStore {
                 .map_err(|e| self.closed_error().unwrap_or(e))?;
             let world = world_of(found.get(0), world_id)?;
             let agents = agents_of(found.get(1), world_id, ctx)?;
-            let in_world = format!("in world {world_id:?}");
             let chat_rows: Vec<ChatRow> =
-                decode_all(array_of(found.get(2), ctx)?, CHATS, &in_world)?;
+                decode_all(array_of(found.get(2), ctx)?, CHATS, &in_world(world_id))?;
             for row in &chat_rows {
                 let parts = [world_id, &row.chat_id];
                 for name in [MESSAGES, MEMORY, AGENT_STATES] {
@@ -1016,11 +1019,6 @@ const LOADING: &str = "loading a world";
 const AGENTS_READ: &str = "reading agents";
 const STATES_READ: &str = "reading agent_states";
 
-/// Which records of a chat a decoding error names.
-fn in_chat(world_id: &str, chat_id: &str) -> String {
-    format!("in chat {chat_id:?} of world {world_id:?}")
-}
-
 /// The world a `get` of its row found (`undefined`: none).
 fn world_of(found: JsValue, world_id: &str) -> Result<Option<WorldData>, StoreError> {
     let row: Option<WorldRow> = row_of(found, WORLDS, &world_id.to_json())?;
@@ -1029,7 +1027,7 @@ fn world_of(found: JsValue, world_id: &str) -> Result<Option<WorldData>, StoreEr
 
 /// A world's agents from its agent records (`rows`, a `getAll`'s result), in first-put order.
 fn agents_of(rows: JsValue, world_id: &str, ctx: &str) -> Result<Vec<Agent>, StoreError> {
-    let at = format!("in world {world_id:?}");
+    let at = in_world(world_id);
     let mut rows: Vec<AgentRow> = decode_all(array_of(rows, ctx)?, AGENTS, &at)?;
     sort_by(&mut rows, &|a, b| a.order.total_cmp(&b.order));
     let mut agents = Vec::with_capacity(rows.len());

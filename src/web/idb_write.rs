@@ -37,10 +37,10 @@ use std::cell::{RefCell, RefMut};
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::idb_error::{dom_name, map_js_error};
-use super::idb_fast::{put_world, write_common, Learned};
+use super::idb_fast::{put_world, write_common, Learned, SeqKey};
 use super::idb_request::{
-    array_of, decode, describe, idb_run, key_part, next_agent_order, row_of, seq_after, some_key,
-    Pending, Tx,
+    array_of, decode, describe, idb_run, in_chat, in_world, key_part, next_agent_order, row_of,
+    seq_after, some_key, Pending, Tx,
 };
 use super::idb_schema::{
     with_stamp, AgentRow, ApprovalRow, ChatRow, MemoryRow, MessageRow, AGENTS, AGENT_STATES,
@@ -196,9 +196,9 @@ struct Prefetched {
     /// `found.worlds` order.
     revs: Vec<f64>,
     /// The next `seq` of each chat the batch appends a message to.
-    message_seq: VecMap<(String, String), f64>,
+    message_seq: VecMap<SeqKey, f64>,
     /// The next `seq` of each memory (`[world, chat, agent]`) the batch appends to.
-    memory_seq: VecMap<(String, String, String), f64>,
+    memory_seq: VecMap<SeqKey, f64>,
 }
 
 impl Prefetched {
@@ -225,7 +225,7 @@ impl Prefetched {
                 StoreOp::AppendMessage {
                     world_id, chat_id, ..
                 } => {
-                    message_seq.insert((world_id.clone(), chat_id.clone()), 1.0);
+                    message_seq.insert((world_id.clone(), chat_id.clone(), String::new()), 1.0);
                 }
                 StoreOp::AppendMemory {
                     world_id,
@@ -250,7 +250,7 @@ impl Prefetched {
         for parts in recs.keys() {
             rec_request(s, parts);
         }
-        for (w, c) in message_seq.keys() {
+        for (w, c, _) in message_seq.keys() {
             s.request(MESSAGES, LAST_KEY, &[w, c], None, SEQ);
         }
         for (w, c, a) in memory_seq.keys() {
@@ -533,10 +533,10 @@ fn failure(contexts: &[&'static str], failed: JsValue) -> StoreError {
 /// Writes are issued, not awaited (see the module docs); the next sequence numbers come from
 /// [`Prefetched`] and are cached so a long batch asks the database once per chat.
 struct Batch {
-    /// Next `seq` per message key prefix `[world, chat]`.
-    message_seq: VecMap<(String, String), f64>,
+    /// Next `seq` per message key prefix `[world, chat]` (see [`SeqKey`]).
+    message_seq: VecMap<SeqKey, f64>,
     /// Next `seq` per memory key prefix `[world, chat, agent]`.
-    memory_seq: VecMap<(String, String, String), f64>,
+    memory_seq: VecMap<SeqKey, f64>,
     /// Whether each named world existed before the batch.
     worlds: Vec<(String, bool)>,
     /// Worlds the batch wrote (`true`) or deleted (`false`), by its last op on each.
@@ -637,7 +637,7 @@ impl Batch {
                 world_id, chat_id, ..
             } => {
                 let (w, c) = (world_id.as_str(), chat_id.as_str());
-                let prefix = (world_id.clone(), chat_id.clone());
+                let prefix = (world_id.clone(), chat_id.clone(), String::new());
                 // The chat's stamp first (`keep_stamp`), then the message.
                 let kept = match phase {
                     0 if !self.is_current(w, c) => {
@@ -655,7 +655,7 @@ impl Batch {
                     }
                 };
                 if kept {
-                    self.current.push(prefix.clone());
+                    self.current.push((prefix.0.clone(), prefix.1.clone()));
                 }
                 let seq = next_seq(self.message_seq.get(&prefix));
                 self.message_seq.insert(prefix, seq + 1.0);
@@ -735,7 +735,7 @@ impl Batch {
                         return Ok(Next::Read(s.read(APPROVALS, GET_ALL, &[w], ctx), 2));
                     }
                     _ => {
-                        let at = format!("in world {w:?}");
+                        let at = in_world(w);
                         for row in array_of(got, ctx)? {
                             let row: ApprovalRow = decode(row, APPROVALS, &at)?;
                             if row.approval.agent_id == a {
@@ -910,7 +910,7 @@ impl Batch {
         if got.is_undefined() {
             return Ok(None);
         }
-        let at = format!("in chat {c:?} of world {w:?}");
+        let at = in_chat(w, c);
         let newest: MessageRow = decode(got, MESSAGES, &at)?;
         let goes = deleted.is_none_or(|ids| ids.contains(&newest.message_id));
         if newest.stamp().is_none() || !goes {
