@@ -69,7 +69,7 @@ const withDisposable = (dts) => (dts.includes('[Symbol.dispose]') ? DISPOSABLE +
 // The guard around the glue (src/bindings/guard.js says why): it wraps the instance's exports
 // where the glue takes them, and the AgentWorld class once it is defined. It needs to know
 // which calls are async (they reject instead of throwing); the declarations say.
-const GUARD = compact(readFileSync(at('src/bindings/guard.js'), 'utf8'), 'src/bindings/guard.js');
+const GUARD = readFileSync(at('src/bindings/guard.js'), 'utf8');
 const declaredDts = readFileSync(at(`pkg/nodejs/${NAME}.d.ts`), 'utf8');
 const classDts = declaredDts.match(/^export class AgentWorld \{\n([\s\S]*?)\n\}/m)?.[1] ?? fail('the .d.ts has no class AgentWorld');
 // The async methods the glue step defines on the class, each calling the one `__call` export
@@ -91,7 +91,7 @@ if (!asyncMembers.some((m) => m[1] && m[2] === 'create') || !asyncFunctions.incl
 
 /** The instance exports behind the async methods and functions: build_pkg numbers the
  * exports (scripts/glue-step.mjs), so each is read from the glue, where the method or
- * function's body (no indentation: see `compact`) calls it as `const ret = wasm.<name>(`. */
+ * function's body (no indentation: the glue step drops it) calls it as `const ret = wasm.<name>(`. */
 function asyncExportsOf(glue, what) {
   const cls = glue.indexOf('class AgentWorld {\n');
   if (cls < 0) fail(`${what}: no class AgentWorld`);
@@ -110,15 +110,6 @@ function asyncExportsOf(glue, what) {
       ?? fail(`${what}: the wasm-bindgen output changed shape (no \`const ret = wasm.<export>(\` in ${head.trim()}…)`);
   }))];
 }
-/** `code` (the guard, a snippet) without its line comments and indentation, as build_pkg ships
- * wasm-bindgen's own glue (scripts/glue-step.mjs): every page downloads it, and the
- * sources keep the comments. Only where no line could be inside a template literal. */
-function compact(code, what) {
-  if (code.split('\n').some((line) => (line.match(/`/g) ?? []).length % 2)) {
-    fail(`${what}: a template literal spans lines (its lines cannot be compacted)`);
-  }
-  return code.replace(/^[ \t]*\/\/.*\r?\n/gm, '').replace(/^[ \t]+/gm, '');
-}
 
 /** `glue` with its JS snippets (the `inline_js` blocks of src/bindings and src/web) written into it in
  * place of their import (web) or require (nodejs), each in its own function scope, so each
@@ -134,7 +125,7 @@ function withSnippets(glue, dir, what) {
     if (/^export (?!(?:async )?function )/m.test(source) || !names.every((n) => declared.includes(n))) {
       fail(`${what}: a snippet exports something other than functions (${importPath ?? requirePath})`);
     }
-    const body = compact(source.replace(/^export (async )?function /gm, '$1function ').trim(), importPath ?? requirePath);
+    const body = source.replace(/^export (async )?function /gm, '$1function ').trim();
     return `const { ${names.join(', ')} } = (() => {\n${body}\nreturn { ${names.join(', ')} };\n})();`;
   });
   if (out.includes('./snippets/')) fail(`${what}: the wasm-bindgen output changed shape (a snippet import was left)`);

@@ -5,5 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
-[ -f pkg/web/agent_world_wasm.js ] && [ -f pkg/nodejs/agent_world_wasm.js ] || build_pkg web nodejs
+# package.mjs reads the glue as the glue step left it, which build_pkg keeps in target/glue/.
+[ -f target/glue/web/agent_world_wasm.js ] && [ -f target/glue/nodejs/agent_world_wasm.js ] || build_pkg web nodejs
 node scripts/package.mjs
